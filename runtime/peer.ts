@@ -1,0 +1,49 @@
+// The interface the generated client and server stubs are written against; the session implements it.
+import type { JsonObject, RequestId } from "./jsonrpc.js";
+
+export interface ProgressInfo {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+export interface RequestOptions {
+  /** Aborting sends notifications/cancelled and rejects the call. */
+  signal?: AbortSignal;
+  /** Milliseconds; default 60 000. */
+  timeout?: number;
+  /** Receive progress; a progress token is attached to the request's `_meta`. */
+  onProgress?: (progress: ProgressInfo) => void;
+  /** Restart the timeout whenever progress arrives (works with or without onProgress). */
+  resetTimeoutOnProgress?: boolean;
+  /** Upper bound, in milliseconds, on the whole call however often the timeout is reset. */
+  maxTotalTimeout?: number;
+}
+
+/** What a request handler is given besides its params. */
+export interface RequestContext {
+  readonly requestId: RequestId;
+  readonly method: string;
+  /** Fires when the peer cancels the request or the connection closes. */
+  readonly signal: AbortSignal;
+  /** Send progress for this request, when the caller asked for it; a no-op otherwise. */
+  progress(progress: number, total?: number, message?: string): Promise<void>;
+  /** Send a request to the peer on behalf of this one (e.g. sampling from inside a tool). */
+  request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject>;
+  /** Send a notification to the peer on behalf of this one (e.g. logging from inside a tool). */
+  notify(method: string, params?: JsonObject): Promise<void>;
+  /** The authenticated principal of the connection, when known. */
+  readonly principal?: string;
+  readonly sessionId?: string;
+}
+
+export type RequestHandler = (params: JsonObject | undefined, context: RequestContext) => Promise<JsonObject> | JsonObject;
+export type NotificationHandler = (params: JsonObject | undefined) => void | Promise<void>;
+
+/** One side of an MCP connection, as the generated stubs see it. */
+export interface Peer {
+  request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject>;
+  notify(method: string, params?: JsonObject): Promise<void>;
+  onRequest(method: string, handler: RequestHandler): void;
+  onNotification(method: string, handler: NotificationHandler): void;
+}

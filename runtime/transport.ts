@@ -1,0 +1,34 @@
+// The transport contract: moves whole JSON-RPC messages and knows nothing of their meaning.
+import type { JsonRpcMessage, RequestId } from "./jsonrpc.js";
+
+/** What a transport knows about where an inbound message came from. */
+export interface InboundInfo {
+  /** The authenticated principal, when the app's auth hook supplied one (HTTP). */
+  principal?: string;
+  /** Transport-level session id, when the transport has sessions (HTTP). */
+  sessionId?: string;
+  /** Request headers, lower-cased names (HTTP). */
+  headers?: Readonly<Record<string, string | undefined>>;
+}
+
+export interface SendOptions {
+  /**
+   * The inbound request this outbound message belongs to (a response, or progress and
+   * server-to-client requests made while serving it). HTTP uses it to pick the SSE stream.
+   */
+  relatedRequestId?: RequestId;
+}
+
+export interface Transport {
+  start(): Promise<void>;
+  send(message: JsonRpcMessage, options?: SendOptions): Promise<void>;
+  close(): Promise<void>;
+  /** A parsed JSON value; not yet checked to be a JSON-RPC message. */
+  onmessage?: (message: unknown, info?: InboundInfo) => void;
+  /** A frame that was not valid JSON (or not valid UTF-8); the session answers -32700. */
+  onmalformed?: (error: Error, info?: InboundInfo) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  /** Transport session id, once known (HTTP). */
+  readonly sessionId?: string;
+}

@@ -1,0 +1,11 @@
+// Test runner configuration: every suite under test/, run in forked processes so child servers are isolated.
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    pool: "forks",
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
