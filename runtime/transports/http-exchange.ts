@@ -1,0 +1,196 @@
+// One HTTP request/response pair behind a small interface, so the server logic serves node:http and fetch alike.
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+export type HeaderRecord = Readonly<Record<string, string | undefined>>;
+
+/** A response body being streamed (SSE). */
+export interface StreamSink {
+  write(chunk: string): void;
+  end(): void;
+  /** True once ended by us or closed by the peer. */
+  readonly closed: boolean;
+  /** Called once when the peer goes away or the sink is ended. */
+  onClose(callback: () => void): void;
+}
+
+export interface HttpExchange {
+  readonly method: string;
+  readonly url: URL;
+  /** Lower-cased names; repeated headers joined with ", ". */
+  readonly headers: HeaderRecord;
+  /** Address the request arrived on (Node) or the request URL's hostname (fetch); for DNS-rebinding defaults. */
+  readonly localAddress: string | undefined;
+  /** The body, or "too-large" once more than `limit` bytes arrived (the rest is discarded). */
+  readBody(limit: number): Promise<Buffer | "too-large">;
+  respond(status: number, headers: Record<string, string>, body?: string): void;
+  openStream(status: number, headers: Record<string, string>): StreamSink;
+  readonly responded: boolean;
+}
+
+function nodeHeaders(req: IncomingMessage): HeaderRecord {
+  const out: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    out[name] = Array.isArray(value) ? value.join(", ") : value;
+  }
+  return out;
+}
+
+export function nodeExchange(req: IncomingMessage, res: ServerResponse): HttpExchange {
+  const headers = nodeHeaders(req);
+  let responded = false;
+  return {
+    method: (req.method ?? "GET").toUpperCase(),
+    url: new URL(req.url ?? "/", "http://localhost"),
+    headers,
+    localAddress: req.socket.localAddress,
+    get responded() {
+      return responded;
+    },
+    readBody(limit) {
+      return new Promise((resolve, reject) => {
+        const declared = Number(headers["content-length"]);
+        const drain = () => {
+          // Keep reading and discarding so the client can finish sending and then read our 413.
+          req.removeAllListeners("data");
+          req.resume();
+          resolve("too-large");
+        };
+        if (Number.isFinite(declared) && declared > limit) return drain();
+        const chunks: Buffer[] = [];
+        let size = 0;
+        req.on("data", (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > limit) return drain();
+          chunks.push(chunk);
+        });
+        req.on("end", () => {
+          if (size <= limit) resolve(Buffer.concat(chunks));
+        });
+        req.on("error", reject);
+      });
+    },
+    respond(status, responseHeaders, body) {
+      if (responded) return;
+      responded = true;
+      res.writeHead(status, body === undefined ? responseHeaders : { ...responseHeaders, "content-length": String(Buffer.byteLength(body)) });
+      res.end(body);
+    },
+    openStream(status, responseHeaders) {
+      responded = true;
+      res.writeHead(status, responseHeaders);
+      res.flushHeaders();
+      req.socket.setNoDelay(true);
+      let closed = false;
+      const callbacks: (() => void)[] = [];
+      const fire = () => {
+        if (closed) return;
+        closed = true;
+        for (const cb of callbacks.splice(0)) cb();
+      };
+      res.on("close", fire);
+      return {
+        get closed() {
+          return closed || res.destroyed;
+        },
+        write(chunk) {
+          if (!closed && !res.destroyed) res.write(chunk);
+        },
+        end() {
+          if (!closed) res.end();
+          fire();
+        },
+        onClose(cb) {
+          if (closed) cb();
+          else callbacks.push(cb);
+        },
+      };
+    },
+  };
+}
+
+/** Wraps a fetch Request; `response` settles when the server logic responds or starts a stream. */
+export function webExchange(request: Request): { exchange: HttpExchange; response: Promise<Response> } {
+  const headers: Record<string, string | undefined> = {};
+  request.headers.forEach((value, name) => {
+    headers[name.toLowerCase()] = value;
+  });
+  const url = new URL(request.url);
+  let resolveResponse!: (response: Response) => void;
+  const response = new Promise<Response>((resolve) => (resolveResponse = resolve));
+  let responded = false;
+  const encoder = new TextEncoder();
+  const exchange: HttpExchange = {
+    method: request.method.toUpperCase(),
+    url,
+    headers,
+    localAddress: url.hostname,
+    get responded() {
+      return responded;
+    },
+    async readBody(limit) {
+      const declared = Number(headers["content-length"]);
+      if (Number.isFinite(declared) && declared > limit) {
+        await request.body?.cancel().catch(() => undefined);
+        return "too-large";
+      }
+      if (!request.body) return Buffer.alloc(0);
+      const reader = request.body.getReader();
+      const chunks: Uint8Array[] = [];
+      let size = 0;
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        size += value.byteLength;
+        if (size > limit) {
+          await reader.cancel().catch(() => undefined);
+          return "too-large";
+        }
+        chunks.push(value);
+      }
+      return Buffer.concat(chunks);
+    },
+    respond(status, responseHeaders, body) {
+      if (responded) return;
+      responded = true;
+      resolveResponse(new Response(body ?? null, { status, headers: responseHeaders }));
+    },
+    openStream(status, responseHeaders) {
+      responded = true;
+      let closed = false;
+      let controller!: ReadableStreamDefaultController<Uint8Array>;
+      const callbacks: (() => void)[] = [];
+      const fire = () => {
+        if (closed) return;
+        closed = true;
+        for (const cb of callbacks.splice(0)) cb();
+      };
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          controller = c;
+        },
+        cancel() {
+          fire();
+        },
+      });
+      request.signal?.addEventListener("abort", fire, { once: true });
+      resolveResponse(new Response(body, { status, headers: responseHeaders }));
+      return {
+        get closed() {
+          return closed;
+        },
+        write(chunk) {
+          if (!closed) controller.enqueue(encoder.encode(chunk));
+        },
+        end() {
+          if (!closed) controller.close();
+          fire();
+        },
+        onClose(cb) {
+          if (closed) cb();
+          else callbacks.push(cb);
+        },
+      };
+    },
+  };
+  return { exchange, response };
+}

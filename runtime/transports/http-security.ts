@@ -1,0 +1,96 @@
+// Host and Origin allow-lists: DNS-rebinding protection for HTTP servers, on by default for loopback binds.
+
+export interface HostOriginPolicy {
+  /**
+   * Accepted Host header values: a bare hostname (any port) or `hostname:port` (that port only).
+   * IPv6 literals in brackets: `[::1]`.
+   */
+  allowedHosts?: readonly string[];
+  /**
+   * Accepted Origin header values: a full origin (`https://app.example:8443`) or a bare hostname (any scheme
+   * and port). Requests without an Origin header (non-browser clients) are not affected.
+   */
+  allowedOrigins?: readonly string[];
+  /**
+   * `true` checks always (using the loopback defaults for any list not given), `false` never,
+   * `"auto"` (default) checks when a list is given or the server is reached on a loopback address.
+   */
+  dnsRebindingProtection?: boolean | "auto";
+}
+
+export const LOOPBACK_HOSTNAMES: readonly string[] = ["localhost", "127.0.0.1", "[::1]"];
+
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (!address) return false;
+  const a = address.toLowerCase().replace(/^\[|\]$/g, "");
+  return a === "localhost" || a === "::1" || a.startsWith("127.") || a.startsWith("::ffff:127.");
+}
+
+export interface SecurityRejection {
+  status: number;
+  message: string;
+}
+
+/** Lower-cased hostname of a Host header value (`name`, `name:port`, `[v6]:port`). */
+function hostnameOf(host: string): string {
+  const h = host.trim().toLowerCase();
+  if (h.startsWith("[")) {
+    const end = h.indexOf("]");
+    return end < 0 ? h : h.slice(0, end + 1);
+  }
+  const colon = h.indexOf(":");
+  return colon < 0 ? h : h.slice(0, colon);
+}
+
+function hostAllowed(host: string, allowed: readonly string[]): boolean {
+  const h = host.trim().toLowerCase();
+  const name = hostnameOf(h);
+  return allowed.some((entry) => {
+    const e = entry.toLowerCase();
+    return e === h || e === name;
+  });
+}
+
+function originAllowed(origin: string, allowed: readonly string[]): boolean {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false;
+  }
+  if (url.origin === "null") return false;
+  const name = url.hostname.toLowerCase();
+  return allowed.some((entry) => {
+    const e = entry.toLowerCase().replace(/\/+$/, "");
+    return e.includes("://") ? e === url.origin.toLowerCase() : e === name;
+  });
+}
+
+/**
+ * Checks a request's Host and Origin. `localAddress` is the address the request arrived on (Node socket) or
+ * the hostname of the request URL (fetch handlers), used by the "auto" mode.
+ */
+export function checkHostAndOrigin(
+  headers: Readonly<Record<string, string | undefined>>,
+  policy: HostOriginPolicy,
+  localAddress: string | undefined,
+): SecurityRejection | undefined {
+  const mode = policy.dnsRebindingProtection ?? "auto";
+  if (mode === false) return undefined;
+  const explicit = policy.allowedHosts !== undefined || policy.allowedOrigins !== undefined;
+  if (mode === "auto" && !explicit && !isLoopbackAddress(localAddress)) return undefined;
+  const hosts = policy.allowedHosts ?? (policy.allowedOrigins === undefined || mode === true || isLoopbackAddress(localAddress) ? LOOPBACK_HOSTNAMES : undefined);
+  // Without an origin list, a page served from an allowed host may call its own server.
+  const origins = policy.allowedOrigins ?? (policy.allowedHosts ?? LOOPBACK_HOSTNAMES).map(hostnameOf);
+  if (hosts !== undefined) {
+    const host = headers["host"];
+    if (host === undefined || !hostAllowed(host, hosts)) {
+      return { status: 403, message: `Host not allowed: ${host ?? "(none)"}` };
+    }
+  }
+  const origin = headers["origin"];
+  if (origin !== undefined && !originAllowed(origin, origins)) {
+    return { status: 403, message: `Origin not allowed: ${origin}` };
+  }
+  return undefined;
+}

@@ -1,0 +1,613 @@
+// Streamable HTTP server transport (MCP 2025-11-25 + SEP-1699 polling): sessions, SSE routing, resumption.
+import { randomBytes } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { ErrorCode, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
+import type { InboundInfo, SendOptions, Transport } from "../transport.js";
+import { EventReplayError, InMemoryEventStore, type EventStore } from "./event-store.js";
+import { nodeExchange, webExchange, type HeaderRecord, type HttpExchange, type StreamSink } from "./http-exchange.js";
+import { checkHostAndOrigin, type HostOriginPolicy } from "./http-security.js";
+import {
+  DEFAULT_ASSUMED_PROTOCOL_VERSION,
+  KNOWN_PROTOCOL_VERSIONS,
+  LAST_EVENT_ID_HEADER,
+  PROTOCOL_VERSION_HEADER,
+  SESSION_HEADER,
+  accepts,
+  classifyMessage,
+  errorBody,
+  isJsonContentType,
+  isVisibleAscii,
+  requestKey,
+  responseId,
+} from "./http-wire.js";
+import { encodeSseEvent } from "./sse.js";
+
+export type ResponseMode = "sse" | "json";
+
+/** What the auth hook sees of a request. */
+export interface HttpRequestInfo {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: HeaderRecord;
+}
+
+export interface StreamableHttpServerOptions extends HostOriginPolicy {
+  /**
+   * Called when an initialize request opens a session (stateful), or for every POST (stateless). Connect the
+   * MCP server session to the transport here; the initialize request is delivered once this settles.
+   */
+  onSession: (transport: HttpServerTransport) => void | Promise<void>;
+  /** No sessions: every POST gets a fresh transport, no Mcp-Session-Id, GET and DELETE answer 405. */
+  stateless?: boolean;
+  /** Session id maker; default 24 random bytes, base64url. Must yield visible ASCII. */
+  sessionIdGenerator?: () => string;
+  /**
+   * How requests are answered. "sse" (default): an SSE stream, primed at once. "json": one JSON body,
+   * unless the handler sends a related message (progress, a server-to-client request) before its response;
+   * the reply then becomes an SSE stream at that moment, because JSON cannot carry more than one message.
+   */
+  responseMode?: ResponseMode | ((method: string) => ResponseMode);
+  /** Largest accepted POST body in bytes; default 4 MiB. */
+  maxBodyBytes?: number;
+  /** Default: an InMemoryEventStore owned by this server. */
+  eventStore?: EventStore;
+  /** The `retry` (ms) sent before the server closes an SSE connection; default 1000. */
+  retryMs?: number;
+  /** When set, every SSE connection is closed (with `retry`) this many ms after it opens: SEP-1699 polling. */
+  closeSseAfterMs?: number;
+  /** When set, requests to any other path get 404. Default: any path (the app mounts the handler). */
+  path?: string;
+  /** Returns the caller's principal; throwing or returning null/undefined means unauthenticated. */
+  authenticate?: (request: HttpRequestInfo) => string | null | undefined | Promise<string | null | undefined>;
+  /** With `authenticate`: reject unauthenticated requests with 401 (default true). */
+  authRequired?: boolean;
+  /** Accepted MCP-Protocol-Version values; default the published revisions 2024-11-05 .. 2025-11-25. */
+  supportedProtocolVersions?: readonly string[];
+  /** Errors that have no HTTP request to report to (a failing onSession, a send to a closed stream...). */
+  onerror?: (error: Error) => void;
+}
+
+export interface StreamableHttpServer {
+  /** A Node request listener: `http.createServer(server.nodeListener)`, or call it from any router. */
+  readonly nodeListener: (req: IncomingMessage, res: ServerResponse) => void;
+  /** A web-standard handler for fetch-style runtimes. */
+  readonly fetch: (request: Request) => Promise<Response>;
+  /** Live sessions by id. */
+  readonly sessions: ReadonlyMap<string, HttpServerTransport>;
+  /** Ends every session (onclose fires on each). */
+  close(): Promise<void>;
+}
+
+/** Thrown by HttpServerTransport.send when a message has nowhere to go. */
+export class UndeliverableMessageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UndeliverableMessageError";
+  }
+}
+
+const SSE_HEADERS = {
+  "content-type": "text/event-stream",
+  "cache-control": "no-cache, no-transform",
+  connection: "keep-alive",
+};
+const JSON_HEADERS = { "content-type": "application/json" };
+
+function newStreamId(): string {
+  return randomBytes(9).toString("base64url");
+}
+
+/** One logical SSE stream: a request's reply stream or the session's standalone GET stream. */
+interface OutStream {
+  readonly id: string;
+  readonly kind: "request" | "standalone";
+  /** Request keys on this stream still waiting for their response. */
+  readonly pending: Set<string>;
+  /** The current connection, if any. */
+  sink?: StreamSink;
+  closeTimer?: NodeJS.Timeout;
+  /** JSON mode, before anything forced SSE: the POST still waiting for its single JSON reply. */
+  jsonReply?: HttpExchange;
+  /** Headers for the reply that opens this stream (Mcp-Session-Id). */
+  replyHeaders: Record<string, string>;
+  /** Standalone only: messages sent while no GET was connected, for the next fresh GET. */
+  backlog: { eventId?: string; message: JsonRpcMessage }[];
+  done: boolean;
+}
+
+const BACKLOG_LIMIT = 1000;
+
+/**
+ * The per-session Transport handed to `onSession`. Inbound POSTed messages arrive on onmessage; send() routes
+ * by SendOptions.relatedRequestId (see the module docs in the report / README).
+ */
+export class HttpServerTransport implements Transport {
+  onmessage?: (message: unknown, info?: InboundInfo) => void;
+  onmalformed?: (error: Error, info?: InboundInfo) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+
+  /** Undefined in stateless mode. */
+  readonly sessionId: string | undefined;
+  /** The principal this session is bound to, when authentication is on. */
+  readonly principal: string | undefined;
+
+  private readonly core: ServerCore;
+  private readonly streams = new Map<string, OutStream>();
+  private readonly byRequest = new Map<string, OutStream>();
+  private readonly standalone: OutStream;
+  private chain: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  /** @internal */
+  constructor(core: ServerCore, sessionId: string | undefined, principal: string | undefined) {
+    this.core = core;
+    this.sessionId = sessionId;
+    this.principal = principal;
+    this.standalone = { id: newStreamId(), kind: "standalone", pending: new Set(), backlog: [], done: false, replyHeaders: {} };
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  async start(): Promise<void> {}
+
+  send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
+    return this.enqueue(() => this.route(message, options));
+  }
+
+  /**
+   * Closes the connection carrying a request's SSE stream (after a `retry` hint) without ending the stream:
+   * later messages are stored and the client gets them by resuming with GET + Last-Event-ID.
+   */
+  closeSseStream(requestId: RequestId): Promise<void> {
+    return this.enqueue(async () => {
+      const stream = this.byRequest.get(requestKey(requestId));
+      if (stream) this.dropConnection(stream);
+    });
+  }
+
+  /** The same for the standalone GET stream. */
+  closeStandaloneStream(): Promise<void> {
+    return this.enqueue(async () => this.dropConnection(this.standalone));
+  }
+
+  /** Terminates the session: connections end, stored events are freed, later requests with its id get 404. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.core.forget(this);
+    for (const stream of [...this.streams.values(), this.standalone]) this.finishStream(stream, true);
+    this.streams.clear();
+    this.byRequest.clear();
+    if (this.sessionId !== undefined) {
+      try {
+        await this.core.store.deleteSession(this.sessionId);
+      } catch (error) {
+        this.reportError(error);
+      }
+    }
+    this.onclose?.();
+  }
+
+  // ---- internal, used by ServerCore ----
+
+  /** @internal Serializes everything that touches streams so events keep their order across async stores. */
+  enqueue<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(work);
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** @internal */
+  hasPendingRequest(id: RequestId): boolean {
+    return this.byRequest.has(requestKey(id));
+  }
+
+  /** @internal Registers a POSTed request's reply stream; SSE mode opens and primes it at once. */
+  openRequestStream(id: RequestId, exchange: HttpExchange, mode: ResponseMode, headers: Record<string, string>): Promise<void> {
+    const stream: OutStream = {
+      id: newStreamId(),
+      kind: "request",
+      pending: new Set([requestKey(id)]),
+      backlog: [],
+      done: false,
+      replyHeaders: headers,
+    };
+    this.streams.set(stream.id, stream);
+    this.byRequest.set(requestKey(id), stream);
+    if (mode === "json") {
+      stream.jsonReply = exchange;
+      return Promise.resolve();
+    }
+    return this.enqueue(() => this.beginSse(stream, exchange, headers));
+  }
+
+  /** @internal Delivers one inbound message to the session. */
+  deliver(message: unknown, info: InboundInfo): void {
+    try {
+      this.onmessage?.(message, info);
+    } catch (error) {
+      this.reportError(error);
+    }
+  }
+
+  /** @internal GET without Last-Event-ID: the standalone stream. */
+  openStandalone(exchange: HttpExchange, headers: Record<string, string>): Promise<boolean> {
+    return this.enqueue(async () => {
+      const stream = this.standalone;
+      if (stream.sink && !stream.sink.closed) return false;
+      await this.beginSse(stream, exchange, headers);
+      const backlog = stream.backlog.splice(0);
+      for (const item of backlog) this.writeEvent(stream, item.eventId, item.message);
+      return true;
+    });
+  }
+
+  /** @internal GET with Last-Event-ID: replay that stream's later events, then continue live on it. */
+  resume(lastEventId: string, exchange: HttpExchange, headers: Record<string, string>): Promise<void> {
+    return this.enqueue(async () => {
+      if (this.sessionId === undefined) throw new Error("resumption needs a session");
+      // Throws EventReplayError before anything is written, so the GET can still answer with a 4xx.
+      const replay = await this.core.store.replayAfter(this.sessionId, lastEventId);
+      const live = replay.streamId === this.standalone.id ? this.standalone : this.streams.get(replay.streamId);
+      if (live) this.dropConnection(live, false);
+      const sink = exchange.openStream(200, { ...SSE_HEADERS, ...headers });
+      let wrote = false;
+      for (const event of replay.events) {
+        if (event.message === undefined) continue;
+        sink.write(encodeSseEvent({ id: event.eventId, data: JSON.stringify(event.message) }));
+        wrote = true;
+      }
+      if (!live || live.done) {
+        sink.end();
+        return;
+      }
+      if (live === this.standalone) live.backlog.length = 0;
+      if (!wrote) {
+        // A fresh id for this connection, so a close right after it still leaves a resume point.
+        const primingId = await this.core.store.append(this.sessionId, live.id);
+        sink.write(encodeSseEvent({ id: primingId, data: "" }));
+      }
+      this.attach(live, sink);
+    });
+  }
+
+  // ---- routing ----
+
+  private async route(message: JsonRpcMessage, options: SendOptions | undefined): Promise<void> {
+    if (this.closed) throw new UndeliverableMessageError("session is closed");
+    const kind = classifyMessage(message);
+    if (kind === "response") {
+      const id = responseId(message);
+      const stream = id === undefined ? undefined : this.byRequest.get(requestKey(id));
+      if (!stream || id === undefined) throw new UndeliverableMessageError(`no request in flight with id ${JSON.stringify(id)}`);
+      this.byRequest.delete(requestKey(id));
+      stream.pending.delete(requestKey(id));
+      if (stream.jsonReply) {
+        const exchange = stream.jsonReply;
+        stream.jsonReply = undefined;
+        exchange.respond(200, { ...JSON_HEADERS, ...stream.replyHeaders }, JSON.stringify(message));
+      } else {
+        await this.emit(stream, message);
+      }
+      if (stream.pending.size === 0) this.finishStream(stream, false);
+      return;
+    }
+    const related = options?.relatedRequestId === undefined ? undefined : this.byRequest.get(requestKey(options.relatedRequestId));
+    if (related) {
+      if (related.jsonReply) {
+        const exchange = related.jsonReply;
+        related.jsonReply = undefined;
+        await this.beginSse(related, exchange, related.replyHeaders);
+      }
+      await this.emit(related, message);
+      return;
+    }
+    if (this.sessionId === undefined) {
+      throw new UndeliverableMessageError("stateless transport: only messages related to the POSTed request can be sent");
+    }
+    await this.emit(this.standalone, message);
+  }
+
+  private async beginSse(stream: OutStream, exchange: HttpExchange, headers: Record<string, string>): Promise<void> {
+    const sink = exchange.openStream(200, { ...SSE_HEADERS, ...headers });
+    if (this.sessionId !== undefined) {
+      const primingId = await this.core.store.append(this.sessionId, stream.id);
+      sink.write(encodeSseEvent({ id: primingId, data: "" }));
+    }
+    this.attach(stream, sink);
+  }
+
+  private attach(stream: OutStream, sink: StreamSink): void {
+    stream.sink = sink;
+    sink.onClose(() => {
+      if (stream.sink === sink) stream.sink = undefined;
+      if (stream.closeTimer) clearTimeout(stream.closeTimer);
+    });
+    const after = this.core.options.closeSseAfterMs;
+    // Without event ids (stateless) a closed connection could not be resumed, so never close early there.
+    if (after !== undefined && this.sessionId !== undefined) {
+      if (stream.closeTimer) clearTimeout(stream.closeTimer);
+      stream.closeTimer = setTimeout(() => {
+        if (stream.sink === sink) void this.enqueue(async () => this.dropConnection(stream)).catch(() => undefined);
+      }, after);
+      stream.closeTimer.unref?.();
+    }
+  }
+
+  /** Ends the connection but not the stream; with `retry`, so the client waits before polling again. */
+  private dropConnection(stream: OutStream, sendRetry = true): void {
+    if (this.sessionId === undefined) return;
+    const sink = stream.sink;
+    if (!sink) return;
+    stream.sink = undefined;
+    if (stream.closeTimer) clearTimeout(stream.closeTimer);
+    if (sendRetry && !sink.closed) sink.write(encodeSseEvent({ retry: this.core.retryMs }));
+    sink.end();
+  }
+
+  private async emit(stream: OutStream, message: JsonRpcMessage): Promise<void> {
+    if (this.sessionId === undefined) {
+      // Stateless: no ids, nothing stored; there is no GET to resume with.
+      stream.sink?.write(encodeSseEvent({ data: JSON.stringify(message) }));
+      return;
+    }
+    const eventId = await this.core.store.append(this.sessionId, stream.id, message);
+    if (stream.sink && !stream.sink.closed) {
+      this.writeEvent(stream, eventId, message);
+    } else if (stream.kind === "standalone") {
+      stream.backlog.push({ eventId, message });
+      if (stream.backlog.length > BACKLOG_LIMIT) stream.backlog.shift();
+    }
+    // A request stream without a connection: the event waits in the store for a resuming GET.
+  }
+
+  private writeEvent(stream: OutStream, eventId: string | undefined, message: JsonRpcMessage): void {
+    stream.sink?.write(encodeSseEvent({ id: eventId, data: JSON.stringify(message) }));
+  }
+
+  private finishStream(stream: OutStream, sessionEnding: boolean): void {
+    if (stream.closeTimer) clearTimeout(stream.closeTimer);
+    if (stream.kind === "request") {
+      stream.done = true;
+      this.streams.delete(stream.id);
+      for (const key of stream.pending) this.byRequest.delete(key);
+    }
+    if (stream.jsonReply) {
+      stream.jsonReply.respond(404, JSON_HEADERS, errorBody(ErrorCode.InvalidRequest, "Session terminated"));
+      stream.jsonReply = undefined;
+    }
+    const sink = stream.sink;
+    stream.sink = undefined;
+    if (sink && (stream.kind === "request" || sessionEnding)) sink.end();
+    // A stateless transport lives exactly as long as its one request.
+    if (this.sessionId === undefined && stream.kind === "request" && !sessionEnding) void this.close();
+  }
+
+  private reportError(error: unknown): void {
+    const err = error instanceof Error ? error : new Error(String(error));
+    if (this.onerror) this.onerror(err);
+    else this.core.options.onerror?.(err);
+  }
+}
+
+/** Request handling shared by the Node listener and the fetch handler. */
+class ServerCore {
+  readonly options: StreamableHttpServerOptions;
+  readonly store: EventStore;
+  readonly retryMs: number;
+  readonly sessions = new Map<string, HttpServerTransport>();
+  private readonly versions: ReadonlySet<string>;
+  private readonly maxBody: number;
+
+  constructor(options: StreamableHttpServerOptions) {
+    this.options = options;
+    this.store = options.eventStore ?? new InMemoryEventStore();
+    this.retryMs = options.retryMs ?? 1000;
+    this.versions = new Set(options.supportedProtocolVersions ?? KNOWN_PROTOCOL_VERSIONS);
+    this.maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
+  }
+
+  forget(transport: HttpServerTransport): void {
+    if (transport.sessionId !== undefined && this.sessions.get(transport.sessionId) === transport) {
+      this.sessions.delete(transport.sessionId);
+    }
+  }
+
+  async handle(ex: HttpExchange): Promise<void> {
+    try {
+      await this.dispatch(ex);
+    } catch (error) {
+      this.options.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      if (!ex.responded) fail(ex, 500, ErrorCode.InternalError, "Internal server error");
+    }
+  }
+
+  private async dispatch(ex: HttpExchange): Promise<void> {
+    if (this.options.path !== undefined && ex.url.pathname !== this.options.path) {
+      return fail(ex, 404, ErrorCode.InvalidRequest, "Not found");
+    }
+    const rejection = checkHostAndOrigin(ex.headers, this.options, ex.localAddress);
+    if (rejection) return fail(ex, rejection.status, ErrorCode.InvalidRequest, rejection.message);
+
+    const allow = this.options.stateless ? "POST" : "GET, POST, DELETE";
+    if (ex.method !== "POST" && (this.options.stateless || (ex.method !== "GET" && ex.method !== "DELETE"))) {
+      return fail(ex, 405, ErrorCode.InvalidRequest, "Method not allowed", { allow });
+    }
+
+    let principal: string | undefined;
+    if (this.options.authenticate) {
+      try {
+        principal = (await this.options.authenticate({ method: ex.method, url: ex.url.toString(), headers: ex.headers })) ?? undefined;
+      } catch {
+        principal = undefined;
+      }
+      if (principal === undefined && this.options.authRequired !== false) {
+        return fail(ex, 401, ErrorCode.InvalidRequest, "Unauthorized");
+      }
+    }
+
+    if (ex.method === "POST") return this.post(ex, principal);
+    if (ex.method === "GET") return this.get(ex, principal);
+    return this.delete(ex, principal);
+  }
+
+  /** The session a non-initialize request names, after the session and version checks; undefined = answered. */
+  private lookup(ex: HttpExchange, principal: string | undefined): HttpServerTransport | undefined {
+    const id = ex.headers[SESSION_HEADER];
+    if (id === undefined || id === "") {
+      fail(ex, 400, ErrorCode.InvalidRequest, "Bad Request: Mcp-Session-Id header is required");
+      return undefined;
+    }
+    const session = this.sessions.get(id);
+    // Another principal's session answers exactly like a missing one: its existence is not revealed.
+    if (!session || session.isClosed || session.principal !== principal) {
+      fail(ex, 404, ErrorCode.InvalidRequest, "Session not found");
+      return undefined;
+    }
+    if (!this.versionOk(ex)) return undefined;
+    return session;
+  }
+
+  private versionOk(ex: HttpExchange): boolean {
+    const version = ex.headers[PROTOCOL_VERSION_HEADER] ?? DEFAULT_ASSUMED_PROTOCOL_VERSION;
+    if (!this.versions.has(version)) {
+      fail(ex, 400, ErrorCode.InvalidRequest, `Bad Request: unsupported MCP-Protocol-Version ${version}`);
+      return false;
+    }
+    return true;
+  }
+
+  private async post(ex: HttpExchange, principal: string | undefined): Promise<void> {
+    const accept = ex.headers["accept"];
+    if (!accepts(accept, "application/json") || !accepts(accept, "text/event-stream")) {
+      return fail(ex, 406, ErrorCode.InvalidRequest, "Not Acceptable: Accept must list application/json and text/event-stream");
+    }
+    if (!isJsonContentType(ex.headers["content-type"])) {
+      return fail(ex, 415, ErrorCode.InvalidRequest, "Unsupported Media Type: Content-Type must be application/json");
+    }
+    const body = await ex.readBody(this.maxBody);
+    if (body === "too-large") {
+      return fail(ex, 413, ErrorCode.InvalidRequest, `Payload Too Large: body exceeds ${this.maxBody} bytes`, { connection: "close" });
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
+    } catch {
+      return fail(ex, 400, ErrorCode.ParseError, "Parse error: body is not valid UTF-8 JSON");
+    }
+    const kind = classifyMessage(value);
+    if (kind === undefined) {
+      return fail(ex, 400, ErrorCode.InvalidRequest, "Invalid Request: body must be one JSON-RPC 2.0 message");
+    }
+    const message = value as JsonRpcMessage;
+    const isInitialize = kind === "request" && (message as { method: string }).method === "initialize";
+
+    let transport: HttpServerTransport;
+    let sessionHeaders: Record<string, string> = {};
+    if (this.options.stateless) {
+      if (!isInitialize && !this.versionOk(ex)) return;
+      transport = new HttpServerTransport(this, undefined, principal);
+      if (!(await this.connect(ex, transport))) return;
+    } else if (isInitialize) {
+      if (ex.headers[SESSION_HEADER] !== undefined) {
+        return fail(ex, 400, ErrorCode.InvalidRequest, "Bad Request: initialize must not carry Mcp-Session-Id");
+      }
+      const id = (this.options.sessionIdGenerator ?? (() => randomBytes(24).toString("base64url")))();
+      if (!isVisibleAscii(id) || this.sessions.has(id)) throw new Error("sessionIdGenerator returned an unusable id");
+      transport = new HttpServerTransport(this, id, principal);
+      this.sessions.set(id, transport);
+      sessionHeaders = { [SESSION_HEADER]: id };
+      if (!(await this.connect(ex, transport))) return;
+    } else {
+      const found = this.lookup(ex, principal);
+      if (!found) return;
+      transport = found;
+      sessionHeaders = { [SESSION_HEADER]: found.sessionId ?? "" };
+    }
+
+    const info: InboundInfo = { sessionId: transport.sessionId, principal, headers: ex.headers };
+    if (kind !== "request") {
+      ex.respond(202, sessionHeaders);
+      transport.deliver(value, info);
+      if (this.options.stateless) void transport.close();
+      return;
+    }
+    const id = (message as { id: RequestId }).id;
+    if (transport.hasPendingRequest(id)) {
+      return fail(ex, 400, ErrorCode.InvalidRequest, `Invalid Request: request id ${JSON.stringify(id)} is already in flight`);
+    }
+    const configured = this.options.responseMode ?? "sse";
+    const mode = typeof configured === "function" ? configured((message as { method: string }).method) : configured;
+    await transport.openRequestStream(id, ex, mode, sessionHeaders);
+    transport.deliver(value, info);
+  }
+
+  /** Runs onSession; false when it failed (the POST has been answered and the session dropped). */
+  private async connect(ex: HttpExchange, transport: HttpServerTransport): Promise<boolean> {
+    try {
+      await this.options.onSession(transport);
+      return true;
+    } catch (error) {
+      this.options.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      this.forget(transport);
+      fail(ex, 500, ErrorCode.InternalError, "Internal error: could not open a session");
+      return false;
+    }
+  }
+
+  private async get(ex: HttpExchange, principal: string | undefined): Promise<void> {
+    if (!accepts(ex.headers["accept"], "text/event-stream")) {
+      return fail(ex, 406, ErrorCode.InvalidRequest, "Not Acceptable: Accept must list text/event-stream");
+    }
+    const session = this.lookup(ex, principal);
+    if (!session) return;
+    const headers = { [SESSION_HEADER]: session.sessionId ?? "" };
+    const lastEventId = ex.headers[LAST_EVENT_ID_HEADER];
+    if (lastEventId !== undefined) {
+      try {
+        await session.resume(lastEventId, ex, headers);
+      } catch (error) {
+        if (!(error instanceof EventReplayError)) throw error;
+        const status = error.reason === "expired" ? 410 : error.reason === "unknown" ? 404 : 400;
+        // 404 here would read as "session gone" to clients; an unknown event id is a bad request instead.
+        return fail(ex, status === 404 ? 400 : status, ErrorCode.InvalidRequest, `Cannot resume: ${error.message}`);
+      }
+      return;
+    }
+    const opened = await session.openStandalone(ex, headers);
+    if (!opened) return fail(ex, 409, ErrorCode.InvalidRequest, "Conflict: this session already has a standalone SSE stream");
+  }
+
+  private async delete(ex: HttpExchange, principal: string | undefined): Promise<void> {
+    const session = this.lookup(ex, principal);
+    if (!session) return;
+    await session.close();
+    ex.respond(200, {});
+  }
+}
+
+function fail(ex: HttpExchange, status: number, code: number, message: string, extra: Record<string, string> = {}): void {
+  ex.respond(status, { ...JSON_HEADERS, ...extra }, errorBody(code, message));
+}
+
+/** Creates the MCP endpoint handler. Mount `nodeListener` in a node:http server or use `fetch`. */
+export function createStreamableHttpServer(options: StreamableHttpServerOptions): StreamableHttpServer {
+  const core = new ServerCore(options);
+  return {
+    nodeListener: (req, res) => {
+      void core.handle(nodeExchange(req, res));
+    },
+    fetch: async (request) => {
+      const { exchange, response } = webExchange(request);
+      void core.handle(exchange);
+      return response;
+    },
+    sessions: core.sessions,
+    async close() {
+      await Promise.all([...core.sessions.values()].map((s) => s.close()));
+    },
+  };
+}

@@ -1,0 +1,79 @@
+// Shared HTTP wire details of the Streamable HTTP transport: header names, shape checks, error bodies.
+import { ErrorCode, isRequestId, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
+
+export const SESSION_HEADER = "mcp-session-id";
+export const PROTOCOL_VERSION_HEADER = "mcp-protocol-version";
+export const LAST_EVENT_ID_HEADER = "last-event-id";
+
+/** The version a server assumes when a client sends no MCP-Protocol-Version header (spec, 2025-11-25). */
+export const DEFAULT_ASSUMED_PROTOCOL_VERSION = "2025-03-26";
+export const KNOWN_PROTOCOL_VERSIONS: readonly string[] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+export type MessageKind = "request" | "notification" | "response";
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The kind of a JSON-RPC 2.0 message by its envelope alone, or undefined when it is not one. */
+export function classifyMessage(value: unknown): MessageKind | undefined {
+  if (!isPlainObject(value) || value.jsonrpc !== "2.0") return undefined;
+  if (typeof value.method === "string") {
+    if (value.params !== undefined && !isPlainObject(value.params)) return undefined;
+    if (!("id" in value)) return "notification";
+    return isRequestId(value.id) ? "request" : undefined;
+  }
+  const hasResult = "result" in value;
+  const hasError = "error" in value;
+  if (hasResult === hasError) return undefined;
+  if (hasResult && !isPlainObject(value.result)) return undefined;
+  if (hasError) {
+    const e = value.error;
+    if (!isPlainObject(e) || typeof e.code !== "number" || typeof e.message !== "string") return undefined;
+    // An error for an unreadable request has no id.
+    if ("id" in value && value.id !== null && !isRequestId(value.id)) return undefined;
+    return "response";
+  }
+  return isRequestId(value.id) ? "response" : undefined;
+}
+
+/** A map key for a request id that keeps 1 and "1" apart. */
+export function requestKey(id: RequestId): string {
+  return typeof id === "number" ? `n:${id}` : `s:${id}`;
+}
+
+export function responseId(message: JsonRpcMessage): RequestId | undefined {
+  return "method" in message ? undefined : (message as { id?: RequestId }).id;
+}
+
+/** Body of an HTTP error reply: a JSON-RPC error response without id. */
+export function errorBody(code: number, message: string): string {
+  return JSON.stringify({ jsonrpc: "2.0", error: { code, message } });
+}
+
+export const HttpErrorCode = {
+  ParseError: ErrorCode.ParseError,
+  InvalidRequest: ErrorCode.InvalidRequest,
+  InternalError: ErrorCode.InternalError,
+} as const;
+
+/** Media types in an Accept header, lower-cased, parameters dropped. */
+export function acceptedTypes(accept: string | undefined): string[] {
+  if (!accept) return [];
+  return accept.split(",").map((part) => part.split(";")[0].trim().toLowerCase()).filter((t) => t.length > 0);
+}
+
+export function accepts(accept: string | undefined, type: string): boolean {
+  const types = acceptedTypes(accept);
+  const major = type.split("/")[0];
+  return types.some((t) => t === type || t === "*/*" || t === `${major}/*`);
+}
+
+export function isJsonContentType(contentType: string | undefined): boolean {
+  return contentType !== undefined && contentType.split(";")[0].trim().toLowerCase() === "application/json";
+}
+
+/** Visible ASCII only (0x21-0x7E), as the spec requires of session ids. */
+export function isVisibleAscii(value: string): boolean {
+  return value.length > 0 && /^[\x21-\x7e]+$/.test(value);
+}
