@@ -70,3 +70,31 @@ export class RpcError extends Error {
 export function isRequestId(value: unknown): value is RequestId {
   return typeof value === "string" || (typeof value === "number" && Number.isInteger(value));
 }
+
+function isPlainObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Hand-written envelope check, used by the session when no generated guard is supplied.
+ * Checks only the JSON-RPC frame (jsonrpc, id, method, params, result, error), never method payloads.
+ */
+export function isJsonRpcMessage(value: unknown): value is JsonRpcMessage {
+  if (!isPlainObject(value) || value.jsonrpc !== "2.0") return false;
+  const id = value.id;
+  const method = value.method;
+  if (method !== undefined) {
+    if (typeof method !== "string") return false;
+    if (id !== undefined && !isRequestId(id)) return false;
+    const params = value.params;
+    return (params === undefined || isPlainObject(params)) && value.result === undefined && value.error === undefined;
+  }
+  const result = value.result;
+  const error = value.error;
+  if (result !== undefined) {
+    return error === undefined && isRequestId(id) && isPlainObject(result);
+  }
+  if (!isPlainObject(error)) return false;
+  if (id !== undefined && !isRequestId(id)) return false;
+  return typeof error.code === "number" && Number.isInteger(error.code) && typeof error.message === "string";
+}

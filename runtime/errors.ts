@@ -1,0 +1,108 @@
+// Typed errors the runtime raises locally (timeouts, cancellation, closed connections, refused sends).
+import { RpcError } from "./jsonrpc.js";
+import type { ValidationIssue } from "./dispatch.js";
+import type { RequestId } from "./jsonrpc.js";
+
+/**
+ * Codes for errors that arise on this side of the wire. They sit in the JSON-RPC
+ * implementation-defined range so they never collide with the peer's standard codes.
+ */
+export const LocalErrorCode = {
+  ConnectionClosed: -32000,
+  RequestTimeout: -32001,
+  InvalidResult: -32003,
+  CapabilityNotSupported: -32004,
+  UnsupportedProtocolVersion: -32005,
+  // Same value LSP uses for a cancelled request, so logs read familiarly.
+  RequestCancelled: -32800,
+} as const;
+
+/** The connection closed (or was never open) while the request was pending. */
+export class ConnectionClosedError extends RpcError {
+  constructor(message = "Connection closed") {
+    super(LocalErrorCode.ConnectionClosed, message);
+    this.name = "ConnectionClosedError";
+  }
+}
+
+/** No response arrived in time; a notifications/cancelled was sent for the request. */
+export class RequestTimeoutError extends RpcError {
+  readonly timeout: number;
+  constructor(method: string, timeout: number, total = false) {
+    super(
+      LocalErrorCode.RequestTimeout,
+      `Request ${method} timed out after ${timeout} ms${total ? " (maxTotalTimeout)" : ""}`,
+      { timeout },
+    );
+    this.name = "RequestTimeoutError";
+    this.timeout = timeout;
+  }
+}
+
+/** The caller aborted the request; a notifications/cancelled was sent unless the method was initialize. */
+export class RequestCancelledError extends RpcError {
+  readonly reason: unknown;
+  constructor(method: string, reason?: unknown) {
+    super(LocalErrorCode.RequestCancelled, `Request ${method} was cancelled${describeReason(reason)}`);
+    this.name = "RequestCancelledError";
+    this.reason = reason;
+  }
+}
+
+/** The peer answered with a result that fails the method's result guard. */
+export class InvalidResultError extends RpcError {
+  readonly issues: ValidationIssue[];
+  readonly result: unknown;
+  constructor(method: string, requestId: RequestId, result: unknown, issues: ValidationIssue[]) {
+    super(LocalErrorCode.InvalidResult, `Invalid result for ${method} (request ${String(requestId)})`, { errors: issues });
+    this.name = "InvalidResultError";
+    this.issues = issues;
+    this.result = result;
+  }
+}
+
+/** The peer did not advertise the capability the method needs; nothing was sent. */
+export class CapabilityError extends RpcError {
+  readonly method: string;
+  readonly capability: string;
+  constructor(method: string, capability: string, side: "server" | "client") {
+    super(LocalErrorCode.CapabilityNotSupported, `The ${side} does not support ${capability} (required for ${method})`, {
+      method,
+      capability,
+    });
+    this.name = "CapabilityError";
+    this.method = method;
+    this.capability = capability;
+  }
+}
+
+/** The server chose a protocol version this client does not speak. */
+export class ProtocolVersionError extends RpcError {
+  readonly version: unknown;
+  readonly supported: readonly string[];
+  constructor(version: unknown, supported: readonly string[]) {
+    super(
+      LocalErrorCode.UnsupportedProtocolVersion,
+      `Unsupported protocol version ${JSON.stringify(version)}; supported: ${supported.join(", ")}`,
+      { version, supported },
+    );
+    this.name = "ProtocolVersionError";
+    this.version = version;
+    this.supported = supported;
+  }
+}
+
+/** A progress value that does not increase (the spec requires strictly increasing progress). */
+export class ProgressOrderError extends RangeError {
+  constructor(progress: number, previous: number) {
+    super(`Progress must increase: ${progress} is not greater than ${previous}`);
+    this.name = "ProgressOrderError";
+  }
+}
+
+function describeReason(reason: unknown): string {
+  if (reason === undefined) return "";
+  if (typeof reason === "string") return `: ${reason}`;
+  if (reason instanceof Error) return `: ${reason.message}`;
+  return "";
+}

@@ -1,0 +1,230 @@
+// The MCP lifecycle on top of Session: initialize handshake, protocol version negotiation, capability checks, ping.
+import { ErrorCode, RpcError, type JsonObject } from "./jsonrpc.js";
+import type { Transport } from "./transport.js";
+import type { RequestOptions } from "./peer.js";
+import { CapabilityError, ProtocolVersionError } from "./errors.js";
+import { Session, type SessionOptions } from "./session.js";
+
+/** Protocol revisions this runtime speaks, latest first. */
+export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+export const LATEST_PROTOCOL_VERSION = "2025-11-25";
+
+export const INITIALIZE = "initialize";
+export const INITIALIZED_NOTIFICATION = "notifications/initialized";
+export const PING = "ping";
+
+/** Name and version of a client or server (the schema's Implementation; extra fields pass through). */
+export interface ImplementationInfo {
+  name: string;
+  version: string;
+  [key: string]: unknown;
+}
+
+/** Client requests and the server capability each needs (dotted path into ServerCapabilities). */
+export const SERVER_CAPABILITY_FOR_METHOD: Readonly<Record<string, string>> = {
+  "resources/subscribe": "resources.subscribe",
+  "resources/unsubscribe": "resources.subscribe",
+  "logging/setLevel": "logging",
+  "completion/complete": "completions",
+};
+/** Prefix rules applied when a client method has no exact entry above. */
+export const SERVER_CAPABILITY_FOR_PREFIX: readonly (readonly [string, string])[] = [
+  ["tools/", "tools"],
+  ["resources/", "resources"],
+  ["prompts/", "prompts"],
+];
+/** Server requests and the client capability each needs. */
+export const CLIENT_CAPABILITY_FOR_METHOD: Readonly<Record<string, string>> = {
+  "sampling/createMessage": "sampling",
+  "elicitation/create": "elicitation",
+  "roots/list": "roots",
+};
+
+/** The server capability a client-to-server method needs, or undefined when none is needed. */
+export function requiredServerCapability(method: string): string | undefined {
+  if (Object.hasOwn(SERVER_CAPABILITY_FOR_METHOD, method)) return SERVER_CAPABILITY_FOR_METHOD[method];
+  for (const [prefix, capability] of SERVER_CAPABILITY_FOR_PREFIX) {
+    if (method.startsWith(prefix)) return capability;
+  }
+  return undefined;
+}
+
+/** The client capability a server-to-client method needs, or undefined when none is needed. */
+export function requiredClientCapability(method: string): string | undefined {
+  return Object.hasOwn(CLIENT_CAPABILITY_FOR_METHOD, method) ? CLIENT_CAPABILITY_FOR_METHOD[method] : undefined;
+}
+
+/** Whether a dotted capability path is advertised (present and not false/null). */
+export function hasCapability(capabilities: JsonObject | undefined, path: string): boolean {
+  let node: unknown = capabilities;
+  for (const key of path.split(".")) {
+    if (typeof node !== "object" || node === null || !Object.hasOwn(node, key)) return false;
+    node = (node as JsonObject)[key];
+  }
+  return node !== undefined && node !== null && node !== false;
+}
+
+/** The version a server answers with: the client's when supported, else the server's latest. */
+export function negotiateProtocolVersion(requested: unknown, supported: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS): string {
+  return typeof requested === "string" && supported.includes(requested) ? requested : supported[0];
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function pong(): JsonObject {
+  return {};
+}
+
+export interface ClientSessionOptions extends SessionOptions {
+  clientInfo: ImplementationInfo;
+  capabilities?: JsonObject;
+  /** Versions this client accepts, latest first; the first one is requested. */
+  supportedProtocolVersions?: readonly string[];
+  /** Timeout for the initialize request, ms; defaults to the session default. */
+  initializeTimeout?: number;
+}
+
+/** The client side: `connect()` performs the handshake; requests the server did not advertise are refused locally. */
+export class ClientSession extends Session {
+  readonly clientInfo: ImplementationInfo;
+  readonly capabilities: JsonObject;
+  readonly supportedProtocolVersions: readonly string[];
+  private readonly initializeTimeout: number | undefined;
+  private server: { capabilities: JsonObject; info: ImplementationInfo; version: string; instructions?: string } | undefined;
+
+  constructor(options: ClientSessionOptions) {
+    super(options);
+    this.clientInfo = options.clientInfo;
+    this.capabilities = options.capabilities ?? {};
+    this.supportedProtocolVersions = options.supportedProtocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS;
+    this.initializeTimeout = options.initializeTimeout;
+    this.onRequest(PING, pong);
+  }
+
+  get serverCapabilities(): JsonObject | undefined {
+    return this.server?.capabilities;
+  }
+  get serverInfo(): ImplementationInfo | undefined {
+    return this.server?.info;
+  }
+  get protocolVersion(): string | undefined {
+    return this.server?.version;
+  }
+  get instructions(): string | undefined {
+    return this.server?.instructions;
+  }
+
+  /** Start the transport, initialize, check the answer, send notifications/initialized. Closes on failure. */
+  override async connect(transport: Transport, options?: Pick<RequestOptions, "signal">): Promise<void> {
+    await super.connect(transport);
+    try {
+      const result = await this.request(
+        INITIALIZE,
+        { protocolVersion: this.supportedProtocolVersions[0], capabilities: this.capabilities, clientInfo: this.clientInfo },
+        { timeout: this.initializeTimeout, signal: options?.signal },
+      );
+      const version = result.protocolVersion;
+      if (typeof version !== "string" || !this.supportedProtocolVersions.includes(version)) {
+        throw new ProtocolVersionError(version, this.supportedProtocolVersions);
+      }
+      if (!isObject(result.capabilities) || !isObject(result.serverInfo)) {
+        throw new RpcError(ErrorCode.InvalidParams, "initialize result lacks capabilities or serverInfo");
+      }
+      this.server = {
+        capabilities: result.capabilities,
+        info: result.serverInfo as ImplementationInfo,
+        version,
+        ...(typeof result.instructions === "string" ? { instructions: result.instructions } : {}),
+      };
+      await this.notify(INITIALIZED_NOTIFICATION);
+    } catch (error) {
+      await this.close();
+      throw error;
+    }
+  }
+
+  /** Before initialize completes the server has advertised nothing, so capability-gated methods are refused. */
+  protected override checkOutbound(method: string): Error | undefined {
+    const capability = requiredServerCapability(method);
+    if (capability === undefined || hasCapability(this.server?.capabilities, capability)) return undefined;
+    return new CapabilityError(method, capability, "server");
+  }
+}
+
+export interface ServerSessionOptions extends SessionOptions {
+  serverInfo: ImplementationInfo;
+  /** What this server advertises; the layer above derives it from the handlers it registered. */
+  capabilities?: JsonObject;
+  instructions?: string;
+  /** Versions this server speaks, latest first. */
+  supportedProtocolVersions?: readonly string[];
+}
+
+/** The server side: answers initialize and ping; server-to-client requests need the client's capability. */
+export class ServerSession extends Session {
+  readonly serverInfo: ImplementationInfo;
+  readonly supportedProtocolVersions: readonly string[];
+  instructions: string | undefined;
+  /** Called when the client sends notifications/initialized. */
+  oninitialized?: () => void;
+  private advertised: JsonObject;
+  private client: { capabilities: JsonObject; info: ImplementationInfo; version: string } | undefined;
+  private initializedNotified = false;
+
+  constructor(options: ServerSessionOptions) {
+    super(options);
+    this.serverInfo = options.serverInfo;
+    this.advertised = options.capabilities ?? {};
+    this.instructions = options.instructions;
+    this.supportedProtocolVersions = options.supportedProtocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS;
+    this.onRequest(PING, pong);
+    this.onRequest(INITIALIZE, (params) => this.answerInitialize(params));
+    this.onNotification(INITIALIZED_NOTIFICATION, () => {
+      this.initializedNotified = true;
+      this.oninitialized?.();
+    });
+  }
+
+  get capabilities(): JsonObject {
+    return this.advertised;
+  }
+  /** Merge more capabilities in; only meaningful before the client initializes. */
+  registerCapabilities(capabilities: JsonObject): void {
+    this.advertised = { ...this.advertised, ...capabilities };
+  }
+  get clientCapabilities(): JsonObject | undefined {
+    return this.client?.capabilities;
+  }
+  get clientInfo(): ImplementationInfo | undefined {
+    return this.client?.info;
+  }
+  get protocolVersion(): string | undefined {
+    return this.client?.version;
+  }
+  /** True once the client confirmed with notifications/initialized. */
+  get initialized(): boolean {
+    return this.initializedNotified;
+  }
+
+  private answerInitialize(params: JsonObject | undefined): JsonObject {
+    if (this.client !== undefined) throw new RpcError(ErrorCode.InvalidRequest, "Already initialized");
+    const p = params ?? {};
+    const version = negotiateProtocolVersion(p.protocolVersion, this.supportedProtocolVersions);
+    this.client = {
+      capabilities: isObject(p.capabilities) ? p.capabilities : {},
+      info: (isObject(p.clientInfo) ? p.clientInfo : { name: "unknown", version: "unknown" }) as ImplementationInfo,
+      version,
+    };
+    const result: JsonObject = { protocolVersion: version, capabilities: this.advertised, serverInfo: this.serverInfo };
+    if (this.instructions !== undefined) result.instructions = this.instructions;
+    return result;
+  }
+
+  protected override checkOutbound(method: string): Error | undefined {
+    const capability = requiredClientCapability(method);
+    if (capability === undefined || hasCapability(this.client?.capabilities, capability)) return undefined;
+    return new CapabilityError(method, capability, "client");
+  }
+}

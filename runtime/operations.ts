@@ -1,0 +1,178 @@
+// The registry of in-flight operations: every request being served and every request awaiting its response.
+import type { JsonObject, JsonRpcMessage, RequestId } from "./jsonrpc.js";
+import type { SendOptions } from "./transport.js";
+import type { ProgressInfo } from "./peer.js";
+import type { ProgressReporter } from "./progress.js";
+
+export type ProgressToken = string | number;
+
+/**
+ * active: in flight. completed/failed: a response was sent or received. cancelled: either side cancelled it.
+ * timedOut: our deadline passed. closed: the connection went away under it.
+ */
+export type OperationState = "active" | "completed" | "failed" | "cancelled" | "timedOut" | "closed";
+
+/** Where an operation's outgoing messages go while it is attached to a connection. */
+export type OperationSend = (message: JsonRpcMessage, options?: SendOptions) => Promise<void>;
+
+/**
+ * What inbound and outbound operations share. An operation is not tied to the transport it started on:
+ * `detach()` makes later output queue up instead of being sent, `attach(send)` replays the queue through a
+ * new sink. The session does not detach anything yet; resumable requests (SEP-975) and async tool calls
+ * will, so that work survives a dropped connection.
+ */
+export abstract class Operation {
+  state: OperationState = "active";
+  progressToken: ProgressToken | undefined = undefined;
+  /** Output held while detached, in order. */
+  backlog: JsonRpcMessage[] | undefined = undefined;
+  detached = false;
+  private controller: AbortController | undefined = undefined;
+  private abortedEarly = false;
+  private earlyReason: unknown = undefined;
+
+  constructor(
+    readonly id: RequestId,
+    readonly method: string,
+  ) {}
+
+  /** Created on first use: most handlers never look at it, and an AbortController per call is not free. */
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.abortedEarly) this.controller.abort(this.earlyReason);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.controller !== undefined) this.controller.abort(reason);
+    else if (!this.abortedEarly) {
+      this.abortedEarly = true;
+      this.earlyReason = reason;
+    }
+  }
+
+  detach(): void {
+    this.detached = true;
+  }
+
+  /** Reattach to a connection, flushing whatever was produced while detached. */
+  attach(send: OperationSend): Promise<void>[] {
+    this.detached = false;
+    const backlog = this.backlog;
+    this.backlog = undefined;
+    if (backlog === undefined) return [];
+    return backlog.map((message) => send(message));
+  }
+
+  /** Hold a message while detached; returns false when the caller should send it now. */
+  hold(message: JsonRpcMessage): boolean {
+    if (!this.detached) return false;
+    (this.backlog ??= []).push(message);
+    return true;
+  }
+}
+
+/** A request the peer sent us that a handler is serving. */
+export class InboundOperation extends Operation {
+  /** Present only when the peer asked for progress. */
+  reporter: ProgressReporter | undefined = undefined;
+}
+
+/** A request we sent that awaits the peer's response. */
+export class OutboundOperation extends Operation {
+  resolve: (result: JsonObject) => void = noop;
+  reject: (error: Error) => void = noop;
+  timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  /** The per-request timeout in ms; restarted on progress when resetTimeoutOnProgress is set. */
+  timeout = 0;
+  maxTotalTimeout: number | undefined = undefined;
+  startedAt = 0;
+  /** True when the armed timer is the maxTotalTimeout bound rather than the plain timeout. */
+  timerIsTotal = false;
+  resetTimeoutOnProgress = false;
+  onProgress: ((progress: ProgressInfo) => void) | undefined = undefined;
+  callerSignal: AbortSignal | undefined = undefined;
+  abortListener: (() => void) | undefined = undefined;
+}
+
+function noop(): void {}
+
+/** A bounded set remembering the most recent keys, oldest forgotten first. */
+export class RecentSet<K> {
+  private readonly set = new Set<K>();
+  private readonly ring: (K | undefined)[];
+  private next = 0;
+
+  constructor(readonly limit: number) {
+    this.ring = new Array<K | undefined>(Math.max(1, limit));
+  }
+
+  add(key: K): void {
+    if (this.set.has(key)) return;
+    const evicted = this.ring[this.next];
+    if (evicted !== undefined) this.set.delete(evicted);
+    this.ring[this.next] = key;
+    this.next = (this.next + 1) % this.ring.length;
+    this.set.add(key);
+  }
+
+  has(key: K): boolean {
+    return this.set.has(key);
+  }
+
+  clear(): void {
+    this.set.clear();
+    this.ring.fill(undefined);
+    this.next = 0;
+  }
+}
+
+/**
+ * All operations of one session, by direction. Maps keep string and number ids apart ("1" is not 1),
+ * which is what JSON-RPC requires.
+ */
+export class OperationRegistry {
+  readonly inbound = new Map<RequestId, InboundOperation>();
+  readonly outbound = new Map<RequestId, OutboundOperation>();
+  /** Our outbound requests that asked for progress, by the token we put in their _meta. */
+  readonly byProgressToken = new Map<ProgressToken, OutboundOperation>();
+  /** Tokens of requests that finished recently: progress racing the response is dropped quietly. */
+  readonly recentTokens: RecentSet<ProgressToken>;
+  /** Ids of requests we gave up on (timeout, cancel): a late response is expected, not an error. */
+  readonly abandonedIds: RecentSet<RequestId>;
+
+  constructor(recentLimit = 256) {
+    this.recentTokens = new RecentSet(recentLimit);
+    this.abandonedIds = new RecentSet(recentLimit);
+  }
+
+  get size(): number {
+    return this.inbound.size + this.outbound.size;
+  }
+
+  /** Forget an outbound operation and free its timer and abort listener. */
+  releaseOutbound(op: OutboundOperation): void {
+    this.outbound.delete(op.id);
+    if (op.timer !== undefined) {
+      clearTimeout(op.timer);
+      op.timer = undefined;
+    }
+    if (op.abortListener !== undefined) {
+      op.callerSignal!.removeEventListener("abort", op.abortListener);
+      op.abortListener = undefined;
+    }
+    const token = op.progressToken;
+    if (token !== undefined) {
+      this.byProgressToken.delete(token);
+      this.recentTokens.add(token);
+    }
+  }
+
+  /** Forget an inbound operation, unless the id was already reused by a newer request. */
+  releaseInbound(op: InboundOperation): void {
+    if (this.inbound.get(op.id) === op) this.inbound.delete(op.id);
+    if (op.reporter !== undefined) op.reporter.stop();
+  }
+}

@@ -1,0 +1,610 @@
+// The schema-agnostic JSON-RPC session: correlation, dispatch through generated tables, progress, timeouts, cancellation.
+import {
+  ErrorCode,
+  RpcError,
+  isJsonRpcMessage,
+  isRequestId,
+  type JsonObject,
+  type JsonRpcErrorObject,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type RequestId,
+} from "./jsonrpc.js";
+import type { DispatchTable, MethodSpec } from "./dispatch.js";
+import type { InboundInfo, SendOptions, Transport } from "./transport.js";
+import type {
+  NotificationHandler,
+  Peer,
+  ProgressInfo,
+  RequestContext,
+  RequestHandler,
+  RequestOptions,
+} from "./peer.js";
+import {
+  ConnectionClosedError,
+  InvalidResultError,
+  RequestCancelledError,
+  RequestTimeoutError,
+} from "./errors.js";
+import { InboundOperation, OperationRegistry, OutboundOperation } from "./operations.js";
+import {
+  DEFAULT_PROGRESS_INTERVAL_MS,
+  PROGRESS_NOTIFICATION,
+  ProgressReporter,
+  readProgressToken,
+  withProgressToken,
+  type ProgressSink,
+} from "./progress.js";
+
+export const CANCELLED_NOTIFICATION = "notifications/cancelled";
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+
+const RESOLVED: Promise<void> = Promise.resolve();
+
+/** Something worth knowing when debugging that is not an error (ignored notifications, late messages). */
+export interface SessionDebugEvent {
+  kind:
+    | "unknown-notification"
+    | "invalid-notification-params"
+    | "late-progress"
+    | "late-response"
+    | "cancel-unknown-request";
+  method?: string;
+  id?: RequestId;
+  detail?: unknown;
+}
+
+export interface SessionOptions {
+  /** Methods the peer may send us: the requests we serve and the notifications we accept. */
+  inbound: DispatchTable;
+  /** Methods we send; when an entry has `isResult`, responses are checked with it. */
+  outbound?: DispatchTable;
+  /** Envelope guard (the generated `isJSONRPCMessage`); defaults to a hand-written frame check. */
+  isMessage?: (value: unknown) => boolean;
+  /** Milliseconds; default 60 000. */
+  defaultTimeout?: number;
+  /** Minimum spacing of progress notifications we send per request, ms; default 50, 0 disables. */
+  progressInterval?: number;
+  /** How many finished tokens/ids to remember for quiet late-message handling; default 256. */
+  recentLimit?: number;
+  onerror?: (error: Error) => void;
+  ondebug?: (event: SessionDebugEvent) => void;
+}
+
+type Fields = { [key: string]: unknown };
+
+/**
+ * One side of a JSON-RPC connection. Implements Peer for the generated stubs; the lifecycle layer
+ * (ClientSession, ServerSession) adds the initialize handshake and capability checks on top.
+ */
+export class Session implements Peer, ProgressSink {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  ondebug?: (event: SessionDebugEvent) => void;
+  readonly operations: OperationRegistry;
+
+  protected transport: Transport | undefined = undefined;
+  private status: "new" | "open" | "closed" = "new";
+  private nextId = 0;
+  private readonly inboundSpecs: Map<string, MethodSpec>;
+  private readonly outboundSpecs: Map<string, MethodSpec>;
+  private readonly requestHandlers = new Map<string, RequestHandler>();
+  private readonly notificationHandlers = new Map<string, NotificationHandler>();
+  private readonly isMessage: (value: unknown) => boolean;
+  private readonly defaultTimeout: number;
+  private readonly progressInterval: number;
+
+  constructor(options: SessionOptions) {
+    // Maps, not the table objects: a method named "constructor" or "__proto__" must not hit Object.prototype.
+    this.inboundSpecs = new Map(Object.entries(options.inbound));
+    this.outboundSpecs = new Map(Object.entries(options.outbound ?? {}));
+    this.isMessage = options.isMessage ?? isJsonRpcMessage;
+    this.defaultTimeout = options.defaultTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.progressInterval = options.progressInterval ?? DEFAULT_PROGRESS_INTERVAL_MS;
+    this.operations = new OperationRegistry(options.recentLimit ?? 256);
+    this.onerror = options.onerror;
+    this.ondebug = options.ondebug;
+  }
+
+  get isOpen(): boolean {
+    return this.status === "open";
+  }
+
+  /** Take over the transport's callbacks and start it. One transport per session. */
+  async connect(transport: Transport): Promise<void> {
+    if (this.transport !== undefined) throw new Error("Session is already connected");
+    this.transport = transport;
+    transport.onmessage = this.handleMessage;
+    transport.onmalformed = this.handleMalformed;
+    transport.onclose = this.handleClose;
+    transport.onerror = this.reportError;
+    this.status = "open";
+    try {
+      await transport.start();
+    } catch (error) {
+      this.handleClose();
+      throw error;
+    }
+  }
+
+  /** Close the transport; every pending request rejects with ConnectionClosedError. */
+  async close(): Promise<void> {
+    if (this.status === "closed") return;
+    const transport = this.transport;
+    try {
+      if (transport !== undefined) await transport.close();
+    } finally {
+      // Not every transport reports its own close; make sure the session is torn down either way.
+      this.handleClose();
+    }
+  }
+
+  onRequest(method: string, handler: RequestHandler): void {
+    this.requestHandlers.set(method, handler);
+  }
+
+  onNotification(method: string, handler: NotificationHandler): void {
+    this.notificationHandlers.set(method, handler);
+  }
+
+  removeRequestHandler(method: string): void {
+    this.requestHandlers.delete(method);
+  }
+
+  removeNotificationHandler(method: string): void {
+    this.notificationHandlers.delete(method);
+  }
+
+  request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
+    return this.sendRequest(method, params, options, undefined);
+  }
+
+  notify(method: string, params?: JsonObject): Promise<void> {
+    return this.sendNotification(method, params, undefined);
+  }
+
+  /**
+   * A refusal to send `method` (e.g. the peer lacks the capability), or undefined to allow it.
+   * Checked before anything touches the wire.
+   */
+  protected checkOutbound(_method: string): Error | undefined {
+    return undefined;
+  }
+
+  /** @internal Also used by handler contexts, with the inbound request id for routing. */
+  sendRequest(
+    method: string,
+    params: JsonObject | undefined,
+    options: RequestOptions | undefined,
+    relatedRequestId: RequestId | undefined,
+  ): Promise<JsonObject> {
+    if (this.status !== "open") return Promise.reject(new ConnectionClosedError("Not connected"));
+    const refusal = this.checkOutbound(method);
+    if (refusal !== undefined) return Promise.reject(refusal);
+    const signal = options?.signal;
+    if (signal !== undefined && signal.aborted) return Promise.reject(new RequestCancelledError(method, signal.reason));
+
+    const id = this.nextId++;
+    const op = new OutboundOperation(id, method);
+    let wireParams = params;
+    let timeout = this.defaultTimeout;
+    if (options !== undefined) {
+      if (options.timeout !== undefined) timeout = options.timeout;
+      op.maxTotalTimeout = options.maxTotalTimeout;
+      // A token is needed to hear progress even when only the timeout reset cares about it.
+      if (options.onProgress !== undefined || options.resetTimeoutOnProgress === true) {
+        op.progressToken = id;
+        op.onProgress = options.onProgress;
+        op.resetTimeoutOnProgress = options.resetTimeoutOnProgress === true;
+        wireParams = withProgressToken(params, id);
+        this.operations.byProgressToken.set(id, op);
+      }
+    }
+    op.timeout = timeout;
+    op.startedAt = Date.now();
+    const promise = new Promise<JsonObject>((resolve, reject) => {
+      op.resolve = resolve;
+      op.reject = reject;
+    });
+    this.operations.outbound.set(id, op);
+    this.armTimeout(op);
+    if (signal !== undefined) {
+      op.callerSignal = signal;
+      op.abortListener = () => this.cancelOutbound(op, signal.reason);
+      signal.addEventListener("abort", op.abortListener, { once: true });
+    }
+    const message: JsonRpcRequest =
+      wireParams === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params: wireParams };
+    this.transmitRequest(op, message, relatedRequestId === undefined ? undefined : { relatedRequestId });
+    return promise;
+  }
+
+  /** @internal */
+  sendNotification(method: string, params: JsonObject | undefined, relatedRequestId: RequestId | undefined): Promise<void> {
+    const transport = this.transport;
+    if (this.status !== "open" || transport === undefined) {
+      return Promise.reject(new ConnectionClosedError("Not connected"));
+    }
+    const refusal = this.checkOutbound(method);
+    if (refusal !== undefined) return Promise.reject(refusal);
+    const message: JsonRpcNotification =
+      params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params };
+    return transport.send(message, relatedRequestId === undefined ? undefined : { relatedRequestId });
+  }
+
+  /** @internal ProgressSink: progress for a request we serve. */
+  sendProgress(params: JsonObject, relatedRequestId: RequestId): Promise<void> {
+    const transport = this.transport;
+    if (this.status !== "open" || transport === undefined) return RESOLVED;
+    return transport.send({ jsonrpc: "2.0", method: PROGRESS_NOTIFICATION, params }, { relatedRequestId });
+  }
+
+  private async transmitRequest(op: OutboundOperation, message: JsonRpcRequest, options: SendOptions | undefined): Promise<void> {
+    try {
+      await this.transport!.send(message, options);
+    } catch (error) {
+      if (op.state !== "active") return;
+      op.state = "failed";
+      this.operations.releaseOutbound(op);
+      op.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  private armTimeout(op: OutboundOperation): void {
+    let delay = op.timeout;
+    op.timerIsTotal = false;
+    if (op.maxTotalTimeout !== undefined) {
+      const remaining = op.maxTotalTimeout - (Date.now() - op.startedAt);
+      if (remaining <= delay) {
+        delay = remaining;
+        op.timerIsTotal = true;
+      }
+    }
+    op.timer = setTimeout(onRequestTimeout, delay > 0 ? delay : 0, this, op);
+  }
+
+  /** @internal timer callback */
+  expire(op: OutboundOperation): void {
+    op.timer = undefined;
+    if (op.state !== "active") return;
+    op.state = "timedOut";
+    this.operations.releaseOutbound(op);
+    this.operations.abandonedIds.add(op.id);
+    const error = op.timerIsTotal
+      ? new RequestTimeoutError(op.method, op.maxTotalTimeout!, true)
+      : new RequestTimeoutError(op.method, op.timeout);
+    this.sendCancelled(op, error.message);
+    op.reject(error);
+  }
+
+  private cancelOutbound(op: OutboundOperation, reason: unknown): void {
+    if (op.state !== "active") return;
+    op.state = "cancelled";
+    this.operations.releaseOutbound(op);
+    this.operations.abandonedIds.add(op.id);
+    const error = new RequestCancelledError(op.method, reason);
+    this.sendCancelled(op, reasonText(reason));
+    op.reject(error);
+  }
+
+  private sendCancelled(op: OutboundOperation, reason: string | undefined): void {
+    // The spec forbids cancelling initialize; the call still rejects locally.
+    if (op.method === "initialize" || this.status !== "open") return;
+    const params: JsonObject = reason === undefined ? { requestId: op.id } : { requestId: op.id, reason };
+    this.transport!.send({ jsonrpc: "2.0", method: CANCELLED_NOTIFICATION, params }).catch(this.reportError);
+  }
+
+  // ---- receive path -------------------------------------------------------------------------
+
+  private readonly handleMessage = (message: unknown, info?: InboundInfo): void => {
+    if (typeof message !== "object" || message === null || Array.isArray(message)) {
+      this.sendError(undefined, ErrorCode.InvalidRequest, "Invalid Request: not a JSON-RPC message object");
+      return;
+    }
+    const m = message as Fields;
+    if (!this.isMessage(m)) {
+      this.handleInvalidEnvelope(m);
+      return;
+    }
+    const method = m.method as string | undefined;
+    if (method !== undefined) {
+      if (m.id !== undefined) this.handleRequest(m as unknown as JsonRpcRequest, info);
+      else this.handleNotification(method, m.params as JsonObject | undefined);
+    } else {
+      this.handleResponse(m);
+    }
+  };
+
+  private handleInvalidEnvelope(m: Fields): void {
+    const id = isRequestId(m.id) ? m.id : undefined;
+    // A broken response gets no reply (replying to responses could ping-pong); fail the call it answers.
+    if (m.method === undefined && (m.result !== undefined || m.error !== undefined)) {
+      const op = id === undefined ? undefined : this.operations.outbound.get(id);
+      const error = new RpcError(ErrorCode.InvalidRequest, "Malformed response from peer", { response: m });
+      if (op !== undefined && op.state === "active") {
+        op.state = "failed";
+        this.operations.releaseOutbound(op);
+        op.reject(error);
+      } else {
+        this.reportError(error);
+      }
+      return;
+    }
+    this.sendError(id, ErrorCode.InvalidRequest, "Invalid Request");
+  }
+
+  private readonly handleMalformed = (error: Error): void => {
+    this.sendError(undefined, ErrorCode.ParseError, "Parse error", error.message);
+  };
+
+  private handleRequest(m: JsonRpcRequest, info: InboundInfo | undefined): void {
+    const id = m.id;
+    const method = m.method;
+    const spec = this.inboundSpecs.get(method);
+    const handler = this.requestHandlers.get(method);
+    if (spec === undefined || spec.kind !== "request" || handler === undefined) {
+      this.sendError(id, ErrorCode.MethodNotFound, `Method not found: ${method}`);
+      return;
+    }
+    const params = m.params;
+    if (!spec.isParams(params)) {
+      this.sendError(id, ErrorCode.InvalidParams, `Invalid params for ${method}`, { errors: spec.explainParams(params) });
+      return;
+    }
+    const inbound = this.operations.inbound;
+    if (inbound.has(id)) {
+      this.sendError(id, ErrorCode.InvalidRequest, `Request id ${JSON.stringify(id)} is already in use`);
+      return;
+    }
+    const context = new HandlerContext(this, id, method, info);
+    const token = readProgressToken(params);
+    if (token !== undefined) {
+      context.progressToken = token;
+      context.reporter = new ProgressReporter(token, id, this, this.progressInterval);
+    }
+    inbound.set(id, context);
+    this.serve(handler, params, context);
+  }
+
+  private async serve(handler: RequestHandler, params: JsonObject | undefined, context: HandlerContext): Promise<void> {
+    let result: unknown;
+    try {
+      result = await handler(params, context);
+    } catch (error) {
+      this.finish(context, undefined, error instanceof RpcError ? error.toJSON() : internalError(error));
+      return;
+    }
+    if (result === undefined) result = {};
+    else if (typeof result !== "object" || result === null || Array.isArray(result)) {
+      this.finish(context, undefined, { code: ErrorCode.InternalError, message: `Handler for ${context.method} returned a non-object result` });
+      return;
+    }
+    this.finish(context, result as JsonObject, undefined);
+  }
+
+  private finish(context: HandlerContext, result: JsonObject | undefined, error: JsonRpcErrorObject | undefined): void {
+    const active = context.state === "active";
+    if (active) {
+      context.state = error === undefined ? "completed" : "failed";
+      // The last held progress value must reach the peer before the response does.
+      if (context.reporter !== undefined) context.reporter.flush();
+    }
+    this.operations.releaseInbound(context);
+    // Cancelled or disconnected: the peer will not use the result, so it is not sent.
+    if (!active || this.status !== "open") return;
+    const message: JsonRpcMessage =
+      error === undefined
+        ? { jsonrpc: "2.0", id: context.requestId, result: result! }
+        : { jsonrpc: "2.0", id: context.requestId, error };
+    if (context.hold(message)) return;
+    this.transport!.send(message, { relatedRequestId: context.requestId }).catch(this.reportError);
+  }
+
+  private handleNotification(method: string, params: JsonObject | undefined): void {
+    const spec = this.inboundSpecs.get(method);
+    if (spec !== undefined) {
+      if (spec.kind !== "notification") {
+        this.debug({ kind: "unknown-notification", method, detail: "method is a request" });
+        return;
+      }
+      if (!spec.isParams(params)) {
+        this.debug({ kind: "invalid-notification-params", method, detail: spec.explainParams(params) });
+        return;
+      }
+    } else if (method !== PROGRESS_NOTIFICATION && method !== CANCELLED_NOTIFICATION) {
+      // The two notifications the session itself relies on work even if a table leaves them out.
+      this.debug({ kind: "unknown-notification", method });
+      return;
+    }
+    if (method === PROGRESS_NOTIFICATION) this.handleProgress(params);
+    else if (method === CANCELLED_NOTIFICATION) this.handleCancelled(params);
+    const handler = this.notificationHandlers.get(method);
+    if (handler === undefined) return;
+    try {
+      const r = handler(params);
+      if (r !== undefined && typeof (r as Promise<void>).then === "function") (r as Promise<void>).then(undefined, this.reportError);
+    } catch (error) {
+      this.reportError(error);
+    }
+  }
+
+  private handleProgress(params: JsonObject | undefined): void {
+    if (params === undefined) return;
+    const token = params.progressToken;
+    const progress = params.progress;
+    if ((typeof token !== "string" && typeof token !== "number") || typeof progress !== "number") {
+      this.debug({ kind: "invalid-notification-params", method: PROGRESS_NOTIFICATION, detail: params });
+      return;
+    }
+    const op = this.operations.byProgressToken.get(token);
+    if (op === undefined) {
+      if (this.operations.recentTokens.has(token)) this.debug({ kind: "late-progress", detail: token });
+      else this.reportError(new Error(`Progress for unknown token ${JSON.stringify(token)}`));
+      return;
+    }
+    if (op.resetTimeoutOnProgress && op.timer !== undefined && !op.timerIsTotal) {
+      clearTimeout(op.timer);
+      this.armTimeout(op);
+    }
+    const onProgress = op.onProgress;
+    if (onProgress === undefined) return;
+    const info: ProgressInfo = { progress };
+    if (typeof params.total === "number") info.total = params.total;
+    if (typeof params.message === "string") info.message = params.message;
+    try {
+      onProgress(info);
+    } catch (error) {
+      this.reportError(error);
+    }
+  }
+
+  private handleCancelled(params: JsonObject | undefined): void {
+    const id = params?.requestId;
+    if (!isRequestId(id)) return;
+    const context = this.operations.inbound.get(id);
+    if (context === undefined) {
+      // Normal race: the request finished before the cancellation arrived.
+      this.debug({ kind: "cancel-unknown-request", id });
+      return;
+    }
+    if (context.method === "initialize") return;
+    context.state = "cancelled";
+    this.operations.releaseInbound(context);
+    const reason = params!.reason;
+    context.abort(new RequestCancelledError(context.method, typeof reason === "string" ? reason : undefined));
+  }
+
+  private handleResponse(m: Fields): void {
+    const id = m.id as RequestId | undefined;
+    const op = id === undefined ? undefined : this.operations.outbound.get(id);
+    if (op === undefined) {
+      if (id !== undefined && this.operations.abandonedIds.has(id)) {
+        this.debug({ kind: "late-response", id });
+      } else if (id === undefined) {
+        const e = m.error as JsonRpcErrorObject;
+        this.reportError(new RpcError(e.code, `Peer reported: ${e.message}`, e.data));
+      } else {
+        this.reportError(new Error(`Response for unknown request id ${JSON.stringify(id)}`));
+      }
+      return;
+    }
+    this.operations.releaseOutbound(op);
+    const error = m.error as JsonRpcErrorObject | undefined;
+    if (error !== undefined) {
+      op.state = "failed";
+      op.reject(new RpcError(error.code, error.message, error.data));
+      return;
+    }
+    const result = m.result as JsonObject;
+    const spec = this.outboundSpecs.get(op.method);
+    if (spec !== undefined && spec.isResult !== undefined && !spec.isResult(result)) {
+      op.state = "failed";
+      const issues = spec.explainResult !== undefined ? spec.explainResult(result) : [];
+      op.reject(new InvalidResultError(op.method, op.id, result, issues));
+      return;
+    }
+    op.state = "completed";
+    op.resolve(result);
+  }
+
+  private readonly handleClose = (): void => {
+    if (this.status === "closed") return;
+    this.status = "closed";
+    const ops = this.operations;
+    if (ops.outbound.size > 0) {
+      const error = new ConnectionClosedError();
+      for (const op of [...ops.outbound.values()]) {
+        op.state = "closed";
+        ops.releaseOutbound(op);
+        op.reject(error);
+      }
+    }
+    if (ops.inbound.size > 0) {
+      const reason = new ConnectionClosedError();
+      for (const context of [...ops.inbound.values()]) {
+        context.state = "closed";
+        ops.releaseInbound(context);
+        context.abort(reason);
+      }
+    }
+    ops.byProgressToken.clear();
+    const onclose = this.onclose;
+    if (onclose !== undefined) {
+      try {
+        onclose();
+      } catch (error) {
+        this.reportError(error);
+      }
+    }
+  };
+
+  private sendError(id: RequestId | undefined, code: number, message: string, data?: unknown): void {
+    const transport = this.transport;
+    if (this.status !== "open" || transport === undefined) return;
+    const error: JsonRpcErrorObject = data === undefined ? { code, message } : { code, message, data };
+    const reply: JsonRpcMessage = id === undefined ? { jsonrpc: "2.0", error } : { jsonrpc: "2.0", id, error };
+    transport.send(reply, id === undefined ? undefined : { relatedRequestId: id }).catch(this.reportError);
+  }
+
+  private debug(event: SessionDebugEvent): void {
+    const ondebug = this.ondebug;
+    if (ondebug !== undefined) ondebug(event);
+  }
+
+  private readonly reportError = (error: unknown): void => {
+    const onerror = this.onerror;
+    if (onerror !== undefined) onerror(error instanceof Error ? error : new Error(String(error)));
+  };
+}
+
+function onRequestTimeout(session: Session, op: OutboundOperation): void {
+  session.expire(op);
+}
+
+function internalError(error: unknown): JsonRpcErrorObject {
+  const message = error instanceof Error ? error.message : String(error);
+  return { code: ErrorCode.InternalError, message: message === "" ? "Internal error" : message };
+}
+
+function reasonText(reason: unknown): string | undefined {
+  if (typeof reason === "string") return reason;
+  if (reason instanceof Error) return reason.message;
+  return undefined;
+}
+
+/** The context a request handler receives; it is also the operation's registry entry. */
+class HandlerContext extends InboundOperation implements RequestContext {
+  readonly principal?: string;
+  readonly sessionId?: string;
+
+  constructor(
+    private readonly session: Session,
+    id: RequestId,
+    method: string,
+    info: InboundInfo | undefined,
+  ) {
+    super(id, method);
+    if (info !== undefined) {
+      if (info.principal !== undefined) this.principal = info.principal;
+      if (info.sessionId !== undefined) this.sessionId = info.sessionId;
+    }
+  }
+
+  get requestId(): RequestId {
+    return this.id;
+  }
+
+  progress(progress: number, total?: number, message?: string): Promise<void> {
+    const reporter = this.reporter;
+    return reporter === undefined ? RESOLVED : reporter.report(progress, total, message);
+  }
+
+  request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
+    return this.session.sendRequest(method, params, options, this.id);
+  }
+
+  notify(method: string, params?: JsonObject): Promise<void> {
+    return this.session.sendNotification(method, params, this.id);
+  }
+}
