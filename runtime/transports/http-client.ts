@@ -1,0 +1,468 @@
+// Streamable HTTP client transport: POST per message, JSON or SSE replies, standalone GET, resumption, expiry.
+import type { JsonRpcErrorResponse, JsonRpcMessage, RequestId } from "../jsonrpc.js";
+import type { SendOptions, Transport } from "../transport.js";
+import { LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER, classifyMessage, requestKey, responseId } from "./http-wire.js";
+import { SseDecoder } from "./sse.js";
+
+/**
+ * Code of the JSON-RPC error responses this transport synthesizes for requests it can no longer complete
+ * (stream lost, session expired); `data.reason` says which. Implementation-defined server-error range.
+ */
+export const CONNECTION_LOST_CODE = -32000;
+
+/** The server answered 404 to the session id: the session is gone and a new initialize is needed. */
+export class SessionExpiredError extends Error {
+  readonly sessionId: string;
+  constructor(sessionId: string) {
+    super(`MCP session ${sessionId} expired (HTTP 404); a new session must be initialized`);
+    this.name = "SessionExpiredError";
+    this.sessionId = sessionId;
+  }
+}
+
+/** An HTTP reply the transport cannot use (4xx/5xx or an unexpected content type). */
+export class HttpStatusError extends Error {
+  readonly status: number;
+  readonly body: string;
+  constructor(status: number, body: string, message?: string) {
+    super(message ?? `HTTP ${status}${body ? `: ${body.slice(0, 200)}` : ""}`);
+    this.name = "HttpStatusError";
+    this.status = status;
+    this.body = body;
+  }
+}
+
+/** An SSE stream ended and could not be resumed (no event id, attempts exhausted, or the server refused). */
+export class StreamLostError extends Error {
+  readonly requestId?: RequestId;
+  constructor(message: string, requestId?: RequestId) {
+    super(message);
+    this.name = "StreamLostError";
+    this.requestId = requestId;
+  }
+}
+
+export interface ReconnectOptions {
+  /** Failed reconnect attempts allowed in a row, for every stream (default 5). A successful GET resets it. */
+  maxAttempts?: number;
+  /** Backoff when the server sent no `retry`: initial delay (default 1000 ms)... */
+  initialDelayMs?: number;
+  /** ...growth factor (default 1.5)... */
+  factor?: number;
+  /** ...and cap (default 30 000 ms). Each delay is jittered down to between 50% and 100%. */
+  maxDelayMs?: number;
+}
+
+export interface ResumptionInfo {
+  /** The request the stream carries the reply of; undefined for the standalone stream. */
+  requestId?: RequestId;
+}
+
+export interface StreamableHttpClientOptions {
+  url: string | URL;
+  /** Extra headers on every request (e.g. Authorization), or a function computing them per request. */
+  headers?: Record<string, string> | (() => Record<string, string> | Promise<Record<string, string>>);
+  /** Default: the global fetch. */
+  fetch?: typeof fetch;
+  /** Reuse an existing session (e.g. after a restart, with resumeStream). */
+  sessionId?: string;
+  /** Sent as MCP-Protocol-Version from the start; otherwise set after negotiation. */
+  protocolVersion?: string;
+  reconnect?: ReconnectOptions;
+  /**
+   * "auto" (default): open the standalone GET stream once `notifications/initialized` was accepted.
+   * "manual": only when openStandaloneStream() is called.
+   */
+  standaloneStream?: "auto" | "manual";
+  /** Send DELETE for the session on close() (default true). */
+  terminateOnClose?: boolean;
+  /** Every new Last-Event-ID of every stream; hand it back to resumeStream() to continue after a restart. */
+  onResumptionToken?: (token: string, info: ResumptionInfo) => void;
+}
+
+interface StreamContext {
+  readonly requestId?: RequestId;
+  readonly standalone: boolean;
+  lastEventId?: string;
+  retryMs?: number;
+  gotResponse: boolean;
+  readonly signal: AbortSignal;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+function mediaType(response: Response): string {
+  return (response.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+}
+
+export class StreamableHttpClientTransport implements Transport {
+  onmessage?: (message: unknown) => void;
+  onmalformed?: (error: Error) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  /** The server forgot the session (404). Requests in flight have been failed; initialize again to go on. */
+  onsessionexpired?: (error: SessionExpiredError) => void;
+
+  private readonly url: URL;
+  private readonly options: StreamableHttpClientOptions;
+  private readonly fetchImpl: typeof fetch;
+  private _sessionId: string | undefined;
+  private _protocolVersion: string | undefined;
+  /** Aborted on close and on session expiry; every fetch and stream of the current session hangs off it. */
+  private lifetime = new AbortController();
+  private closed = false;
+  private standaloneOpen = false;
+  /** Requests sent and not yet answered, with the stream carrying their reply once known. */
+  private readonly inflight = new Map<string, RequestId>();
+  private initializeKey: string | undefined;
+
+  constructor(options: StreamableHttpClientOptions) {
+    this.options = options;
+    this.url = new URL(options.url);
+    this.fetchImpl = options.fetch ?? fetch;
+    this._sessionId = options.sessionId;
+    this._protocolVersion = options.protocolVersion;
+  }
+
+  get sessionId(): string | undefined {
+    return this._sessionId;
+  }
+
+  get protocolVersion(): string | undefined {
+    return this._protocolVersion;
+  }
+
+  /** Called by the session layer once the protocol version is negotiated; sent on every later request. */
+  setProtocolVersion(version: string): void {
+    this._protocolVersion = version;
+  }
+
+  async start(): Promise<void> {
+    if (this.closed) throw new Error("transport is closed");
+  }
+
+  async send(message: JsonRpcMessage, _options?: SendOptions): Promise<void> {
+    if (this.closed) throw new Error("transport is closed");
+    const kind = classifyMessage(message);
+    const id = kind === "request" ? (message as { id: RequestId }).id : undefined;
+    const key = id === undefined ? undefined : requestKey(id);
+    if (key !== undefined && id !== undefined) {
+      this.inflight.set(key, id);
+      if ((message as { method: string }).method === "initialize") this.initializeKey = key;
+    }
+    const sentSessionId = this._sessionId;
+    const signal = this.lifetime.signal;
+    let response: Response;
+    try {
+      response = await this.fetchImpl(this.url, {
+        method: "POST",
+        headers: { ...(await this.headers()), "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify(message),
+        signal,
+      });
+    } catch (error) {
+      if (key !== undefined) this.inflight.delete(key);
+      throw error;
+    }
+    const issued = response.headers.get(SESSION_HEADER);
+    if (issued && this._sessionId === undefined) this._sessionId = issued;
+
+    if (response.status === 404 && sentSessionId !== undefined) {
+      await response.body?.cancel().catch(() => undefined);
+      if (key !== undefined) this.inflight.delete(key);
+      throw this.expireSession(sentSessionId);
+    }
+    if (!response.ok) {
+      const text = await response.text().catch(() => "");
+      if (key !== undefined) this.inflight.delete(key);
+      throw new HttpStatusError(response.status, text);
+    }
+    if (id === undefined || response.status === 202) {
+      await response.body?.cancel().catch(() => undefined);
+      if (kind === "notification" && (message as { method: string }).method === "notifications/initialized") {
+        if ((this.options.standaloneStream ?? "auto") === "auto") {
+          this.openStandaloneStream().catch((error: unknown) => this.report(error));
+        }
+      }
+      return;
+    }
+    const type = mediaType(response);
+    if (type === "application/json") {
+      const text = await response.text();
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch (error) {
+        this.onmalformed?.(error instanceof Error ? error : new Error(String(error)));
+        return;
+      }
+      this.inbound(value);
+      return;
+    }
+    if (type === "text/event-stream") {
+      const ctx: StreamContext = { requestId: id, standalone: false, gotResponse: false, signal };
+      this.runStream(response, ctx).catch((error: unknown) => this.report(error));
+      return;
+    }
+    await response.body?.cancel().catch(() => undefined);
+    if (key !== undefined) this.inflight.delete(key);
+    throw new HttpStatusError(response.status, "", `unexpected content type ${JSON.stringify(type)} for a request`);
+  }
+
+  /**
+   * Opens the standalone GET stream for server-initiated messages. Resolves once it is open, or silently when
+   * the server offers none (405) or one is already open.
+   */
+  async openStandaloneStream(): Promise<void> {
+    if (this.closed || this.standaloneOpen) return;
+    const sentSessionId = this._sessionId;
+    const signal = this.lifetime.signal;
+    this.standaloneOpen = true;
+    let response: Response;
+    try {
+      response = await this.get(undefined, signal);
+    } catch (error) {
+      this.standaloneOpen = false;
+      throw error;
+    }
+    if (response.status === 404 && sentSessionId !== undefined) {
+      this.standaloneOpen = false;
+      this.expireSession(sentSessionId);
+      return;
+    }
+    if (response.status === 405 || response.status === 409) {
+      await response.body?.cancel().catch(() => undefined);
+      if (response.status === 405) this.standaloneOpen = false;
+      return;
+    }
+    if (!response.ok || mediaType(response) !== "text/event-stream") {
+      this.standaloneOpen = false;
+      const text = await response.text().catch(() => "");
+      throw new HttpStatusError(response.status, text);
+    }
+    const ctx: StreamContext = { standalone: true, gotResponse: false, signal };
+    this.runStream(response, ctx)
+      .catch((error: unknown) => this.report(error))
+      .finally(() => {
+        if (ctx.signal === this.lifetime.signal) this.standaloneOpen = false;
+      });
+  }
+
+  /**
+   * Continues a stream from a resumption token (a Last-Event-ID seen earlier, e.g. before a restart). With
+   * `requestId`, that request counts as in flight until its response arrives on the resumed stream.
+   */
+  async resumeStream(token: string, info: ResumptionInfo = {}): Promise<void> {
+    if (this.closed) throw new Error("transport is closed");
+    if (info.requestId !== undefined) this.inflight.set(requestKey(info.requestId), info.requestId);
+    const ctx: StreamContext = {
+      requestId: info.requestId,
+      standalone: info.requestId === undefined,
+      lastEventId: token,
+      gotResponse: false,
+      signal: this.lifetime.signal,
+    };
+    this.runStream(undefined, ctx).catch((error: unknown) => this.report(error));
+  }
+
+  /** DELETE the session on the server (405 tolerated) and forget its id. */
+  async terminateSession(): Promise<void> {
+    const sessionId = this._sessionId;
+    if (sessionId === undefined) return;
+    const response = await this.fetchImpl(this.url, { method: "DELETE", headers: await this.headers() });
+    await response.body?.cancel().catch(() => undefined);
+    if (!response.ok && response.status !== 405 && response.status !== 404) {
+      throw new HttpStatusError(response.status, "");
+    }
+    if (this._sessionId === sessionId) this._sessionId = undefined;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.lifetime.abort();
+    if ((this.options.terminateOnClose ?? true) && this._sessionId !== undefined) {
+      await this.terminateSession().catch((error: unknown) => this.report(error));
+    }
+    this.onclose?.();
+  }
+
+  // ---- internals ----
+
+  private async headers(): Promise<Record<string, string>> {
+    const extra = typeof this.options.headers === "function" ? await this.options.headers() : this.options.headers ?? {};
+    const out: Record<string, string> = { ...extra };
+    if (this._sessionId !== undefined) out[SESSION_HEADER] = this._sessionId;
+    if (this._protocolVersion !== undefined) out[PROTOCOL_VERSION_HEADER] = this._protocolVersion;
+    return out;
+  }
+
+  private async get(lastEventId: string | undefined, signal: AbortSignal): Promise<Response> {
+    const headers: Record<string, string> = { ...(await this.headers()), accept: "text/event-stream" };
+    if (lastEventId !== undefined) headers[LAST_EVENT_ID_HEADER] = lastEventId;
+    return this.fetchImpl(this.url, { method: "GET", headers, signal });
+  }
+
+  /** Reads a stream and keeps it alive across disconnects (network or SEP-1699 server close) until done. */
+  private async runStream(initial: Response | undefined, ctx: StreamContext): Promise<void> {
+    const maxAttempts = this.options.reconnect?.maxAttempts ?? 5;
+    let response = initial;
+    let failures = 0;
+    let immediate = initial === undefined;
+    for (;;) {
+      if (response) {
+        await this.readSse(response, ctx);
+        response = undefined;
+      }
+      if (ctx.signal.aborted || (ctx.requestId !== undefined && ctx.gotResponse)) return;
+      if (!immediate) {
+        if (ctx.lastEventId === undefined && !ctx.standalone) {
+          return this.streamFailed(ctx, "the SSE stream ended before any event id; it cannot be resumed");
+        }
+        failures++;
+        if (failures > maxAttempts) return this.streamFailed(ctx, `could not resume the SSE stream after ${maxAttempts} attempts`);
+        await sleep(ctx.retryMs ?? this.backoff(failures), ctx.signal);
+        if (ctx.signal.aborted) return;
+      }
+      immediate = false;
+      const sentSessionId = this._sessionId;
+      let next: Response;
+      try {
+        next = await this.get(ctx.lastEventId, ctx.signal);
+      } catch {
+        continue; // network failure: counts as an attempt on the next turn
+      }
+      if (next.status === 404 && sentSessionId !== undefined) {
+        await next.body?.cancel().catch(() => undefined);
+        this.expireSession(sentSessionId);
+        return;
+      }
+      if (next.ok && mediaType(next) === "text/event-stream") {
+        failures = 0;
+        response = next;
+        continue;
+      }
+      const text = await next.text().catch(() => "");
+      if (next.status === 405 && ctx.standalone) return; // the server offers no GET stream
+      // Other 4xx are definite answers (bad/expired Last-Event-ID, conflict); retrying cannot help.
+      if (next.status >= 400 && next.status < 500 && next.status !== 408 && next.status !== 429) {
+        return this.streamFailed(ctx, `resuming the SSE stream failed: ${new HttpStatusError(next.status, text).message}`);
+      }
+    }
+  }
+
+  private backoff(attempt: number): number {
+    const r = this.options.reconnect ?? {};
+    const base = Math.min(r.maxDelayMs ?? 30_000, (r.initialDelayMs ?? 1000) * Math.pow(r.factor ?? 1.5, attempt - 1));
+    return Math.round(base * (0.5 + Math.random() * 0.5));
+  }
+
+  /** Reads one connection's events; returns when it ends, fails or is aborted. */
+  private async readSse(response: Response, ctx: StreamContext): Promise<void> {
+    const body = response.body;
+    if (!body) return;
+    const decoder = new SseDecoder(
+      {
+        onLastEventId: (id) => {
+          ctx.lastEventId = id === "" ? undefined : id;
+          if (id !== "") this.options.onResumptionToken?.(id, { requestId: ctx.requestId });
+        },
+        onRetry: (ms) => {
+          ctx.retryMs = ms;
+        },
+        onEvent: (event) => {
+          // Priming events carry only an id; non-message event types are not JSON-RPC.
+          if (event.data === "" || event.type !== "message") return;
+          let value: unknown;
+          try {
+            value = JSON.parse(event.data);
+          } catch (error) {
+            this.onmalformed?.(error instanceof Error ? error : new Error(String(error)));
+            return;
+          }
+          const id = classifyMessage(value) === "response" ? responseId(value as JsonRpcMessage) : undefined;
+          if (id !== undefined && ctx.requestId !== undefined && requestKey(id) === requestKey(ctx.requestId)) {
+            ctx.gotResponse = true;
+          }
+          this.inbound(value);
+        },
+      },
+      ctx.lastEventId ?? "",
+    );
+    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+    const abort = () => void reader.cancel().catch(() => undefined);
+    ctx.signal.addEventListener("abort", abort, { once: true });
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        decoder.push(value);
+      }
+    } catch {
+      // A dropped connection; the caller decides whether to resume.
+    } finally {
+      ctx.signal.removeEventListener("abort", abort);
+      decoder.end();
+    }
+  }
+
+  private inbound(value: unknown): void {
+    if (classifyMessage(value) === "response") {
+      const id = responseId(value as JsonRpcMessage);
+      if (id !== undefined) {
+        const key = requestKey(id);
+        this.inflight.delete(key);
+        if (key === this.initializeKey) {
+          this.initializeKey = undefined;
+          const version = (value as { result?: { protocolVersion?: unknown } }).result?.protocolVersion;
+          if (typeof version === "string" && this._protocolVersion === undefined) this._protocolVersion = version;
+        }
+      }
+    }
+    this.onmessage?.(value);
+  }
+
+  /** Fails the request a lost stream carried, by handing the session an error response for it. */
+  private streamFailed(ctx: StreamContext, reason: string): void {
+    const error = new StreamLostError(reason, ctx.requestId);
+    if (ctx.requestId !== undefined && this.inflight.delete(requestKey(ctx.requestId))) {
+      this.onmessage?.(lostResponse(ctx.requestId, reason, "stream-lost"));
+    }
+    this.report(error);
+  }
+
+  /** The server forgot the session: drop its id, stop its streams, fail what was in flight, tell the app. */
+  private expireSession(sessionId: string): SessionExpiredError {
+    const error = new SessionExpiredError(sessionId);
+    if (this._sessionId !== sessionId) return error; // already handled
+    this._sessionId = undefined;
+    this._protocolVersion = this.options.protocolVersion;
+    this.standaloneOpen = false;
+    this.lifetime.abort();
+    this.lifetime = new AbortController();
+    const failed = [...this.inflight.values()];
+    this.inflight.clear();
+    for (const id of failed) this.onmessage?.(lostResponse(id, error.message, "session-expired"));
+    this.onsessionexpired?.(error);
+    return error;
+  }
+
+  private report(error: unknown): void {
+    this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+function lostResponse(id: RequestId, message: string, reason: "stream-lost" | "session-expired"): JsonRpcErrorResponse {
+  return { jsonrpc: "2.0", id, error: { code: CONNECTION_LOST_CODE, message, data: { reason } } };
+}

@@ -1,0 +1,205 @@
+// Test fixtures for the HTTP transport: a real node:http server on 127.0.0.1, a tiny responder, raw fetch helpers.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { InboundInfo } from "../../runtime/transport.js";
+import type { JsonObject, JsonRpcMessage, RequestId } from "../../runtime/jsonrpc.js";
+import {
+  createStreamableHttpServer,
+  type HttpServerTransport,
+  type StreamableHttpServer,
+  type StreamableHttpServerOptions,
+} from "../../runtime/transports/http-server.js";
+import { SseDecoder } from "../../runtime/transports/sse.js";
+
+export interface Received {
+  message: unknown;
+  info?: InboundInfo;
+}
+
+export interface ResponderControl {
+  /** Resolves the request parked by method "wait" with params {gate}. */
+  open(gate: string): void;
+  /** The transport of each session, in order of creation. */
+  transports: HttpServerTransport[];
+  received: Received[];
+  closed: HttpServerTransport[];
+}
+
+/**
+ * A stand-in for the MCP session: answers initialize, echoes, streams progress, parks on gates, and can send
+ * unrelated notifications. Wire it with `onSession: responder.attach`.
+ */
+export function makeResponder(): ResponderControl & { attach: (t: HttpServerTransport) => void } {
+  const gates = new Map<string, () => void>();
+  const waiting = new Map<string, Promise<void>>();
+  const gate = (name: string) => {
+    let p = waiting.get(name);
+    if (!p) {
+      p = new Promise<void>((resolve) => gates.set(name, resolve));
+      waiting.set(name, p);
+    }
+    return p;
+  };
+  const control: ResponderControl & { attach: (t: HttpServerTransport) => void } = {
+    transports: [],
+    received: [],
+    closed: [],
+    open(name) {
+      void gate(name);
+      gates.get(name)?.();
+    },
+    attach(t) {
+      control.transports.push(t);
+      t.onclose = () => control.closed.push(t);
+      t.onmessage = (message, info) => {
+        control.received.push({ message, info });
+        void handle(t, message as JsonRpcMessage, info).catch(() => undefined);
+      };
+    },
+  };
+  async function handle(t: HttpServerTransport, m: JsonRpcMessage, info?: InboundInfo): Promise<void> {
+    if (!("method" in m) || !("id" in m)) return;
+    const id = m.id as RequestId;
+    const params = (m.params ?? {}) as JsonObject;
+    const reply = (result: JsonObject) => t.send({ jsonrpc: "2.0", id, result }, { relatedRequestId: id });
+    const progress = (n: number) =>
+      t.send({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: String(id), progress: n } }, { relatedRequestId: id });
+    switch (m.method) {
+      case "initialize":
+        return reply({ protocolVersion: "2025-11-25", capabilities: {}, serverInfo: { name: "responder", version: "0" } });
+      case "echo":
+        return reply({ echo: params, principal: info?.principal ?? null, sessionId: info?.sessionId ?? null });
+      case "progress": {
+        const count = Number(params.count ?? 3);
+        for (let i = 1; i <= count; i++) await progress(i);
+        return reply({ done: count });
+      }
+      case "wait": {
+        // Progress before the gate, the rest after it: lets a test drop the connection in between.
+        const before = Number(params.before ?? 1);
+        const after = Number(params.after ?? 2);
+        for (let i = 1; i <= before; i++) await progress(i);
+        await gate(String(params.gate));
+        for (let i = before + 1; i <= before + after; i++) await progress(i);
+        return reply({ done: before + after });
+      }
+      case "broadcast":
+        await t.send({ jsonrpc: "2.0", method: "notifications/message", params: { text: String(params.text ?? "") } });
+        return reply({});
+      default:
+        return t.send({ jsonrpc: "2.0", id, error: { code: -32601, message: "Method not found" } }, { relatedRequestId: id });
+    }
+  }
+  return control;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  mcp: StreamableHttpServer;
+  responder: ReturnType<typeof makeResponder>;
+  http: Server;
+  stop(): Promise<void>;
+}
+
+export async function startServer(options: Partial<StreamableHttpServerOptions> = {}): Promise<RunningServer> {
+  const responder = makeResponder();
+  const mcp = createStreamableHttpServer({ onSession: responder.attach, ...options });
+  const http = createServer(mcp.nodeListener);
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  const port = (http.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    port,
+    mcp,
+    responder,
+    http,
+    async stop() {
+      await mcp.close();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+export const ACCEPT_BOTH = "application/json, text/event-stream";
+
+export function initializeMessage(id: RequestId = 0): JsonRpcMessage {
+  return {
+    jsonrpc: "2.0",
+    id,
+    method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "test", version: "0" } },
+  };
+}
+
+export async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: { accept: ACCEPT_BOTH, "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+}
+
+/** Opens a session with raw fetch; returns its id. */
+export async function initialize(url: string, headers: Record<string, string> = {}): Promise<string> {
+  const res = await post(url, initializeMessage(), headers);
+  if (res.status !== 200) throw new Error(`initialize failed: ${res.status} ${await res.text()}`);
+  await readSse(res);
+  const id = res.headers.get("mcp-session-id");
+  if (!id) throw new Error("no session id");
+  return id;
+}
+
+export interface ReadEvent {
+  id: string;
+  data: string;
+}
+
+export interface SseRead {
+  events: ReadEvent[];
+  /** Parsed JSON of every non-empty data event. */
+  messages: JsonObject[];
+  retry?: number;
+  /** True when the server ended the body; false when we stopped at `until`. */
+  ended: boolean;
+}
+
+/** Reads an SSE body until it ends, or until `until` says stop (then cancels it). */
+export async function readSse(res: Response, until?: (read: SseRead) => boolean): Promise<SseRead> {
+  const read: SseRead = { events: [], messages: [], ended: false };
+  const decoder = new SseDecoder({
+    onEvent: (e) => {
+      read.events.push({ id: e.lastEventId, data: e.data });
+      if (e.data !== "") read.messages.push(JSON.parse(e.data) as JsonObject);
+    },
+    onRetry: (ms) => (read.retry = ms),
+  });
+  if (!res.body) return read;
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) {
+      read.ended = true;
+      return read;
+    }
+    decoder.push(value);
+    if (until?.(read)) {
+      await reader.cancel();
+      return read;
+    }
+  }
+}
+
+/** Resolves once `predicate` holds, polling briefly; rejects after `ms`. */
+export async function eventually(predicate: () => boolean, ms = 2000): Promise<void> {
+  const start = Date.now();
+  while (!predicate()) {
+    if (Date.now() - start > ms) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+export function sessionHeaders(sessionId: string): Record<string, string> {
+  return { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" };
+}
