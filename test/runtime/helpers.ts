@@ -85,6 +85,7 @@ export const clientToServer: DispatchTable = {
 export const serverToClient: DispatchTable = {
   ping: pingSpec,
   "sampling/createMessage": samplingSpec,
+  "roots/list": spec("request", "ListRoots", [], true, anyResult),
   "notifications/progress": progressSpec,
   "notifications/cancelled": cancelledSpec,
   "notifications/message": messageSpec,
