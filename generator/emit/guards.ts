@@ -1,0 +1,157 @@
+// Emits guards.ts: a plain-code predicate isX(value): value is X for every definition, with no schema
+// interpretation at run time. Tagged unions switch on their tag; unknown keys are allowed unless closed.
+import type { JsonValue, Model, SchemaNode } from "../model.js";
+import { header } from "./header.js";
+
+const lit = (value: JsonValue): string => JSON.stringify(value);
+const prop = (name: string): string => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`);
+
+class GuardWriter {
+  readonly helpers: string[] = [];
+  private count = 0;
+
+  constructor(private readonly owner: string) {}
+
+  private helper(body: (v: string) => string[]): string {
+    const name = `_${this.owner}$${this.count++}`;
+    this.helpers.push(`function ${name}(v: any): boolean {\n${body("v").map((l) => "  " + l).join("\n")}\n}`);
+    return name;
+  }
+
+  /** A boolean expression checking `x` against `node`; `x` must be free of side effects. */
+  expr(node: SchemaNode, x: string): string {
+    if (node.ref !== undefined) return `is${node.ref}(${x})`;
+    if (node.anyOf) return this.union(node, x);
+    if (node.allOf) return node.allOf.length ? `(${node.allOf.map((m) => this.expr(m, x)).join(" && ")})` : "true";
+    const extraChecked = node.additional !== undefined && node.additional !== "open";
+    const needsHelper = node.properties !== undefined || node.required !== undefined || extraChecked || node.items !== undefined;
+    if (needsHelper) return `${this.helper((v) => this.valueStatements(node, v))}(${x})`;
+    const parts = this.valueChecks(node, x);
+    return parts.length ? parts.join(" && ") : "true";
+  }
+
+  private union(node: SchemaNode, x: string): string {
+    const members = node.anyOf!;
+    if (members.length === 0) return "false";
+    const tag = node.discriminator;
+    if (!tag) return `(${members.map((m) => this.expr(m, x)).join(" || ")})`;
+    const name = this.helper((v) => [
+      `if (typeof ${v} !== "object" || ${v} === null) return false;`,
+      `switch (${v}${prop(tag.key)}) {`,
+      ...tag.cases.map((c) => `  case ${lit(c.value)}: return ${this.expr(members[c.member]!, v)};`),
+      `  default: return false;`,
+      `}`,
+    ]);
+    return `${name}(${x})`;
+  }
+
+  /** Type, const, enum and range checks, as expressions that must all hold. */
+  private valueChecks(node: SchemaNode, x: string): string[] {
+    const out: string[] = [];
+    if (node.types !== undefined) out.push(this.typeCheck(node.types, x));
+    if (node.const !== undefined) out.push(this.equals(node.const, x));
+    if (node.enum !== undefined) out.push(node.enum.length ? `(${node.enum.map((e) => this.equals(e, x)).join(" || ")})` : "false");
+    const onlyNumbers = node.types !== undefined && node.types.every((t) => t === "number" || t === "integer");
+    const numberGuard = onlyNumbers ? "" : `typeof ${x} !== "number" || `;
+    if (node.minimum !== undefined) out.push(`(${numberGuard}${x} >= ${node.minimum})`);
+    if (node.maximum !== undefined) out.push(`(${numberGuard}${x} <= ${node.maximum})`);
+    return out;
+  }
+
+  private equals(value: JsonValue, x: string): string {
+    if (value === null || typeof value !== "object") return `${x} === ${lit(value)}`;
+    return `_deepEqual(${x}, ${lit(value)})`;
+  }
+
+  private typeCheck(types: string[], x: string): string {
+    if (types.length === 0) return "false";
+    const one = (t: string): string => {
+      switch (t) {
+        case "string": return `typeof ${x} === "string"`;
+        case "number": return `(typeof ${x} === "number" && Number.isFinite(${x}))`;
+        case "integer": return `Number.isInteger(${x})`;
+        case "boolean": return `typeof ${x} === "boolean"`;
+        case "null": return `${x} === null`;
+        case "array": return `Array.isArray(${x})`;
+        case "object": return `(typeof ${x} === "object" && ${x} !== null && !Array.isArray(${x}))`;
+        default: throw new Error(`unknown JSON type ${t}`);
+      }
+    };
+    return types.length === 1 ? one(types[0]!) : `(${types.map(one).join(" || ")})`;
+  }
+
+  /** Statements for a node with object or array keywords; returns false early, true at the end. */
+  private valueStatements(node: SchemaNode, v: string): string[] {
+    const lines: string[] = [];
+    const checks = this.valueChecks(node, v);
+    if (checks.length) lines.push(`if (!(${checks.join(" && ")})) return false;`);
+    const objectOnly = node.types?.length === 1 && node.types[0] === "object";
+    const arrayOnly = node.types?.length === 1 && node.types[0] === "array";
+    const objectBody: string[] = [];
+    const known = new Set((node.properties ?? []).map((p) => p.name));
+    const required = new Set(node.required ?? []);
+    for (const name of required) if (!known.has(name)) objectBody.push(`if (${v}${prop(name)} === undefined) return false;`);
+    (node.properties ?? []).forEach((p, i) => {
+      const local = `p${i}`;
+      const check = this.expr(p.node, local);
+      const isRequired = required.has(p.name);
+      if (check === "true" && !isRequired) return;
+      objectBody.push(`const ${local} = ${v}${prop(p.name)};`);
+      if (isRequired) objectBody.push(`if (${local} === undefined${check === "true" ? "" : ` || !(${check})`}) return false;`);
+      else objectBody.push(`if (${local} !== undefined && !(${check})) return false;`);
+    });
+    const extra = node.additional;
+    if (extra === "closed" || (extra !== undefined && extra !== "open")) {
+      const skip = known.size ? `if (${[...known].map((k) => `k === ${lit(k)}`).join(" || ")}) continue; ` : "";
+      const check = extra === "closed" ? "false" : this.expr(extra, `${v}[k]`);
+      if (check !== "true") objectBody.push(`for (const k in ${v}) { ${skip}if (!(${check})) return false; }`);
+    }
+    if (objectBody.length) {
+      if (objectOnly) lines.push(...objectBody);
+      else lines.push(`if (typeof ${v} === "object" && ${v} !== null && !Array.isArray(${v})) {`, ...objectBody.map((l) => "  " + l), "}");
+    }
+    if (node.items !== undefined) {
+      const check = this.expr(node.items, `${v}[i]`);
+      if (check !== "true") {
+        const loop = `for (let i = 0; i < ${v}.length; i++) if (!(${check})) return false;`;
+        lines.push(arrayOnly ? loop : `if (Array.isArray(${v})) ${loop}`);
+      }
+    }
+    lines.push("return true;");
+    return lines;
+  }
+}
+
+const DEEP_EQUAL = `function _deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a), kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (const k of ka) if (!_deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  return true;
+}`;
+
+export function emitGuards(model: Model): string {
+  const out: string[] = [header(model, "Fast structural guards, one per definition: plain code, no schema at run time."), "/* eslint-disable */"];
+  const names = model.definitions.map((d) => d.name);
+  out.push(`import type { ${names.join(", ")} } from "./types.js";`, "");
+  let needsDeepEqual = false;
+  for (const def of model.definitions) {
+    const writer = new GuardWriter(def.name);
+    const body = writer.expr(def.node, "value");
+    needsDeepEqual ||= body.includes("_deepEqual") || writer.helpers.some((h) => h.includes("_deepEqual"));
+    const doc = `/** Guard for ${def.name}: required fields, consts, enums and types, recursively; unknown keys allowed. */`;
+    out.push(doc, `export function is${def.name}(value: unknown): value is ${def.name} {`, `  return ${body};`, `}`, ...writer.helpers, "");
+  }
+  // Messages that declare params inline (older revisions, tasks/*) get a params guard of their own.
+  for (const m of model.messages) {
+    if (m.params.ref !== undefined) continue;
+    const writer = new GuardWriter(`${m.message}$Params`);
+    const body = writer.expr(m.params, "value");
+    needsDeepEqual ||= body.includes("_deepEqual") || writer.helpers.some((h) => h.includes("_deepEqual"));
+    out.push(`/** Whether a value is the params of ${m.method}. */`, `export function is${m.message}$Params(value: unknown): value is ${m.paramsType} {`, `  return ${body};`, `}`, ...writer.helpers, "");
+  }
+  if (needsDeepEqual) out.push(DEEP_EQUAL, "");
+  return out.join("\n");
+}

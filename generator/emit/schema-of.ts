@@ -1,0 +1,53 @@
+// Turns model nodes back into JSON Schema, for the two emitters that hand a schema to a library
+// (Ajv standalone for validators, json-schema-to-typescript for types).
+import type { Model, SchemaNode } from "../model.js";
+
+export interface SchemaOfOptions {
+  /** How to write a reference to definition `name`. */
+  ref: (name: string) => Record<string, unknown>;
+  /** Keep descriptions (types want them for doc comments; validators do not). */
+  descriptions: boolean;
+  /** What an object without an additionalProperties keyword gets; undefined leaves the keyword out. */
+  implicitAdditional?: boolean;
+}
+
+export function schemaOf(node: SchemaNode, options: SchemaOfOptions): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (node.ref !== undefined) Object.assign(out, options.ref(node.ref));
+  if (options.descriptions && node.description !== undefined) out["description"] = node.description;
+  if (node.ref !== undefined) return out;
+  if (node.anyOf) out["anyOf"] = node.anyOf.map((m) => schemaOf(m, options));
+  if (node.allOf) out["allOf"] = node.allOf.map((m) => schemaOf(m, options));
+  if (node.types !== undefined) {
+    if (node.types.length === 0) return { not: {} };
+    out["type"] = node.types.length === 1 ? node.types[0] : node.types;
+  }
+  if (node.const !== undefined) out["const"] = node.const;
+  if (node.enum !== undefined) out["enum"] = node.enum;
+  if (node.minimum !== undefined) out["minimum"] = node.minimum;
+  if (node.maximum !== undefined) out["maximum"] = node.maximum;
+  if (node.properties !== undefined) {
+    const props: Record<string, unknown> = {};
+    for (const p of node.properties) props[p.name] = schemaOf(p.node, options);
+    out["properties"] = props;
+  }
+  if (node.required !== undefined) out["required"] = node.required;
+  if (node.additional === "open") out["additionalProperties"] = true;
+  else if (node.additional === "closed") out["additionalProperties"] = false;
+  else if (node.additional !== undefined) out["additionalProperties"] = schemaOf(node.additional, options);
+  else if (options.implicitAdditional !== undefined && isObjectShaped(node)) out["additionalProperties"] = options.implicitAdditional;
+  if (node.items !== undefined) out["items"] = schemaOf(node.items, options);
+  return out;
+}
+
+function isObjectShaped(node: SchemaNode): boolean {
+  return node.properties !== undefined || (node.types?.length === 1 && node.types[0] === "object");
+}
+
+/** The whole model as one 2020-12 schema with `$defs`. */
+export function rootSchemaOf(model: Model, options: Omit<SchemaOfOptions, "ref">): Record<string, unknown> {
+  const ref = (name: string) => ({ $ref: `#/$defs/${name}` });
+  const defs: Record<string, unknown> = {};
+  for (const d of model.definitions) defs[d.name] = schemaOf(d.node, { ...options, ref });
+  return { $schema: "https://json-schema.org/draft/2020-12/schema", $defs: defs };
+}

@@ -1,0 +1,57 @@
+// Emits validators.ts: Ajv standalone code compiled at generate time (no schema compilation at run time),
+// wrapped so each definition has explainX(value) returning JSON-pointer issues.
+import { Ajv } from "ajv";
+import * as standaloneModule from "ajv/dist/standalone/index.js";
+import type { Model } from "../model.js";
+import { header } from "./header.js";
+import { schemaOf } from "./schema-of.js";
+
+export function emitValidators(model: Model, runtimeImport: string): string {
+  // The model only uses keywords that mean the same in draft-07, and Ajv's draft-07 code is far smaller than
+  // its 2020-12 code (no evaluated-properties bookkeeping). Refs stay functions, not inlined copies.
+  const definitions: Record<string, unknown> = {};
+  const ref = (name: string) => ({ $ref: `#/definitions/${name}` });
+  for (const d of model.definitions) definitions[d.name] = schemaOf(d.node, { descriptions: false, ref });
+  // Params declared inline in a message get a definition of their own, named as their guard is.
+  const inline = model.messages.filter((m) => m.params.ref === undefined);
+  for (const m of inline) definitions[`${m.message}$Params`] = schemaOf(m.params, { descriptions: false, ref });
+  const ajv = new Ajv({
+    code: { source: true, esm: true, lines: false, optimize: false },
+    strict: false,
+    allErrors: false,
+    validateFormats: false,
+    inlineRefs: false,
+  });
+  ajv.addSchema({ definitions }, "mcp");
+  const exports: Record<string, string> = {};
+  for (const d of model.definitions) exports[`v_${d.name}`] = `mcp#/definitions/${d.name}`;
+  for (const m of inline) exports[`v_${m.message}$Params`] = `mcp#/definitions/${m.message}$Params`;
+  const standalone = standaloneModule.default as unknown as (ajv: Ajv, refs: Record<string, string>) => string;
+  let code = standalone(ajv, exports);
+  if (/require\(/.test(code)) throw new Error("Ajv standalone code needs a runtime import; generated code may import only the runtime");
+  code = code.replace(/^"use strict";/, "");
+  const out = [
+    header(model, "Detailed validators: Ajv standalone code, compiled when the SDK was generated."),
+    "// @ts-nocheck",
+    "/* eslint-disable */",
+    `import type { ValidationIssue } from "${runtimeImport}";`,
+    code.trim(),
+    "",
+    "type AjvFn = ((value: unknown) => boolean) & { errors?: { instancePath: string; message?: string; keyword: string; params: Record<string, unknown> }[] | null };",
+    "function _issues(fn: AjvFn, value: unknown): ValidationIssue[] {",
+    "  if (fn(value)) return [];",
+    "  return (fn.errors ?? []).map((e) => ({ pointer: e.instancePath, message: e.keyword === \"additionalProperties\" ? `${e.message} (${String(e.params.additionalProperty)})` : e.keyword === \"required\" ? `missing required property ${JSON.stringify(e.params.missingProperty)}` : e.message ?? e.keyword }));",
+    "}",
+    "",
+  ];
+  for (const d of model.definitions) {
+    out.push(`/** Why a value is not a ${d.name}: JSON-pointer issues, empty when it is one. */`);
+    out.push(`export function explain${d.name}(value: unknown): ValidationIssue[] { return _issues(v_${d.name} as AjvFn, value); }`);
+  }
+  for (const m of inline) {
+    out.push(`/** Why a value is not the params of ${m.method}. */`);
+    out.push(`export function explain${m.message}$Params(value: unknown): ValidationIssue[] { return _issues(v_${m.message}$Params as AjvFn, value); }`);
+  }
+  out.push("");
+  return out.join("\n");
+}

@@ -1,0 +1,66 @@
+// The pipeline in one place: load, build the model, run every emitter, and return the files to write.
+import { relative, resolve, sep } from "node:path";
+import { buildModel } from "./build-model.js";
+import { emitDispatch } from "./emit/dispatch.js";
+import { emitGuards } from "./emit/guards.js";
+import { header } from "./emit/header.js";
+import { emitStub, loadStubTemplate } from "./emit/stubs.js";
+import { emitTypes } from "./emit/types.js";
+import { emitValidators } from "./emit/validators.js";
+import { loadSchema, projectRoot } from "./load.js";
+import type { Model } from "./model.js";
+
+export interface GenerateOptions {
+  schemaFile: string;
+  outDir: string;
+  /** Defaults to methods.json beside the schema. */
+  methodsFile?: string;
+  templatesDir?: string;
+  /** What the header calls the source (defaults to the schema path relative to the working directory). */
+  sourceName?: string;
+  /** Module specifier generated code uses for the runtime; defaults to a relative path inside this project. */
+  runtimeImport?: string;
+}
+
+export interface GeneratedFile {
+  /** Path relative to the output directory, with forward slashes. */
+  path: string;
+  content: string;
+}
+
+/** A relative import of this project's runtime when the output lies inside the project, else the package's. */
+export function defaultRuntimeImport(outDir: string): string {
+  const rel = relative(resolve(outDir), resolve(projectRoot, "runtime"));
+  if (rel.startsWith("..") && !resolve(outDir).startsWith(projectRoot + sep)) return "mcpgen/runtime";
+  return `${rel.split(sep).join("/")}/index.js`;
+}
+
+function emitIndex(model: Model): string {
+  return [
+    header(model, "Entry point of the generated SDK."),
+    `export type * from "./types.js";`,
+    `export * from "./guards.js";`,
+    `export * from "./validators.js";`,
+    `export * from "./dispatch.js";`,
+    `export { Client } from "./client.js";`,
+    `export { Server } from "./server.js";`,
+    "",
+  ].join("\n");
+}
+
+export async function generate(options: GenerateOptions): Promise<{ model: Model; files: GeneratedFile[] }> {
+  const loaded = loadSchema(options.schemaFile, options.methodsFile, options.sourceName);
+  const model = buildModel(loaded);
+  const runtimeImport = options.runtimeImport ?? defaultRuntimeImport(options.outDir);
+  const template = loadStubTemplate(options.templatesDir ?? resolve(projectRoot, "templates"));
+  const files: GeneratedFile[] = [
+    { path: "client.ts", content: emitStub(model, "client", template, runtimeImport) },
+    { path: "dispatch.ts", content: emitDispatch(model, runtimeImport) },
+    { path: "guards.ts", content: emitGuards(model) },
+    { path: "index.ts", content: emitIndex(model) },
+    { path: "server.ts", content: emitStub(model, "server", template, runtimeImport) },
+    { path: "types.ts", content: await emitTypes(model) },
+    { path: "validators.ts", content: emitValidators(model, runtimeImport) },
+  ];
+  return { model, files };
+}

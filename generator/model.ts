@@ -1,0 +1,96 @@
+// The intermediate model: every definition as a normalized node and every message with its method, direction,
+// params and result. Emitters read only this.
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonType = "string" | "number" | "integer" | "boolean" | "null" | "object" | "array";
+
+/** A normalized schema node. Exactly one of ref, anyOf, allOf or the value keywords is in use. */
+export interface SchemaNode {
+  description?: string;
+  /** Name of a definition. */
+  ref?: string;
+  anyOf?: SchemaNode[];
+  /** Set on an anyOf whose members are objects told apart by one const-valued required property. */
+  discriminator?: Discriminator;
+  allOf?: SchemaNode[];
+  /** Allowed JSON types; absent means any. "integer" is never listed beside "number". */
+  types?: JsonType[];
+  const?: JsonValue;
+  enum?: JsonValue[];
+  minimum?: number;
+  maximum?: number;
+  /** Kept for documentation; formats are annotations in 2020-12 and are not asserted. */
+  format?: string;
+  /** Sorted by name (code-unit order). */
+  properties?: PropertyNode[];
+  /** Sorted. */
+  required?: string[];
+  /**
+   * Unknown keys: absent when the schema says nothing (allowed, but not part of the TypeScript type), "open"
+   * when it says `{}` or `true` (allowed and typed as an index signature), "closed" for false, or a node.
+   */
+  additional?: "open" | "closed" | SchemaNode;
+  items?: SchemaNode;
+}
+
+export interface PropertyNode {
+  name: string;
+  node: SchemaNode;
+}
+
+export interface Discriminator {
+  key: string;
+  /** Tag value to member index, sorted by value. */
+  cases: { value: string; member: number }[];
+}
+
+export interface Definition {
+  name: string;
+  node: SchemaNode;
+}
+
+export type Direction = "client-to-server" | "server-to-client" | "both";
+
+export interface MessageModel {
+  method: string;
+  kind: "request" | "notification";
+  direction: Direction;
+  /** The definition of the whole message (e.g. CallToolRequest). */
+  message: string;
+  /** TypeScript type of params: a definition name, or an indexed access into the message when declared inline. */
+  paramsType: string;
+  /** The params node (a ref to a definition, or the inline node). */
+  params: SchemaNode;
+  paramsRequired: boolean;
+  /** Definition name of the result; requests only. */
+  result?: string;
+  /** Base of the stub names: CallToolRequest -> "CallTool". */
+  stem: string;
+}
+
+export interface Model {
+  source: { name: string; sha256: string };
+  definitions: Definition[];
+  messages: MessageModel[];
+}
+
+export function definitionMap(model: Model): Map<string, SchemaNode> {
+  return new Map(model.definitions.map((d) => [d.name, d.node]));
+}
+
+/** Follows refs to the node they name. */
+export function resolveRef(defs: ReadonlyMap<string, SchemaNode>, node: SchemaNode): SchemaNode {
+  let current = node;
+  for (let hops = 0; current.ref !== undefined; hops++) {
+    if (hops > 64) throw new Error(`reference cycle through ${current.ref}`);
+    const next = defs.get(current.ref);
+    if (!next) throw new Error(`unknown definition ${current.ref}`);
+    current = next;
+  }
+  return current;
+}
+
+export function messagesFrom(model: Model, side: "client" | "server", kind?: "request" | "notification"): MessageModel[] {
+  const direction = side === "client" ? "client-to-server" : "server-to-client";
+  return model.messages.filter((m) => (m.direction === direction || m.direction === "both") && (kind === undefined || m.kind === kind));
+}

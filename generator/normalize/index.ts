@@ -1,0 +1,65 @@
+// The normalize step: the ordered passes over the raw schema, then conversion into model nodes.
+import type { JsonType, JsonValue, SchemaNode } from "../model.js";
+import { compareCodeUnits, sortKeys } from "../json.js";
+import { integers } from "./integers.js";
+import { openObjects } from "./open-objects.js";
+import { refSiblings } from "./ref-siblings.js";
+import { DISCRIMINATOR, taggedUnions } from "./tagged-unions.js";
+import type { RawSchema } from "./walk.js";
+
+export { integers, openObjects, refSiblings, taggedUnions };
+
+/** The passes in the order they run; each is pure and takes the whole schema. */
+export function normalizeSchema(schema: RawSchema, defsKey: "$defs" | "definitions"): RawSchema {
+  let out = sortKeys(schema) as RawSchema;
+  out = refSiblings(out);
+  out = integers(out);
+  out = openObjects(out);
+  out = taggedUnions(out, defsKey);
+  return out;
+}
+
+const isObject = (v: unknown): v is RawSchema => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** Converts one normalized raw subschema into a model node. */
+export function toNode(raw: unknown, refPrefix: string): SchemaNode {
+  if (raw === true || (isObject(raw) && Object.keys(raw).every((k) => k === "description"))) {
+    return isObject(raw) && typeof raw["description"] === "string" ? { description: raw["description"] } : {};
+  }
+  if (raw === false) return { types: [] };
+  if (!isObject(raw)) throw new Error(`not a schema: ${JSON.stringify(raw)}`);
+  const node: SchemaNode = {};
+  if (typeof raw["description"] === "string") node.description = raw["description"];
+  if (typeof raw["$ref"] === "string") {
+    node.ref = raw["$ref"].slice(refPrefix.length).replace(/~1/g, "/").replace(/~0/g, "~");
+    return node;
+  }
+  if (Array.isArray(raw["anyOf"]) || Array.isArray(raw["oneOf"])) {
+    node.anyOf = ((raw["anyOf"] ?? raw["oneOf"]) as unknown[]).map((m) => toNode(m, refPrefix));
+    const tag = raw[DISCRIMINATOR];
+    if (isObject(tag)) node.discriminator = tag as unknown as SchemaNode["discriminator"];
+    return node;
+  }
+  if (Array.isArray(raw["allOf"])) {
+    node.allOf = raw["allOf"].map((m) => toNode(m, refPrefix));
+    return node;
+  }
+  if (raw["type"] !== undefined) node.types = (Array.isArray(raw["type"]) ? raw["type"] : [raw["type"]]) as JsonType[];
+  if (raw["const"] !== undefined) node.const = raw["const"] as JsonValue;
+  if (Array.isArray(raw["enum"])) node.enum = raw["enum"] as JsonValue[];
+  if (typeof raw["minimum"] === "number") node.minimum = raw["minimum"];
+  if (typeof raw["maximum"] === "number") node.maximum = raw["maximum"];
+  if (typeof raw["format"] === "string") node.format = raw["format"];
+  if (isObject(raw["properties"])) {
+    node.properties = Object.keys(raw["properties"])
+      .sort(compareCodeUnits)
+      .map((name) => ({ name, node: toNode((raw["properties"] as RawSchema)[name], refPrefix) }));
+  }
+  if (Array.isArray(raw["required"])) node.required = [...new Set(raw["required"] as string[])].sort(compareCodeUnits);
+  const extra = raw["additionalProperties"];
+  if (extra === true) node.additional = "open";
+  else if (extra === false) node.additional = "closed";
+  else if (isObject(extra)) node.additional = toNode(extra, refPrefix);
+  if (raw["items"] !== undefined) node.items = toNode(raw["items"], refPrefix);
+  return node;
+}
