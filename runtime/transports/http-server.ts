@@ -151,6 +151,11 @@ export class HttpServerTransport implements Transport {
     return this.closed;
   }
 
+  /** Requests received on this session and not yet answered. */
+  get pendingRequestCount(): number {
+    return this.byRequest.size;
+  }
+
   async start(): Promise<void> {}
 
   send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {

@@ -1,0 +1,202 @@
+// Session lifecycle, stateless mode and reply modes (JSON vs SSE, 202) of the HTTP server, driven by raw fetch.
+import { afterEach, describe, expect, it } from "vitest";
+import { eventually, initialize, initializeMessage, post, readSse, sessionHeaders, startServer, type RunningServer } from "./helpers.js";
+
+let server: RunningServer | undefined;
+afterEach(async () => {
+  await server?.stop();
+  server = undefined;
+});
+
+describe("stateful sessions", () => {
+  it("issues a visible-ASCII session id at initialize and delivers the request with it", async () => {
+    server = await startServer();
+    const res = await post(server.url, initializeMessage(7));
+    expect(res.status).toBe(200);
+    const id = res.headers.get("mcp-session-id");
+    expect(id).toMatch(/^[\x21-\x7e]{22,}$/);
+    const read = await readSse(res);
+    expect(read.messages).toEqual([{ jsonrpc: "2.0", id: 7, result: expect.objectContaining({ protocolVersion: "2025-11-25" }) }]);
+    expect(server.responder.received[0].info?.sessionId).toBe(id);
+    expect(server.mcp.sessions.has(id!)).toBe(true);
+  });
+
+  it("gives each initialize its own session and transport", async () => {
+    server = await startServer();
+    const a = await initialize(server.url);
+    const b = await initialize(server.url);
+    expect(a).not.toBe(b);
+    expect(server.responder.transports.map((t) => t.sessionId)).toEqual([a, b]);
+  });
+
+  it("requires the session id after initialize (400), rejects unknown ids (404)", async () => {
+    server = await startServer();
+    await initialize(server.url);
+    const missing = await post(server.url, { jsonrpc: "2.0", id: 1, method: "echo" }, { "mcp-protocol-version": "2025-11-25" });
+    expect(missing.status).toBe(400);
+    const unknown = await post(server.url, { jsonrpc: "2.0", id: 1, method: "echo" }, sessionHeaders("no-such-session"));
+    expect(unknown.status).toBe(404);
+    const getUnknown = await fetch(server.url, { headers: { accept: "text/event-stream", ...sessionHeaders("nope") } });
+    expect(getUnknown.status).toBe(404);
+  });
+
+  it("DELETE ends the session: onclose fires, later requests get 404", async () => {
+    server = await startServer();
+    const id = await initialize(server.url);
+    const del = await fetch(server.url, { method: "DELETE", headers: sessionHeaders(id) });
+    expect(del.status).toBe(200);
+    expect(server.responder.closed.map((t) => t.sessionId)).toEqual([id]);
+    expect(server.mcp.sessions.has(id)).toBe(false);
+    const after = await post(server.url, { jsonrpc: "2.0", id: 1, method: "echo" }, sessionHeaders(id));
+    expect(after.status).toBe(404);
+    const again = await fetch(server.url, { method: "DELETE", headers: sessionHeaders(id) });
+    expect(again.status).toBe(404);
+  });
+
+  it("transport.close() from the app terminates the session and ends its open GET stream", async () => {
+    server = await startServer();
+    const id = await initialize(server.url);
+    const get = await fetch(server.url, { headers: { accept: "text/event-stream", ...sessionHeaders(id) } });
+    expect(get.status).toBe(200);
+    const reading = readSse(get);
+    await server.responder.transports[0].close();
+    const read = await reading;
+    expect(read.ended).toBe(true);
+    const after = await post(server.url, { jsonrpc: "2.0", id: 1, method: "echo" }, sessionHeaders(id));
+    expect(after.status).toBe(404);
+  });
+
+  it("initialize carrying a session id is refused", async () => {
+    server = await startServer();
+    const id = await initialize(server.url);
+    const res = await post(server.url, initializeMessage(3), sessionHeaders(id));
+    expect(res.status).toBe(400);
+  });
+
+  it("a custom session id generator is used", async () => {
+    let n = 0;
+    server = await startServer({ sessionIdGenerator: () => `custom-${++n}` });
+    expect(await initialize(server.url)).toBe("custom-1");
+  });
+});
+
+describe("stateless mode", () => {
+  it("gives every POST a fresh transport, no session id, and closes it after the reply", async () => {
+    server = await startServer({ stateless: true });
+    const first = await post(server.url, initializeMessage(1));
+    expect(first.status).toBe(200);
+    expect(first.headers.get("mcp-session-id")).toBeNull();
+    const read1 = await readSse(first);
+    expect(read1.messages.at(-1)).toMatchObject({ id: 1 });
+    // No ids without sessions: there is no GET to resume with.
+    expect(read1.events.every((e) => e.id === "")).toBe(true);
+    const second = await post(server.url, { jsonrpc: "2.0", id: 2, method: "progress", params: { count: 2 } }, { "mcp-protocol-version": "2025-11-25" });
+    const read2 = await readSse(second);
+    expect(read2.messages.map((m) => m.method ?? "response")).toEqual(["notifications/progress", "notifications/progress", "response"]);
+    expect(server.responder.transports).toHaveLength(2);
+    expect(server.responder.transports.every((t) => t.sessionId === undefined)).toBe(true);
+    await eventually(() => server!.responder.closed.length === 2);
+  });
+
+  it("answers GET and DELETE with 405", async () => {
+    server = await startServer({ stateless: true });
+    const get = await fetch(server.url, { headers: { accept: "text/event-stream" } });
+    expect(get.status).toBe(405);
+    expect(get.headers.get("allow")).toBe("POST");
+    const del = await fetch(server.url, { method: "DELETE" });
+    expect(del.status).toBe(405);
+  });
+
+  it("accepts notifications with 202", async () => {
+    server = await startServer({ stateless: true });
+    const res = await post(server.url, { jsonrpc: "2.0", method: "notifications/initialized" });
+    expect(res.status).toBe(202);
+    expect(await res.text()).toBe("");
+  });
+});
+
+describe("reply modes", () => {
+  it("202 with no body for notifications and responses, delivered to the session", async () => {
+    server = await startServer();
+    const id = await initialize(server.url);
+    const note = await post(server.url, { jsonrpc: "2.0", method: "notifications/initialized" }, sessionHeaders(id));
+    expect(note.status).toBe(202);
+    expect(await note.text()).toBe("");
+    const resp = await post(server.url, { jsonrpc: "2.0", id: "s1", result: {} }, sessionHeaders(id));
+    expect(resp.status).toBe(202);
+    const methods = server.responder.received.map((r) => r.message);
+    expect(methods).toContainEqual({ jsonrpc: "2.0", method: "notifications/initialized" });
+    expect(methods).toContainEqual({ jsonrpc: "2.0", id: "s1", result: {} });
+  });
+
+  it("SSE (default): a priming event (id, empty data) comes first, then messages with ids, then the stream ends", async () => {
+    server = await startServer();
+    const id = await initialize(server.url);
+    const res = await post(server.url, { jsonrpc: "2.0", id: 4, method: "progress", params: { count: 2 } }, sessionHeaders(id));
+    expect(res.headers.get("content-type")).toBe("text/event-stream");
+    expect(res.headers.get("mcp-session-id")).toBe(id);
+    const read = await readSse(res);
+    expect(read.ended).toBe(true);
+    expect(read.events[0].data).toBe("");
+    expect(read.events[0].id).not.toBe("");
+    expect(read.messages).toHaveLength(3);
+    expect(read.messages[2]).toEqual({ jsonrpc: "2.0", id: 4, result: { done: 2 } });
+    const ids = read.events.map((e) => e.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    const streamOf = (eid: string) => eid.slice(0, eid.lastIndexOf(":"));
+    expect(new Set(ids.map(streamOf)).size).toBe(1);
+  });
+
+  it("event ids are unique across streams of one session and name their stream", async () => {
+    server = await startServer();
+    const id = await initialize(server.url);
+    const a = await readSse(await post(server.url, { jsonrpc: "2.0", id: 1, method: "progress", params: { count: 1 } }, sessionHeaders(id)));
+    const b = await readSse(await post(server.url, { jsonrpc: "2.0", id: 2, method: "progress", params: { count: 1 } }, sessionHeaders(id)));
+    const all = [...a.events, ...b.events].map((e) => e.id);
+    expect(new Set(all).size).toBe(all.length);
+    expect(a.events[0].id.split(":")[0]).not.toBe(b.events[0].id.split(":")[0]);
+  });
+
+  it("JSON mode answers with one application/json body", async () => {
+    server = await startServer({ responseMode: "json" });
+    const init = await post(server.url, initializeMessage(1));
+    expect(init.headers.get("content-type")).toBe("application/json");
+    const sid = init.headers.get("mcp-session-id")!;
+    expect(sid).toBeTruthy();
+    expect(await init.json()).toMatchObject({ id: 1, result: { protocolVersion: "2025-11-25" } });
+    const echo = await post(server.url, { jsonrpc: "2.0", id: 2, method: "echo", params: { a: 1 } }, sessionHeaders(sid));
+    expect(echo.headers.get("content-type")).toBe("application/json");
+    expect(await echo.json()).toMatchObject({ id: 2, result: { echo: { a: 1 } } });
+  });
+
+  it("JSON mode switches to SSE when the handler sends progress before its response", async () => {
+    server = await startServer({ responseMode: "json" });
+    const sid = (await post(server.url, initializeMessage(1))).headers.get("mcp-session-id")!;
+    const res = await post(server.url, { jsonrpc: "2.0", id: 2, method: "progress", params: { count: 2 } }, sessionHeaders(sid));
+    expect(res.headers.get("content-type")).toBe("text/event-stream");
+    const read = await readSse(res);
+    expect(read.events[0].data).toBe("");
+    expect(read.messages.map((m) => m.method ?? m.id)).toEqual(["notifications/progress", "notifications/progress", 2]);
+  });
+
+  it("responseMode can be chosen per method", async () => {
+    server = await startServer({ responseMode: (method) => (method === "echo" ? "json" : "sse") });
+    const init = await post(server.url, initializeMessage(1));
+    expect(init.headers.get("content-type")).toBe("text/event-stream");
+    await readSse(init);
+    const sid = init.headers.get("mcp-session-id")!;
+    const echo = await post(server.url, { jsonrpc: "2.0", id: 2, method: "echo" }, sessionHeaders(sid));
+    expect(echo.headers.get("content-type")).toBe("application/json");
+    await echo.json();
+  });
+
+  it("a request id already in flight on the session is refused", async () => {
+    server = await startServer();
+    const sid = await initialize(server.url);
+    const first = await post(server.url, { jsonrpc: "2.0", id: 9, method: "wait", params: { gate: "g", before: 0, after: 0 } }, sessionHeaders(sid));
+    const dup = await post(server.url, { jsonrpc: "2.0", id: 9, method: "echo" }, sessionHeaders(sid));
+    expect(dup.status).toBe(400);
+    server.responder.open("g");
+    expect((await readSse(first)).messages.at(-1)).toMatchObject({ id: 9, result: { done: 0 } });
+  });
+});
