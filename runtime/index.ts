@@ -1,5 +1,12 @@
-// The runtime's public surface.
+// The runtime's public surface: contracts, session, lifecycle, transports and typed errors.
 export * from "./jsonrpc.js";
-export type * from "./dispatch.js";
-export type * from "./transport.js";
-export type * from "./peer.js";
+export * from "./dispatch.js";
+export * from "./transport.js";
+export * from "./peer.js";
+export * from "./errors.js";
+export * from "./operations.js";
+export * from "./progress.js";
+export * from "./session.js";
+export * from "./lifecycle.js";
+export * from "./transports/in-memory.js";
+export * from "./transports/stdio.js";
