@@ -89,10 +89,17 @@ interface StreamContext {
   readonly signal: AbortSignal;
 }
 
+/** Waits at least `ms` (timers may fire a fraction early; the server's `retry` is a floor) or until aborted. */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
+    const until = performance.now() + ms;
+    let timer = setTimeout(tick, ms);
+    function tick() {
+      const left = until - performance.now();
+      if (left > 0) timer = setTimeout(tick, Math.ceil(left));
+      else done();
+    }
     function done() {
       clearTimeout(timer);
       signal.removeEventListener("abort", done);

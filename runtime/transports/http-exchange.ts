@@ -115,6 +115,8 @@ export function webExchange(request: Request): { exchange: HttpExchange; respons
     headers[name.toLowerCase()] = value;
   });
   const url = new URL(request.url);
+  // Fetch-style runtimes build request.url from the Host header; a hand-made Request has no Host at all.
+  headers["host"] ??= url.host;
   let resolveResponse!: (response: Response) => void;
   const response = new Promise<Response>((resolve) => (resolveResponse = resolve));
   let responded = false;

@@ -151,6 +151,11 @@ export class HttpServerTransport implements Transport {
     return this.closed;
   }
 
+  /** Whether a client is connected to the standalone GET stream right now. */
+  get standaloneConnected(): boolean {
+    return this.standalone.sink !== undefined && !this.standalone.sink.closed;
+  }
+
   /** Requests received on this session and not yet answered. */
   get pendingRequestCount(): number {
     return this.byRequest.size;
