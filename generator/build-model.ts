@@ -66,8 +66,9 @@ export function buildModel(loaded: LoadedSchema): Model {
     const props = new Map((message.properties ?? []).map((p) => [p.name, p.node]));
     const methodNode = props.get("method");
     if (methodNode?.const !== entry.method) fail(`${entry.message} does not have method "${entry.method}" (it has ${JSON.stringify(methodNode?.const)})`, "message");
-    const isRequest = props.has("id");
-    if (isRequest !== (entry.kind === "request")) fail(`${entry.message} is a ${isRequest ? "request" : "notification"} but is listed as a ${entry.kind}`, "kind");
+    // Since 2025-11-25 messages are whole envelopes and only requests carry an id; older revisions omit both.
+    if (props.has("id") && entry.kind === "notification") fail(`${entry.message} has an id, so it is a request, but is listed as a notification`, "kind");
+    if (props.has("jsonrpc") && !props.has("id") && entry.kind === "request") fail(`${entry.message} has no id, so it is a notification, but is listed as a request`, "kind");
     const sides = entry.direction === "both" ? ["client-to-server", "server-to-client"] : [entry.direction];
     for (const side of sides) {
       const union = unions[`${side}:${entry.kind}` as keyof typeof unions];
