@@ -1,6 +1,6 @@
 // Streamable HTTP client transport: POST per message, JSON or SSE replies, standalone GET, resumption, expiry.
 import type { JsonRpcErrorResponse, JsonRpcMessage, RequestId } from "../jsonrpc.js";
-import type { SendOptions, Transport } from "../transport.js";
+import type { InboundInfo, SendOptions, Transport } from "../transport.js";
 import { LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER, classifyMessage, requestKey, responseId } from "./http-wire.js";
 import { SseDecoder } from "./sse.js";
 
@@ -114,8 +114,8 @@ function mediaType(response: Response): string {
 }
 
 export class StreamableHttpClientTransport implements Transport {
-  onmessage?: (message: unknown) => void;
-  onmalformed?: (error: Error) => void;
+  onmessage?: (message: unknown, info?: InboundInfo) => void;
+  onmalformed?: (error: Error, info?: InboundInfo) => void;
   onclose?: () => void;
   onerror?: (error: Error) => void;
   /** The server forgot the session (404). Requests in flight have been failed; initialize again to go on. */
@@ -437,14 +437,18 @@ export class StreamableHttpClientTransport implements Transport {
         }
       }
     }
-    this.onmessage?.(value);
+    this.onmessage?.(value, this.info());
+  }
+
+  private info(): InboundInfo {
+    return this._sessionId === undefined ? {} : { sessionId: this._sessionId };
   }
 
   /** Fails the request a lost stream carried, by handing the session an error response for it. */
   private streamFailed(ctx: StreamContext, reason: string): void {
     const error = new StreamLostError(reason, ctx.requestId);
     if (ctx.requestId !== undefined && this.inflight.delete(requestKey(ctx.requestId))) {
-      this.onmessage?.(lostResponse(ctx.requestId, reason, "stream-lost"));
+      this.onmessage?.(lostResponse(ctx.requestId, reason, "stream-lost"), this.info());
     }
     this.report(error);
   }
@@ -460,7 +464,7 @@ export class StreamableHttpClientTransport implements Transport {
     this.lifetime = new AbortController();
     const failed = [...this.inflight.values()];
     this.inflight.clear();
-    for (const id of failed) this.onmessage?.(lostResponse(id, error.message, "session-expired"));
+    for (const id of failed) this.onmessage?.(lostResponse(id, error.message, "session-expired"), { sessionId });
     this.onsessionexpired?.(error);
     return error;
   }

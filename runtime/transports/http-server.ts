@@ -63,6 +63,11 @@ export interface StreamableHttpServerOptions extends HostOriginPolicy {
   authRequired?: boolean;
   /** Accepted MCP-Protocol-Version values; default the published revisions 2024-11-05 .. 2025-11-25. */
   supportedProtocolVersions?: readonly string[];
+  /**
+   * Close sessions that saw no HTTP request for this long while nothing is in flight and no stream is
+   * connected (ms). Default: sessions live until DELETE or close().
+   */
+  sessionIdleTimeoutMs?: number;
   /** Errors that have no HTTP request to report to (a failing onSession, a send to a closed stream...). */
   onerror?: (error: Error) => void;
 }
@@ -118,8 +123,11 @@ interface OutStream {
 const BACKLOG_LIMIT = 1000;
 
 /**
- * The per-session Transport handed to `onSession`. Inbound POSTed messages arrive on onmessage; send() routes
- * by SendOptions.relatedRequestId (see the module docs in the report / README).
+ * The per-session Transport handed to `onSession`. POSTed messages arrive on onmessage with InboundInfo
+ * {sessionId, principal, headers}. send() routes: a response goes to the reply of the POST that carried its
+ * request (JSON body or SSE stream); a message with relatedRequestId goes on that request's stream while it is
+ * open; anything else goes on the standalone GET stream, or waits for it (and in the event store) when none is
+ * connected. Stateless transports refuse unrelated messages (UndeliverableMessageError).
  */
 export class HttpServerTransport implements Transport {
   onmessage?: (message: unknown, info?: InboundInfo) => void;
@@ -187,6 +195,7 @@ export class HttpServerTransport implements Transport {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     this.core.forget(this);
     for (const stream of [...this.streams.values(), this.standalone]) this.finishStream(stream, true);
     this.streams.clear();
@@ -202,6 +211,21 @@ export class HttpServerTransport implements Transport {
   }
 
   // ---- internal, used by ServerCore ----
+
+  /** @internal Restarts the idle clock; called for every HTTP request naming this session. */
+  touch(): void {
+    const idle = this.core.options.sessionIdleTimeoutMs;
+    if (idle === undefined || this.sessionId === undefined || this.closed) return;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      const busy = this.byRequest.size > 0 || this.standaloneConnected || [...this.streams.values()].some((s) => s.sink && !s.sink.closed);
+      if (busy) this.touch();
+      else void this.close();
+    }, idle);
+    this.idleTimer.unref?.();
+  }
+
+  private idleTimer?: NodeJS.Timeout;
 
   /** @internal Serializes everything that touches streams so events keep their order across async stores. */
   enqueue<T>(work: () => Promise<T>): Promise<T> {
@@ -478,6 +502,7 @@ class ServerCore {
       return undefined;
     }
     if (!this.versionOk(ex)) return undefined;
+    session.touch();
     return session;
   }
 
@@ -531,6 +556,7 @@ class ServerCore {
       this.sessions.set(id, transport);
       sessionHeaders = { [SESSION_HEADER]: id };
       if (!(await this.connect(ex, transport))) return;
+      transport.touch();
     } else {
       const found = this.lookup(ex, principal);
       if (!found) return;

@@ -1,5 +1,5 @@
 // Shared HTTP wire details of the Streamable HTTP transport: header names, shape checks, error bodies.
-import { ErrorCode, isRequestId, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
+import { isRequestId, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 
 export const SESSION_HEADER = "mcp-session-id";
 export const PROTOCOL_VERSION_HEADER = "mcp-protocol-version";
@@ -50,12 +50,6 @@ export function responseId(message: JsonRpcMessage): RequestId | undefined {
 export function errorBody(code: number, message: string): string {
   return JSON.stringify({ jsonrpc: "2.0", error: { code, message } });
 }
-
-export const HttpErrorCode = {
-  ParseError: ErrorCode.ParseError,
-  InvalidRequest: ErrorCode.InvalidRequest,
-  InternalError: ErrorCode.InternalError,
-} as const;
 
 /** Media types in an Accept header, lower-cased, parameters dropped. */
 export function acceptedTypes(accept: string | undefined): string[] {

@@ -73,6 +73,20 @@ describe("stateful sessions", () => {
     expect(res.status).toBe(400);
   });
 
+  it("sessionIdleTimeoutMs closes idle sessions, but not one with a connected stream", async () => {
+    server = await startServer({ sessionIdleTimeoutMs: 60 });
+    const idle = await initialize(server.url);
+    const busy = await initialize(server.url);
+    const get = await fetch(server.url, { headers: { accept: "text/event-stream", ...sessionHeaders(busy) } });
+    expect(get.status).toBe(200);
+    await eventually(() => server!.responder.closed.length === 1);
+    expect(server.responder.closed[0].sessionId).toBe(idle);
+    expect((await post(server.url, { jsonrpc: "2.0", id: 1, method: "echo" }, sessionHeaders(idle))).status).toBe(404);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(server.mcp.sessions.has(busy)).toBe(true);
+    await get.body?.cancel();
+  });
+
   it("a custom session id generator is used", async () => {
     let n = 0;
     server = await startServer({ sessionIdGenerator: () => `custom-${++n}` });
