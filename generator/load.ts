@@ -106,7 +106,14 @@ export function defaultMethodsFile(schemaFile: string): string {
 }
 
 export function loadSchema(schemaFile: string, methodsFile = defaultMethodsFile(schemaFile), sourceName?: string): LoadedSchema {
-  const raw = readText(schemaFile);
+  const loaded = loadDefinitions(schemaFile, sourceName);
+  const methods = validateMethodsShape(methodsFile, parseJsonText(readText(methodsFile), methodsFile));
+  return { ...loaded, methods, methodsFile };
+}
+
+/** Everything loadSchema checks except the sidecar; `text`, when given, stands in for the file (e.g. read from git). */
+export function loadDefinitions(schemaFile: string, sourceName?: string, text?: string): Omit<LoadedSchema, "methods" | "methodsFile"> {
+  const raw = text ?? readText(schemaFile);
   const root = parseJsonText(raw, schemaFile);
   if (!isObject(root)) throw new SchemaError(schemaFile, "a schema must be a JSON object", "");
   const dialect = detectDialect(root);
@@ -118,7 +125,6 @@ export function loadSchema(schemaFile: string, methodsFile = defaultMethodsFile(
     throw new SchemaError(schemaFile, `not a valid ${dialect} JSON Schema: ${err.message ?? "invalid"}`, ajvPointer(err.instancePath));
   }
   checkRefs(schemaFile, root, defsKey);
-  const methods = validateMethodsShape(methodsFile, parseJsonText(readText(methodsFile), methodsFile));
   const rel = relative(process.cwd(), resolve(schemaFile)).split("\\").join("/");
   return {
     file: schemaFile,
@@ -127,7 +133,10 @@ export function loadSchema(schemaFile: string, methodsFile = defaultMethodsFile(
     dialect,
     defsPointer: `/${defsKey}`,
     definitions: root[defsKey] as Record<string, unknown>,
-    methods,
-    methodsFile,
   };
+}
+
+/** Checks a methods sidecar's text against schema/methods.schema.json. */
+export function parseMethodsSidecar(file: string, text: string): MethodEntry[] {
+  return validateMethodsShape(file, parseJsonText(text, file));
 }
