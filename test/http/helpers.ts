@@ -62,11 +62,15 @@ export function makeResponder(): ResponderControl & { attach: (t: HttpServerTran
     const id = m.id as RequestId;
     const params = (m.params ?? {}) as JsonObject;
     const reply = (result: JsonObject) => t.send({ jsonrpc: "2.0", id, result }, { relatedRequestId: id });
+    const meta = (params._meta ?? {}) as { progressToken?: string | number };
+    const token = meta.progressToken ?? String(id);
     const progress = (n: number) =>
-      t.send({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: String(id), progress: n } }, { relatedRequestId: id });
+      t.send({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: token, progress: n } }, { relatedRequestId: id });
     switch (m.method) {
       case "initialize":
         return reply({ protocolVersion: "2025-11-25", capabilities: {}, serverInfo: { name: "responder", version: "0" } });
+      case "ping":
+        return reply({});
       case "echo":
         return reply({ echo: params, principal: info?.principal ?? null, sessionId: info?.sessionId ?? null });
       case "progress": {
