@@ -1,7 +1,7 @@
 // The MCP lifecycle on top of Session: initialize handshake, protocol version negotiation, capability checks, ping.
 import { ErrorCode, RpcError, type JsonObject } from "./jsonrpc.js";
 import type { Transport } from "./transport.js";
-import type { RequestOptions } from "./peer.js";
+import type { RequestHandler, RequestOptions } from "./peer.js";
 import { CapabilityError, ProtocolVersionError } from "./errors.js";
 import { Session, type SessionOptions } from "./session.js";
 
@@ -180,11 +180,20 @@ export class ServerSession extends Session {
     this.instructions = options.instructions;
     this.supportedProtocolVersions = options.supportedProtocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS;
     this.onRequest(PING, pong);
-    this.onRequest(INITIALIZE, (params) => this.answerInitialize(params));
-    this.onNotification(INITIALIZED_NOTIFICATION, () => {
+    super.onRequest(INITIALIZE, (params) => this.answerInitialize(params));
+  }
+
+  /** initialize belongs to the session (version negotiation, capabilities); registering another handler is refused. */
+  override onRequest(method: string, handler: RequestHandler): void {
+    if (method === INITIALIZE) throw new Error("ServerSession answers initialize itself; configure serverInfo/capabilities instead");
+    super.onRequest(method, handler);
+  }
+
+  protected override observeNotification(method: string): void {
+    if (method === INITIALIZED_NOTIFICATION && !this.initializedNotified) {
       this.initializedNotified = true;
       this.oninitialized?.();
-    });
+    }
   }
 
   get capabilities(): JsonObject {

@@ -172,6 +172,12 @@ export class Session implements Peer, ProgressSink {
     return undefined;
   }
 
+  /**
+   * Sees every accepted notification (other than progress and cancelled) before its registered handler,
+   * so subclasses can track protocol state that a user's handler registration must not displace.
+   */
+  protected observeNotification(_method: string, _params: JsonObject | undefined): void {}
+
   /** @internal Also used by handler contexts, with the inbound request id for routing. */
   sendRequest(
     method: string,
@@ -419,6 +425,7 @@ export class Session implements Peer, ProgressSink {
     }
     if (method === PROGRESS_NOTIFICATION) this.handleProgress(params);
     else if (method === CANCELLED_NOTIFICATION) this.handleCancelled(params);
+    else this.observeNotification(method, params);
     const handler = this.notificationHandlers.get(method);
     if (handler === undefined) return;
     try {

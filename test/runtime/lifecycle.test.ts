@@ -83,6 +83,21 @@ describe("initialize", () => {
     expect(clientWire.map((m) => ("method" in m.message ? m.message.method : "?"))).toEqual(["initialize"]);
   });
 
+  it("a user handler for notifications/initialized does not displace the session's tracking; initialize cannot be overridden", async () => {
+    const [clientEnd, serverEnd] = createInMemoryPair();
+    const s = new ServerSession({ inbound: clientToServer, serverInfo });
+    let userSaw = 0;
+    let hook = 0;
+    s.onNotification("notifications/initialized", () => void userSaw++);
+    s.oninitialized = () => void hook++;
+    expect(() => s.onRequest("initialize", () => ({}))).toThrow(/answers initialize itself/);
+    const c = new ClientSession({ inbound: serverToClient, clientInfo });
+    await s.connect(serverEnd);
+    await c.connect(clientEnd);
+    await settle();
+    expect([userSaw, hook, s.initialized]).toEqual([1, 1, true]);
+  });
+
   it("a second initialize is refused", async () => {
     const { c } = await handshake();
     const error = await c.request("initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo }).catch((e: unknown) => e);
