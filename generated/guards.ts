@@ -307,101 +307,61 @@ function _CancelledNotificationParams$0(v: any): boolean {
 export function isClientCapabilities(value: unknown): value is ClientCapabilities {
   return _ClientCapabilities$0(value);
 }
-function _ClientCapabilities$2(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  return true;
-}
-function _ClientCapabilities$3(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  return true;
-}
 function _ClientCapabilities$1(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.form;
-  if (p0 !== undefined && !(_ClientCapabilities$2(p0))) return false;
+  if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   const p1 = v.url;
-  if (p1 !== undefined && !(_ClientCapabilities$3(p1))) return false;
+  if (p1 !== undefined && !((typeof p1 === "object" && p1 !== null && !Array.isArray(p1)))) return false;
   return true;
 }
-function _ClientCapabilities$5(v: any): boolean {
+function _ClientCapabilities$2(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
+  for (const k in v) { if (!((typeof v[k] === "object" && v[k] !== null && !Array.isArray(v[k])))) return false; }
   return true;
 }
-function _ClientCapabilities$4(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  for (const k in v) { if (!(_ClientCapabilities$5(v[k]))) return false; }
-  return true;
-}
-function _ClientCapabilities$6(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  return true;
-}
-function _ClientCapabilities$7(v: any): boolean {
+function _ClientCapabilities$3(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.listChanged;
   if (p0 !== undefined && !(typeof p0 === "boolean")) return false;
   return true;
 }
-function _ClientCapabilities$9(v: any): boolean {
+function _ClientCapabilities$4(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
+  const p0 = v.context;
+  if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
+  const p1 = v.tools;
+  if (p1 !== undefined && !((typeof p1 === "object" && p1 !== null && !Array.isArray(p1)))) return false;
   return true;
 }
-function _ClientCapabilities$10(v: any): boolean {
+function _ClientCapabilities$7(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
+  const p0 = v.create;
+  if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   return true;
 }
 function _ClientCapabilities$8(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.context;
-  if (p0 !== undefined && !(_ClientCapabilities$9(p0))) return false;
-  const p1 = v.tools;
-  if (p1 !== undefined && !(_ClientCapabilities$10(p1))) return false;
-  return true;
-}
-function _ClientCapabilities$12(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  return true;
-}
-function _ClientCapabilities$13(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  return true;
-}
-function _ClientCapabilities$16(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  return true;
-}
-function _ClientCapabilities$15(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.create;
-  if (p0 !== undefined && !(_ClientCapabilities$16(p0))) return false;
-  return true;
-}
-function _ClientCapabilities$18(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  return true;
-}
-function _ClientCapabilities$17(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.createMessage;
-  if (p0 !== undefined && !(_ClientCapabilities$18(p0))) return false;
+  if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   return true;
 }
-function _ClientCapabilities$14(v: any): boolean {
+function _ClientCapabilities$6(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.elicitation;
-  if (p0 !== undefined && !(_ClientCapabilities$15(p0))) return false;
+  if (p0 !== undefined && !(_ClientCapabilities$7(p0))) return false;
   const p1 = v.sampling;
-  if (p1 !== undefined && !(_ClientCapabilities$17(p1))) return false;
+  if (p1 !== undefined && !(_ClientCapabilities$8(p1))) return false;
   return true;
 }
-function _ClientCapabilities$11(v: any): boolean {
+function _ClientCapabilities$5(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.cancel;
-  if (p0 !== undefined && !(_ClientCapabilities$12(p0))) return false;
+  if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   const p1 = v.list;
-  if (p1 !== undefined && !(_ClientCapabilities$13(p1))) return false;
+  if (p1 !== undefined && !((typeof p1 === "object" && p1 !== null && !Array.isArray(p1)))) return false;
   const p2 = v.requests;
-  if (p2 !== undefined && !(_ClientCapabilities$14(p2))) return false;
+  if (p2 !== undefined && !(_ClientCapabilities$6(p2))) return false;
   return true;
 }
 function _ClientCapabilities$0(v: any): boolean {
@@ -409,15 +369,15 @@ function _ClientCapabilities$0(v: any): boolean {
   const p0 = v.elicitation;
   if (p0 !== undefined && !(_ClientCapabilities$1(p0))) return false;
   const p1 = v.experimental;
-  if (p1 !== undefined && !(_ClientCapabilities$4(p1))) return false;
+  if (p1 !== undefined && !(_ClientCapabilities$2(p1))) return false;
   const p2 = v.resumableRequests;
-  if (p2 !== undefined && !(_ClientCapabilities$6(p2))) return false;
+  if (p2 !== undefined && !((typeof p2 === "object" && p2 !== null && !Array.isArray(p2)))) return false;
   const p3 = v.roots;
-  if (p3 !== undefined && !(_ClientCapabilities$7(p3))) return false;
+  if (p3 !== undefined && !(_ClientCapabilities$3(p3))) return false;
   const p4 = v.sampling;
-  if (p4 !== undefined && !(_ClientCapabilities$8(p4))) return false;
+  if (p4 !== undefined && !(_ClientCapabilities$4(p4))) return false;
   const p5 = v.tasks;
-  if (p5 !== undefined && !(_ClientCapabilities$11(p5))) return false;
+  if (p5 !== undefined && !(_ClientCapabilities$5(p5))) return false;
   return true;
 }
 
@@ -620,15 +580,11 @@ function _CreateMessageRequestParams$2(v: any): boolean {
   return true;
 }
 function _CreateMessageRequestParams$3(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  return true;
-}
-function _CreateMessageRequestParams$4(v: any): boolean {
   if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(typeof v[i] === "string")) return false;
   return true;
 }
-function _CreateMessageRequestParams$5(v: any): boolean {
+function _CreateMessageRequestParams$4(v: any): boolean {
   if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(isTool(v[i]))) return false;
   return true;
@@ -644,11 +600,11 @@ function _CreateMessageRequestParams$0(v: any): boolean {
   const p3 = v.messages;
   if (p3 === undefined || !(_CreateMessageRequestParams$2(p3))) return false;
   const p4 = v.metadata;
-  if (p4 !== undefined && !(_CreateMessageRequestParams$3(p4))) return false;
+  if (p4 !== undefined && !((typeof p4 === "object" && p4 !== null && !Array.isArray(p4)))) return false;
   const p5 = v.modelPreferences;
   if (p5 !== undefined && !(isModelPreferences(p5))) return false;
   const p6 = v.stopSequences;
-  if (p6 !== undefined && !(_CreateMessageRequestParams$4(p6))) return false;
+  if (p6 !== undefined && !(_CreateMessageRequestParams$3(p6))) return false;
   const p7 = v.systemPrompt;
   if (p7 !== undefined && !(typeof p7 === "string")) return false;
   const p8 = v.task;
@@ -658,7 +614,7 @@ function _CreateMessageRequestParams$0(v: any): boolean {
   const p10 = v.toolChoice;
   if (p10 !== undefined && !(isToolChoice(p10))) return false;
   const p11 = v.tools;
-  if (p11 !== undefined && !(_CreateMessageRequestParams$5(p11))) return false;
+  if (p11 !== undefined && !(_CreateMessageRequestParams$4(p11))) return false;
   return true;
 }
 
@@ -2397,28 +2353,16 @@ function _ServerCapabilities$1(v: any): boolean {
 }
 function _ServerCapabilities$2(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  return true;
-}
-function _ServerCapabilities$4(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
+  for (const k in v) { if (!((typeof v[k] === "object" && v[k] !== null && !Array.isArray(v[k])))) return false; }
   return true;
 }
 function _ServerCapabilities$3(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  for (const k in v) { if (!(_ServerCapabilities$4(v[k]))) return false; }
-  return true;
-}
-function _ServerCapabilities$5(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  return true;
-}
-function _ServerCapabilities$6(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.listChanged;
   if (p0 !== undefined && !(typeof p0 === "boolean")) return false;
   return true;
 }
-function _ServerCapabilities$7(v: any): boolean {
+function _ServerCapabilities$4(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.listChanged;
   if (p0 !== undefined && !(typeof p0 === "boolean")) return false;
@@ -2426,41 +2370,29 @@ function _ServerCapabilities$7(v: any): boolean {
   if (p1 !== undefined && !(typeof p1 === "boolean")) return false;
   return true;
 }
-function _ServerCapabilities$9(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  return true;
-}
-function _ServerCapabilities$10(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  return true;
-}
-function _ServerCapabilities$13(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  return true;
-}
-function _ServerCapabilities$12(v: any): boolean {
+function _ServerCapabilities$7(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.call;
-  if (p0 !== undefined && !(_ServerCapabilities$13(p0))) return false;
+  if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   return true;
 }
-function _ServerCapabilities$11(v: any): boolean {
+function _ServerCapabilities$6(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.tools;
-  if (p0 !== undefined && !(_ServerCapabilities$12(p0))) return false;
+  if (p0 !== undefined && !(_ServerCapabilities$7(p0))) return false;
+  return true;
+}
+function _ServerCapabilities$5(v: any): boolean {
+  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
+  const p0 = v.cancel;
+  if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
+  const p1 = v.list;
+  if (p1 !== undefined && !((typeof p1 === "object" && p1 !== null && !Array.isArray(p1)))) return false;
+  const p2 = v.requests;
+  if (p2 !== undefined && !(_ServerCapabilities$6(p2))) return false;
   return true;
 }
 function _ServerCapabilities$8(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.cancel;
-  if (p0 !== undefined && !(_ServerCapabilities$9(p0))) return false;
-  const p1 = v.list;
-  if (p1 !== undefined && !(_ServerCapabilities$10(p1))) return false;
-  const p2 = v.requests;
-  if (p2 !== undefined && !(_ServerCapabilities$11(p2))) return false;
-  return true;
-}
-function _ServerCapabilities$14(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.listChanged;
   if (p0 !== undefined && !(typeof p0 === "boolean")) return false;
@@ -2471,19 +2403,19 @@ function _ServerCapabilities$0(v: any): boolean {
   const p0 = v.async;
   if (p0 !== undefined && !(_ServerCapabilities$1(p0))) return false;
   const p1 = v.completions;
-  if (p1 !== undefined && !(_ServerCapabilities$2(p1))) return false;
+  if (p1 !== undefined && !((typeof p1 === "object" && p1 !== null && !Array.isArray(p1)))) return false;
   const p2 = v.experimental;
-  if (p2 !== undefined && !(_ServerCapabilities$3(p2))) return false;
+  if (p2 !== undefined && !(_ServerCapabilities$2(p2))) return false;
   const p3 = v.logging;
-  if (p3 !== undefined && !(_ServerCapabilities$5(p3))) return false;
+  if (p3 !== undefined && !((typeof p3 === "object" && p3 !== null && !Array.isArray(p3)))) return false;
   const p4 = v.prompts;
-  if (p4 !== undefined && !(_ServerCapabilities$6(p4))) return false;
+  if (p4 !== undefined && !(_ServerCapabilities$3(p4))) return false;
   const p5 = v.resources;
-  if (p5 !== undefined && !(_ServerCapabilities$7(p5))) return false;
+  if (p5 !== undefined && !(_ServerCapabilities$4(p5))) return false;
   const p6 = v.tasks;
-  if (p6 !== undefined && !(_ServerCapabilities$8(p6))) return false;
+  if (p6 !== undefined && !(_ServerCapabilities$5(p6))) return false;
   const p7 = v.tools;
-  if (p7 !== undefined && !(_ServerCapabilities$14(p7))) return false;
+  if (p7 !== undefined && !(_ServerCapabilities$8(p7))) return false;
   return true;
 }
 
@@ -2832,16 +2764,12 @@ function _Tool$1(v: any): boolean {
   for (let i = 0; i < v.length; i++) if (!(isIcon(v[i]))) return false;
   return true;
 }
-function _Tool$4(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  return true;
-}
 function _Tool$3(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  for (const k in v) { if (!(_Tool$4(v[k]))) return false; }
+  for (const k in v) { if (!((typeof v[k] === "object" && v[k] !== null && !Array.isArray(v[k])))) return false; }
   return true;
 }
-function _Tool$5(v: any): boolean {
+function _Tool$4(v: any): boolean {
   if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(typeof v[i] === "string")) return false;
   return true;
@@ -2853,33 +2781,29 @@ function _Tool$2(v: any): boolean {
   const p1 = v.properties;
   if (p1 !== undefined && !(_Tool$3(p1))) return false;
   const p2 = v.required;
-  if (p2 !== undefined && !(_Tool$5(p2))) return false;
+  if (p2 !== undefined && !(_Tool$4(p2))) return false;
   const p3 = v.type;
   if (p3 === undefined || !(typeof p3 === "string" && p3 === "object")) return false;
   return true;
 }
-function _Tool$8(v: any): boolean {
+function _Tool$6(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
+  for (const k in v) { if (!((typeof v[k] === "object" && v[k] !== null && !Array.isArray(v[k])))) return false; }
   return true;
 }
 function _Tool$7(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  for (const k in v) { if (!(_Tool$8(v[k]))) return false; }
-  return true;
-}
-function _Tool$9(v: any): boolean {
   if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(typeof v[i] === "string")) return false;
   return true;
 }
-function _Tool$6(v: any): boolean {
+function _Tool$5(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.$schema;
   if (p0 !== undefined && !(typeof p0 === "string")) return false;
   const p1 = v.properties;
-  if (p1 !== undefined && !(_Tool$7(p1))) return false;
+  if (p1 !== undefined && !(_Tool$6(p1))) return false;
   const p2 = v.required;
-  if (p2 !== undefined && !(_Tool$9(p2))) return false;
+  if (p2 !== undefined && !(_Tool$7(p2))) return false;
   const p3 = v.type;
   if (p3 === undefined || !(typeof p3 === "string" && p3 === "object")) return false;
   return true;
@@ -2901,7 +2825,7 @@ function _Tool$0(v: any): boolean {
   const p6 = v.name;
   if (p6 === undefined || !(typeof p6 === "string")) return false;
   const p7 = v.outputSchema;
-  if (p7 !== undefined && !(_Tool$6(p7))) return false;
+  if (p7 !== undefined && !(_Tool$5(p7))) return false;
   const p8 = v.title;
   if (p8 !== undefined && !(typeof p8 === "string")) return false;
   return true;

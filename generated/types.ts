@@ -343,6 +343,7 @@ export interface CallToolAsyncResult {
    * The token for getting the result, cancelling or joining. Set when accepted.
    */
   token?: AsyncToken
+  [k: string]: unknown
 }
 
 /**
@@ -441,6 +442,7 @@ export interface CallToolResult {
   structuredContent?: {
     [k: string]: unknown
   }
+  [k: string]: unknown
 }
 
 /**
@@ -556,27 +558,19 @@ export interface ClientCapabilities {
    * Present if the client supports elicitation from the server.
    */
   elicitation?: {
-    form?: {
-      [k: string]: unknown
-    }
-    url?: {
-      [k: string]: unknown
-    }
+    form?: object
+    url?: object
   }
   /**
    * Experimental, non-standard capabilities that the client supports.
    */
   experimental?: {
-    [k: string]: {
-      [k: string]: unknown
-    }
+    [k: string]: object
   }
   /**
    * Present if the client supports resumable requests.
    */
-  resumableRequests?: {
-    [k: string]: unknown
-  }
+  resumableRequests?: object
   /**
    * Present if the client supports listing roots.
    */
@@ -594,15 +588,11 @@ export interface ClientCapabilities {
      * Whether the client supports context inclusion via includeContext parameter.
      * If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
      */
-    context?: {
-      [k: string]: unknown
-    }
+    context?: object
     /**
      * Whether the client supports tool use via tools and toolChoice parameters.
      */
-    tools?: {
-      [k: string]: unknown
-    }
+    tools?: object
   }
   /**
    * Present if the client supports task-augmented requests.
@@ -611,15 +601,11 @@ export interface ClientCapabilities {
     /**
      * Whether this client supports tasks/cancel.
      */
-    cancel?: {
-      [k: string]: unknown
-    }
+    cancel?: object
     /**
      * Whether this client supports tasks/list.
      */
-    list?: {
-      [k: string]: unknown
-    }
+    list?: object
     /**
      * Specifies which request types can be augmented with tasks.
      */
@@ -631,9 +617,7 @@ export interface ClientCapabilities {
         /**
          * Whether the client supports task-augmented elicitation/create requests.
          */
-        create?: {
-          [k: string]: unknown
-        }
+        create?: object
       }
       /**
        * Task support for sampling-related requests.
@@ -642,9 +626,7 @@ export interface ClientCapabilities {
         /**
          * Whether the client supports task-augmented sampling/createMessage requests.
          */
-        createMessage?: {
-          [k: string]: unknown
-        }
+        createMessage?: object
       }
     }
   }
@@ -737,6 +719,7 @@ export interface CompleteResult {
      */
     values: string[]
   }
+  [k: string]: unknown
 }
 
 /**
@@ -789,9 +772,7 @@ export interface CreateMessageRequestParams {
   /**
    * Optional metadata to pass through to the LLM provider. The format of this metadata is provider-specific.
    */
-  metadata?: {
-    [k: string]: unknown
-  }
+  metadata?: object
   /**
    * The server's preferences for which model to select. The client MAY ignore these preferences.
    */
@@ -858,6 +839,7 @@ export interface CreateMessageResult {
    * This field is an open string to allow for provider-specific stop reasons.
    */
   stopReason?: string
+  [k: string]: unknown
 }
 
 /**
@@ -875,6 +857,7 @@ export interface CreateTaskResult {
     [k: string]: unknown
   }
   task: Task
+  [k: string]: unknown
 }
 
 /**
@@ -1015,6 +998,7 @@ export interface ElicitResult {
   content?: {
     [k: string]: string[] | boolean | number | string
   }
+  [k: string]: unknown
 }
 
 /**
@@ -1068,9 +1052,7 @@ export interface Error {
   /**
    * Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
    */
-  data?: {
-    [k: string]: unknown
-  }
+  data?: unknown
   /**
    * A short description of the error. The message SHOULD be limited to a concise single sentence.
    */
@@ -1140,6 +1122,7 @@ export interface GetPromptResult {
    */
   description?: string
   messages: PromptMessage[]
+  [k: string]: unknown
 }
 
 /**
@@ -1217,6 +1200,7 @@ export interface GetRequestStatusResult {
    * - "failed": the final response is ready and is an error
    */
   status: ("completed" | "failed" | "processing")
+  [k: string]: unknown
 }
 
 /**
@@ -1524,6 +1508,7 @@ export interface InitializeResult {
    */
   protocolVersion: string
   serverInfo: Implementation
+  [k: string]: unknown
 }
 
 /**
@@ -1693,6 +1678,7 @@ export interface ListPromptsResult {
    */
   nextCursor?: string
   prompts: Prompt[]
+  [k: string]: unknown
 }
 
 /**
@@ -1729,6 +1715,7 @@ export interface ListResourceTemplatesResult {
    */
   nextCursor?: string
   resourceTemplates: ResourceTemplate[]
+  [k: string]: unknown
 }
 
 /**
@@ -1765,6 +1752,7 @@ export interface ListResourcesResult {
    */
   nextCursor?: string
   resources: Resource[]
+  [k: string]: unknown
 }
 
 /**
@@ -1804,6 +1792,7 @@ export interface ListRootsResult {
     [k: string]: unknown
   }
   roots: Root[]
+  [k: string]: unknown
 }
 
 /**
@@ -1840,6 +1829,7 @@ export interface ListTasksResult {
    */
   nextCursor?: string
   tasks: Task[]
+  [k: string]: unknown
 }
 
 /**
@@ -1876,6 +1866,7 @@ export interface ListToolsResult {
    */
   nextCursor?: string
   tools: Tool[]
+  [k: string]: unknown
 }
 
 /**
@@ -1908,9 +1899,7 @@ export interface LoggingMessageNotificationParams {
   /**
    * The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
    */
-  data: {
-    [k: string]: unknown
-  }
+  data: unknown
   /**
    * The severity of this log message.
    */
@@ -2063,6 +2052,7 @@ export interface PaginatedResult {
    * If present, there may be more results available.
    */
   nextCursor?: string
+  [k: string]: unknown
 }
 
 /**
@@ -2313,6 +2303,7 @@ export interface ReadResourceResult {
     [k: string]: unknown
   }
   contents: (TextResourceContents | BlobResourceContents)[]
+  [k: string]: unknown
 }
 
 /**
@@ -2834,23 +2825,17 @@ export interface ServerCapabilities {
   /**
    * Present if the server supports argument autocompletion suggestions.
    */
-  completions?: {
-    [k: string]: unknown
-  }
+  completions?: object
   /**
    * Experimental, non-standard capabilities that the server supports.
    */
   experimental?: {
-    [k: string]: {
-      [k: string]: unknown
-    }
+    [k: string]: object
   }
   /**
    * Present if the server supports sending log messages to the client.
    */
-  logging?: {
-    [k: string]: unknown
-  }
+  logging?: object
   /**
    * Present if the server offers any prompt templates.
    */
@@ -2880,15 +2865,11 @@ export interface ServerCapabilities {
     /**
      * Whether this server supports tasks/cancel.
      */
-    cancel?: {
-      [k: string]: unknown
-    }
+    cancel?: object
     /**
      * Whether this server supports tasks/list.
      */
-    list?: {
-      [k: string]: unknown
-    }
+    list?: object
     /**
      * Specifies which request types can be augmented with tasks.
      */
@@ -2900,9 +2881,7 @@ export interface ServerCapabilities {
         /**
          * Whether the server supports task-augmented tools/call requests.
          */
-        call?: {
-          [k: string]: unknown
-        }
+        call?: object
       }
     }
   }
@@ -3281,9 +3260,7 @@ export interface Tool {
   inputSchema: {
     $schema?: string
     properties?: {
-      [k: string]: {
-        [k: string]: unknown
-      }
+      [k: string]: object
     }
     required?: string[]
     type: "object"
@@ -3302,9 +3279,7 @@ export interface Tool {
   outputSchema?: {
     $schema?: string
     properties?: {
-      [k: string]: {
-        [k: string]: unknown
-      }
+      [k: string]: object
     }
     required?: string[]
     type: "object"

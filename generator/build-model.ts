@@ -41,6 +41,11 @@ export function buildModel(loaded: LoadedSchema): Model {
   const definitions: Definition[] = Object.keys(normalized)
     .sort(compareCodeUnits)
     .map((name) => ({ name, node: toNode(normalized[name], prefix) }));
+  // MCP's base Result is an open object, and every result extends it; the JSON Schema drops that on the
+  // subtypes, so results say it again (an index signature in the types; no change to what validates).
+  for (const d of definitions) {
+    if (/Result$/.test(d.name) && d.node.properties !== undefined && d.node.additional === undefined) d.node.additional = "open";
+  }
   const defs = new Map(definitions.map((d) => [d.name, d.node]));
 
   const unionMembers = (name: string): Set<string> => {

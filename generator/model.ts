@@ -31,6 +31,8 @@ export interface SchemaNode {
    */
   additional?: "open" | "closed" | SchemaNode;
   items?: SchemaNode;
+  /** Any object, written in TypeScript as `object` rather than as an index signature. */
+  opaque?: true;
 }
 
 export interface PropertyNode {

@@ -3,6 +3,8 @@
 import type { Model, SchemaNode } from "../model.js";
 
 export interface SchemaOfOptions {
+  /** Emit TypeScript hints (`tsType`) for json-schema-to-typescript: `object` for opaque objects, `unknown` for any. */
+  tsHints?: boolean;
   /** How to write a reference to definition `name`. */
   ref: (name: string) => Record<string, unknown>;
   /** Keep descriptions (types want them for doc comments; validators do not). */
@@ -16,6 +18,11 @@ export function schemaOf(node: SchemaNode, options: SchemaOfOptions): Record<str
   if (node.ref !== undefined) Object.assign(out, options.ref(node.ref));
   if (options.descriptions && node.description !== undefined) out["description"] = node.description;
   if (node.ref !== undefined) return out;
+  if (options.tsHints) {
+    if (node.opaque) return { ...out, tsType: "object" };
+    const constrained = node.anyOf || node.allOf || node.types || node.const !== undefined || node.enum || node.properties || node.additional || node.items;
+    if (!constrained) return { ...out, tsType: "unknown" };
+  }
   if (node.anyOf) out["anyOf"] = node.anyOf.map((m) => schemaOf(m, options));
   if (node.allOf) out["allOf"] = node.allOf.map((m) => schemaOf(m, options));
   if (node.types !== undefined) {

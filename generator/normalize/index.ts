@@ -2,7 +2,7 @@
 import type { JsonType, JsonValue, SchemaNode } from "../model.js";
 import { compareCodeUnits, sortKeys } from "../json.js";
 import { integers } from "./integers.js";
-import { openObjects } from "./open-objects.js";
+import { OPAQUE, openObjects } from "./open-objects.js";
 import { refSiblings } from "./ref-siblings.js";
 import { DISCRIMINATOR, taggedUnions } from "./tagged-unions.js";
 import type { RawSchema } from "./walk.js";
@@ -61,5 +61,9 @@ export function toNode(raw: unknown, refPrefix: string): SchemaNode {
   else if (extra === false) node.additional = "closed";
   else if (isObject(extra)) node.additional = toNode(extra, refPrefix);
   if (raw["items"] !== undefined) node.items = toNode(raw["items"], refPrefix);
+  if (raw[OPAQUE] === true) {
+    node.opaque = true;
+    node.additional = "open";
+  }
   return node;
 }

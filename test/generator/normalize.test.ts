@@ -38,6 +38,10 @@ describe("openObjects", () => {
     expect(openObjects({ additionalProperties: {} })).toEqual({ additionalProperties: true });
     expect(openObjects({ additionalProperties: true })).toEqual({ additionalProperties: true });
   });
+  it("marks the spec's spelling of TypeScript `object` as opaque", () => {
+    expect(openObjects({ type: "object", properties: {}, additionalProperties: true })).toEqual({ type: "object", additionalProperties: true, "x-mcpgen-opaque": true });
+    expect(toNode(openObjects({ type: "object", properties: {}, additionalProperties: true }), "#/$defs/")).toEqual({ types: ["object"], additional: "open", opaque: true });
+  });
   it("keeps typed maps and closed objects", () => {
     expect(openObjects({ additionalProperties: { type: "string" } })).toEqual({ additionalProperties: { type: "string" } });
     expect(openObjects({ additionalProperties: false })).toEqual({ additionalProperties: false });
