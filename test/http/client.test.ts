@@ -104,6 +104,24 @@ describe("round trips", () => {
   });
 });
 
+describe("server-to-client requests", () => {
+  it("receives a request on the POST's stream and POSTs its answer back (202)", async () => {
+    server = await startServer();
+    const h = harness({ standaloneStream: "manual" });
+    await connect(h);
+    h.client.onmessage = (m) => {
+      h.messages.push(m as JsonObject);
+      const msg = m as { id?: string; method?: string };
+      if (msg.method === "elicitation/create") {
+        void h.client.send({ jsonrpc: "2.0", id: msg.id!, result: { action: "accept", content: { name: "Ada" } } }, { relatedRequestId: msg.id });
+      }
+    };
+    const res = await h.request(3, "ask");
+    expect(res).toMatchObject({ id: 3, result: { answer: { action: "accept", content: { name: "Ada" } } } });
+    expect(h.messages.find((m) => m.method === "elicitation/create")).toMatchObject({ id: "ask-3" });
+  });
+});
+
 describe("standalone stream", () => {
   it("opens automatically after notifications/initialized and receives unrelated server messages", async () => {
     server = await startServer();
@@ -114,6 +132,23 @@ describe("standalone stream", () => {
     await h.request(1, "broadcast", { text: "hello" });
     await eventually(() => h.messages.some((m) => m.method === "notifications/message"));
     expect(h.messages.find((m) => m.method === "notifications/message")).toMatchObject({ params: { text: "hello" } });
+  });
+
+  it("resumes the standalone stream after the server closes it, without missing messages", async () => {
+    server = await startServer({ retryMs: 20 });
+    const h = harness();
+    await connect(h);
+    await eventually(() => server!.responder.transports[0].standaloneConnected);
+    const t = server.responder.transports[0];
+    await t.closeStandaloneStream();
+    // Sent while the client is away (waiting out `retry`): kept in the store, replayed on resume.
+    await t.send({ jsonrpc: "2.0", method: "notifications/message", params: { text: "while away" } });
+    await eventually(() => h.messages.some((m) => m.method === "notifications/message"));
+    await eventually(() => t.standaloneConnected);
+    await t.send({ jsonrpc: "2.0", method: "notifications/message", params: { text: "after" } });
+    await eventually(() => h.messages.filter((m) => m.method === "notifications/message").length === 2);
+    expect(h.messages.filter((m) => m.method === "notifications/message").map((m) => (m.params as { text: string }).text)).toEqual(["while away", "after"]);
+    expect(h.errors).toEqual([]);
   });
 
   it("tolerates 405 silently (stateless server)", async () => {

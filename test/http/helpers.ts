@@ -40,6 +40,8 @@ export function makeResponder(): ResponderControl & { attach: (t: HttpServerTran
     }
     return p;
   };
+  // Server-to-client requests made by method "ask", waiting for the client's answer.
+  const asked = new Map<string, (result: unknown) => void>();
   const control: ResponderControl & { attach: (t: HttpServerTransport) => void } = {
     transports: [],
     received: [],
@@ -53,6 +55,12 @@ export function makeResponder(): ResponderControl & { attach: (t: HttpServerTran
       t.onclose = () => control.closed.push(t);
       t.onmessage = (message, info) => {
         control.received.push({ message, info });
+        const m = message as { id?: unknown; result?: unknown; method?: unknown };
+        if (m.method === undefined && typeof m.id === "string" && asked.has(m.id)) {
+          asked.get(m.id)!(m.result);
+          asked.delete(m.id);
+          return;
+        }
         void handle(t, message as JsonRpcMessage, info).catch(() => undefined);
       };
     },
@@ -86,6 +94,12 @@ export function makeResponder(): ResponderControl & { attach: (t: HttpServerTran
         await gate(String(params.gate));
         for (let i = before + 1; i <= before + after; i++) await progress(i);
         return reply({ done: before + after });
+      }
+      case "ask": {
+        const askId = `ask-${String(id)}`;
+        const answer = new Promise<unknown>((resolve) => asked.set(askId, resolve));
+        await t.send({ jsonrpc: "2.0", id: askId, method: "elicitation/create", params: { message: "name?" } }, { relatedRequestId: id });
+        return reply({ answer: (await answer) as JsonObject });
       }
       case "broadcast":
         await t.send({ jsonrpc: "2.0", method: "notifications/message", params: { text: String(params.text ?? "") } });

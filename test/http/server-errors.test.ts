@@ -1,4 +1,5 @@
 // The HTTP server's rejection paths (406, 415, 400, 413, 405, 404, 400 version), each followed by a working request.
+import { request as httpRequest } from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ACCEPT_BOTH, initialize, post, readSse, sessionHeaders, startServer, type RunningServer } from "./helpers.js";
 
@@ -86,6 +87,34 @@ describe("POST rejections", () => {
     const res = await post(server.url, big, sessionHeaders(sessionId));
     expect(res.status).toBe(413);
     expect((await errorOf(res)).message).toMatch(/too large/i);
+    await stillServes();
+  });
+
+  it("413 also for a chunked body without Content-Length that grows past the limit", async () => {
+    const url = new URL(server.url);
+    const result = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: "POST",
+          headers: { accept: ACCEPT_BOTH, "content-type": "application/json", "transfer-encoding": "chunked", ...sessionHeaders(sessionId) },
+        },
+        (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (c: string) => (text += c));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+        },
+      );
+      req.on("error", reject);
+      req.write('{"jsonrpc":"2.0","id":1,"method":"echo","params":{"pad":"');
+      for (let i = 0; i < 10; i++) req.write("x".repeat(16 * 1024));
+      req.end('"}}');
+    });
+    expect(result.status).toBe(413);
+    expect(JSON.parse(result.body)).toMatchObject({ jsonrpc: "2.0", error: { code: -32600 } });
     await stillServes();
   });
 
