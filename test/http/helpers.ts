@@ -183,9 +183,12 @@ export interface SseRead {
   ended: boolean;
 }
 
-/** Reads an SSE body until it ends, or until `until` says stop (then cancels it). */
-export async function readSse(res: Response, until?: (read: SseRead) => boolean): Promise<SseRead> {
-  const read: SseRead = { events: [], messages: [], ended: false };
+/** Reads an SSE body until it ends, or until `until` says stop (then cancels it); `read` fills up as it goes. */
+export async function readSse(
+  res: Response,
+  until?: (read: SseRead) => boolean,
+  read: SseRead = { events: [], messages: [], ended: false },
+): Promise<SseRead> {
   const decoder = new SseDecoder({
     onEvent: (e) => {
       read.events.push({ id: e.lastEventId, data: e.data });

@@ -1,7 +1,7 @@
 // SEP-1699 polling and resumption on the server: close with retry, GET + Last-Event-ID replay, standalone stream.
 import { afterEach, describe, expect, it } from "vitest";
 import { InMemoryEventStore } from "../../runtime/transports/event-store.js";
-import { eventually, initialize, post, readSse, sessionHeaders, startServer, type RunningServer } from "./helpers.js";
+import { eventually, initialize, post, readSse, sessionHeaders, startServer, type RunningServer, type SseRead } from "./helpers.js";
 
 let server: RunningServer | undefined;
 afterEach(async () => {
@@ -23,10 +23,9 @@ describe("server-initiated close (SEP-1699)", () => {
     const sid = await initialize(server.url);
     const res = await post(server.url, { jsonrpc: "2.0", id: 10, method: "wait", params: { gate: "g", before: 2, after: 2 } }, sessionHeaders(sid));
     const transport = server.responder.transports[0];
-    const reading = readSse(res);
-    await eventually(() => server!.responder.received.length >= 2);
-    // Let the two early progress events reach the connection before closing it.
-    await new Promise((r) => setTimeout(r, 20));
+    const live: SseRead = { events: [], messages: [], ended: false };
+    const reading = readSse(res, undefined, live);
+    await eventually(() => live.messages.length === 2);
     await transport.closeSseStream(10);
     const first = await reading;
     expect(first.ended).toBe(true);
@@ -125,7 +124,7 @@ describe("standalone GET stream", () => {
     const sid = await initialize(server.url);
     const get = await fetch(server.url, { headers: { accept: "text/event-stream", ...sessionHeaders(sid) } });
     const reading = readSse(get);
-    await new Promise((r) => setTimeout(r, 20));
+    // The priming event is written before the close: both go through the session's ordered queue.
     await server.responder.transports[0].closeStandaloneStream();
     const first = await reading;
     expect(first.ended).toBe(true);
