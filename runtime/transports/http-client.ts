@@ -329,7 +329,9 @@ export class StreamableHttpClientTransport implements Transport {
     let immediate = initial === undefined;
     for (;;) {
       if (response) {
-        await this.readSse(response, ctx);
+        // Only a connection that carried something (an id, an event, a retry) shows the stream is alive, so
+        // only that resets the count: a server-initiated close is polling, an empty connection is a failure.
+        if (await this.readSse(response, ctx)) failures = 0;
         response = undefined;
       }
       if (ctx.signal.aborted || (ctx.requestId !== undefined && ctx.gotResponse)) return;
@@ -356,7 +358,6 @@ export class StreamableHttpClientTransport implements Transport {
         return;
       }
       if (next.ok && mediaType(next) === "text/event-stream") {
-        failures = 0;
         response = next;
         continue;
       }
@@ -375,20 +376,24 @@ export class StreamableHttpClientTransport implements Transport {
     return Math.round(base * (0.5 + Math.random() * 0.5));
   }
 
-  /** Reads one connection's events; returns when it ends, fails or is aborted. */
-  private async readSse(response: Response, ctx: StreamContext): Promise<void> {
+  /** Reads one connection's events until it ends, fails or is aborted; true if it carried anything. */
+  private async readSse(response: Response, ctx: StreamContext): Promise<boolean> {
     const body = response.body;
-    if (!body) return;
+    if (!body) return false;
+    let progressed = false;
     const decoder = new SseDecoder(
       {
         onLastEventId: (id) => {
+          progressed = true;
           ctx.lastEventId = id === "" ? undefined : id;
           if (id !== "") this.options.onResumptionToken?.(id, { requestId: ctx.requestId });
         },
         onRetry: (ms) => {
+          progressed = true;
           ctx.retryMs = ms;
         },
         onEvent: (event) => {
+          progressed = true;
           // Priming events carry only an id; non-message event types are not JSON-RPC.
           if (event.data === "" || event.type !== "message") return;
           let value: unknown;
@@ -422,6 +427,7 @@ export class StreamableHttpClientTransport implements Transport {
       ctx.signal.removeEventListener("abort", abort);
       decoder.end();
     }
+    return progressed;
   }
 
   private inbound(value: unknown): void {

@@ -252,6 +252,32 @@ describe("resumption", () => {
   });
 });
 
+describe("resuming a finished stream", () => {
+  it("replays it, then stops after the attempt bound instead of polling an empty stream forever", async () => {
+    server = await startServer();
+    const tokens: string[] = [];
+    const h = harness({ standaloneStream: "manual", onResumptionToken: (t, info) => void (info.requestId === 6 && tokens.push(t)) });
+    await connect(h);
+    await h.request(6, "progress", { count: 1 });
+    const log = { bodyEnds: [] as number[], gets: [] as number[] };
+    const h2 = harness({
+      standaloneStream: "manual",
+      sessionId: h.client.sessionId,
+      protocolVersion: "2025-11-25",
+      terminateOnClose: false,
+      fetch: timingFetch(log),
+      reconnect: { maxAttempts: 2, initialDelayMs: 5, maxDelayMs: 10 },
+    });
+    // Without the request id the transport cannot know the stream is finished.
+    await h2.client.resumeStream(tokens[0]);
+    await eventually(() => h2.errors.length > 0);
+    expect(h2.errors[0]).toBeInstanceOf(StreamLostError);
+    expect(log.gets).toHaveLength(3);
+    expect(progressOf(h2.messages, "6")).toEqual([1]);
+    expect(h2.messages.filter((m) => m.id === 6)).toHaveLength(1);
+  });
+});
+
 describe("session expiry", () => {
   it("a 404 on the session id clears it, tells the app, fails in-flight requests, and a new session can start", async () => {
     server = await startServer();
