@@ -63,10 +63,16 @@ export function nodeExchange(req: IncomingMessage, res: ServerResponse): HttpExc
           if (size > limit) return drain();
           chunks.push(chunk);
         });
+        let ended = false;
         req.on("end", () => {
+          ended = true;
           if (size <= limit) resolve(Buffer.concat(chunks));
         });
         req.on("error", reject);
+        // A client that goes away mid-body must not leave the handler waiting forever.
+        req.on("close", () => {
+          if (!ended && size <= limit) reject(new Error("request body aborted"));
+        });
       });
     },
     respond(status, responseHeaders, body) {
