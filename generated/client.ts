@@ -2,8 +2,13 @@
 // Typed client stub over the runtime's Peer.
 // Do not edit: change the schema, overlay, sidecar or templates and run `npm run generate`.
 
-import type { JsonObject, NotificationHandler, Peer, RequestContext, RequestHandler, RequestOptions } from "../runtime/index.js";
+import { ClientSession } from "../runtime/index.js";
+import type { ClientSessionOptions, JsonObject, NotificationHandler, Peer, RequestContext, RequestHandler, RequestOptions, Transport } from "../runtime/index.js";
+import { clientToServer, isMessage, serverToClient } from "./dispatch.js";
 import type { CallToolAsyncRequestParams, CallToolAsyncResult, CallToolRequestParams, CallToolResult, CancelTaskRequest, CancelTaskResult, CancelToolAsyncNotificationParams, CancelledNotificationParams, CompleteRequestParams, CompleteResult, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ElicitationCompleteNotification, EmptyResult, GetPromptRequestParams, GetPromptResult, GetRequestStatusRequestParams, GetRequestStatusResult, GetTaskPayloadRequest, GetTaskPayloadResult, GetTaskRequest, GetTaskResult, GetToolAsyncResultRequestParams, InitializeRequestParams, InitializeResult, JoinCallToolAsyncRequestParams, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListRootsResult, ListTasksResult, ListToolsResult, LoggingMessageNotificationParams, NotificationParams, PaginatedRequestParams, ProgressNotificationParams, ReadResourceRequestParams, ReadResourceResult, RequestParams, ResourceUpdatedNotificationParams, ResumePolicyNotificationParams, ResumeRequestParams, ServerResult, SetLevelRequestParams, SubscribeRequestParams, TaskStatusNotificationParams, UnsubscribeRequestParams } from "./types.js";
+
+/** Session options of the client, less what the generated SDK fills in (the method tables and the envelope guard). */
+export type ClientOptions = Omit<ClientSessionOptions, "inbound" | "outbound" | "isMessage">;
 
 /**
  * The client side of MCP, typed per method: one call per request the client sends, one `notify` per
@@ -11,6 +16,13 @@ import type { CallToolAsyncRequestParams, CallToolAsyncResult, CallToolRequestPa
  */
 export class Client {
   constructor(readonly peer: Peer) {}
+
+  /** Opens a session over `transport` and runs the initialize handshake; resolves once the server answered. */
+  static async connect(transport: Transport, options: ClientOptions): Promise<Client & { readonly peer: ClientSession }> {
+    const session = new ClientSession({ ...options, inbound: serverToClient, outbound: clientToServer, isMessage });
+    await session.connect(transport);
+    return new Client(session) as Client & { readonly peer: ClientSession };
+  }
 
   /**
    * A request from the client to the server, to ask for completion options.

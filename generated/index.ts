@@ -6,5 +6,5 @@ export type * from "./types.js";
 export * from "./guards.js";
 export * from "./validators.js";
 export * from "./dispatch.js";
-export { Client } from "./client.js";
-export { Server } from "./server.js";
+export { Client, type ClientOptions } from "./client.js";
+export { Server, type ServerOptions } from "./server.js";

@@ -2,8 +2,13 @@
 // Typed server stub over the runtime's Peer.
 // Do not edit: change the schema, overlay, sidecar or templates and run `npm run generate`.
 
-import type { JsonObject, NotificationHandler, Peer, RequestContext, RequestHandler, RequestOptions } from "../runtime/index.js";
+import { ServerSession } from "../runtime/index.js";
+import type { ServerSessionOptions, JsonObject, NotificationHandler, Peer, RequestContext, RequestHandler, RequestOptions, Transport } from "../runtime/index.js";
+import { clientToServer, isMessage, serverToClient } from "./dispatch.js";
 import type { CallToolAsyncRequestParams, CallToolAsyncResult, CallToolRequestParams, CallToolResult, CancelTaskRequest, CancelTaskResult, CancelToolAsyncNotificationParams, CancelledNotificationParams, CompleteRequestParams, CompleteResult, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ElicitationCompleteNotification, EmptyResult, GetPromptRequestParams, GetPromptResult, GetRequestStatusRequestParams, GetRequestStatusResult, GetTaskPayloadRequest, GetTaskPayloadResult, GetTaskRequest, GetTaskResult, GetToolAsyncResultRequestParams, InitializeRequestParams, InitializeResult, JoinCallToolAsyncRequestParams, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListRootsResult, ListTasksResult, ListToolsResult, LoggingMessageNotificationParams, NotificationParams, PaginatedRequestParams, ProgressNotificationParams, ReadResourceRequestParams, ReadResourceResult, RequestParams, ResourceUpdatedNotificationParams, ResumePolicyNotificationParams, ResumeRequestParams, ServerResult, SetLevelRequestParams, SubscribeRequestParams, TaskStatusNotificationParams, UnsubscribeRequestParams } from "./types.js";
+
+/** Session options of the server, less what the generated SDK fills in (the method tables and the envelope guard). */
+export type ServerOptions = Omit<ServerSessionOptions, "inbound" | "outbound" | "isMessage">;
 
 /**
  * The server side of MCP, typed per method: one call per request the server sends, one `notify` per
@@ -11,6 +16,11 @@ import type { CallToolAsyncRequestParams, CallToolAsyncResult, CallToolRequestPa
  */
 export class Server {
   constructor(readonly peer: Peer) {}
+
+  /** A server session with this SDK's method tables; register handlers, then `peer.connect(transport)`. */
+  static create(options: ServerOptions): Server & { readonly peer: ServerSession } {
+    return new Server(new ServerSession({ ...options, inbound: clientToServer, outbound: serverToClient, isMessage })) as Server & { readonly peer: ServerSession };
+  }
 
   /**
    * A request from the server to elicit additional information from the user via the client.

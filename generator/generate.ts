@@ -6,7 +6,7 @@ import { emitGuards } from "./emit/guards.js";
 import { header } from "./emit/header.js";
 import { emitStub, loadStubTemplate } from "./emit/stubs.js";
 import { emitTypes } from "./emit/types.js";
-import { emitValidators } from "./emit/validators.js";
+import { startValidators } from "./emit/validators-parallel.js";
 import { loadSchema, projectRoot } from "./load.js";
 import type { Model } from "./model.js";
 
@@ -42,25 +42,45 @@ function emitIndex(model: Model): string {
     `export * from "./guards.js";`,
     `export * from "./validators.js";`,
     `export * from "./dispatch.js";`,
-    `export { Client } from "./client.js";`,
-    `export { Server } from "./server.js";`,
+    `export { Client, type ClientOptions } from "./client.js";`,
+    `export { Server, type ServerOptions } from "./server.js";`,
+    "",
+  ].join("\n");
+}
+
+/**
+ * The package's main entry: the runtime and the generated SDK together. The runtime names a few JSON-RPC
+ * shapes the schema also defines; for those the schema's (same shape, richer docs) are the ones exported.
+ */
+const SHARED_WITH_RUNTIME = ["ProgressToken", "RequestId"];
+function emitSdk(model: Model, runtimeImport: string): string {
+  const defined = new Set(model.definitions.map((d) => d.name));
+  const shared = SHARED_WITH_RUNTIME.filter((n) => defined.has(n));
+  return [
+    header(model, "The runtime and the generated SDK in one module."),
+    `export * from "${runtimeImport}";`,
+    `export * from "./index.js";`,
+    ...(shared.length ? [`export { ${shared.map((n) => `is${n}, type ${n}`).join(", ")} } from "./index.js";`] : []),
     "",
   ].join("\n");
 }
 
 export async function generate(options: GenerateOptions): Promise<{ model: Model; files: GeneratedFile[] }> {
+  const validators = startValidators();
   const loaded = loadSchema(options.schemaFile, options.methodsFile, options.sourceName);
   const model = buildModel(loaded);
   const runtimeImport = options.runtimeImport ?? defaultRuntimeImport(options.outDir);
+  const validatorsContent = validators.emit(model, runtimeImport);
   const template = loadStubTemplate(options.templatesDir ?? resolve(projectRoot, "templates"));
   const files: GeneratedFile[] = [
     { path: "client.ts", content: emitStub(model, "client", template, runtimeImport) },
     { path: "dispatch.ts", content: emitDispatch(model, runtimeImport) },
     { path: "guards.ts", content: emitGuards(model) },
     { path: "index.ts", content: emitIndex(model) },
+    { path: "sdk.ts", content: emitSdk(model, runtimeImport) },
     { path: "server.ts", content: emitStub(model, "server", template, runtimeImport) },
     { path: "types.ts", content: await emitTypes(model) },
-    { path: "validators.ts", content: emitValidators(model, runtimeImport) },
+    { path: "validators.ts", content: await validatorsContent },
   ];
   return { model, files };
 }

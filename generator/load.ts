@@ -73,13 +73,13 @@ function checkRefs(file: string, root: Record<string, unknown>, defsKey: string)
   walk(root, []);
 }
 
-let metaValidators: { "2020-12": Ajv2020; "draft-07": Ajv7 } | undefined;
+// One Ajv per dialect, made on first use: compiling a meta-schema is the costly part, so it is done once
+// and the same 2020-12 instance also checks the methods sidecar.
+let ajv2020: Ajv2020 | undefined;
+let ajv7: Ajv7 | undefined;
 function metaValidator(dialect: Dialect): Ajv2020 | Ajv7 {
-  metaValidators ??= {
-    "2020-12": new Ajv2020({ strict: false, validateFormats: false }),
-    "draft-07": new Ajv7({ strict: false, validateFormats: false }),
-  };
-  return metaValidators[dialect];
+  if (dialect === "draft-07") return (ajv7 ??= new Ajv7({ strict: false, validateFormats: false }));
+  return (ajv2020 ??= new Ajv2020({ strict: false, validateFormats: false }));
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -91,7 +91,7 @@ function validateMethodsShape(file: string, value: unknown): MethodEntry[] {
   if (!methodsValidator) {
     const metaFile = resolve(projectRoot, "schema/methods.schema.json");
     const meta = parseJsonText(readFileSync(metaFile, "utf8"), metaFile);
-    methodsValidator = new Ajv2020({ strict: false, allErrors: false }).compile(meta as object);
+    methodsValidator = (metaValidator("2020-12") as Ajv2020).compile(meta as object);
   }
   if (!methodsValidator(value)) {
     const err = methodsValidator.errors![0]!;

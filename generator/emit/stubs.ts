@@ -18,6 +18,8 @@ interface StubData {
   header: string;
   runtimeImport: string;
   className: string;
+  sessionClass: string;
+  isClient: boolean;
   side: string;
   other: string;
   typeImports: string;
@@ -56,6 +58,8 @@ function stubData(model: Model, side: "client" | "server", runtimeImport: string
     header: header(model, `Typed ${side} stub over the runtime's Peer.`),
     runtimeImport,
     className: side === "client" ? "Client" : "Server",
+    sessionClass: side === "client" ? "ClientSession" : "ServerSession",
+    isClient: side === "client",
     side,
     other,
     requests: outbound.filter((m) => m.kind === "request").map(use).map((m) => ({ ...base(m), name: claim(lowerFirst(m.stem), m.method) })),

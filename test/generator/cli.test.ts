@@ -17,8 +17,8 @@ describe("mcpgen generate", () => {
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
     const lines = r.stdout.trim().split("\n");
-    expect(lines.filter((l) => /^wrote +\S+\.ts \(\d+ bytes\)$/.test(l))).toHaveLength(7);
-    expect(lines.at(-1)).toMatch(/^7 files, 7 changed, in \d+ ms$/);
+    expect(lines.filter((l) => /^wrote +\S+\.ts \(\d+ bytes\)$/.test(l))).toHaveLength(8);
+    expect(lines.at(-1)).toMatch(/^8 files, 8 changed, in \d+ ms$/);
   });
 
   it("fails with exit 2 naming a missing schema file", () => {

@@ -1,0 +1,181 @@
+// Compares two models: methods, capabilities and the JSON-RPC envelope, into one sorted report.
+import { compareCodeUnits } from "../json.js";
+import type { Direction, MessageModel } from "../model.js";
+import { escapeToken, getAt } from "../pointer.js";
+import { classifierFor, label, type Flow } from "./classify.js";
+import { Comparer, type Walk } from "./compare.js";
+import type { LoadedSide } from "./source.js";
+import type { Change, DiffReport, Section, Side } from "./types.js";
+
+export interface DiffOptions {
+  /** Report changed descriptions too (they never break anything). */
+  includeDocs?: boolean;
+}
+
+const CAPABILITIES = ["ClientCapabilities", "ServerCapabilities"] as const;
+const ENVELOPE = "JSONRPCMessage";
+
+function sendersOf(direction: Direction): Side[] {
+  return direction === "both" ? ["client", "server"] : direction === "client-to-server" ? ["client"] : ["server"];
+}
+
+const other = (side: Side): Side => (side === "client" ? "server" : "client");
+const uniq = (sides: Side[]): Side[] => (["client", "server"] as const).filter((s) => sides.includes(s));
+
+/** The longest prefix of a pointer that exists in the file, so every reported pointer can be followed. */
+function clamp(root: Record<string, unknown>, pointer: string | null): string | null {
+  if (pointer === null) return null;
+  let p = pointer;
+  while (p !== "" && getAt(root, p) === undefined) p = p.slice(0, p.lastIndexOf("/"));
+  return p;
+}
+
+const SECTION_ORDER: Section[] = ["methods", "capabilities", "envelope"];
+const PART_ORDER = ["method", "params", "result", "capability", "message"];
+
+export function compareChanges(a: Change, b: Change): number {
+  return (
+    SECTION_ORDER.indexOf(a.section) - SECTION_ORDER.indexOf(b.section) ||
+    compareCodeUnits(a.subject, b.subject) ||
+    PART_ORDER.indexOf(a.part) - PART_ORDER.indexOf(b.part) ||
+    compareCodeUnits(a.path, b.path) ||
+    compareCodeUnits(a.kind, b.kind) ||
+    compareCodeUnits(a.old ?? "", b.old ?? "") ||
+    compareCodeUnits(a.new ?? "", b.new ?? "") ||
+    compareCodeUnits(a.reason, b.reason)
+  );
+}
+
+export function diffSides(oldSide: LoadedSide, newSide: LoadedSide, options: DiffOptions = {}): DiffReport {
+  const out: Change[] = [];
+  const docs = options.includeDocs ?? false;
+  const walk = (flow: Flow, stopAt: readonly string[], section: Section, subject: string, part: string): Comparer => {
+    const w: Walk = { old: oldSide.env, new: newSide.env, classify: classifierFor(flow), stopAt: new Set(stopAt), docs, visited: new Set(), out };
+    return new Comparer(w, { section, subject, part });
+  };
+  const msgPtr = (side: LoadedSide, m: MessageModel): string => `${side.env.defsPointer}/${escapeToken(m.message)}`;
+  const push = (c: Omit<Change, "section" | "part" | "path"> & Partial<Pick<Change, "part" | "path">>): void => {
+    out.push({ section: "methods", part: "method", path: "", ...c });
+  };
+
+  const olds = new Map(oldSide.model.messages.map((m) => [m.method, m]));
+  const news = new Map(newSide.model.messages.map((m) => [m.method, m]));
+  const methods = [...new Set([...olds.keys(), ...news.keys()])].sort(compareCodeUnits);
+  for (const method of methods) {
+    const o = olds.get(method);
+    const n = news.get(method);
+    if (!o || !n) {
+      const m = (o ?? n)!;
+      const S = label(sendersOf(m.direction));
+      const R = label(uniq(sendersOf(m.direction).map(other)));
+      const isRequest = m.kind === "request";
+      if (n) {
+        push({
+          subject: method, kind: "method-added", effect: "none", clients: "compatible", servers: "compatible",
+          reason: isRequest ? `${m.kind} ${method} added (${m.direction}): ${R} built on OLD answer -32601 (method not found), which ${S} must expect` : `notification ${method} added (${m.direction}): ${R} built on OLD ignore notifications they do not know`,
+          old: null, new: msgPtr(newSide, n),
+        });
+      } else {
+        const breaking = sendersOf(m.direction);
+        push({
+          subject: method, kind: "method-removed", effect: "narrowed",
+          clients: breaking.includes("client") ? "breaking" : "compatible", servers: breaking.includes("server") ? "breaking" : "compatible",
+          reason: isRequest ? `${m.kind} ${method} removed (${m.direction}): ${R} built on NEW answer -32601 (method not found) to ${S} built on OLD` : `notification ${method} removed (${m.direction}): ${R} built on NEW ignore it, so what ${S} built on OLD signal with it is lost`,
+          old: msgPtr(oldSide, o!), new: null,
+        });
+      }
+      continue;
+    }
+    const oPtr = msgPtr(oldSide, o);
+    const nPtr = msgPtr(newSide, n);
+    if (o.kind !== n.kind) {
+      push({ subject: method, kind: "kind-changed", effect: "changed", clients: "breaking", servers: "breaking", reason: `${method} changed from ${o.kind} to ${n.kind}: peers built on OLD and on NEW frame it differently`, old: oPtr, new: nPtr });
+      continue;
+    }
+    if (o.direction !== n.direction) {
+      const lost = sendersOf(o.direction).filter((s) => !sendersOf(n.direction).includes(s));
+      const gained = sendersOf(n.direction).filter((s) => !sendersOf(o.direction).includes(s));
+      const parts = [
+        ...lost.map((s) => `${label([other(s)])} built on NEW no longer accept it from ${label([s])} built on OLD`),
+        ...gained.map((s) => `${label([s])} built on NEW may now send it, and ${label([other(s)])} built on OLD answer -32601 or ignore it`),
+      ];
+      push({
+        subject: method, kind: "direction-changed", effect: lost.length ? "narrowed" : "none",
+        clients: lost.includes("client") ? "breaking" : "compatible", servers: lost.includes("server") ? "breaking" : "compatible",
+        reason: `${method} direction ${o.direction} -> ${n.direction}: ${parts.join("; ")}`, old: oPtr, new: nPtr,
+      });
+    }
+    const senders = uniq([...sendersOf(o.direction), ...sendersOf(n.direction)]);
+    const receivers = uniq(senders.map(other));
+    const paramsFlow: Flow = { senders, receivers };
+    if (o.paramsRequired !== n.paramsRequired) {
+      const effect = n.paramsRequired ? "narrowed" : "widened";
+      const classified = classifierFor(paramsFlow)(n.paramsRequired ? "field-made-required" : "field-made-optional", effect, { section: "methods", subject: method, part: "params", path: "params", what: "params" });
+      out.push({ section: "methods", subject: method, part: "params", path: "", kind: n.paramsRequired ? "params-made-required" : "params-made-optional", effect, clients: classified.clients, servers: classified.servers, reason: classified.reason.replace(/^param params of (\S+) params/, "params of $1"), old: oPtr, new: nPtr });
+    }
+    if (docs) {
+      const od = oldSide.env.defs.get(o.message)?.description ?? "";
+      const nd = newSide.env.defs.get(n.message)?.description ?? "";
+      if (od !== nd) push({ subject: method, kind: "description-changed", effect: "none", clients: "compatible", servers: "compatible", reason: `description of ${method} changed: documentation only`, old: oPtr, new: nPtr });
+    }
+    const stop = [...CAPABILITIES];
+    walk(paramsFlow, stop, "methods", method, "params").compare({ node: o.params, ptr: `${oPtr}/properties/params` }, { node: n.params, ptr: `${nPtr}/properties/params` }, "");
+    if (o.kind === "request") {
+      if (o.result !== undefined && n.result !== undefined) {
+        const resultFlow: Flow = { senders: receivers, receivers: senders };
+        walk(resultFlow, stop, "methods", method, "result").compare(
+          { node: { ref: o.result }, ptr: `${oldSide.env.defsPointer}/${escapeToken(o.result)}` },
+          { node: { ref: n.result }, ptr: `${newSide.env.defsPointer}/${escapeToken(n.result)}` },
+          "",
+        );
+      }
+    }
+  }
+
+  for (const name of CAPABILITIES) {
+    const o = oldSide.env.defs.get(name);
+    const n = newSide.env.defs.get(name);
+    if (!o || !n) continue;
+    const declarer: Side = name === "ClientCapabilities" ? "client" : "server";
+    walk({ senders: [declarer], receivers: [other(declarer)] }, [], "capabilities", name, "capability").compare(
+      { node: { ref: name }, ptr: `${oldSide.env.defsPointer}/${name}` },
+      { node: { ref: name }, ptr: `${newSide.env.defsPointer}/${name}` },
+      "",
+    );
+  }
+
+  const notes = [...oldSide.notes, ...newSide.notes];
+  if (oldSide.env.defs.has(ENVELOPE) && newSide.env.defs.has(ENVELOPE)) {
+    walk({ senders: ["client", "server"], receivers: ["client", "server"] }, [], "envelope", ENVELOPE, "message").compare(
+      { node: { ref: ENVELOPE }, ptr: `${oldSide.env.defsPointer}/${ENVELOPE}` },
+      { node: { ref: ENVELOPE }, ptr: `${newSide.env.defsPointer}/${ENVELOPE}` },
+      "",
+    );
+  } else {
+    notes.push(`${ENVELOPE} is not defined on both sides; the JSON-RPC envelope was not compared`);
+  }
+  for (const name of CAPABILITIES) {
+    if (!oldSide.env.defs.has(name) || !newSide.env.defs.has(name)) notes.push(`${name} is not defined on both sides; it was not compared`);
+  }
+
+  const seen = new Set<string>();
+  const changes = out
+    .map((c) => ({ ...c, old: clamp(oldSide.root, c.old), new: clamp(newSide.root, c.new) }))
+    .sort(compareChanges)
+    .filter((c) => {
+      const key = JSON.stringify(c);
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+  const breakingClients = changes.filter((c) => c.clients === "breaking").length;
+  const breakingServers = changes.filter((c) => c.servers === "breaking").length;
+  return {
+    format: "mcpgen-diff/1",
+    old: oldSide.info,
+    new: newSide.info,
+    notes,
+    summary: { total: changes.length, breakingClients, breakingServers, compatible: changes.filter((c) => c.clients === "compatible" && c.servers === "compatible").length },
+    changes,
+  };
+}

@@ -1,0 +1,82 @@
+// Renders a diff report as terminal text (grouped by method), stable JSON, or Markdown for a pull request comment.
+import { canonicalJson } from "../json.js";
+import type { Change, DiffReport, SideInfo } from "./types.js";
+
+export type DiffFormat = "text" | "json" | "markdown";
+export type FailOn = "breaking" | "any" | "none";
+
+/** Exit code for --fail-on: 1 when the report holds what the policy fails on, else 0. */
+export function exitCodeFor(report: DiffReport, failOn: FailOn): number {
+  if (failOn === "none") return 0;
+  if (failOn === "any") return report.changes.length > 0 ? 1 : 0;
+  return report.summary.breakingClients + report.summary.breakingServers > 0 ? 1 : 0;
+}
+
+function verdictTag(c: Change): string {
+  const who = [c.clients === "breaking" ? "clients" : "", c.servers === "breaking" ? "servers" : ""].filter(Boolean);
+  return who.length ? `BREAKS ${who.join("+")}` : "compatible";
+}
+
+function groups(report: DiffReport): { title: string; changes: Change[] }[] {
+  const out: { title: string; changes: Change[] }[] = [];
+  for (const c of report.changes) {
+    const title = c.section === "methods" ? c.subject : `${c.section}: ${c.subject}`;
+    const last = out[out.length - 1];
+    if (last && last.title === title) last.changes.push(c);
+    else out.push({ title, changes: [c] });
+  }
+  return out;
+}
+
+function sideLine(side: SideInfo): string {
+  return `${side.file} (methods: ${side.methods === "sidecar" ? `sidecar ${side.methodsFile}` : "derived by convention"})`;
+}
+
+function summaryLine(report: DiffReport): string {
+  const s = report.summary;
+  return `${s.total} change${s.total === 1 ? "" : "s"}: ${s.breakingClients} break clients, ${s.breakingServers} break servers, ${s.compatible} compatible`;
+}
+
+export function formatText(report: DiffReport): string {
+  const lines = [`OLD ${sideLine(report.old)}`, `NEW ${sideLine(report.new)}`];
+  for (const n of report.notes) lines.push(`note: ${n}`);
+  for (const g of groups(report)) {
+    lines.push("", g.title);
+    for (const c of g.changes) {
+      lines.push(`  ${verdictTag(c).padEnd(22)} ${c.part.padEnd(10)} ${c.reason}`);
+      lines.push(`  ${"".padEnd(22)} ${"".padEnd(10)} old ${c.old === null ? "-" : `#${c.old}`}  new ${c.new === null ? "-" : `#${c.new}`}`);
+    }
+  }
+  lines.push("", report.changes.length ? summaryLine(report) : "no changes");
+  return lines.join("\n");
+}
+
+export function formatJson(report: DiffReport): string {
+  return canonicalJson(report).trimEnd();
+}
+
+const cell = (s: string): string => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
+const code = (s: string | null): string => (s === null ? "–" : `\`#${s.replace(/`/g, "'")}\``);
+
+export function formatMarkdown(report: DiffReport): string {
+  const lines = ["### mcpgen diff", "", `**OLD** \`${report.old.file}\` · **NEW** \`${report.new.file}\``, ""];
+  const broken = report.summary.breakingClients + report.summary.breakingServers > 0;
+  lines.push(report.changes.length ? `**${summaryLine(report)}**${broken ? "" : " (nothing breaks)"}` : "**No changes.**");
+  if (report.notes.length) {
+    lines.push("", "<details><summary>How the schemas were compared</summary>", "");
+    for (const n of report.notes) lines.push(`- ${cell(n)}`);
+    lines.push("", "</details>");
+  }
+  for (const g of groups(report)) {
+    lines.push("", `#### \`${g.title}\``, "", "| Clients | Servers | Change | OLD | NEW |", "|---|---|---|---|---|");
+    for (const c of g.changes) {
+      const v = (x: string): string => (x === "breaking" ? "**breaking**" : "compatible");
+      lines.push(`| ${v(c.clients)} | ${v(c.servers)} | ${cell(c.reason)} | ${code(c.old)} | ${code(c.new)} |`);
+    }
+  }
+  return lines.join("\n");
+}
+
+export function formatReport(report: DiffReport, format: DiffFormat): string {
+  return format === "json" ? formatJson(report) : format === "markdown" ? formatMarkdown(report) : formatText(report);
+}
