@@ -47,6 +47,12 @@ export function nodeExchange(req: IncomingMessage, res: ServerResponse): HttpExc
       return responded;
     },
     readBody(limit) {
+      // Behind a body-parsing middleware (express.json() and the like) the stream is already drained.
+      const parsed = (req as { body?: unknown }).body;
+      if (parsed !== undefined && req.readableEnded) {
+        const bytes = Buffer.isBuffer(parsed) ? parsed : Buffer.from(typeof parsed === "string" ? parsed : JSON.stringify(parsed));
+        return Promise.resolve(bytes.length > limit ? "too-large" : bytes);
+      }
       return new Promise((resolve, reject) => {
         const declared = Number(headers["content-length"]);
         const drain = () => {

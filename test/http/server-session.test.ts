@@ -1,6 +1,8 @@
 // Session lifecycle, stateless mode and reply modes (JSON vs SSE, 202) of the HTTP server, driven by raw fetch.
+import { createServer } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import { eventually, initialize, initializeMessage, post, readSse, sessionHeaders, startServer, type RunningServer } from "./helpers.js";
+import { createStreamableHttpServer } from "../../runtime/transports/http-server.js";
+import { eventually, initialize, initializeMessage, makeResponder, post, readSse, sessionHeaders, startServer, type RunningServer } from "./helpers.js";
 
 let server: RunningServer | undefined;
 afterEach(async () => {
@@ -91,6 +93,34 @@ describe("stateful sessions", () => {
     let n = 0;
     server = await startServer({ sessionIdGenerator: () => `custom-${++n}` });
     expect(await initialize(server.url)).toBe("custom-1");
+  });
+});
+
+describe("mounting", () => {
+  it("works behind middleware that already parsed the JSON body", async () => {
+    const responder = makeResponder();
+    const mcp = createStreamableHttpServer({ onSession: responder.attach });
+    const http = createServer((req, res) => {
+      // A stand-in for express.json(): drain the stream, hang the parsed value on req.body.
+      let text = "";
+      req.setEncoding("utf8");
+      req.on("data", (c: string) => (text += c));
+      req.on("end", () => {
+        (req as { body?: unknown }).body = text ? JSON.parse(text) : undefined;
+        mcp.nodeListener(req, res);
+      });
+    });
+    await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
+    try {
+      const url = `http://127.0.0.1:${(http.address() as { port: number }).port}/mcp`;
+      const sid = await initialize(url);
+      const read = await readSse(await post(url, { jsonrpc: "2.0", id: 3, method: "echo", params: { m: 1 } }, sessionHeaders(sid)));
+      expect(read.messages.at(-1)).toMatchObject({ id: 3, result: { echo: { m: 1 } } });
+    } finally {
+      await mcp.close();
+      http.closeAllConnections();
+      await new Promise<void>((r) => http.close(() => r()));
+    }
   });
 });
 
