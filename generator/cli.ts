@@ -6,6 +6,7 @@ import { SchemaError } from "./errors.js";
 import { compareWithDisk, shortDiff, writeFiles } from "./files.js";
 import { generate } from "./generate.js";
 import { buildCombinedText, defaultSources } from "./schema-build.js";
+import { registerDiffCommands, registerRebaseCommand } from "./diff/cli.js";
 
 interface Io {
   out: (line: string) => void;
@@ -93,6 +94,8 @@ export function program(io: Io = defaultIo): Command {
       writeFileSync(target, text);
       io.out(`wrote ${target}`);
     });
+  registerRebaseCommand(schema, io);
+  registerDiffCommands(cmd, io);
   return cmd;
 }
 

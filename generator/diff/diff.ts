@@ -30,8 +30,8 @@ function clamp(root: Record<string, unknown>, pointer: string | null): string | 
   return p;
 }
 
-const SECTION_ORDER: Section[] = ["methods", "capabilities", "envelope"];
-const PART_ORDER = ["method", "params", "result", "capability", "message"];
+const SECTION_ORDER: Section[] = ["methods", "capabilities", "envelope", "api"];
+const PART_ORDER = ["method", "params", "result", "capability", "message", "export", "type", "signature", "member"];
 
 export function compareChanges(a: Change, b: Change): number {
   return (

@@ -17,10 +17,12 @@ function verdictTag(c: Change): string {
   return who.length ? `BREAKS ${who.join("+")}` : "compatible";
 }
 
+const at = (p: string | null): string => (p === null ? "-" : p.startsWith("/") || p === "" ? `#${p}` : p);
+
 function groups(report: DiffReport): { title: string; changes: Change[] }[] {
   const out: { title: string; changes: Change[] }[] = [];
   for (const c of report.changes) {
-    const title = c.section === "methods" ? c.subject : `${c.section}: ${c.subject}`;
+    const title = c.section === "methods" || c.section === "api" ? c.subject : `${c.section}: ${c.subject}`;
     const last = out[out.length - 1];
     if (last && last.title === title) last.changes.push(c);
     else out.push({ title, changes: [c] });
@@ -29,6 +31,7 @@ function groups(report: DiffReport): { title: string; changes: Change[] }[] {
 }
 
 function sideLine(side: SideInfo): string {
+  if (side.methods === undefined) return side.file;
   return `${side.file} (methods: ${side.methods === "sidecar" ? `sidecar ${side.methodsFile}` : "derived by convention"})`;
 }
 
@@ -44,7 +47,7 @@ export function formatText(report: DiffReport): string {
     lines.push("", g.title);
     for (const c of g.changes) {
       lines.push(`  ${verdictTag(c).padEnd(22)} ${c.part.padEnd(10)} ${c.reason}`);
-      lines.push(`  ${"".padEnd(22)} ${"".padEnd(10)} old ${c.old === null ? "-" : `#${c.old}`}  new ${c.new === null ? "-" : `#${c.new}`}`);
+      lines.push(`  ${"".padEnd(22)} ${"".padEnd(10)} old ${at(c.old)}  new ${at(c.new)}`);
     }
   }
   lines.push("", report.changes.length ? summaryLine(report) : "no changes");
@@ -56,7 +59,7 @@ export function formatJson(report: DiffReport): string {
 }
 
 const cell = (s: string): string => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
-const code = (s: string | null): string => (s === null ? "–" : `\`#${s.replace(/`/g, "'")}\``);
+const code = (s: string | null): string => (s === null ? "–" : `\`${s === "" || s.startsWith("/") ? "#" : ""}${s.replace(/`/g, "'")}\``);
 
 export function formatMarkdown(report: DiffReport): string {
   const lines = ["### mcpgen diff", "", `**OLD** \`${report.old.file}\` · **NEW** \`${report.new.file}\``, ""];

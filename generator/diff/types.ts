@@ -4,7 +4,7 @@ export type Side = "client" | "server";
 export type Verdict = "breaking" | "compatible";
 /** How the set of accepted values moved: fewer (narrowed), more (widened), neither a subset (changed), or not at all. */
 export type Effect = "narrowed" | "widened" | "changed" | "none";
-export type Section = "methods" | "capabilities" | "envelope";
+export type Section = "methods" | "capabilities" | "envelope" | "api";
 
 export interface Change {
   section: Section;
@@ -21,7 +21,7 @@ export interface Change {
   servers: Verdict;
   /** One line: what changed and why it matters (or not) to each side. */
   reason: string;
-  /** JSON pointers into the OLD and NEW schema files; null where the thing does not exist on that side. */
+  /** JSON pointers into the OLD and NEW schema files (for --api: file:line); null where the thing does not exist on that side. */
   old: string | null;
   new: string | null;
 }
@@ -29,8 +29,8 @@ export interface Change {
 export interface SideInfo {
   /** The file as named on the command line (a path or git:REV:path). */
   file: string;
-  /** "sidecar" when a methods sidecar was read, "convention" when methods were derived from the schema's unions. */
-  methods: "sidecar" | "convention";
+  /** "sidecar" when a methods sidecar was read, "convention" when methods were derived from the schema's unions; absent for --api. */
+  methods?: "sidecar" | "convention";
   /** The sidecar read, when methods is "sidecar". */
   methodsFile?: string;
 }
