@@ -8,7 +8,8 @@ export interface HostOriginPolicy {
   allowedHosts?: readonly string[];
   /**
    * Accepted Origin header values: a full origin (`https://app.example:8443`) or a bare hostname (any scheme
-   * and port). Requests without an Origin header (non-browser clients) are not affected.
+   * and port). Requests without an Origin header (non-browser clients) are not affected. Default: the
+   * hostnames of allowedHosts, else the loopback names.
    */
   allowedOrigins?: readonly string[];
   /**
