@@ -1,0 +1,169 @@
+// mcpgen diff on the official MCP revisions and on our combined schema: the changes each changelog names, classified.
+import { readFileSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { diffSides } from "../../generator/diff/diff.js";
+import { formatJson } from "../../generator/diff/format.js";
+import { loadSide } from "../../generator/diff/source.js";
+import type { Change, DiffReport } from "../../generator/diff/types.js";
+import { applyOverlay, readPatches } from "../../generator/schema-build.js";
+import { referenceDir, repoRoot, tempDir } from "../helpers.js";
+
+/** Paths as a user in the project would type them, so reports (and snapshots) do not depend on the machine. */
+const rev = (name: string): string => relative(repoRoot, join(referenceDir, "mcp-schema", name, "schema.json"));
+
+function diff(oldSpec: string, newSpec: string): DiffReport {
+  return diffSides(loadSide(oldSpec, "OLD", {}, repoRoot), loadSide(newSpec, "NEW", {}, repoRoot));
+}
+
+const find = (r: DiffReport, pred: (c: Change) => boolean): Change[] => r.changes.filter(pred);
+const one = (r: DiffReport, pred: (c: Change) => boolean): Change => {
+  const found = find(r, pred);
+  expect(found, JSON.stringify(found.map((c) => c.reason))).toHaveLength(1);
+  return found[0]!;
+};
+
+describe("2025-03-26 -> 2025-06-18", () => {
+  let r: DiffReport;
+  beforeAll(() => {
+    r = diff(rev("2025-03-26"), rev("2025-06-18"));
+  });
+
+  it("says that methods were derived by convention on both sides", () => {
+    expect(r.old.methods).toBe("convention");
+    expect(r.new.methods).toBe("convention");
+    expect(r.notes.filter((n) => n.includes("derived by convention") && n.includes("ping, logging/setLevel, resources/subscribe and resources/unsubscribe"))).toHaveLength(2);
+  });
+
+  it("reports JSON-RPC batching removed as breaking for both sides, with pointers into both files", () => {
+    const batches = find(r, (c) => c.section === "envelope" && c.kind === "union-member-removed");
+    expect(batches.map((c) => c.path).sort()).toEqual(["<array of JSONRPCRequest|JSONRPCNotification>", "<array of JSONRPCResponse|JSONRPCError>"]);
+    for (const c of batches) {
+      expect([c.clients, c.servers]).toEqual(["breaking", "breaking"]);
+      expect(c.old).toMatch(/^\/definitions\/JSONRPCMessage\/anyOf\/[25]$/);
+      expect(c.new).toBe("/definitions/JSONRPCMessage");
+    }
+  });
+
+  it("reports elicitation as a new server-to-client request and a new client capability, both compatible", () => {
+    const m = one(r, (c) => c.subject === "elicitation/create" && c.kind === "method-added");
+    expect([m.clients, m.servers]).toEqual(["compatible", "compatible"]);
+    expect(m.old).toBeNull();
+    const cap = one(r, (c) => c.section === "capabilities" && c.subject === "ClientCapabilities" && c.path === "elicitation");
+    expect(cap.kind).toBe("capability-added");
+    expect([cap.clients, cap.servers]).toEqual(["compatible", "compatible"]);
+  });
+
+  it("reports structured tool output as optional additions, compatible", () => {
+    const sc = one(r, (c) => c.subject === "tools/call" && c.part === "result" && c.path === "structuredContent");
+    expect(sc.kind).toBe("field-added-optional");
+    expect(sc.clients).toBe("compatible");
+    expect(one(r, (c) => c.subject === "tools/list" && c.path === "tools[].outputSchema").kind).toBe("field-added-optional");
+  });
+
+  it("reports resource links in tool results as breaking clients only (they receive the result)", () => {
+    const link = one(r, (c) => c.subject === "tools/call" && c.path === "content[].<ResourceLink>");
+    expect(link.kind).toBe("union-member-added");
+    expect([link.clients, link.servers]).toEqual(["breaking", "compatible"]);
+    expect(link.new).toBe("/definitions/ContentBlock/anyOf/3");
+  });
+
+  it("treats reordered keys and reworded descriptions as no change", () => {
+    expect(find(r, (c) => c.kind === "description-changed")).toEqual([]);
+    const docs = diffSides(loadSide(rev("2025-03-26"), "OLD", {}, repoRoot), loadSide(rev("2025-06-18"), "NEW", {}, repoRoot), { includeDocs: true });
+    const described = docs.changes.filter((c) => c.kind === "description-changed");
+    expect(described.length).toBeGreaterThan(0);
+    expect(described.every((c) => c.clients === "compatible" && c.servers === "compatible")).toBe(true);
+  });
+});
+
+describe("2025-06-18 -> 2025-11-25", () => {
+  let r: DiffReport;
+  beforeAll(() => {
+    r = diff(rev("2025-06-18"), rev("2025-11-25"));
+  });
+
+  it("reports JSONRPCErrorResponse.id made optional: receivers on both sides built on OLD expect it", () => {
+    const c = one(r, (c) => c.section === "envelope" && c.kind === "field-made-optional");
+    expect(c.path).toBe("<JSONRPCErrorResponse>.id");
+    expect([c.clients, c.servers]).toEqual(["breaking", "breaking"]);
+    expect(c.old).toBe("/definitions/JSONRPCError/properties/id");
+    expect(c.new).toBe("/$defs/JSONRPCErrorResponse/properties/id");
+  });
+
+  it("reports CancelledNotificationParams.requestId made optional, breaking both (the notification goes both ways)", () => {
+    const c = one(r, (c) => c.subject === "notifications/cancelled" && c.path === "requestId");
+    expect(c.kind).toBe("field-made-optional");
+    expect([c.clients, c.servers]).toEqual(["breaking", "breaking"]);
+    expect(c.new).toBe("/$defs/CancelledNotificationParams/properties/requestId");
+  });
+
+  it("reports tasks as added methods and capabilities, all compatible", () => {
+    const added = find(r, (c) => c.kind === "method-added").map((c) => c.subject);
+    expect(added).toEqual(expect.arrayContaining(["tasks/cancel", "tasks/get", "tasks/list", "tasks/result", "notifications/tasks/status", "notifications/elicitation/complete"]));
+    for (const side of ["ClientCapabilities", "ServerCapabilities"]) {
+      const cap = one(r, (c) => c.subject === side && c.path === "tasks");
+      expect([cap.kind, cap.clients, cap.servers]).toEqual(["capability-added", "compatible", "compatible"]);
+    }
+    expect(one(r, (c) => c.subject === "tools/call" && c.part === "params" && c.path === "task").kind).toBe("field-added-optional");
+  });
+
+  it("reports tool use in sampling as new content the client receives from the server", () => {
+    const c = one(r, (c) => c.subject === "sampling/createMessage" && c.part === "params" && c.path === "messages[].content.<ToolUseContent>");
+    expect([c.clients, c.servers]).toEqual(["breaking", "compatible"]);
+    expect(c.reason).toContain("clients built on OLD do not handle it");
+  });
+
+  it("matches the JSON snapshot", async () => {
+    await expect(formatJson(r) + "\n").toMatchFileSnapshot("__snapshots__/2025-06-18_2025-11-25.json");
+  });
+});
+
+describe("our combined schema against its base", () => {
+  let patched: string;
+  beforeAll(() => {
+    const dir = tempDir("diff-base");
+    const base = JSON.parse(readFileSync(join(repoRoot, "schema/base/2025-11-25.schema.json"), "utf8")) as Record<string, unknown>;
+    const { schema, conflicts } = applyOverlay(base, readPatches(join(repoRoot, "schema/patches.json")), { base: "", definitions: {}, extend: [] });
+    expect(conflicts).toEqual([]);
+    patched = join(dir, "base-patched.json");
+    writeFileSync(patched, JSON.stringify(schema));
+  });
+
+  it("reports exactly the overlay's additions, all compatible", () => {
+    const r = diff(patched, "schema/schema.json");
+    expect(r.new.methods).toBe("sidecar");
+    const overlay = JSON.parse(readFileSync(join(repoRoot, "schema/overlay.json"), "utf8")) as { definitions: Record<string, unknown>; extend: { path: string }[] };
+    const methods = JSON.parse(readFileSync(join(repoRoot, "schema/methods.json"), "utf8")) as { methods: { method: string; message: string }[] };
+    // Every method whose message the overlay defines is an addition; nothing else is added or removed.
+    const overlayMethods = methods.methods.filter((m) => m.message in overlay.definitions).map((m) => m.method).sort();
+    expect(find(r, (c) => c.kind === "method-added").map((c) => c.subject).sort()).toEqual(overlayMethods);
+    // Every property the overlay extends appears as one optional addition (or capability) somewhere.
+    for (const ext of overlay.extend.filter((e) => e.path.includes("/properties/"))) {
+      const name = ext.path.split("/").pop()!;
+      const where = find(r, (c) => c.new !== null && c.new.endsWith(`/properties/${name}`));
+      expect(where.length, ext.path).toBeGreaterThan(0);
+      expect(where.every((c) => ["field-added-optional", "capability-added"].includes(c.kind))).toBe(true);
+    }
+    expect(r.changes.every((c) => c.clients === "compatible" && c.servers === "compatible")).toBe(true);
+    expect(new Set(r.changes.map((c) => c.kind))).toEqual(new Set(["method-added", "field-added-optional", "capability-added"]));
+  });
+
+  it("against the unpatched base also shows our defect patch: integer widened to number in ElicitResult breaks servers on OLD", () => {
+    const r = diff("schema/base/2025-11-25.schema.json", "schema/schema.json");
+    const c = one(r, (c) => c.kind === "type-widened");
+    expect(c.subject).toBe("elicitation/create");
+    expect(c.part).toBe("result");
+    expect([c.clients, c.servers]).toEqual(["compatible", "breaking"]);
+    expect(c.reason).toContain("type boolean|integer|string -> boolean|number|string");
+  });
+});
+
+describe("schemas with keywords the model does not represent", () => {
+  it("names each keyword left out of the comparison instead of ignoring it", () => {
+    const r = diff(rev("2025-11-25"), rev("draft"));
+    expect(r.notes.some((n) => n.startsWith("NEW: keyword maxItems is not represented") && n.includes("/$defs/CompleteResult/properties/completion/properties/values/maxItems"))).toBe(true);
+    const removed = one(r, (c) => c.subject === "initialize" && c.kind === "method-removed");
+    expect([removed.clients, removed.servers]).toEqual(["breaking", "compatible"]);
+  });
+});
