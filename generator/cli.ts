@@ -7,6 +7,8 @@ import { compareWithDisk, shortDiff, writeFiles } from "./files.js";
 import { generate } from "./generate.js";
 import { buildCombinedText, defaultSources } from "./schema-build.js";
 import { registerDiffCommands, registerRebaseCommand } from "./diff/cli.js";
+import { registerConfig } from "./config.js";
+import { registerWatch } from "./watch.js";
 
 interface Io {
   out: (line: string) => void;
@@ -96,6 +98,8 @@ export function program(io: Io = defaultIo): Command {
     });
   registerRebaseCommand(schema, io);
   registerDiffCommands(cmd, io);
+  registerConfig(cmd);
+  registerWatch(cmd, io);
   return cmd;
 }
 

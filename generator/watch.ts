@@ -1,0 +1,135 @@
+// `mcpgen generate --watch`: regenerates when the schema, overlay, patches, sidecar or templates change, and keeps going on errors.
+import { existsSync, readFileSync, watch, writeFileSync, type FSWatcher } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import type { Command } from "commander";
+import { configFor } from "./config.js";
+import { SchemaError } from "./errors.js";
+import { writeFiles } from "./files.js";
+import { generate } from "./generate.js";
+import { defaultMethodsFile, projectRoot } from "./load.js";
+import { buildCombinedText, defaultSources } from "./schema-build.js";
+
+export interface WatchOptions {
+  schema: string;
+  out: string;
+  methods?: string;
+  templates?: string;
+  runtimeImport?: string;
+  overlay?: string;
+  patches?: string;
+  /** Quiet period before a burst of saves is acted on. */
+  debounceMs?: number;
+}
+
+export interface WatchIo {
+  out: (line: string) => void;
+  err: (line: string) => void;
+}
+
+/** One watched directory and the file names in it that matter (undefined: every file, as for templates). */
+interface Target {
+  dir: string;
+  names?: Set<string>;
+}
+
+function describeError(error: unknown): string {
+  return error instanceof SchemaError ? error.format() : error instanceof Error ? error.message : String(error);
+}
+
+/** Starts watching; resolves to a stop function once the first generation has run. */
+export async function startWatch(options: WatchOptions, io: WatchIo): Promise<() => void> {
+  const schemaFile = resolve(options.schema);
+  const schemaDir = dirname(schemaFile);
+  const sources = defaultSources(schemaDir);
+  const overlayFile = resolve(options.overlay ?? sources.overlayFile);
+  const patchesFile = resolve(options.patches ?? sources.patchesFile);
+  const combined = existsSync(overlayFile) && existsSync(patchesFile) && existsSync(sources.baseFile);
+  const methodsFile = resolve(options.methods ?? defaultMethodsFile(schemaFile));
+  const templatesDir = resolve(options.templates ?? join(projectRoot, "templates"));
+  const inputs = [schemaFile, methodsFile, ...(combined ? [overlayFile, patchesFile, sources.baseFile] : [])];
+  const byDir = new Map<string, Target>();
+  for (const file of inputs) {
+    const t = byDir.get(dirname(file)) ?? { dir: dirname(file), names: new Set<string>() };
+    t.names?.add(basename(file));
+    byDir.set(t.dir, t);
+  }
+  if (existsSync(templatesDir)) byDir.set(templatesDir, { dir: templatesDir });
+
+  const run = async (changed: string[]): Promise<void> => {
+    if (changed.length) io.out(`changed  ${changed.join(", ")}`);
+    const start = performance.now();
+    try {
+      const rebuildCombined = combined && changed.some((f) => f === overlayFile || f === patchesFile || f === sources.baseFile);
+      if (rebuildCombined) {
+        const { text, conflicts } = buildCombinedText({ baseFile: sources.baseFile, patchesFile, overlayFile });
+        if (conflicts.length) throw new Error(`the overlay does not apply: ${conflicts.map((c) => `${c.source}#${c.pointer}: ${c.reason}`).join("; ")}`);
+        if (!existsSync(schemaFile) || readFileSync(schemaFile, "utf8") !== text) {
+          writeFileSync(schemaFile, text);
+          io.out(`rebuilt  ${options.schema}`);
+        }
+      }
+      const { files } = await generate({ schemaFile, outDir: options.out, ...(options.methods ? { methodsFile } : {}), ...(options.templates ? { templatesDir } : {}), ...(options.runtimeImport ? { runtimeImport: options.runtimeImport } : {}) });
+      const written = writeFiles(options.out, files);
+      const changedFiles = written.filter((f) => f.changed).map((f) => f.path);
+      io.out(`regenerated ${written.length} files, ${changedFiles.length} changed${changedFiles.length ? ` (${changedFiles.join(", ")})` : ""} in ${Math.round(performance.now() - start)} ms`);
+    } catch (error) {
+      // A file saved half-way is the common case: say so and wait for the next save.
+      io.err(`error    ${describeError(error)}`);
+      io.err("still watching; fix the file and save again");
+    }
+  };
+
+  let pending = new Set<string>();
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const schedule = (file: string): void => {
+    pending.add(file);
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => {
+      const batch = [...pending].sort();
+      pending = new Set();
+      running = running.then(() => run(batch));
+    }, options.debounceMs ?? 100);
+  };
+
+  await run([]);
+  const watchers: FSWatcher[] = [];
+  for (const target of byDir.values()) {
+    if (!existsSync(target.dir)) continue;
+    watchers.push(
+      watch(target.dir, (_event, name) => {
+        if (name === null) return;
+        const file = String(name);
+        if (target.names && !target.names.has(file)) return;
+        schedule(join(target.dir, file));
+      }),
+    );
+  }
+  io.out(`watching ${[...byDir.values()].map((t) => (t.names ? [...t.names].map((n) => join(t.dir, n)) : [t.dir + "/"]).join(", ")).join(", ")}`);
+  return () => {
+    if (timer) clearTimeout(timer);
+    for (const w of watchers) w.close();
+  };
+}
+
+/** Adds --watch to generate: the command then keeps running until interrupted. Register after the config hook. */
+export function registerWatch(program: Command, io: WatchIo): void {
+  const generateCommand = program.commands.find((c) => c.name() === "generate");
+  if (!generateCommand) return;
+  generateCommand.option("--watch", "regenerate whenever the schema, overlay, patches, sidecar or templates change");
+  generateCommand.hook("preAction", async (self) => {
+    const opts = self.opts() as WatchOptions & { watch?: boolean };
+    if (!opts.watch) return;
+    const config = configFor(self);
+    const stop = await startWatch({ ...opts, ...(config?.overlay ? { overlay: config.overlay } : {}), ...(config?.patches ? { patches: config.patches } : {}) }, io);
+    await new Promise<void>((done) => {
+      const finish = (): void => {
+        stop();
+        done();
+        process.exit(0);
+      };
+      process.once("SIGINT", finish);
+      process.once("SIGTERM", finish);
+    });
+  });
+}
