@@ -34,6 +34,20 @@ export function oracleFor(name: string): (value: unknown) => boolean {
   return (value) => validate(value) === true;
 }
 
+/** The oracle for a message's inline params (no definition of their own): Ajv on the params subschema in place. */
+export function oracleForInlineParams(message: string): (value: unknown) => boolean {
+  const key = `${message}$Params`;
+  let fn = compiled.get(key);
+  if (!fn) {
+    const got = ajv.getSchema(`${SCHEMA_KEY}#/$defs/${message}/properties/params`);
+    if (!got) throw new Error(`Ajv has no params schema for ${message}`);
+    fn = got;
+    compiled.set(key, fn);
+  }
+  const validate = fn;
+  return (value) => validate(value) === true;
+}
+
 type Guard = (value: unknown) => boolean;
 type Explain = (value: unknown) => { pointer: string; message: string }[];
 
