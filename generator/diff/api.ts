@@ -13,6 +13,9 @@ interface ApiMember {
   /** Normalized type or signature text. */
   text: string;
   where: string;
+  /** Methods: parameters and return type, compared one by one. */
+  params?: ApiParam[];
+  ret?: string;
 }
 
 interface ApiParam {
@@ -51,12 +54,16 @@ function signature(node: Node): string {
   return `(${params})${ret ? `: ${ret}` : ""}`;
 }
 
+function returnText(node: Node): string {
+  return Node.isMethodDeclaration(node) || Node.isMethodSignature(node) || Node.isFunctionDeclaration(node) ? squash(node.getReturnTypeNode()?.getText() ?? "void") : "";
+}
+
 function typeMembers(dir: string, node: Node): Map<string, ApiMember> {
   const out = new Map<string, ApiMember>();
   const members = Node.isInterfaceDeclaration(node) || Node.isTypeLiteral(node) ? node.getMembers() : [];
   for (const m of members) {
     if (Node.isPropertySignature(m)) out.set(m.getName(), { optional: m.hasQuestionToken(), text: squash(m.getTypeNode()?.getText() ?? "unknown"), where: where(dir, m) });
-    else if (Node.isMethodSignature(m)) out.set(`${m.getName()}()`, { optional: m.hasQuestionToken(), text: signature(m), where: where(dir, m) });
+    else if (Node.isMethodSignature(m)) out.set(`${m.getName()}()`, { optional: m.hasQuestionToken(), text: signature(m), where: where(dir, m), params: paramsOf(m), ret: returnText(m) });
     else if (Node.isIndexSignatureDeclaration(m)) out.set(`[${m.getKeyName()}: ${m.getKeyTypeNode().getText()}]`, { optional: true, text: squash(m.getReturnTypeNode()?.getText() ?? "unknown"), where: where(dir, m) });
   }
   return out;
@@ -80,10 +87,10 @@ function describe(dir: string, name: string, node: Node): ApiExport | undefined 
   if (Node.isFunctionDeclaration(node)) return { kind: "function", where: at, params: paramsOf(node), text: squash(node.getReturnTypeNode()?.getText() ?? "void"), audience: "both" };
   if (Node.isClassDeclaration(node)) {
     const members = new Map<string, ApiMember>();
-    for (const c of node.getConstructors()) members.set("constructor", { optional: false, text: signature(c), where: where(dir, c) });
+    for (const c of node.getConstructors()) members.set("constructor", { optional: false, text: signature(c), where: where(dir, c), params: paramsOf(c), ret: "" });
     for (const m of node.getMethods()) {
       if (m.hasModifier(SyntaxKind.PrivateKeyword) || m.hasModifier(SyntaxKind.ProtectedKeyword)) continue;
-      members.set(`${m.isStatic() ? "static " : ""}${m.getName()}()`, { optional: m.hasQuestionToken(), text: signature(m), where: where(dir, m) });
+      members.set(`${m.isStatic() ? "static " : ""}${m.getName()}()`, { optional: m.hasQuestionToken(), text: signature(m), where: where(dir, m), params: paramsOf(m), ret: returnText(m) });
     }
     for (const p of node.getProperties()) {
       if (p.hasModifier(SyntaxKind.PrivateKeyword) || p.hasModifier(SyntaxKind.ProtectedKeyword)) continue;
@@ -199,7 +206,10 @@ export function diffApi(oldDir: string, newDir: string): DiffReport {
       } else if (a && b) {
         if (!a.optional && b.optional) emit(name, "member", m, "member-made-optional", "breaking", `${name}.${m} made optional: code that reads it must now handle undefined`, a.where, b.where, audience);
         if (a.optional && !b.optional) emit(name, "member", m, "member-made-required", "breaking", `${name}.${m} made required: object literals without it no longer compile`, a.where, b.where, audience);
-        if (a.text !== b.text) emit(name, "member", m, "member-type-changed", "breaking", `${name}.${m}: ${a.text || "value"} -> ${b.text || "value"}`, a.where, b.where, audience);
+        if (a.params && b.params) {
+          compareParams(emit, name, m, a.params, b.params, a.where, b.where, audience);
+          if (a.ret !== b.ret) emit(name, "signature", m, "return-type-changed", "breaking", `${name}.${m}: return type ${a.ret} -> ${b.ret}`, a.where, b.where, audience);
+        } else if (a.text !== b.text) emit(name, "member", m, "member-type-changed", "breaking", `${name}.${m}: ${a.text || "value"} -> ${b.text || "value"}`, a.where, b.where, audience);
       }
     }
   }
