@@ -1,4 +1,4 @@
-// The runtime's public surface: contracts, session, lifecycle, transports and typed errors.
+// The runtime's public surface: contracts, session, lifecycle, transports, typed errors and the high-level McpServer.
 export * from "./jsonrpc.js";
 export * from "./dispatch.js";
 export * from "./transport.js";
@@ -14,3 +14,8 @@ export * from "./transports/http-server.js";
 export * from "./transports/http-client.js";
 export * from "./transports/event-store.js";
 export * from "./transports/http-security.js";
+export * from "./mcp-types.js";
+export * from "./mcp-schema.js";
+export * from "./mcp-uri-template.js";
+export * from "./mcp-context.js";
+export * from "./mcp-server.js";

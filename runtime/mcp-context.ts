@@ -1,0 +1,137 @@
+// The context McpServer hands to tool, resource and prompt handlers: progress, cancellation, and typed calls back to the client.
+import type { JsonObject, RequestId } from "./jsonrpc.js";
+import type { NotificationHandler, Peer, RequestContext, RequestHandler, RequestOptions } from "./peer.js";
+import type { ServerSession } from "./lifecycle.js";
+import {
+  LOGGING_LEVELS,
+  type McpCreateMessageParams,
+  type McpCreateMessageResult,
+  type McpElicitParams,
+  type McpElicitResult,
+  type McpListRootsResult,
+  type McpLoggingLevel,
+} from "./mcp-types.js";
+
+export const LOGGING_MESSAGE_NOTIFICATION = "notifications/message";
+
+/** Per-connection state McpServer keeps beside each ServerSession. */
+export interface McpConnection {
+  readonly session: ServerSession;
+  /** Whether the server advertised logging; without it, log messages must not be sent. */
+  readonly logging: boolean;
+  /** Index into LOGGING_LEVELS of the least severe level the client wants; 0 until it sets one. */
+  minLogLevel: number;
+  /** Resource URIs the client subscribed to. */
+  readonly subscriptions: Set<string>;
+}
+
+/** Thrown by `log` when the server was created without `logging: true`. */
+export class LoggingDisabledError extends Error {
+  constructor() {
+    super("Logging is not enabled on this McpServer: pass { logging: true } so the capability is advertised");
+    this.name = "LoggingDisabledError";
+  }
+}
+
+/** Send a notifications/message on a connection if its level passes the client's filter. */
+export function sendLog(
+  connection: McpConnection,
+  send: (method: string, params: JsonObject) => Promise<void>,
+  level: McpLoggingLevel,
+  data: unknown,
+  logger: string | undefined,
+): Promise<void> {
+  if (!connection.logging) return Promise.reject(new LoggingDisabledError());
+  const severity = LOGGING_LEVELS.indexOf(level);
+  if (severity < 0) return Promise.reject(new RangeError(`Unknown logging level ${JSON.stringify(level)}`));
+  if (severity < connection.minLogLevel) return Promise.resolve();
+  const params: JsonObject = logger === undefined ? { level, data } : { level, logger, data };
+  return send(LOGGING_MESSAGE_NOTIFICATION, params);
+}
+
+/**
+ * Given to every handler McpServer calls. Requests and notifications sent through it are tied to the
+ * request being served (HTTP routes them onto that request's stream); capability checks still apply, so
+ * asking a client for sampling it did not advertise rejects with CapabilityError and sends nothing.
+ */
+export class McpContext {
+  private peerView: Peer | undefined = undefined;
+
+  constructor(
+    private readonly inner: RequestContext,
+    private readonly connection: McpConnection,
+  ) {}
+
+  /** The connection's session (client info, client capabilities, protocol version). */
+  get session(): ServerSession {
+    return this.connection.session;
+  }
+  get requestId(): RequestId {
+    return this.inner.requestId;
+  }
+  get method(): string {
+    return this.inner.method;
+  }
+  /** Aborts when the client cancels the request or the connection closes. */
+  get signal(): AbortSignal {
+    return this.inner.signal;
+  }
+  get principal(): string | undefined {
+    return this.inner.principal;
+  }
+  get sessionId(): string | undefined {
+    return this.inner.sessionId;
+  }
+
+  /** Report progress when the client asked for it (a no-op otherwise); values must increase. */
+  progress(progress: number, total?: number, message?: string): Promise<void> {
+    return this.inner.progress(progress, total, message);
+  }
+
+  /** Any request to the client, untyped; prefer the helpers below or `new Server(ctx.peer)` from the SDK. */
+  request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
+    return this.inner.request(method, params, options);
+  }
+
+  notify(method: string, params?: JsonObject): Promise<void> {
+    return this.inner.notify(method, params);
+  }
+
+  /** A log message for the client, dropped when below the level it set with logging/setLevel. */
+  log(level: McpLoggingLevel, data: unknown, logger?: string): Promise<void> {
+    return sendLog(this.connection, (m, p) => this.inner.notify(m, p), level, data, logger);
+  }
+
+  /** Ask the client to sample its LLM (`sampling/createMessage`); needs the client's sampling capability. */
+  createMessage(params: McpCreateMessageParams, options?: RequestOptions): Promise<McpCreateMessageResult> {
+    return this.inner.request("sampling/createMessage", params as unknown as JsonObject, options) as Promise<unknown> as Promise<McpCreateMessageResult>;
+  }
+
+  /** Ask the user for input through the client (`elicitation/create`); needs the elicitation capability. */
+  elicit(params: McpElicitParams, options?: RequestOptions): Promise<McpElicitResult> {
+    return this.inner.request("elicitation/create", params as unknown as JsonObject, options) as Promise<unknown> as Promise<McpElicitResult>;
+  }
+
+  /** The client's roots (`roots/list`); needs the roots capability. */
+  listRoots(options?: RequestOptions): Promise<McpListRootsResult> {
+    return this.inner.request("roots/list", undefined, options) as Promise<unknown> as Promise<McpListRootsResult>;
+  }
+
+  /**
+   * A Peer whose requests and notifications belong to this request, for wrapping in the generated typed
+   * Server (`new Server(ctx.peer).createMessage(...)`). Handler registration goes to the session.
+   */
+  get peer(): Peer {
+    if (this.peerView === undefined) {
+      const inner = this.inner;
+      const session = this.connection.session;
+      this.peerView = {
+        request: (method: string, params: JsonObject | undefined, options?: RequestOptions) => inner.request(method, params, options),
+        notify: (method: string, params?: JsonObject) => inner.notify(method, params),
+        onRequest: (method: string, handler: RequestHandler) => session.onRequest(method, handler),
+        onNotification: (method: string, handler: NotificationHandler) => session.onNotification(method, handler),
+      };
+    }
+    return this.peerView;
+  }
+}

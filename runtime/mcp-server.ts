@@ -1,0 +1,560 @@
+// The high-level server: register tools, resources and prompts once; each connect(transport) serves them on a new ServerSession.
+import { ErrorCode, RpcError, type JsonObject } from "./jsonrpc.js";
+import type { DispatchTable } from "./dispatch.js";
+import type { RequestContext } from "./peer.js";
+import type { Transport } from "./transport.js";
+import { ServerSession, type ServerSessionOptions } from "./lifecycle.js";
+import { McpContext, sendLog, type McpConnection } from "./mcp-context.js";
+import { compileSchema as builtInCompiler, type SchemaCheck, type SchemaCompiler } from "./mcp-schema.js";
+import { compileUriTemplate, type UriTemplateMatcher } from "./mcp-uri-template.js";
+import {
+  LOGGING_LEVELS,
+  type McpAnnotations,
+  type McpGetPromptResult,
+  type McpIcon,
+  type McpLoggingLevel,
+  type McpPromptArgument,
+  type McpReadResourceResult,
+  type McpToolAnnotations,
+  type McpToolResult,
+  type ObjectJsonSchema,
+  type ToolArguments,
+} from "./mcp-types.js";
+
+/** Session settings McpServer passes to a session factory; matches the generated `ServerOptions`. */
+export type McpSessionSettings = Omit<ServerSessionOptions, "inbound" | "outbound" | "isMessage">;
+
+/** Everything about an McpServer except how its sessions get their method tables. */
+export interface McpServerInit extends Omit<McpSessionSettings, "capabilities"> {
+  /**
+   * Capabilities to advertise on top of what registrations imply. Declaring `tools`, `resources` or `prompts`
+   * here serves that category even while empty (so tools added later can be announced with list_changed);
+   * `logging` and `resources.subscribe` switch those features on.
+   */
+  capabilities?: JsonObject;
+  /** Advertise listChanged for tools/resources/prompts and announce changes after connect; default true. */
+  listChanged?: boolean;
+  /** Advertise logging, answer logging/setLevel, and let handlers log through ctx.log; default false. */
+  logging?: boolean;
+  /** Advertise resources.subscribe and answer resources/subscribe and unsubscribe; default false. */
+  subscriptions?: boolean;
+  /** How tool schemas become argument checks; default: a small built-in checker (type, required, enum...). */
+  compileSchema?: SchemaCompiler;
+  /** Called with every new session before its transport starts (to add handlers of your own). */
+  onsession?: (session: ServerSession) => void;
+}
+
+/** How McpServer builds a session: either the method tables, or a factory such as the generated `Server.create`. */
+export type McpServerOptions = McpServerInit &
+  (
+    | { inbound: DispatchTable; outbound?: DispatchTable; isMessage?: (value: unknown) => boolean; createSession?: undefined }
+    | { createSession: (settings: McpSessionSettings) => ServerSession; inbound?: undefined }
+  );
+
+export type McpToolHandler<A> = (args: A, ctx: McpContext) => McpToolResult | string | Promise<McpToolResult | string>;
+
+export interface McpToolConfig<S extends ObjectJsonSchema> {
+  title?: string;
+  description?: string;
+  /** JSON Schema of the arguments; written as a literal, it also types the handler's `args`. Default: any object. */
+  inputSchema?: S;
+  /** When present, every successful result must carry structuredContent that fits it. */
+  outputSchema?: ObjectJsonSchema;
+  annotations?: McpToolAnnotations;
+  icons?: McpIcon[];
+  _meta?: JsonObject;
+}
+
+export interface McpResourceConfig {
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  size?: number;
+  annotations?: McpAnnotations;
+  icons?: McpIcon[];
+  _meta?: JsonObject;
+}
+
+/** A resource's content: the full result, or a string as the text of one content item. */
+export type McpResourceReadResult = McpReadResourceResult | string;
+
+export type McpResourceReader = (uri: string, ctx: McpContext) => McpResourceReadResult | Promise<McpResourceReadResult>;
+export type McpTemplateReader = (
+  uri: string,
+  variables: { [name: string]: string },
+  ctx: McpContext,
+) => McpResourceReadResult | Promise<McpResourceReadResult>;
+
+export interface McpPromptConfig<A extends readonly McpPromptArgument[]> {
+  title?: string;
+  description?: string;
+  arguments?: A;
+  icons?: McpIcon[];
+  _meta?: JsonObject;
+}
+
+type Simplify<T> = { [K in keyof T]: T[K] } & {};
+
+/** Prompt arguments by name: required ones are strings, others may be missing. */
+export type PromptArguments<A extends readonly McpPromptArgument[]> = Simplify<
+  { [P in A[number] as P extends { required: true } ? P["name"] : never]: string } & {
+    [P in A[number] as P extends { required: true } ? never : P["name"]]?: string;
+  }
+>;
+
+export type McpPromptHandler<A> = (args: A, ctx: McpContext) => McpGetPromptResult | string | Promise<McpGetPromptResult | string>;
+
+/** Returned by every registration; `remove()` withdraws it (and announces the change to connected clients). */
+export interface McpRegistration {
+  remove(): void;
+}
+
+type Category = "tools" | "resources" | "prompts";
+
+interface ToolEntry {
+  readonly definition: JsonObject;
+  readonly check: SchemaCheck;
+  readonly outputCheck: SchemaCheck | undefined;
+  readonly handler: McpToolHandler<never>;
+}
+
+interface ResourceEntry {
+  readonly definition: JsonObject;
+  readonly mimeType: string | undefined;
+  readonly read: McpResourceReader;
+}
+
+interface TemplateEntry {
+  readonly definition: JsonObject;
+  readonly mimeType: string | undefined;
+  readonly matcher: UriTemplateMatcher;
+  readonly read: McpTemplateReader;
+}
+
+interface PromptEntry {
+  readonly definition: JsonObject;
+  readonly required: readonly string[];
+  readonly get: McpPromptHandler<never>;
+}
+
+interface Connection extends McpConnection {
+  /** Categories this connection advertised and serves. */
+  readonly categories: Set<Category>;
+}
+
+const LIST_CHANGED: Readonly<Record<Category, string>> = {
+  tools: "notifications/tools/list_changed",
+  resources: "notifications/resources/list_changed",
+  prompts: "notifications/prompts/list_changed",
+};
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Copy of `source` with only the members that are defined. */
+function defined(source: { [key: string]: unknown }): JsonObject {
+  const out: JsonObject = {};
+  for (const key of Object.keys(source)) if (source[key] !== undefined) out[key] = source[key];
+  return out;
+}
+
+const ANY_OBJECT: ObjectJsonSchema = { type: "object" };
+
+/**
+ * One server definition, many connections. Registrations are shared: a tool added while clients are
+ * connected is served to all of them at once, announced with list_changed where that was advertised.
+ * Capabilities are computed per connection from what is registered when it starts, so a client never sees
+ * a category that has no handlers, and a category without handlers is never advertised.
+ */
+export class McpServer {
+  private readonly tools = new Map<string, ToolEntry>();
+  private readonly resources = new Map<string, ResourceEntry>();
+  private readonly templates = new Map<string, TemplateEntry>();
+  private readonly prompts = new Map<string, PromptEntry>();
+  private readonly open = new Set<Connection>();
+  private readonly compile: SchemaCompiler;
+  private readonly listChanged: boolean;
+  private readonly logging: boolean;
+  private readonly subscriptions: boolean;
+  private readonly extra: JsonObject;
+  private readonly pendingChanges = new Set<Category>();
+
+  constructor(private readonly options: McpServerOptions) {
+    if (options.inbound === undefined && options.createSession === undefined) {
+      throw new TypeError("McpServer needs the method tables (inbound, outbound, isMessage) or a createSession factory");
+    }
+    this.compile = options.compileSchema ?? builtInCompiler;
+    this.listChanged = options.listChanged !== false;
+    this.extra = options.capabilities ?? {};
+    this.logging = options.logging === true || this.extra.logging !== undefined;
+    this.subscriptions =
+      options.subscriptions === true || (isObject(this.extra.resources) && this.extra.resources.subscribe === true);
+  }
+
+  // ---- registration -----------------------------------------------------------------------------------
+
+  /** Register a tool. A throwing handler becomes a result with isError: true; bad arguments too. */
+  tool<const S extends ObjectJsonSchema = ObjectJsonSchema>(
+    name: string,
+    config: McpToolConfig<S>,
+    handler: McpToolHandler<ToolArguments<S>>,
+  ): McpRegistration {
+    if (this.tools.has(name)) throw new Error(`Tool ${JSON.stringify(name)} is already registered`);
+    const inputSchema: ObjectJsonSchema = config.inputSchema ?? ANY_OBJECT;
+    const definition = defined({
+      name,
+      title: config.title,
+      description: config.description,
+      inputSchema,
+      outputSchema: config.outputSchema,
+      annotations: config.annotations,
+      icons: config.icons,
+      _meta: config._meta,
+    });
+    const entry: ToolEntry = {
+      definition,
+      check: this.compile(inputSchema),
+      outputCheck: config.outputSchema === undefined ? undefined : this.compile(config.outputSchema),
+      handler: handler as McpToolHandler<never>,
+    };
+    this.tools.set(name, entry);
+    this.changed("tools");
+    return { remove: () => this.unregister(this.tools, name, entry, "tools") };
+  }
+
+  /** Register a resource at a fixed URI. */
+  resource(uri: string, config: McpResourceConfig, read: McpResourceReader): McpRegistration {
+    if (this.resources.has(uri)) throw new Error(`Resource ${JSON.stringify(uri)} is already registered`);
+    const entry: ResourceEntry = { definition: defined({ uri, ...config }), mimeType: config.mimeType, read };
+    this.resources.set(uri, entry);
+    this.changed("resources");
+    return { remove: () => this.unregister(this.resources, uri, entry, "resources") };
+  }
+
+  /** Register a family of resources by URI template ({name} matches one path segment, {+name} anything). */
+  resourceTemplate(uriTemplate: string, config: McpResourceConfig, read: McpTemplateReader): McpRegistration {
+    if (this.templates.has(uriTemplate)) throw new Error(`Resource template ${JSON.stringify(uriTemplate)} is already registered`);
+    const entry: TemplateEntry = {
+      definition: defined({ uriTemplate, ...config }),
+      mimeType: config.mimeType,
+      matcher: compileUriTemplate(uriTemplate),
+      read,
+    };
+    this.templates.set(uriTemplate, entry);
+    this.changed("resources");
+    return {
+      remove: () => {
+        if (this.templates.get(uriTemplate) !== entry) return;
+        this.templates.delete(uriTemplate);
+            this.changed("resources");
+      },
+    };
+  }
+
+  /** Register a prompt; missing required arguments are refused with -32602 before `get` runs. */
+  prompt<const A extends readonly McpPromptArgument[] = readonly []>(
+    name: string,
+    config: McpPromptConfig<A>,
+    get: McpPromptHandler<PromptArguments<A>>,
+  ): McpRegistration {
+    if (this.prompts.has(name)) throw new Error(`Prompt ${JSON.stringify(name)} is already registered`);
+    const args = config.arguments === undefined ? undefined : config.arguments.map((a) => defined({ ...a }));
+    const entry: PromptEntry = {
+      definition: defined({ name, title: config.title, description: config.description, arguments: args, icons: config.icons, _meta: config._meta }),
+      required: (config.arguments ?? []).filter((a) => a.required === true).map((a) => a.name),
+      get: get as McpPromptHandler<never>,
+    };
+    this.prompts.set(name, entry);
+    this.changed("prompts");
+    return { remove: () => this.unregister(this.prompts, name, entry, "prompts") };
+  }
+
+  private unregister<E>(map: Map<string, E>, key: string, entry: E, category: Category): void {
+    if (map.get(key) !== entry) return;
+    map.delete(key);
+    this.changed(category);
+  }
+
+  // ---- connections ------------------------------------------------------------------------------------
+
+  /** Serve this definition over `transport` on a new session; resolves once the transport has started. */
+  async connect(transport: Transport): Promise<ServerSession> {
+    const connection = this.createConnection();
+    const session = connection.session;
+    this.options.onsession?.(session);
+    this.open.add(connection);
+    const ownClose = session.onclose;
+    session.onclose = () => {
+      this.open.delete(connection);
+      ownClose?.();
+    };
+    try {
+      await session.connect(transport);
+    } catch (error) {
+      this.open.delete(connection);
+      throw error;
+    }
+    return session;
+  }
+
+  /** Sessions currently connected. */
+  get sessions(): ServerSession[] {
+    return [...this.open].map((c) => c.session);
+  }
+
+  /** Close every connection. */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.open].map((c) => c.session.close()));
+  }
+
+  /** Tell every client subscribed to `uri` that the resource changed (notifications/resources/updated). */
+  async resourceUpdated(uri: string): Promise<void> {
+    const sends: Promise<void>[] = [];
+    for (const c of this.open) {
+      if (c.subscriptions.has(uri) && c.session.isOpen) sends.push(c.session.notify("notifications/resources/updated", { uri }));
+    }
+    await Promise.all(sends);
+  }
+
+  /** A log message to every connected client whose level filter lets it through. */
+  async log(level: McpLoggingLevel, data: unknown, logger?: string): Promise<void> {
+    const sends: Promise<void>[] = [];
+    for (const c of this.open) {
+      if (c.session.isOpen) sends.push(sendLog(c, (m, p) => c.session.notify(m, p), level, data, logger));
+    }
+    await Promise.all(sends);
+  }
+
+  /** The capabilities a session started now would advertise. */
+  get capabilities(): JsonObject {
+    const caps: JsonObject = { ...this.extra };
+    for (const category of ["tools", "resources", "prompts"] as const) {
+      if (this.serves(category)) caps[category] = this.categoryCapability(category);
+    }
+    if (this.logging) caps.logging = isObject(this.extra.logging) ? this.extra.logging : {};
+    return caps;
+  }
+
+  private serves(category: Category): boolean {
+    if (this.extra[category] !== undefined) return true;
+    switch (category) {
+      case "tools":
+        return this.tools.size > 0;
+      case "resources":
+        return this.resources.size > 0 || this.templates.size > 0 || this.subscriptions;
+      case "prompts":
+        return this.prompts.size > 0;
+    }
+  }
+
+  private categoryCapability(category: Category): JsonObject {
+    const declared = this.extra[category];
+    const cap: JsonObject = {};
+    if (category === "resources" && this.subscriptions) cap.subscribe = true;
+    if (this.listChanged) cap.listChanged = true;
+    return isObject(declared) ? { ...cap, ...declared } : cap;
+  }
+
+  private createConnection(): Connection {
+    const options = this.options;
+    const settings: McpSessionSettings = {
+      serverInfo: options.serverInfo,
+      capabilities: this.capabilities,
+      instructions: options.instructions,
+      supportedProtocolVersions: options.supportedProtocolVersions,
+      defaultTimeout: options.defaultTimeout,
+      progressInterval: options.progressInterval,
+      recentLimit: options.recentLimit,
+      onerror: options.onerror,
+      ondebug: options.ondebug,
+    };
+    const session =
+      options.createSession !== undefined
+        ? options.createSession(settings)
+        : new ServerSession({ ...settings, inbound: options.inbound, outbound: options.outbound, isMessage: options.isMessage });
+    const connection: Connection = {
+      session,
+      logging: this.logging,
+      minLogLevel: 0,
+      subscriptions: new Set(),
+      categories: new Set(),
+    };
+    for (const category of ["tools", "resources", "prompts"] as const) {
+      if (this.serves(category)) this.install(connection, category);
+    }
+    if (this.logging) {
+      session.onRequest("logging/setLevel", (params) => {
+        const level = LOGGING_LEVELS.indexOf(params?.level as McpLoggingLevel);
+        if (level < 0) throw new RpcError(ErrorCode.InvalidParams, `Unknown logging level ${JSON.stringify(params?.level)}`);
+        connection.minLogLevel = level;
+        return {};
+      });
+    }
+    return connection;
+  }
+
+  private install(connection: Connection, category: Category): void {
+    const session = connection.session;
+    connection.categories.add(category);
+    switch (category) {
+      case "tools":
+        session.onRequest("tools/list", () => this.list("tools"));
+        session.onRequest("tools/call", (params, ctx) => this.callTool(params, ctx, connection));
+        break;
+      case "resources":
+        session.onRequest("resources/list", () => this.list("resources"));
+        session.onRequest("resources/templates/list", () => this.listTemplates());
+        session.onRequest("resources/read", (params, ctx) => this.readResource(params, ctx, connection));
+        if (this.subscriptions) {
+          session.onRequest("resources/subscribe", (params) => {
+            connection.subscriptions.add(String(params?.uri));
+            return {};
+          });
+          session.onRequest("resources/unsubscribe", (params) => {
+            connection.subscriptions.delete(String(params?.uri));
+            return {};
+          });
+        }
+        break;
+      case "prompts":
+        session.onRequest("prompts/list", () => this.list("prompts"));
+        session.onRequest("prompts/get", (params, ctx) => this.getPrompt(params, ctx, connection));
+        break;
+    }
+  }
+
+  /**
+   * After a registration change: sessions that have not answered initialize yet pick up a newly served
+   * category; initialized ones that advertised listChanged get one notification per category per tick.
+   */
+  private changed(category: Category): void {
+    if (this.open.size === 0) return;
+    for (const c of this.open) {
+      if (!c.categories.has(category) && c.session.clientInfo === undefined && this.serves(category)) {
+        c.session.registerCapabilities({ [category]: this.categoryCapability(category) });
+        this.install(c, category);
+      }
+    }
+    if (this.pendingChanges.size === 0) queueMicrotask(this.announce);
+    this.pendingChanges.add(category);
+  }
+
+  private readonly announce = (): void => {
+    const categories = [...this.pendingChanges];
+    this.pendingChanges.clear();
+    for (const c of this.open) {
+      const session = c.session;
+      if (!session.initialized || !session.isOpen) continue;
+      for (const category of categories) {
+        if (!c.categories.has(category)) continue;
+        const cap = session.capabilities[category];
+        if (!isObject(cap) || cap.listChanged !== true) continue;
+        session.notify(LIST_CHANGED[category]).catch((error: unknown) => this.report(error));
+      }
+    }
+  };
+
+  private report(error: unknown): void {
+    this.options.onerror?.(error instanceof Error ? error : new Error(String(error)));
+  }
+
+  // ---- request handlers ---------------------------------------------------------------------------------
+
+  // Built per call: the in-memory transport hands the result object itself to the client.
+  private list(category: Category): JsonObject {
+    const source = category === "tools" ? this.tools : category === "resources" ? this.resources : this.prompts;
+    const items: JsonObject[] = [];
+    for (const entry of source.values()) items.push(entry.definition);
+    return { [category]: items };
+  }
+
+  private listTemplates(): JsonObject {
+    const items: JsonObject[] = [];
+    for (const entry of this.templates.values()) items.push(entry.definition);
+    return { resourceTemplates: items };
+  }
+
+  private async callTool(params: JsonObject | undefined, rctx: RequestContext, connection: Connection): Promise<JsonObject> {
+    const name = params?.name;
+    const tool = typeof name === "string" ? this.tools.get(name) : undefined;
+    if (tool === undefined) throw new RpcError(ErrorCode.InvalidParams, `Unknown tool: ${String(name)}`, { name });
+    const args = params!.arguments ?? {};
+    const problems = isObject(args) ? tool.check(args) : ["arguments must be an object"];
+    if (problems.length > 0) return toolError(`Invalid arguments for tool ${name}: ${problems.join("; ")}`);
+    let result: McpToolResult | string;
+    try {
+      result = await tool.handler(args as never, new McpContext(rctx, connection));
+    } catch (error) {
+      return toolError(errorMessage(error));
+    }
+    if (typeof result === "string") return { content: [{ type: "text", text: result }] };
+    if (!isObject(result) || !Array.isArray(result.content)) {
+      throw new RpcError(ErrorCode.InternalError, `Tool ${name} returned something other than a CallToolResult`);
+    }
+    const outputCheck = tool.outputCheck;
+    if (outputCheck !== undefined && result.isError !== true) {
+      const structured = result.structuredContent;
+      const issues = structured === undefined ? ["structuredContent is missing"] : outputCheck(structured);
+      if (issues.length > 0) {
+        throw new RpcError(ErrorCode.InternalError, `Tool ${name} returned output that does not fit its outputSchema: ${issues.join("; ")}`);
+      }
+    }
+    return result as unknown as JsonObject;
+  }
+
+  private async readResource(params: JsonObject | undefined, rctx: RequestContext, connection: Connection): Promise<JsonObject> {
+    const uri = params?.uri;
+    if (typeof uri !== "string") throw new RpcError(ErrorCode.InvalidParams, "resources/read needs a uri");
+    const ctx = new McpContext(rctx, connection);
+    let result: McpResourceReadResult | undefined = undefined;
+    let mimeType: string | undefined = undefined;
+    const fixed = this.resources.get(uri);
+    if (fixed !== undefined) {
+      mimeType = fixed.mimeType;
+      result = await fixed.read(uri, ctx);
+    } else {
+      for (const template of this.templates.values()) {
+        const variables = template.matcher.match(uri);
+        if (variables === undefined) continue;
+        mimeType = template.mimeType;
+        result = await template.read(uri, variables, ctx);
+        break;
+      }
+      if (result === undefined) throw new RpcError(ErrorCode.ResourceNotFound, `Resource not found: ${uri}`, { uri });
+    }
+    if (typeof result === "string") {
+      return { contents: [mimeType === undefined ? { uri, text: result } : { uri, mimeType, text: result }] };
+    }
+    if (!isObject(result) || !Array.isArray(result.contents)) {
+      throw new RpcError(ErrorCode.InternalError, `Reading ${uri} produced something other than a ReadResourceResult`);
+    }
+    return result as unknown as JsonObject;
+  }
+
+  private async getPrompt(params: JsonObject | undefined, rctx: RequestContext, connection: Connection): Promise<JsonObject> {
+    const name = params?.name;
+    const prompt = typeof name === "string" ? this.prompts.get(name) : undefined;
+    if (prompt === undefined) throw new RpcError(ErrorCode.InvalidParams, `Unknown prompt: ${String(name)}`, { name });
+    const args = isObject(params!.arguments) ? params!.arguments : {};
+    const missing = prompt.required.filter((a) => typeof args[a] !== "string");
+    if (missing.length > 0) {
+      throw new RpcError(ErrorCode.InvalidParams, `Missing required argument(s) for prompt ${name}: ${missing.join(", ")}`, { missing });
+    }
+    const result = await prompt.get(args as never, new McpContext(rctx, connection));
+    if (typeof result === "string") return { messages: [{ role: "user", content: { type: "text", text: result } }] };
+    if (!isObject(result) || !Array.isArray(result.messages)) {
+      throw new RpcError(ErrorCode.InternalError, `Prompt ${name} produced something other than a GetPromptResult`);
+    }
+    return result as unknown as JsonObject;
+  }
+}
+
+function toolError(text: string): JsonObject {
+  return { content: [{ type: "text", text }], isError: true };
+}

@@ -1,0 +1,77 @@
+// Wiring for the McpServer tests: the generated tables and Client over an in-memory pair, and a transport spy.
+import { Client, type ClientOptions } from "../../generated/client.js";
+import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
+import type { JsonRpcMessage } from "../../runtime/jsonrpc.js";
+import type { ServerSession } from "../../runtime/lifecycle.js";
+import { McpServer, type McpServerInit } from "../../runtime/mcp-server.js";
+import type { InboundInfo, SendOptions, Transport } from "../../runtime/transport.js";
+import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
+
+/** An McpServer over the generated method tables, as the package's users build it. */
+export function makeServer(init: Partial<McpServerInit> = {}): McpServer {
+  return new McpServer({
+    serverInfo: { name: "test-server", version: "1.0.0" },
+    progressInterval: 0,
+    ...init,
+    inbound: clientToServer,
+    outbound: serverToClient,
+    isMessage,
+  });
+}
+
+/** Records everything sent through it; otherwise a transparent wrapper. */
+export class SpyTransport implements Transport {
+  onmessage?: (message: unknown, info?: InboundInfo) => void;
+  onmalformed?: (error: Error, info?: InboundInfo) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  readonly sent: JsonRpcMessage[] = [];
+
+  constructor(private readonly inner: Transport) {}
+
+  start(): Promise<void> {
+    this.inner.onmessage = (m, i) => this.onmessage?.(m, i);
+    this.inner.onmalformed = (e, i) => this.onmalformed?.(e, i);
+    this.inner.onclose = () => this.onclose?.();
+    this.inner.onerror = (e) => this.onerror?.(e);
+    return this.inner.start();
+  }
+  send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
+    this.sent.push(message);
+    return this.inner.send(message, options);
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+export interface Connected {
+  client: Awaited<ReturnType<typeof Client.connect>>;
+  session: ServerSession;
+  /** What the client sent, in order. */
+  clientSent: JsonRpcMessage[];
+  close(): Promise<void>;
+}
+
+/** Connect a generated Client to `server` in memory and run the handshake. */
+export async function connect(server: McpServer, options: Partial<ClientOptions> = {}): Promise<Connected> {
+  const [clientEnd, serverEnd] = createInMemoryPair();
+  const session = await server.connect(serverEnd);
+  const spy = new SpyTransport(clientEnd);
+  const client = await Client.connect(spy, { clientInfo: { name: "test-client", version: "1.0.0" }, ...options });
+  return {
+    client,
+    session,
+    clientSent: spy.sent,
+    close: () => client.peer.close(),
+  };
+}
+
+/** Resolve once `predicate` holds, polling on timers (for notifications that arrive asynchronously). */
+export async function until(predicate: () => boolean, timeoutMs = 2000): Promise<void> {
+  const start = Date.now();
+  while (!predicate()) {
+    if (Date.now() - start > timeoutMs) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
