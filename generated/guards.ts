@@ -21,13 +21,13 @@ function _Annotations$0(v: any): boolean {
   const p1 = v.lastModified;
   if (p1 !== undefined && !(typeof p1 === "string")) return false;
   const p2 = v.priority;
-  if (p2 !== undefined && !((typeof p2 === "number" && Number.isFinite(p2)) && (p2 >= 0) && (p2 <= 1))) return false;
+  if (p2 !== undefined && !((typeof p2 === "number" && !Number.isNaN(p2)) && (p2 >= 0) && (p2 <= 1))) return false;
   return true;
 }
 
 /** Guard for AsyncToken: required fields, consts, enums and types, recursively; unknown keys allowed. */
 export function isAsyncToken(value: unknown): value is AsyncToken {
-  return (Number.isInteger(value) || typeof value === "string");
+  return ((typeof value === "number" && !(value % 1) && !Number.isNaN(value)) || typeof value === "string");
 }
 
 /** Guard for AudioContent: required fields, consts, enums and types, recursively; unknown keys allowed. */
@@ -130,7 +130,7 @@ function _CallToolAsyncRequestParams$0(v: any): boolean {
   const p1 = v.arguments;
   if (p1 !== undefined && !((typeof p1 === "object" && p1 !== null && !Array.isArray(p1)))) return false;
   const p2 = v.keepAlive;
-  if (p2 !== undefined && !((typeof p2 === "number" && Number.isFinite(p2)))) return false;
+  if (p2 !== undefined && !((typeof p2 === "number" && !Number.isNaN(p2)))) return false;
   const p3 = v.name;
   if (p3 === undefined || !(typeof p3 === "string")) return false;
   return true;
@@ -147,7 +147,7 @@ function _CallToolAsyncResult$0(v: any): boolean {
   const p1 = v.accepted;
   if (p1 === undefined || !(typeof p1 === "boolean")) return false;
   const p2 = v.keepAlive;
-  if (p2 !== undefined && !((typeof p2 === "number" && Number.isFinite(p2)))) return false;
+  if (p2 !== undefined && !((typeof p2 === "number" && !Number.isNaN(p2)))) return false;
   const p3 = v.token;
   if (p3 !== undefined && !(isAsyncToken(p3))) return false;
   return true;
@@ -517,7 +517,7 @@ function _CompleteResult$1(v: any): boolean {
   const p0 = v.hasMore;
   if (p0 !== undefined && !(typeof p0 === "boolean")) return false;
   const p1 = v.total;
-  if (p1 !== undefined && !(Number.isInteger(p1))) return false;
+  if (p1 !== undefined && !((typeof p1 === "number" && !(p1 % 1) && !Number.isNaN(p1)))) return false;
   const p2 = v.values;
   if (p2 === undefined || !(_CompleteResult$2(p2))) return false;
   return true;
@@ -596,7 +596,7 @@ function _CreateMessageRequestParams$0(v: any): boolean {
   const p1 = v.includeContext;
   if (p1 !== undefined && !(typeof p1 === "string" && (p1 === "allServers" || p1 === "none" || p1 === "thisServer"))) return false;
   const p2 = v.maxTokens;
-  if (p2 === undefined || !(Number.isInteger(p2))) return false;
+  if (p2 === undefined || !((typeof p2 === "number" && !(p2 % 1) && !Number.isNaN(p2)))) return false;
   const p3 = v.messages;
   if (p3 === undefined || !(_CreateMessageRequestParams$2(p3))) return false;
   const p4 = v.metadata;
@@ -610,7 +610,7 @@ function _CreateMessageRequestParams$0(v: any): boolean {
   const p8 = v.task;
   if (p8 !== undefined && !(isTaskMetadata(p8))) return false;
   const p9 = v.temperature;
-  if (p9 !== undefined && !((typeof p9 === "number" && Number.isFinite(p9)))) return false;
+  if (p9 !== undefined && !((typeof p9 === "number" && !Number.isNaN(p9)))) return false;
   const p10 = v.toolChoice;
   if (p10 !== undefined && !(isToolChoice(p10))) return false;
   const p11 = v.tools;
@@ -767,7 +767,7 @@ function _ElicitResult$2(v: any): boolean {
 }
 function _ElicitResult$1(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  for (const k in v) { if (!((_ElicitResult$2(v[k]) || (typeof v[k] === "boolean" || (typeof v[k] === "number" && Number.isFinite(v[k])) || typeof v[k] === "string")))) return false; }
+  for (const k in v) { if (!((_ElicitResult$2(v[k]) || (typeof v[k] === "boolean" || (typeof v[k] === "number" && !Number.isNaN(v[k])) || typeof v[k] === "string")))) return false; }
   return true;
 }
 function _ElicitResult$0(v: any): boolean {
@@ -836,7 +836,7 @@ export function isError(value: unknown): value is Error {
 function _Error$0(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.code;
-  if (p0 === undefined || !(Number.isInteger(p0))) return false;
+  if (p0 === undefined || !((typeof p0 === "number" && !(p0 % 1) && !Number.isNaN(p0)))) return false;
   const p2 = v.message;
   if (p2 === undefined || !(typeof p2 === "string")) return false;
   return true;
@@ -1056,7 +1056,7 @@ function _GetToolAsyncResultRequestParams$0(v: any): boolean {
   const p0 = v._meta;
   if (p0 !== undefined && !(_GetToolAsyncResultRequestParams$1(p0))) return false;
   const p1 = v.timeout;
-  if (p1 !== undefined && !((typeof p1 === "number" && Number.isFinite(p1)))) return false;
+  if (p1 !== undefined && !((typeof p1 === "number" && !Number.isNaN(p1)))) return false;
   const p2 = v.token;
   if (p2 === undefined || !(isAsyncToken(p2))) return false;
   return true;
@@ -1323,7 +1323,7 @@ function _JoinCallToolAsyncRequestParams$0(v: any): boolean {
   const p0 = v._meta;
   if (p0 !== undefined && !(_JoinCallToolAsyncRequestParams$1(p0))) return false;
   const p1 = v.keepAlive;
-  if (p1 !== undefined && !((typeof p1 === "number" && Number.isFinite(p1)))) return false;
+  if (p1 !== undefined && !((typeof p1 === "number" && !Number.isNaN(p1)))) return false;
   const p2 = v.token;
   if (p2 === undefined || !(isAsyncToken(p2))) return false;
   return true;
@@ -1640,13 +1640,13 @@ function _ModelPreferences$1(v: any): boolean {
 function _ModelPreferences$0(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.costPriority;
-  if (p0 !== undefined && !((typeof p0 === "number" && Number.isFinite(p0)) && (p0 >= 0) && (p0 <= 1))) return false;
+  if (p0 !== undefined && !((typeof p0 === "number" && !Number.isNaN(p0)) && (p0 >= 0) && (p0 <= 1))) return false;
   const p1 = v.hints;
   if (p1 !== undefined && !(_ModelPreferences$1(p1))) return false;
   const p2 = v.intelligencePriority;
-  if (p2 !== undefined && !((typeof p2 === "number" && Number.isFinite(p2)) && (p2 >= 0) && (p2 <= 1))) return false;
+  if (p2 !== undefined && !((typeof p2 === "number" && !Number.isNaN(p2)) && (p2 >= 0) && (p2 <= 1))) return false;
   const p3 = v.speedPriority;
-  if (p3 !== undefined && !((typeof p3 === "number" && Number.isFinite(p3)) && (p3 >= 0) && (p3 <= 1))) return false;
+  if (p3 !== undefined && !((typeof p3 === "number" && !Number.isNaN(p3)) && (p3 >= 0) && (p3 <= 1))) return false;
   return true;
 }
 
@@ -1686,13 +1686,13 @@ export function isNumberSchema(value: unknown): value is NumberSchema {
 function _NumberSchema$0(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.default;
-  if (p0 !== undefined && !((typeof p0 === "number" && Number.isFinite(p0)))) return false;
+  if (p0 !== undefined && !((typeof p0 === "number" && !Number.isNaN(p0)))) return false;
   const p1 = v.description;
   if (p1 !== undefined && !(typeof p1 === "string")) return false;
   const p2 = v.maximum;
-  if (p2 !== undefined && !((typeof p2 === "number" && Number.isFinite(p2)))) return false;
+  if (p2 !== undefined && !((typeof p2 === "number" && !Number.isNaN(p2)))) return false;
   const p3 = v.minimum;
-  if (p3 !== undefined && !((typeof p3 === "number" && Number.isFinite(p3)))) return false;
+  if (p3 !== undefined && !((typeof p3 === "number" && !Number.isNaN(p3)))) return false;
   const p4 = v.title;
   if (p4 !== undefined && !(typeof p4 === "string")) return false;
   const p5 = v.type;
@@ -1797,19 +1797,19 @@ function _ProgressNotificationParams$0(v: any): boolean {
   const p1 = v.message;
   if (p1 !== undefined && !(typeof p1 === "string")) return false;
   const p2 = v.progress;
-  if (p2 === undefined || !((typeof p2 === "number" && Number.isFinite(p2)))) return false;
+  if (p2 === undefined || !((typeof p2 === "number" && !Number.isNaN(p2)))) return false;
   const p3 = v.progressToken;
   if (p3 === undefined || !(isProgressToken(p3))) return false;
   const p4 = v.resourceUri;
   if (p4 !== undefined && !(typeof p4 === "string")) return false;
   const p5 = v.total;
-  if (p5 !== undefined && !((typeof p5 === "number" && Number.isFinite(p5)))) return false;
+  if (p5 !== undefined && !((typeof p5 === "number" && !Number.isNaN(p5)))) return false;
   return true;
 }
 
 /** Guard for ProgressToken: required fields, consts, enums and types, recursively; unknown keys allowed. */
 export function isProgressToken(value: unknown): value is ProgressToken {
-  return (Number.isInteger(value) || typeof value === "string");
+  return ((typeof value === "number" && !(value % 1) && !Number.isNaN(value)) || typeof value === "string");
 }
 
 /** Guard for Prompt: required fields, consts, enums and types, recursively; unknown keys allowed. */
@@ -1983,7 +1983,7 @@ function _Request$0(v: any): boolean {
 
 /** Guard for RequestId: required fields, consts, enums and types, recursively; unknown keys allowed. */
 export function isRequestId(value: unknown): value is RequestId {
-  return (Number.isInteger(value) || typeof value === "string");
+  return ((typeof value === "number" && !(value % 1) && !Number.isNaN(value)) || typeof value === "string");
 }
 
 /** Guard for RequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
@@ -2027,7 +2027,7 @@ function _Resource$0(v: any): boolean {
   const p5 = v.name;
   if (p5 === undefined || !(typeof p5 === "string")) return false;
   const p6 = v.size;
-  if (p6 !== undefined && !(Number.isInteger(p6))) return false;
+  if (p6 !== undefined && !((typeof p6 === "number" && !(p6 % 1) && !Number.isNaN(p6)))) return false;
   const p7 = v.title;
   if (p7 !== undefined && !(typeof p7 === "string")) return false;
   const p8 = v.uri;
@@ -2074,7 +2074,7 @@ function _ResourceLink$0(v: any): boolean {
   const p5 = v.name;
   if (p5 === undefined || !(typeof p5 === "string")) return false;
   const p6 = v.size;
-  if (p6 !== undefined && !(Number.isInteger(p6))) return false;
+  if (p6 !== undefined && !((typeof p6 === "number" && !(p6 % 1) && !Number.isNaN(p6)))) return false;
   const p7 = v.title;
   if (p7 !== undefined && !(typeof p7 === "string")) return false;
   const p8 = v.type;
@@ -2224,9 +2224,9 @@ function _ResumePolicyNotificationParams$0(v: any): boolean {
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   const p1 = v.maxWait;
-  if (p1 !== undefined && !((typeof p1 === "number" && Number.isFinite(p1)))) return false;
+  if (p1 !== undefined && !((typeof p1 === "number" && !Number.isNaN(p1)))) return false;
   const p2 = v.minWait;
-  if (p2 !== undefined && !((typeof p2 === "number" && Number.isFinite(p2)))) return false;
+  if (p2 !== undefined && !((typeof p2 === "number" && !Number.isNaN(p2)))) return false;
   const p3 = v.requestId;
   if (p3 === undefined || !(isRequestId(p3))) return false;
   const p4 = v.resumeToken;
@@ -2348,7 +2348,7 @@ export function isServerCapabilities(value: unknown): value is ServerCapabilitie
 function _ServerCapabilities$1(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.maxKeepAliveTime;
-  if (p0 !== undefined && !((typeof p0 === "number" && Number.isFinite(p0)))) return false;
+  if (p0 !== undefined && !((typeof p0 === "number" && !Number.isNaN(p0)))) return false;
   return true;
 }
 function _ServerCapabilities$2(v: any): boolean {
@@ -2518,9 +2518,9 @@ function _StringSchema$0(v: any): boolean {
   const p2 = v.format;
   if (p2 !== undefined && !(typeof p2 === "string" && (p2 === "date" || p2 === "date-time" || p2 === "email" || p2 === "uri"))) return false;
   const p3 = v.maxLength;
-  if (p3 !== undefined && !(Number.isInteger(p3))) return false;
+  if (p3 !== undefined && !((typeof p3 === "number" && !(p3 % 1) && !Number.isNaN(p3)))) return false;
   const p4 = v.minLength;
-  if (p4 !== undefined && !(Number.isInteger(p4))) return false;
+  if (p4 !== undefined && !((typeof p4 === "number" && !(p4 % 1) && !Number.isNaN(p4)))) return false;
   const p5 = v.title;
   if (p5 !== undefined && !(typeof p5 === "string")) return false;
   const p6 = v.type;
@@ -2575,7 +2575,7 @@ function _Task$0(v: any): boolean {
   const p1 = v.lastUpdatedAt;
   if (p1 === undefined || !(typeof p1 === "string")) return false;
   const p2 = v.pollInterval;
-  if (p2 !== undefined && !(Number.isInteger(p2))) return false;
+  if (p2 !== undefined && !((typeof p2 === "number" && !(p2 % 1) && !Number.isNaN(p2)))) return false;
   const p3 = v.status;
   if (p3 === undefined || !(isTaskStatus(p3))) return false;
   const p4 = v.statusMessage;
@@ -2583,7 +2583,7 @@ function _Task$0(v: any): boolean {
   const p5 = v.taskId;
   if (p5 === undefined || !(typeof p5 === "string")) return false;
   const p6 = v.ttl;
-  if (p6 === undefined || !((p6 === null || Number.isInteger(p6)))) return false;
+  if (p6 === undefined || !((p6 === null || (typeof p6 === "number" && !(p6 % 1) && !Number.isNaN(p6))))) return false;
   return true;
 }
 
@@ -2613,7 +2613,7 @@ export function isTaskMetadata(value: unknown): value is TaskMetadata {
 function _TaskMetadata$0(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.ttl;
-  if (p0 !== undefined && !(Number.isInteger(p0))) return false;
+  if (p0 !== undefined && !((typeof p0 === "number" && !(p0 % 1) && !Number.isNaN(p0)))) return false;
   return true;
 }
 
@@ -2713,9 +2713,9 @@ function _TitledMultiSelectEnumSchema$0(v: any): boolean {
   const p2 = v.items;
   if (p2 === undefined || !(_TitledMultiSelectEnumSchema$2(p2))) return false;
   const p3 = v.maxItems;
-  if (p3 !== undefined && !(Number.isInteger(p3))) return false;
+  if (p3 !== undefined && !((typeof p3 === "number" && !(p3 % 1) && !Number.isNaN(p3)))) return false;
   const p4 = v.minItems;
-  if (p4 !== undefined && !(Number.isInteger(p4))) return false;
+  if (p4 !== undefined && !((typeof p4 === "number" && !(p4 % 1) && !Number.isNaN(p4)))) return false;
   const p5 = v.title;
   if (p5 !== undefined && !(typeof p5 === "string")) return false;
   const p6 = v.type;
@@ -2952,7 +2952,7 @@ function _URLElicitationRequiredError$2(v: any): boolean {
 function _URLElicitationRequiredError$1(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.code;
-  if (p0 === undefined || !(Number.isInteger(p0) && p0 === -32042)) return false;
+  if (p0 === undefined || !((typeof p0 === "number" && !(p0 % 1) && !Number.isNaN(p0)) && p0 === -32042)) return false;
   const p1 = v.data;
   if (p1 === undefined || !(_URLElicitationRequiredError$2(p1))) return false;
   return true;
@@ -3035,9 +3035,9 @@ function _UntitledMultiSelectEnumSchema$0(v: any): boolean {
   const p2 = v.items;
   if (p2 === undefined || !(_UntitledMultiSelectEnumSchema$2(p2))) return false;
   const p3 = v.maxItems;
-  if (p3 !== undefined && !(Number.isInteger(p3))) return false;
+  if (p3 !== undefined && !((typeof p3 === "number" && !(p3 % 1) && !Number.isNaN(p3)))) return false;
   const p4 = v.minItems;
-  if (p4 !== undefined && !(Number.isInteger(p4))) return false;
+  if (p4 !== undefined && !((typeof p4 === "number" && !(p4 % 1) && !Number.isNaN(p4)))) return false;
   const p5 = v.title;
   if (p5 !== undefined && !(typeof p5 === "string")) return false;
   const p6 = v.type;

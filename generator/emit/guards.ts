@@ -68,8 +68,9 @@ class GuardWriter {
     const one = (t: string): string => {
       switch (t) {
         case "string": return `typeof ${x} === "string"`;
-        case "number": return `(typeof ${x} === "number" && Number.isFinite(${x}))`;
-        case "integer": return `Number.isInteger(${x})`;
+        // Like Ajv: 1e400 parses to Infinity and is a JSON number; NaN never comes out of JSON.parse.
+        case "number": return `(typeof ${x} === "number" && !Number.isNaN(${x}))`;
+        case "integer": return `(typeof ${x} === "number" && !(${x} % 1) && !Number.isNaN(${x}))`;
         case "boolean": return `typeof ${x} === "boolean"`;
         case "null": return `${x} === null`;
         case "array": return `Array.isArray(${x})`;
