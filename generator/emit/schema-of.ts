@@ -1,6 +1,6 @@
 // Turns model nodes back into JSON Schema, for the two emitters that hand a schema to a library
 // (Ajv standalone for validators, json-schema-to-typescript for types).
-import type { Model, SchemaNode } from "../model.js";
+import type { SchemaNode } from "../model.js";
 
 export interface SchemaOfOptions {
   /** Emit TypeScript hints (`tsType`) for json-schema-to-typescript: `object` for opaque objects, `unknown` for any. */
@@ -49,12 +49,4 @@ export function schemaOf(node: SchemaNode, options: SchemaOfOptions): Record<str
 
 function isObjectShaped(node: SchemaNode): boolean {
   return node.properties !== undefined || (node.types?.length === 1 && node.types[0] === "object");
-}
-
-/** The whole model as one 2020-12 schema with `$defs`. */
-export function rootSchemaOf(model: Model, options: Omit<SchemaOfOptions, "ref">): Record<string, unknown> {
-  const ref = (name: string) => ({ $ref: `#/$defs/${name}` });
-  const defs: Record<string, unknown> = {};
-  for (const d of model.definitions) defs[d.name] = schemaOf(d.node, { ...options, ref });
-  return { $schema: "https://json-schema.org/draft/2020-12/schema", $defs: defs };
 }

@@ -49,6 +49,23 @@ describe("mcpgen generate", () => {
     expect(r.stderr).toContain("NoSuchThing");
   });
 
+  it("fails with exit 2 and the pointer when the schema breaks its meta-schema", () => {
+    const bad = join(work, "meta");
+    cpSync(join(work, "schema"), bad, { recursive: true });
+    const schema = JSON.parse(readFileSync(join(bad, "schema.json"), "utf8"));
+    schema.$defs.Cursor.type = 5;
+    writeFileSync(join(bad, "schema.json"), JSON.stringify(schema));
+    const r = runCli(["generate", "--schema", join(bad, "schema.json"), "--out", join(work, "x")]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("schema.json#/$defs/Cursor/type: not a valid 2020-12 JSON Schema");
+  });
+
+  it("fails with exit 2 when the schema path is a directory", () => {
+    const r = runCli(["generate", "--schema", work, "--out", join(work, "x")]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("is a directory");
+  });
+
   it("fails with exit 2 when a request method has no entry in the sidecar", () => {
     const bad = join(work, "unmapped");
     cpSync(join(work, "schema"), bad, { recursive: true });
