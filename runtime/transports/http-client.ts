@@ -241,6 +241,8 @@ export class StreamableHttpClientTransport implements Transport {
       response = await this.get(undefined, signal);
     } catch (error) {
       this.standaloneOpen = false;
+      // Closed (or expired) while the GET was on its way: nothing went wrong.
+      if (signal.aborted) return;
       throw error;
     }
     if (response.status === 404 && sentSessionId !== undefined) {
@@ -334,7 +336,8 @@ export class StreamableHttpClientTransport implements Transport {
         if (await this.readSse(response, ctx)) failures = 0;
         response = undefined;
       }
-      if (ctx.signal.aborted || (ctx.requestId !== undefined && ctx.gotResponse)) return;
+      // The response may also have come another way (e.g. on the standalone stream): then there is nothing to resume.
+      if (ctx.signal.aborted || (ctx.requestId !== undefined && (ctx.gotResponse || !this.inflight.has(requestKey(ctx.requestId))))) return;
       if (!immediate) {
         if (ctx.lastEventId === undefined && !ctx.standalone) {
           return this.streamFailed(ctx, "the SSE stream ended before any event id; it cannot be resumed");
