@@ -1,7 +1,7 @@
 // The registry of in-flight operations: every request being served and every request awaiting its response.
 import type { JsonObject, JsonRpcMessage, RequestId } from "./jsonrpc.js";
 import type { SendOptions } from "./transport.js";
-import type { ProgressInfo } from "./peer.js";
+import type { ProgressInfo, RequestOptions } from "./peer.js";
 import type { ProgressReporter } from "./progress.js";
 
 export type ProgressToken = string | number;
@@ -74,10 +74,33 @@ export abstract class Operation {
   }
 }
 
+/**
+ * Where every outgoing message of an inbound operation goes once something outlives the connection for it
+ * (a resumable request, an async tool run): progress, notifications, server-to-client requests and the final
+ * response. The session hands them over instead of sending them, and does not abort the operation when its
+ * connection closes; it tells the outlet instead.
+ */
+export interface OperationOutlet {
+  /** A notification (progress, logging...) or the final response of the operation. */
+  send(message: JsonRpcMessage): void;
+  /** A request to the peer on behalf of the operation (sampling, elicitation). */
+  request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject>;
+  /** The connection the operation was attached to closed; `byApp` when our side closed it on purpose. */
+  connectionClosed(op: InboundOperation, byApp: boolean): void;
+}
+
+/** Keeps an outbound operation pending across a connection close (a resumable request awaiting resume). */
+export interface OperationKeeper {
+  /** The connection closed under the operation; it stays pending. `byApp`: our side closed it on purpose. */
+  connectionClosed(op: OutboundOperation, byApp: boolean): void;
+}
+
 /** A request the peer sent us that a handler is serving. */
 export class InboundOperation extends Operation {
   /** Present only when the peer asked for progress. */
   reporter: ProgressReporter | undefined = undefined;
+  /** Set when the operation outlives its connection; see OperationOutlet. */
+  outlet: OperationOutlet | undefined = undefined;
 }
 
 /** A request we sent that awaits the peer's response. */
@@ -95,6 +118,8 @@ export class OutboundOperation extends Operation {
   onProgress: ((progress: ProgressInfo) => void) | undefined = undefined;
   callerSignal: AbortSignal | undefined = undefined;
   abortListener: (() => void) | undefined = undefined;
+  /** Set when the operation must survive a connection close (a resumable request with a policy). */
+  keeper: OperationKeeper | undefined = undefined;
 }
 
 function noop(): void {}

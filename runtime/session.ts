@@ -38,6 +38,8 @@ import {
 } from "./progress.js";
 
 export const CANCELLED_NOTIFICATION = "notifications/cancelled";
+/** SEP-975: a resume reuses the id of the request it resumes. */
+export const RESUME_METHOD = "requests/resume";
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 
 const RESOLVED: Promise<void> = Promise.resolve();
@@ -82,10 +84,16 @@ export class Session implements Peer, ProgressSink {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   ondebug?: (event: SessionDebugEvent) => void;
+  /**
+   * Sees every inbound request's operation after its params were checked and before the handler runs: the
+   * place to make it resumable or otherwise change where its output goes (runtime/resumable installs it).
+   */
+  onrequeststart?: (operation: InboundOperation, params: JsonObject | undefined) => void;
   readonly operations: OperationRegistry;
 
   protected transport: Transport | undefined = undefined;
   private status: "new" | "open" | "closed" = "new";
+  private closingByApp = false;
   private nextId = 0;
   private readonly inboundSpecs: Map<string, MethodSpec>;
   private readonly outboundSpecs: Map<string, MethodSpec>;
@@ -114,6 +122,10 @@ export class Session implements Peer, ProgressSink {
   /** Take over the transport's callbacks and start it. One transport per session. */
   async connect(transport: Transport): Promise<void> {
     if (this.transport !== undefined) throw new Error("Session is already connected");
+    return this.open(transport);
+  }
+
+  private async open(transport: Transport): Promise<void> {
     this.transport = transport;
     transport.onmessage = this.handleMessage;
     transport.onmalformed = this.handleMalformed;
@@ -131,6 +143,7 @@ export class Session implements Peer, ProgressSink {
   /** Close the transport; every pending request rejects with ConnectionClosedError. */
   async close(): Promise<void> {
     if (this.status === "closed") return;
+    this.closingByApp = true;
     const transport = this.transport;
     try {
       if (transport !== undefined) await transport.close();
@@ -162,6 +175,51 @@ export class Session implements Peer, ProgressSink {
 
   notify(method: string, params?: JsonObject): Promise<void> {
     return this.sendNotification(method, params, undefined);
+  }
+
+  /** @internal Send a ready-made message on the current connection (resumable replay, async fan-out). */
+  transmit(message: JsonRpcMessage, relatedRequestId?: RequestId): Promise<void> {
+    const transport = this.transport;
+    if (this.status !== "open" || transport === undefined) return Promise.reject(new ConnectionClosedError("Not connected"));
+    return transport.send(message, relatedRequestId === undefined ? undefined : { relatedRequestId });
+  }
+
+  /**
+   * @internal Send a request under the id of an outbound operation that is still pending (requests/resume
+   * reuses the original id): its response settles that operation.
+   */
+  resendAs(op: OutboundOperation, method: string, params: JsonObject | undefined): void {
+    if (this.operations.outbound.get(op.id) !== op) this.operations.outbound.set(op.id, op);
+    if (op.progressToken !== undefined) this.operations.byProgressToken.set(op.progressToken, op);
+    const message: JsonRpcRequest =
+      params === undefined ? { jsonrpc: "2.0", id: op.id, method } : { jsonrpc: "2.0", id: op.id, method, params };
+    if (this.status !== "open") return;
+    this.transmitRequest(op, message, undefined);
+  }
+
+  /**
+   * Continue on a new transport after the previous one closed (reconnection). Operations kept across the
+   * close stay pending; nothing is re-sent here.
+   */
+  protected async replaceTransport(transport: Transport): Promise<void> {
+    if (this.status === "open") throw new Error("Session is still connected");
+    this.status = "new";
+    this.transport = undefined;
+    this.closingByApp = false;
+    await this.open(transport);
+  }
+
+  /**
+   * Called once the transport closed by itself (not through close()); return true to take over recovery
+   * (reconnection): onclose is then not fired.
+   */
+  protected transportLost(): boolean {
+    return false;
+  }
+
+  /** Every well-formed inbound message passes here first; false drops it (resumed-request deduplication). */
+  protected acceptInbound(_message: JsonObject): boolean {
+    return true;
   }
 
   /**
@@ -313,6 +371,7 @@ export class Session implements Peer, ProgressSink {
       this.handleInvalidEnvelope(m);
       return;
     }
+    if (!this.acceptInbound(m)) return;
     const method = m.method as string | undefined;
     if (method !== undefined) {
       if (m.id !== undefined) this.handleRequest(m as unknown as JsonRpcRequest, info);
@@ -359,7 +418,8 @@ export class Session implements Peer, ProgressSink {
       return;
     }
     const inbound = this.operations.inbound;
-    if (inbound.has(id)) {
+    // requests/resume reuses the id of the request it resumes, which may still be registered here.
+    if (inbound.has(id) && !(method === RESUME_METHOD && inbound.get(id)!.outlet !== undefined)) {
       this.sendError(id, ErrorCode.InvalidRequest, `Request id ${JSON.stringify(id)} is already in use`);
       return;
     }
@@ -367,9 +427,17 @@ export class Session implements Peer, ProgressSink {
     const token = readProgressToken(params);
     if (token !== undefined) {
       context.progressToken = token;
-      context.reporter = new ProgressReporter(token, id, this, this.progressInterval);
+      context.reporter = new ProgressReporter(token, id, context, this.progressInterval);
     }
     inbound.set(id, context);
+    const onstart = this.onrequeststart;
+    if (onstart !== undefined) {
+      try {
+        onstart(context, params);
+      } catch (error) {
+        this.reportError(error);
+      }
+    }
     this.serve(handler, params, context);
   }
 
@@ -397,12 +465,17 @@ export class Session implements Peer, ProgressSink {
       if (context.reporter !== undefined) context.reporter.flush();
     }
     this.operations.releaseInbound(context);
+    const outlet = context.outlet;
     // Cancelled or disconnected: the peer will not use the result, so it is not sent.
-    if (!active || this.status !== "open") return;
+    if (!active || (this.status !== "open" && outlet === undefined)) return;
     const message: JsonRpcMessage =
       error === undefined
         ? { jsonrpc: "2.0", id: context.requestId, result: result! }
         : { jsonrpc: "2.0", id: context.requestId, error };
+    if (outlet !== undefined) {
+      outlet.send(message);
+      return;
+    }
     if (context.hold(message)) return;
     this.transport!.send(message, { relatedRequestId: context.requestId }).catch(this.reportError);
   }
@@ -424,8 +497,10 @@ export class Session implements Peer, ProgressSink {
       return;
     }
     if (method === PROGRESS_NOTIFICATION) this.handleProgress(params);
-    else if (method === CANCELLED_NOTIFICATION) this.handleCancelled(params);
-    else this.observeNotification(method, params);
+    else if (method === CANCELLED_NOTIFICATION) {
+      this.handleCancelled(params);
+      this.observeNotification(method, params);
+    } else this.observeNotification(method, params);
     const handler = this.notificationHandlers.get(method);
     if (handler === undefined) return;
     try {
@@ -518,10 +593,17 @@ export class Session implements Peer, ProgressSink {
   private readonly handleClose = (): void => {
     if (this.status === "closed") return;
     this.status = "closed";
+    const byApp = this.closingByApp;
     const ops = this.operations;
     if (ops.outbound.size > 0) {
       const error = new ConnectionClosedError();
       for (const op of [...ops.outbound.values()]) {
+        // A kept operation stays registered (its response may arrive on the next connection).
+        const keeper = op.keeper;
+        if (keeper !== undefined) {
+          keeper.connectionClosed(op, byApp);
+          continue;
+        }
         op.state = "closed";
         ops.releaseOutbound(op);
         op.reject(error);
@@ -530,12 +612,20 @@ export class Session implements Peer, ProgressSink {
     if (ops.inbound.size > 0) {
       const reason = new ConnectionClosedError();
       for (const context of [...ops.inbound.values()]) {
+        const outlet = context.outlet;
+        if (outlet !== undefined) {
+          // Outlives the connection: forget it here without stopping its progress reporter.
+          if (ops.inbound.get(context.id) === context) ops.inbound.delete(context.id);
+          outlet.connectionClosed(context, byApp);
+          continue;
+        }
         context.state = "closed";
         ops.releaseInbound(context);
         context.abort(reason);
       }
     }
-    ops.byProgressToken.clear();
+    for (const [token, op] of ops.byProgressToken) if (op.keeper === undefined) ops.byProgressToken.delete(token);
+    if (!byApp && this.transportLost()) return;
     const onclose = this.onclose;
     if (onclose !== undefined) {
       try {
@@ -581,7 +671,7 @@ function reasonText(reason: unknown): string | undefined {
 }
 
 /** The context a request handler receives; it is also the operation's registry entry. */
-class HandlerContext extends InboundOperation implements RequestContext {
+class HandlerContext extends InboundOperation implements RequestContext, ProgressSink {
   readonly principal?: string;
   readonly sessionId?: string;
 
@@ -608,10 +698,27 @@ class HandlerContext extends InboundOperation implements RequestContext {
   }
 
   request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
+    const outlet = this.outlet;
+    if (outlet !== undefined) return outlet.request(method, params, options);
     return this.session.sendRequest(method, params, options, this.id);
   }
 
   notify(method: string, params?: JsonObject): Promise<void> {
+    const outlet = this.outlet;
+    if (outlet !== undefined) {
+      outlet.send(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params });
+      return RESOLVED;
+    }
     return this.session.sendNotification(method, params, this.id);
+  }
+
+  /** @internal ProgressSink of this request's reporter. */
+  sendProgress(params: JsonObject, relatedRequestId: RequestId): Promise<void> {
+    const outlet = this.outlet;
+    if (outlet !== undefined) {
+      outlet.send({ jsonrpc: "2.0", method: PROGRESS_NOTIFICATION, params });
+      return RESOLVED;
+    }
+    return this.session.sendProgress(params, relatedRequestId);
   }
 }
