@@ -1,7 +1,7 @@
 // `mcpgen diff --api`: the exported TypeScript surface of two generated packages, read with ts-morph and compared.
 import { existsSync, readdirSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { Node, Project, SyntaxKind, type SourceFile } from "ts-morph";
+import { Node, Project, SyntaxKind } from "ts-morph";
 import { SchemaError } from "../errors.js";
 import { compareCodeUnits } from "../json.js";
 import { compareChanges } from "./diff.js";
@@ -40,7 +40,10 @@ interface ApiExport {
 const squash = (s: string): string => s.replace(/\s+/g, " ").replace(/;\s*}/g, " }").trim();
 
 function where(dir: string, node: Node): string {
-  return `${basename(node.getSourceFile().getFilePath())}:${node.getStartLineNumber()}`;
+  // The compiler's cached line map: ts-morph's getStartLineNumber rescans the text each time, slow on validators.ts.
+  const source = node.getSourceFile();
+  const line = source.compilerNode.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+  return `${basename(source.getFilePath())}:${line}`;
 }
 
 function paramsOf(node: Node): ApiParam[] {
@@ -114,21 +117,53 @@ function describe(dir: string, name: string, node: Node): ApiExport | undefined 
   return undefined;
 }
 
+/** Declarations a file exports under each name, found syntactically: no type checker, so no lib files to load. */
+function exportsOf(project: Project, file: string, seen: Set<string>): Map<string, Node> {
+  const out = new Map<string, Node>();
+  if (seen.has(file) || !existsSync(file)) return out;
+  seen.add(file);
+  const source = project.getSourceFile(file) ?? project.addSourceFileAtPath(file);
+  const target = (spec: string): string => resolve(source.getDirectoryPath(), spec.replace(/\.js$/, ".ts"));
+  for (const statement of source.getStatements()) {
+    if (Node.isExportDeclaration(statement)) {
+      const spec = statement.getModuleSpecifierValue();
+      if (spec === undefined || !spec.startsWith(".")) continue;
+      const inner = exportsOf(project, target(spec), seen);
+      if (!statement.hasNamedExports()) {
+        for (const [name, node] of inner) if (!out.has(name)) out.set(name, node);
+        continue;
+      }
+      for (const named of statement.getNamedExports()) {
+        const node = inner.get(named.getName());
+        if (node) out.set(named.getAliasNode()?.getText() ?? named.getName(), node);
+      }
+      continue;
+    }
+    if (!Node.isExportable(statement) || !statement.isExported()) continue;
+    if (Node.isVariableStatement(statement)) {
+      for (const d of statement.getDeclarations()) out.set(d.getName(), d);
+    } else if (Node.isInterfaceDeclaration(statement) || Node.isTypeAliasDeclaration(statement) || Node.isFunctionDeclaration(statement) || Node.isClassDeclaration(statement) || Node.isEnumDeclaration(statement)) {
+      const name = statement.getName();
+      // Overloads: the first declaration stands for the name.
+      if (name !== undefined && !out.has(name)) out.set(name, statement);
+    }
+  }
+  seen.delete(file);
+  return out;
+}
+
 /** The exports of a generated package: its index.ts when it has one, else every .ts file in the folder. */
-export function readApi(dir: string, project = new Project({ skipAddingFilesFromTsConfig: true, skipFileDependencyResolution: true, compilerOptions: { allowJs: false } })): Map<string, ApiExport> {
+export function readApi(dir: string, project = new Project({ skipAddingFilesFromTsConfig: true, skipFileDependencyResolution: true })): Map<string, ApiExport> {
   const root = resolve(dir);
   if (!existsSync(root)) throw new SchemaError(dir, "no such directory");
   const files = readdirSync(root).filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"));
   if (files.length === 0) throw new SchemaError(dir, "no .ts files: not a generated package");
-  for (const f of files) project.addSourceFileAtPath(join(root, f));
-  const entries: SourceFile[] = files.includes("index.ts") ? [project.getSourceFileOrThrow(join(root, "index.ts"))] : files.map((f) => project.getSourceFileOrThrow(join(root, f)));
+  const entries = files.includes("index.ts") ? ["index.ts"] : files;
   const out = new Map<string, ApiExport>();
   for (const entry of entries) {
-    for (const [name, decls] of entry.getExportedDeclarations()) {
-      const decl = decls.find((d) => d.getSourceFile().getFilePath().startsWith(root));
-      if (!decl) continue;
+    for (const [name, decl] of exportsOf(project, join(root, entry), new Set())) {
       const described = describe(dir, name, decl);
-      if (described) out.set(name, described);
+      if (described && !out.has(name)) out.set(name, described);
     }
   }
   return out;
