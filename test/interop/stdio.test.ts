@@ -16,8 +16,8 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-function text(result: { content?: unknown }): string {
-  const content = result.content as { type: string; text?: string }[];
+function text(result: unknown): string {
+  const content = (result as { content: { type: string; text?: string }[] }).content;
   return content.map((c) => c.text ?? "").join("");
 }
 
