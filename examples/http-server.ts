@@ -1,0 +1,109 @@
+// Example: the stdio example's tools (add, slow_count) served over Streamable HTTP at http://127.0.0.1:PORT/mcp (`PORT=N npm run -s example:http-server`).
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { pathToFileURL } from "node:url";
+import { McpServer, clientToServer, createStreamableHttpServer, isMessage, serverToClient } from "../generated/sdk.js";
+
+/** The MCP server definition: every HTTP session gets its own connection to it. */
+export function createExampleServer(): McpServer {
+  const server = new McpServer({
+    serverInfo: { name: "mcpgen-example-http", version: "1.0.0" },
+    instructions: "Arithmetic and a slow counter, to try tools, progress and cancellation over HTTP.",
+    inbound: clientToServer,
+    outbound: serverToClient,
+    isMessage,
+    logging: true,
+    progressInterval: 0,
+    onerror: (error) => console.error("[example http server]", error.message),
+  });
+
+  server.tool(
+    "add",
+    {
+      title: "Add two numbers",
+      description: "Returns a + b as text.",
+      inputSchema: {
+        type: "object",
+        properties: { a: { type: "number", description: "First addend" }, b: { type: "number", description: "Second addend" } },
+        required: ["a", "b"],
+      },
+      annotations: { readOnlyHint: true, idempotentHint: true },
+    },
+    ({ a, b }) => String(a + b),
+  );
+
+  server.tool(
+    "slow_count",
+    {
+      title: "Count slowly",
+      description: "Sends `count` progress notifications `delayMs` apart, then returns `done <count>`. Can be cancelled.",
+      inputSchema: {
+        type: "object",
+        properties: {
+          count: { type: "integer", description: "How many steps" },
+          delayMs: { type: "number", description: "Milliseconds between steps" },
+        },
+        required: ["count", "delayMs"],
+      },
+    },
+    async ({ count, delayMs }, ctx) => {
+      for (let i = 1; i <= count; i++) {
+        await sleep(delayMs, ctx.signal);
+        await ctx.progress(i, count, `step ${i} of ${count}`);
+      }
+      await ctx.log("info", `counted to ${count}`, "slow_count");
+      return `done ${count}`;
+    },
+  );
+  return server;
+}
+
+/** Resolves after `ms`, or rejects as soon as `signal` aborts (the client cancelled or went away). */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** Listens on 127.0.0.1 only (port 0 picks a free one); stop() ends every session and the listener. */
+export async function startExampleHttpServer(port: number): Promise<{ url: string; stop: () => Promise<void> }> {
+  const server = createExampleServer();
+  const mcp = createStreamableHttpServer({
+    path: "/mcp",
+    onSession: async (transport) => {
+      await server.connect(transport);
+    },
+    onerror: (error) => console.error("[example http server]", error.message),
+  });
+  const http = createServer(mcp.nodeListener);
+  await new Promise<void>((resolve, reject) => {
+    http.once("error", reject);
+    http.listen(port, "127.0.0.1", () => resolve());
+  });
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
+    async stop() {
+      await mcp.close();
+      await server.close();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const running = await startExampleHttpServer(Number(process.env.PORT ?? 3000));
+  console.log(`example MCP server listening on ${running.url}`);
+  const shutdown = () => void running.stop().then(() => process.exit(0));
+  process.on("SIGINT", shutdown);
+  process.on("SIGTERM", shutdown);
+}
