@@ -1,6 +1,6 @@
 // The official conformance suite's client scenarios, each against its own test server, driving examples/conformance/client.ts.
 import { beforeAll, describe, expect, it } from "vitest";
-import { builtFixture, problems, runConformance, succeeded, type CliRun } from "./helpers.js";
+import { builtExample, problems, runConformance, succeeded, type CliRun } from "./helpers.js";
 
 /** The client scenarios this SDK passes, with the checks that must have succeeded. */
 const EXPECTED: Record<string, string[]> = {
@@ -20,7 +20,7 @@ const EXPECTED: Record<string, string[]> = {
 const runs = new Map<string, CliRun>();
 
 beforeAll(async () => {
-  const command = `${process.execPath} ${builtFixture("client")}`;
+  const command = `${process.execPath} ${builtExample("conformance/client")}`;
   await Promise.all(
     Object.keys(EXPECTED).map(async (scenario) => {
       runs.set(scenario, await runConformance("client", ["--command", command, "--scenario", scenario, "--timeout", "30000"], 60_000));

@@ -26,12 +26,12 @@ export interface CliRun {
   checks: Map<string, Check[]>;
 }
 
-/** The compiled fixture; `npm test` builds first, a lone vitest run needs `npm run build` after source changes. */
-export function builtFixture(name: "server" | "client"): string {
-  const built = join(ROOT, `dist/examples/conformance/${name}.js`);
+/** A compiled example (`conformance/server`, `http-server`...); `npm test` builds first, a lone vitest run needs `npm run build`. */
+export function builtExample(name: string): string {
+  const built = join(ROOT, `dist/examples/${name}.js`);
   if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build`);
   const newestSource = Math.max(
-    ...[`examples/conformance/${name}.ts`, "runtime/transports/http-server.ts", "runtime/transports/http-client.ts", "generated/sdk.ts"].map(
+    ...[`examples/${name}.ts`, "runtime/transports/http-server.ts", "runtime/transports/http-client.ts", "generated/sdk.ts"].map(
       (file) => statSync(join(ROOT, file)).mtimeMs,
     ),
   );

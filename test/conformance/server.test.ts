@@ -1,6 +1,6 @@
 // The official conformance suite (all 32 server scenarios, pending ones included) against the fixture server built on the generated SDK.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { builtFixture, problems, runConformance, spawnServer, succeeded, type CliRun, type SpawnedServer } from "./helpers.js";
+import { builtExample, problems, runConformance, spawnServer, succeeded, type CliRun, type SpawnedServer } from "./helpers.js";
 
 /** Every server scenario of @modelcontextprotocol/conformance 0.1.16, with the checks that must have succeeded. */
 const EXPECTED: Record<string, string[]> = {
@@ -60,7 +60,7 @@ let server: SpawnedServer;
 let run: CliRun;
 
 beforeAll(async () => {
-  server = await spawnServer(builtFixture("server"), /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
+  server = await spawnServer(builtExample("conformance/server"), /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
   run = await runConformance("server", ["--url", server.url, "--suite", "all"], 120_000);
 }, 150_000);
 
