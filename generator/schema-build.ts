@@ -1,6 +1,6 @@
 // Builds the combined schema from the vendored official base, the defect patch list and our overlay.
-import { readFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { SchemaError } from "./errors.js";
 import { canonicalJson, parseJsonText, readJson } from "./json.js";
 import { getAt, parsePointer, toPointer } from "./pointer.js";
@@ -115,12 +115,15 @@ export interface SchemaSources {
   overlayFile: string;
 }
 
+/** The inputs in a schema directory; the base is the file the overlay names (so a rebase is one edit there). */
 export function defaultSources(schemaDir: string): SchemaSources {
-  return {
-    baseFile: resolve(schemaDir, "base/2025-11-25.schema.json"),
-    patchesFile: resolve(schemaDir, "patches.json"),
-    overlayFile: resolve(schemaDir, "overlay.json"),
-  };
+  const overlayFile = resolve(schemaDir, "overlay.json");
+  let base = "base/2025-11-25.schema.json";
+  if (existsSync(overlayFile)) {
+    const raw = readJson(overlayFile);
+    if (isObject(raw) && typeof raw["base"] === "string") base = raw["base"];
+  }
+  return { baseFile: resolve(schemaDir, base), patchesFile: resolve(schemaDir, "patches.json"), overlayFile };
 }
 
 export function readOverlay(file: string): Overlay {
@@ -148,7 +151,7 @@ export function readPatches(file: string): Patch[] {
 /** The combined schema text exactly as schema/schema.json must hold it. */
 export function buildCombinedText(sources: SchemaSources, baseOverride?: string): { text: string; conflicts: Conflict[] } {
   const overlay = readOverlay(sources.overlayFile);
-  const baseFile = baseOverride ?? sources.baseFile ?? resolve(dirname(sources.overlayFile), overlay.base);
+  const baseFile = baseOverride ?? sources.baseFile;
   const base = parseJsonText(readFileSync(baseFile, "utf8"), baseFile);
   if (!isObject(base)) throw new SchemaError(baseFile, "a schema must be a JSON object", "");
   const { schema, conflicts } = applyOverlay(base, readPatches(sources.patchesFile), overlay);
