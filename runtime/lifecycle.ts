@@ -4,6 +4,10 @@ import type { Transport } from "./transport.js";
 import type { RequestHandler, RequestOptions } from "./peer.js";
 import { CapabilityError, ProtocolVersionError } from "./errors.js";
 import { Session, type SessionOptions } from "./session.js";
+import type { JsonRpcMessage, RequestId } from "./jsonrpc.js";
+import type { OutboundOperation } from "./operations.js";
+import { ClientResumer, type ResumableClientOptions, type ResumerHost } from "./resumable/client.js";
+import { RESUMABLE_CAPABILITY, RESUME_POLICY_NOTIFICATION } from "./resumable/protocol.js";
 
 /** Protocol revisions this runtime speaks, latest first. */
 export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -84,6 +88,13 @@ export interface ClientSessionOptions extends SessionOptions {
   supportedProtocolVersions?: readonly string[];
   /** Timeout for the initialize request, ms; defaults to the session default. */
   initializeTimeout?: number;
+  /**
+   * Makes a new connection after the transport closed by itself; the session then initializes again on it and
+   * resumes the requests the server made resumable. Without it a closed session stays closed.
+   */
+  reconnect?: () => Promise<Transport>;
+  /** SEP-975: advertise `resumableRequests` and resume requests after a disconnect (true: default settings). */
+  resumable?: boolean | ResumableClientOptions;
 }
 
 /** The client side: `connect()` performs the handshake; requests the server did not advertise are refused locally. */
@@ -91,15 +102,30 @@ export class ClientSession extends Session {
   readonly clientInfo: ImplementationInfo;
   readonly capabilities: JsonObject;
   readonly supportedProtocolVersions: readonly string[];
+  /** Keeps resumable requests across disconnects and reconnects; present with `resumable` or `reconnect`. */
+  readonly resumer: ClientResumer | undefined;
   private readonly initializeTimeout: number | undefined;
+  private readonly reconnect: (() => Promise<Transport>) | undefined;
   private server: { capabilities: JsonObject; info: ImplementationInfo; version: string; instructions?: string } | undefined;
 
   constructor(options: ClientSessionOptions) {
     super(options);
     this.clientInfo = options.clientInfo;
-    this.capabilities = options.capabilities ?? {};
+    const resumable = options.resumable;
+    this.capabilities =
+      resumable === undefined || resumable === false
+        ? options.capabilities ?? {}
+        : { ...options.capabilities, [RESUMABLE_CAPABILITY]: {} };
     this.supportedProtocolVersions = options.supportedProtocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS;
     this.initializeTimeout = options.initializeTimeout;
+    this.reconnect = options.reconnect;
+    if ((resumable !== undefined && resumable !== false) || options.reconnect !== undefined) {
+      const resumer = new ClientResumer(this.resumerHost(), typeof resumable === "object" ? resumable : {});
+      this.resumer = resumer;
+      if (resumable !== undefined && resumable !== false) {
+        this.onrequeststart = (op, params) => resumer.requestStarted(op, params);
+      }
+    }
     this.onRequest(PING, pong);
   }
 
@@ -120,29 +146,83 @@ export class ClientSession extends Session {
   override async connect(transport: Transport, options?: Pick<RequestOptions, "signal">): Promise<void> {
     await super.connect(transport);
     try {
-      const result = await this.request(
-        INITIALIZE,
-        { protocolVersion: this.supportedProtocolVersions[0], capabilities: this.capabilities, clientInfo: this.clientInfo },
-        { timeout: this.initializeTimeout, signal: options?.signal },
-      );
-      const version = result.protocolVersion;
-      if (typeof version !== "string" || !this.supportedProtocolVersions.includes(version)) {
-        throw new ProtocolVersionError(version, this.supportedProtocolVersions);
-      }
-      if (!isObject(result.capabilities) || !isObject(result.serverInfo)) {
-        throw new RpcError(ErrorCode.InvalidParams, "initialize result lacks capabilities or serverInfo");
-      }
-      this.server = {
-        capabilities: result.capabilities,
-        info: result.serverInfo as ImplementationInfo,
-        version,
-        ...(typeof result.instructions === "string" ? { instructions: result.instructions } : {}),
-      };
-      await this.notify(INITIALIZED_NOTIFICATION);
+      await this.handshake(options?.signal);
     } catch (error) {
       await this.close();
       throw error;
     }
+  }
+
+  /** Closing on purpose also ends any reconnection under way; kept requests fail with ConnectionClosedError. */
+  override async close(): Promise<void> {
+    const recovering = this.resumer !== undefined && !this.isOpen && this.resumer.isRecovering;
+    this.resumer?.stop();
+    await super.close();
+    if (recovering) this.onclose?.();
+  }
+
+  protected override observeNotification(method: string, params: JsonObject | undefined): void {
+    if (method === RESUME_POLICY_NOTIFICATION) this.resumer?.policy(params);
+  }
+
+  protected override acceptInbound(message: JsonObject): boolean {
+    const resumer = this.resumer;
+    return resumer === undefined ? true : resumer.accept(message);
+  }
+
+  protected override transportLost(): boolean {
+    const resumer = this.resumer;
+    return resumer === undefined ? false : resumer.transportLost();
+  }
+
+  private resumerHost(): ResumerHost {
+    const session = this;
+    return {
+      get operations() {
+        return session.operations;
+      },
+      get isOpen() {
+        return session.isOpen;
+      },
+      reconnectTransport: this.reconnect,
+      async reattach(transport: Transport) {
+        await session.replaceTransport(transport);
+        try {
+          await session.handshake(undefined);
+        } catch (error) {
+          await transport.close().catch(() => undefined);
+          throw error;
+        }
+      },
+      reinitialize: () => this.handshake(undefined),
+      resendAs: (op: OutboundOperation, method: string, params: JsonObject | undefined) => this.resendAs(op, method, params),
+      transmit: (message: JsonRpcMessage, relatedRequestId?: RequestId) => this.transmit(message, relatedRequestId),
+      request: (method: string, params: JsonObject | undefined, options?: RequestOptions) => this.request(method, params, options),
+      closedForGood: () => this.onclose?.(),
+    };
+  }
+
+  /** initialize, check the answer, notifications/initialized. */
+  private async handshake(signal: AbortSignal | undefined): Promise<void> {
+    const result = await this.request(
+      INITIALIZE,
+      { protocolVersion: this.supportedProtocolVersions[0], capabilities: this.capabilities, clientInfo: this.clientInfo },
+      { timeout: this.initializeTimeout, signal },
+    );
+    const version = result.protocolVersion;
+    if (typeof version !== "string" || !this.supportedProtocolVersions.includes(version)) {
+      throw new ProtocolVersionError(version, this.supportedProtocolVersions);
+    }
+    if (!isObject(result.capabilities) || !isObject(result.serverInfo)) {
+      throw new RpcError(ErrorCode.InvalidParams, "initialize result lacks capabilities or serverInfo");
+    }
+    this.server = {
+      capabilities: result.capabilities,
+      info: result.serverInfo as ImplementationInfo,
+      version,
+      ...(typeof result.instructions === "string" ? { instructions: result.instructions } : {}),
+    };
+    await this.notify(INITIALIZED_NOTIFICATION);
   }
 
   /** Before initialize completes the server has advertised nothing, so capability-gated methods are refused. */

@@ -188,13 +188,14 @@ export class Session implements Peer, ProgressSink {
    * @internal Send a request under the id of an outbound operation that is still pending (requests/resume
    * reuses the original id): its response settles that operation.
    */
-  resendAs(op: OutboundOperation, method: string, params: JsonObject | undefined): void {
+  resendAs(op: OutboundOperation, method: string, params: JsonObject | undefined): Promise<void> {
+    if (op.state !== "active") return RESOLVED;
     if (this.operations.outbound.get(op.id) !== op) this.operations.outbound.set(op.id, op);
     if (op.progressToken !== undefined) this.operations.byProgressToken.set(op.progressToken, op);
     const message: JsonRpcRequest =
       params === undefined ? { jsonrpc: "2.0", id: op.id, method } : { jsonrpc: "2.0", id: op.id, method, params };
-    if (this.status !== "open") return;
-    this.transmitRequest(op, message, undefined);
+    // A failed send does not fail the operation: whoever resends decides what happens next.
+    return this.transmit(message);
   }
 
   /**

@@ -239,6 +239,18 @@ export class HttpServerTransport implements Transport {
     return this.byRequest.has(requestKey(id));
   }
 
+  /** @internal The request's reply will go elsewhere (a resume took it over): its old stream stops waiting for it. */
+  releaseRequest(id: RequestId): Promise<void> {
+    return this.enqueue(async () => {
+      const key = requestKey(id);
+      const stream = this.byRequest.get(key);
+      if (!stream) return;
+      this.byRequest.delete(key);
+      stream.pending.delete(key);
+      if (stream.pending.size === 0) this.finishStream(stream, false);
+    });
+  }
+
   /** @internal Registers a POSTed request's reply stream; SSE mode opens and primes it at once. */
   openRequestStream(id: RequestId, exchange: HttpExchange, mode: ResponseMode, headers: Record<string, string>): Promise<void> {
     const stream: OutStream = {
@@ -573,7 +585,11 @@ class ServerCore {
     }
     const id = (message as { id: RequestId }).id;
     if (transport.hasPendingRequest(id)) {
-      return fail(ex, 400, ErrorCode.InvalidRequest, `Invalid Request: request id ${JSON.stringify(id)} is already in flight`);
+      // SEP-975: requests/resume reuses the id of the request it resumes; its reply takes over that request's stream.
+      if ((message as { method: string }).method !== "requests/resume") {
+        return fail(ex, 400, ErrorCode.InvalidRequest, `Invalid Request: request id ${JSON.stringify(id)} is already in flight`);
+      }
+      await transport.releaseRequest(id);
     }
     const configured = this.options.responseMode ?? "sse";
     const mode = typeof configured === "function" ? configured((message as { method: string }).method) : configured;

@@ -1,0 +1,329 @@
+// Client side of SEP-975: remember each policy, keep those requests pending across a disconnect, reconnect, resume, deduplicate.
+import type { JsonObject, JsonRpcMessage, RequestId } from "../jsonrpc.js";
+import type { Transport } from "../transport.js";
+import type { RequestOptions } from "../peer.js";
+import { ConnectionClosedError } from "../errors.js";
+import type { InboundOperation, OperationKeeper, OperationOutlet, OperationRegistry, OutboundOperation } from "../operations.js";
+import {
+  GET_STATUS_REQUEST,
+  LAST_SEQ_META_KEY,
+  RESUME_REQUEST,
+  ResumeFailedError,
+  readSeqStamp,
+} from "./protocol.js";
+
+/** Error code and `data.reason` values the HTTP client transport uses for a request whose stream it lost. */
+const CONNECTION_LOST_CODE = -32000;
+const LOST_REASONS = new Set(["stream-lost", "session-expired"]);
+
+export interface ResumableClientOptions {
+  /** Seconds to keep trying when a policy gave no maxWait; default 60. */
+  defaultMaxWait?: number;
+  /** First delay between failed reconnect attempts, ms (doubles up to 2 s); default 50. */
+  retryDelayMs?: number;
+  /** Reconnect attempts in a row when no resumable request is waiting (plain auto-reconnect); default 5. */
+  maxAttempts?: number;
+}
+
+/** What the resumer needs from the client session it serves (ClientSession implements it). */
+export interface ResumerHost {
+  readonly operations: OperationRegistry;
+  readonly isOpen: boolean;
+  /** Present when the app can make a new connection. */
+  readonly reconnectTransport: (() => Promise<Transport>) | undefined;
+  /** Continue on a new transport: connect and run the initialize handshake again. */
+  reattach(transport: Transport): Promise<void>;
+  /** Run the initialize handshake again on the current transport (its server session is gone). */
+  reinitialize(): Promise<void>;
+  resendAs(op: OutboundOperation, method: string, params: JsonObject | undefined): Promise<void>;
+  transmit(message: JsonRpcMessage, relatedRequestId?: RequestId): Promise<void>;
+  request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject>;
+  /** Recovery gave up: the session is closed for good (fires onclose). */
+  closedForGood(): void;
+}
+
+interface Parked {
+  readonly op: OutboundOperation;
+  readonly token: string;
+  readonly minWait: number;
+  readonly maxWait: number;
+  /** Highest sequence number received: everything up to it reached the app exactly once. */
+  lastSeq: number;
+  /** When the connection carrying it was lost; undefined while it is live. */
+  lostAt: number | undefined;
+  /** Answers we gave to the server's requests made on its behalf, for when the server asks again. */
+  answers: Map<RequestId, JsonRpcMessage | undefined>;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** One per ClientSession that advertised resumableRequests or can reconnect. */
+export class ClientResumer implements OperationKeeper {
+  readonly stats = { policies: 0, resumes: 0, duplicatesDropped: 0, reconnects: 0, gaveUp: 0 };
+  private readonly byId = new Map<RequestId, Parked>();
+  private readonly defaultMaxWait: number;
+  private readonly retryDelayMs: number;
+  private readonly maxAttempts: number;
+  private recovering: Promise<void> | undefined = undefined;
+  private transportGone = false;
+  private needReinit = false;
+  private stopped = false;
+  private connectedWaiters: { resolve: () => void; reject: (error: Error) => void }[] = [];
+
+  constructor(
+    private readonly host: ResumerHost,
+    options: ResumableClientOptions = {},
+  ) {
+    this.defaultMaxWait = options.defaultMaxWait ?? 60;
+    this.retryDelayMs = options.retryDelayMs ?? 50;
+    this.maxAttempts = options.maxAttempts ?? 5;
+  }
+
+  /** Requests the server made resumable that have not finished, with whether they wait for a resume. */
+  pending(): { requestId: RequestId; method: string; disconnected: boolean }[] {
+    return [...this.byId.values()].map((p) => ({ requestId: p.op.id, method: p.op.method, disconnected: p.lostAt !== undefined }));
+  }
+
+  /** Resolves when the session is connected (at once, or after the reconnection under way). */
+  whenConnected(): Promise<void> {
+    if (this.host.isOpen && !this.transportGone) return Promise.resolve();
+    if (this.stopped) return Promise.reject(new ConnectionClosedError());
+    return new Promise((resolve, reject) => this.connectedWaiters.push({ resolve, reject }));
+  }
+
+  /** requests/getStatus for a request of ours that the server made resumable. */
+  getStatus(requestId: RequestId, options?: RequestOptions): Promise<JsonObject> {
+    const parked = this.byId.get(requestId);
+    if (parked === undefined) return Promise.reject(new Error(`No resumable request with id ${JSON.stringify(requestId)}`));
+    return this.host.request(GET_STATUS_REQUEST, { requestId, resumeToken: parked.token }, options);
+  }
+
+  // ---- hooks called by the session ----
+
+  /** notifications/requests/resumePolicy arrived. */
+  policy(params: JsonObject | undefined): void {
+    if (params === undefined) return;
+    const id = params.requestId;
+    const token = params.resumeToken;
+    if ((typeof id !== "string" && typeof id !== "number") || typeof token !== "string") return;
+    const op = this.host.operations.outbound.get(id);
+    if (op === undefined || op.state !== "active" || this.byId.has(id)) return;
+    const seconds = (v: unknown, fallback: number) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : fallback);
+    const parked: Parked = {
+      op,
+      token,
+      minWait: seconds(params.minWait, 0),
+      maxWait: seconds(params.maxWait, this.defaultMaxWait),
+      lastSeq: 0,
+      lostAt: undefined,
+      answers: new Map(),
+    };
+    this.byId.set(id, parked);
+    this.stats.policies++;
+    op.keeper = this;
+    const { resolve, reject } = op;
+    op.resolve = (result) => {
+      this.forget(op);
+      resolve(result);
+    };
+    op.reject = (error) => {
+      this.forget(op);
+      reject(error);
+    };
+  }
+
+  /** Every inbound message: false drops it (a duplicate, or the transport's notice that a stream was lost). */
+  accept(message: JsonObject): boolean {
+    if (this.byId.size === 0) return true;
+    if (message.method === undefined) {
+      const id = message.id;
+      if (typeof id !== "string" && typeof id !== "number") return true;
+      const parked = this.byId.get(id);
+      if (parked === undefined) return true;
+      const error = message.error;
+      if (isObject(error) && error.code === CONNECTION_LOST_CODE && isObject(error.data) && LOST_REASONS.has(error.data.reason as string)) {
+        this.lost(parked, error.data.reason === "session-expired");
+        return false;
+      }
+      return true;
+    }
+    const stamp = readSeqStamp(message);
+    if (stamp === undefined) return true;
+    const parked = this.byId.get(stamp.requestId);
+    if (parked === undefined) return true;
+    if (stamp.seq > parked.lastSeq) {
+      parked.lastSeq = stamp.seq;
+      if (message.id !== undefined) parked.answers.set(message.id as RequestId, undefined);
+      return true;
+    }
+    // Seen before. A request asked again means the server may have missed our answer: give it again.
+    if (message.id !== undefined) {
+      const answer = parked.answers.get(message.id as RequestId);
+      if (answer !== undefined) this.host.transmit(answer).catch(() => undefined);
+    }
+    this.stats.duplicatesDropped++;
+    return false;
+  }
+
+  /** A server-to-client request was accepted: when it belongs to a resumable request, its answer is kept. */
+  requestStarted(context: InboundOperation, params: JsonObject | undefined): void {
+    if (this.byId.size === 0 || params === undefined) return;
+    const stamp = readSeqStamp({ params });
+    const parked = stamp === undefined ? undefined : this.byId.get(stamp.requestId);
+    if (parked === undefined) return;
+    const host = this.host;
+    const outlet: OperationOutlet = {
+      send(message) {
+        if (message.jsonrpc === "2.0" && (message as { method?: unknown }).method === undefined) parked.answers.set(context.id, message);
+        host.transmit(message, context.id).catch(() => undefined);
+      },
+      request: (method, p, options) => host.request(method, p, options),
+      connectionClosed() {},
+    };
+    context.outlet = outlet;
+  }
+
+  /** OperationKeeper: the connection closed under a resumable request. */
+  connectionClosed(op: OutboundOperation, byApp: boolean): void {
+    const parked = this.byId.get(op.id);
+    if (parked === undefined) return;
+    if (byApp || this.stopped) {
+      this.drop(parked, new ConnectionClosedError());
+      return;
+    }
+    parked.lostAt ??= Date.now();
+  }
+
+  /** The transport closed by itself; true when recovery takes over (the session stays usable). */
+  transportLost(): boolean {
+    if (this.stopped) return false;
+    if (this.host.reconnectTransport === undefined) {
+      for (const parked of [...this.byId.values()]) this.drop(parked, new ResumeFailedError(parked.op.id, "the connection closed and no reconnect is configured"));
+      return false;
+    }
+    this.transportGone = true;
+    this.startRecovery();
+    return true;
+  }
+
+  /** The app closes the session: nothing more is resumed, waiting requests fail. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const parked of [...this.byId.values()]) this.drop(parked, new ConnectionClosedError());
+    this.settleWaiters(new ConnectionClosedError());
+  }
+
+  get isRecovering(): boolean {
+    return this.recovering !== undefined;
+  }
+
+  // ---- recovery ----
+
+  private lost(parked: Parked, reinitialize: boolean): void {
+    parked.lostAt ??= Date.now();
+    if (reinitialize) this.needReinit = true;
+    this.startRecovery();
+  }
+
+  private startRecovery(): void {
+    if (this.recovering !== undefined || this.stopped) return;
+    this.recovering = this.recover().finally(() => {
+      this.recovering = undefined;
+      if (!this.stopped && (this.transportGone || this.needReinit || [...this.byId.values()].some((p) => p.lostAt !== undefined))) {
+        this.startRecovery();
+      }
+    });
+  }
+
+  private async recover(): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      const lost = [...this.byId.values()].filter((p) => p.lostAt !== undefined);
+      if (lost.length === 0 && !this.transportGone && !this.needReinit) return;
+      // Wait out the longest minWait among them, counted from each disconnect.
+      const now = Date.now();
+      let wait = 0;
+      for (const p of lost) wait = Math.max(wait, p.lostAt! + p.minWait * 1000 - now);
+      if (wait > 0) await sleep(wait);
+      if (this.stopped) return;
+      try {
+        if (this.transportGone) {
+          const transport = await this.host.reconnectTransport!();
+          this.transportGone = false;
+          this.needReinit = false;
+          await this.host.reattach(transport);
+          this.stats.reconnects++;
+        } else if (this.needReinit) {
+          this.needReinit = false;
+          await this.host.reinitialize();
+        }
+        if (this.transportGone) throw new ConnectionClosedError();
+        failures = 0;
+        this.settleWaiters(undefined);
+        for (const p of [...this.byId.values()]) {
+          if (p.lostAt === undefined) continue;
+          p.lostAt = undefined;
+          this.stats.resumes++;
+          const params: JsonObject = { resumeToken: p.token, _meta: { [LAST_SEQ_META_KEY]: p.lastSeq } };
+          this.host.resendAs(p.op, RESUME_REQUEST, params).catch((error: unknown) => {
+            if (!this.byId.has(p.op.id)) return;
+            const expired = error instanceof Error && error.name === "SessionExpiredError";
+            this.lost(p, expired);
+          });
+        }
+      } catch {
+        failures++;
+        if (!this.host.isOpen) this.transportGone = true;
+        const now2 = Date.now();
+        for (const p of [...this.byId.values()]) {
+          if (p.lostAt !== undefined && now2 - p.lostAt > p.maxWait * 1000) {
+            this.stats.gaveUp++;
+            this.drop(p, new ResumeFailedError(p.op.id, `no resume within maxWait (${p.maxWait} s)`));
+          }
+        }
+        const waiting = [...this.byId.values()].some((p) => p.lostAt !== undefined);
+        if (!waiting && failures >= this.maxAttempts) {
+          this.stopped = true;
+          this.settleWaiters(new ConnectionClosedError("Could not reconnect"));
+          this.host.closedForGood();
+          return;
+        }
+        await sleep(Math.min(2000, this.retryDelayMs * 2 ** (failures - 1)));
+      }
+    }
+  }
+
+  private settleWaiters(error: Error | undefined): void {
+    const waiters = this.connectedWaiters;
+    if (waiters.length === 0) return;
+    this.connectedWaiters = [];
+    for (const w of waiters) {
+      if (error === undefined) w.resolve();
+      else w.reject(error);
+    }
+  }
+
+  private forget(op: OutboundOperation): void {
+    const parked = this.byId.get(op.id);
+    if (parked !== undefined && parked.op === op) this.byId.delete(op.id);
+    op.keeper = undefined;
+  }
+
+  /** Fail a kept request for good. */
+  private drop(parked: Parked, error: Error): void {
+    const op = parked.op;
+    this.byId.delete(op.id);
+    op.keeper = undefined;
+    if (op.state !== "active") return;
+    op.state = "closed";
+    this.host.operations.releaseOutbound(op);
+    op.reject(error);
+  }
+}

@@ -1,0 +1,68 @@
+// SEP-975 wire names, the _meta keys this runtime adds, and the errors both sides raise.
+import { ErrorCode, RpcError, type JsonObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
+
+export const RESUME_POLICY_NOTIFICATION = "notifications/requests/resumePolicy";
+export const RESUME_REQUEST = "requests/resume";
+export const GET_STATUS_REQUEST = "requests/getStatus";
+export const RESUMABLE_CAPABILITY = "resumableRequests";
+
+/** `_meta` key on every message of a resumable request: `{ requestId, seq }`, seq counting from 1. */
+export const SEQ_META_KEY = "io.mcpgen/resumable";
+/** `_meta` key of requests/resume params: the highest seq the client received (it confirms those). */
+export const LAST_SEQ_META_KEY = "io.mcpgen/lastSeq";
+
+/** The one answer to a wrong token, an unknown request and an expired one alike, so a guess learns nothing. */
+export function unknownResumableError(): RpcError {
+  return new RpcError(ErrorCode.InvalidParams, "Unknown or expired resumable request");
+}
+
+/** Code of a resumable request that failed on the server side (queue limit, node lost). */
+export const RESUMABLE_FAILED_CODE = -32010;
+
+/** The client could not resume within the policy's maxWait (or could not reconnect at all). */
+export class ResumeFailedError extends RpcError {
+  readonly requestId: RequestId;
+  constructor(requestId: RequestId, reason: string) {
+    super(-32011, `Could not resume request ${JSON.stringify(requestId)}: ${reason}`, { requestId });
+    this.name = "ResumeFailedError";
+    this.requestId = requestId;
+  }
+}
+
+export interface SeqStamp {
+  requestId: RequestId;
+  seq: number;
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The stamp on a message (in params._meta or result._meta), or undefined. */
+export function readSeqStamp(message: JsonObject): SeqStamp | undefined {
+  const holder = isObject(message.params) ? message.params : isObject(message.result) ? message.result : undefined;
+  if (holder === undefined) return undefined;
+  const meta = holder._meta;
+  if (!isObject(meta)) return undefined;
+  const stamp = meta[SEQ_META_KEY];
+  if (!isObject(stamp) || typeof stamp.seq !== "number") return undefined;
+  const id = stamp.requestId;
+  if (typeof id !== "string" && typeof id !== "number") return undefined;
+  return { requestId: id, seq: stamp.seq };
+}
+
+/** A copy of the message carrying the stamp; the caller's objects are not modified. */
+export function stampMessage(message: JsonRpcMessage, stamp: SeqStamp): JsonRpcMessage {
+  const m = message as unknown as JsonObject;
+  const key = m.result !== undefined ? "result" : m.params !== undefined || m.method !== undefined ? "params" : undefined;
+  if (key === undefined) return message; // error responses carry no _meta
+  const holder = (isObject(m[key]) ? m[key] : {}) as JsonObject;
+  const meta = isObject(holder._meta) ? holder._meta : undefined;
+  const stamped: JsonObject = { ...holder, _meta: meta === undefined ? { [SEQ_META_KEY]: stamp } : { ...meta, [SEQ_META_KEY]: stamp } };
+  return { ...m, [key]: stamped } as unknown as JsonRpcMessage;
+}
+
+/** Same id, same JSON type: 1 and "1" are different requests. */
+export function sameId(a: RequestId, b: unknown): boolean {
+  return a === b;
+}

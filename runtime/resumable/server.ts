@@ -1,0 +1,532 @@
+// Server side of SEP-975 resumable requests: policy, per-request queue in a store, resume, status, expiry.
+import { createHash, randomBytes } from "node:crypto";
+import { ErrorCode, RpcError, type JsonObject, type JsonRpcErrorObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
+import type { RequestContext, RequestOptions } from "../peer.js";
+import { InboundOperation, OutboundOperation, type OperationKeeper, type OperationOutlet } from "../operations.js";
+import { RequestCancelledError } from "../errors.js";
+import type { Session } from "../session.js";
+import { hasCapability, requiredClientCapability, type ServerSession } from "../lifecycle.js";
+import { MemoryOperationStore } from "../store/memory.js";
+import { whenReady, type OperationStore, type StoredStatus } from "../store/types.js";
+import {
+  GET_STATUS_REQUEST,
+  LAST_SEQ_META_KEY,
+  RESUMABLE_CAPABILITY,
+  RESUMABLE_FAILED_CODE,
+  RESUME_POLICY_NOTIFICATION,
+  RESUME_REQUEST,
+  stampMessage,
+  unknownResumableError,
+} from "./protocol.js";
+
+/** Seconds, as the notification carries them. */
+export interface ResumePolicy {
+  minWait: number;
+  maxWait: number;
+}
+
+export interface ResumableServerOptions {
+  /** Default: a MemoryOperationStore of its own. */
+  store?: OperationStore;
+  /** Seconds the client should wait before resuming; default 0. */
+  minWait?: number;
+  /** Seconds without a resume or status check after which a detached request is cancelled; default 60. */
+  maxWait?: number;
+  /**
+   * Which requests become resumable without the handler asking (when the client advertised
+   * resumableRequests): true or a partial policy to make it resumable. Default: none.
+   */
+  policy?: (method: string, params: JsonObject | undefined) => boolean | Partial<ResumePolicy> | undefined;
+  /** Resumable requests one session may hold at a time; past it requests run as plain ones. Default 100. */
+  maxPerSession?: number;
+  /** Bytes of unconfirmed messages one request may queue; past it the request fails. Default 1 MiB. */
+  maxQueuedBytes?: number;
+  /**
+   * Milliseconds a final response that was sent on a live connection stays available for a resume (it may
+   * have been lost on the way). Default: maxWait.
+   */
+  retainDeliveredMs?: number;
+  onerror?: (error: Error) => void;
+}
+
+interface Attachment {
+  session: Session;
+  /** Set when attached through requests/resume: the final response settles that request instead. */
+  resume?: { context: InboundOperation; settle: (message: JsonRpcMessage) => void };
+  /** While a replay from an asynchronous store is under way, live messages wait here (they follow it). */
+  held?: { message: JsonRpcMessage; seq: number }[];
+}
+
+const DEFAULT_MAX_WAIT = 60;
+/** Requests that are about resumable requests, or too short-lived to be worth it. */
+const NEVER_RESUMABLE = new Set([RESUME_REQUEST, GET_STATUS_REQUEST, "initialize", "ping"]);
+
+/** One resumable request. It is the outlet of the handler's operation: everything it sends comes here. */
+class ResumableRequest implements OperationOutlet {
+  nextSeq = 1;
+  queuedBytes = 0;
+  status: StoredStatus = "processing";
+  final: JsonRpcMessage | undefined = undefined;
+  attachment: Attachment | undefined;
+  expiry: ReturnType<typeof setTimeout> | undefined = undefined;
+  freed = false;
+  /** Server-to-client requests of this request that wait for an answer, by id. */
+  readonly input = new Map<RequestId, { op: OutboundOperation; message: JsonRpcMessage; seq: number }>();
+  /** The highest seq handed to a live connection. */
+  sentSeq = 0;
+
+  constructor(
+    readonly manager: ResumableRequests,
+    readonly key: string,
+    readonly context: InboundOperation,
+    readonly origin: Session,
+    readonly principal: string | undefined,
+    readonly policy: ResumePolicy,
+  ) {
+    this.attachment = { session: origin };
+  }
+
+  get requestId(): RequestId {
+    return this.context.id;
+  }
+
+  send(message: JsonRpcMessage): void {
+    if (this.freed) return;
+    const isFinal = (message as unknown as JsonObject).method === undefined;
+    if (isFinal) {
+      if (this.final !== undefined) return;
+      this.status = (message as unknown as JsonObject).error !== undefined ? "failed" : "completed";
+    } else if (this.status !== "processing") {
+      return; // nothing may follow the final response
+    }
+    const seq = this.nextSeq++;
+    const stamped = stampMessage(message, { requestId: this.requestId, seq });
+    if (isFinal) this.final = stamped;
+    const bytes = JSON.stringify(stamped).length;
+    this.queuedBytes += bytes;
+    const store = this.manager.store;
+    this.manager.chain(this, () => store.append(this.key, { seq, message: stamped }));
+    if (isFinal) this.manager.chain(this, () => store.update(this.key, { status: this.status }));
+    if (!isFinal && this.queuedBytes > this.manager.maxQueuedBytes) {
+      this.overflow();
+      return;
+    }
+    this.deliver(stamped, seq);
+  }
+
+  request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
+    if (this.freed || this.status !== "processing") return Promise.reject(new RpcError(ErrorCode.InvalidRequest, "The request is no longer running"));
+    const session = this.attachment?.session ?? this.origin;
+    const capability = requiredClientCapability(method);
+    const clientCaps = (session as Partial<ServerSession>).clientCapabilities;
+    if (capability !== undefined && !hasCapability(clientCaps, capability)) {
+      return Promise.reject(new RpcError(ErrorCode.InvalidRequest, `The client does not support ${capability}`));
+    }
+    const id = `${this.manager.inputPrefix}${this.manager.inputCounter++}`;
+    const op = new OutboundOperation(id, method);
+    op.keeper = this.manager.inputKeeper;
+    const promise = new Promise<JsonObject>((resolve, reject) => {
+      op.resolve = (result) => {
+        this.input.delete(id);
+        resolve(result);
+      };
+      op.reject = (error) => {
+        this.input.delete(id);
+        reject(error);
+      };
+    });
+    const signal = options?.signal;
+    if (signal !== undefined) {
+      signal.addEventListener("abort", () => {
+        if (!this.input.has(id)) return;
+        this.input.get(id)!.op.state = "cancelled";
+        this.attachment?.session.operations.outbound.delete(id);
+        op.reject(new RequestCancelledError(method, signal.reason));
+      }, { once: true });
+    }
+    const seq = this.nextSeq++;
+    const message = stampMessage(
+      params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params },
+      { requestId: this.requestId, seq },
+    );
+    this.input.set(id, { op, message, seq });
+    this.queuedBytes += JSON.stringify(message).length;
+    const store = this.manager.store;
+    this.manager.chain(this, () => store.append(this.key, { seq, message }));
+    this.manager.chain(this, () => store.update(this.key, { pendingInput: this.input.size }));
+    if (this.attachment !== undefined) this.attachment.session.operations.outbound.set(id, op);
+    this.deliver(message, seq);
+    return promise;
+  }
+
+  /** Hands a message to the live connection, if there is one; it stays queued until confirmed either way. */
+  deliver(message: JsonRpcMessage, seq: number): void {
+    const attachment = this.attachment;
+    if (attachment === undefined) return;
+    if (attachment.held !== undefined) {
+      attachment.held.push({ message, seq });
+      return;
+    }
+    const isFinal = message === this.final;
+    if (isFinal && attachment.resume !== undefined) {
+      attachment.resume.settle(message);
+      this.sentSeq = seq;
+      this.manager.delivered(this);
+      return;
+    }
+    attachment.session.transmit(message, this.requestId).then(
+      () => {
+        if (seq > this.sentSeq) this.sentSeq = seq;
+        if (isFinal) this.manager.delivered(this);
+      },
+      () => {
+        // The connection went away under us; the message waits in the queue for a resume.
+        if (this.attachment === attachment) this.detach();
+      },
+    );
+  }
+
+  connectionClosed(op: InboundOperation): void {
+    if (op === this.context && this.attachment !== undefined && this.attachment.resume === undefined) this.detach();
+  }
+
+  detach(): void {
+    const attachment = this.attachment;
+    if (attachment === undefined) return;
+    this.attachment = undefined;
+    for (const { op } of this.input.values()) {
+      if (attachment.session.operations.outbound.get(op.id) === op) attachment.session.operations.outbound.delete(op.id);
+    }
+    this.manager.armExpiry(this);
+  }
+
+  /** The queue limit was passed: the request fails for good with a clear error. */
+  private overflow(): void {
+    const limit = this.manager.maxQueuedBytes;
+    const error = new RpcError(RESUMABLE_FAILED_CODE, `Resumable request exceeded its queue limit of ${limit} bytes`);
+    this.context.state = "failed";
+    this.context.abort(error);
+    if (this.context.reporter !== undefined) this.context.reporter.stop();
+    this.send({ jsonrpc: "2.0", id: this.requestId, error: error.toJSON() });
+  }
+}
+
+function hashToken(token: string): string {
+  return createHash("sha256").update(token).digest("base64url");
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Makes requests resumable (SEP-975) and serves requests/resume and requests/getStatus. One instance per server
+ * process, shared by every session: `install(session)` on each, then resumable requests move freely between
+ * connections and sessions (the token, not the session, proves the right to resume).
+ */
+export class ResumableRequests {
+  readonly store: OperationStore;
+  readonly maxQueuedBytes: number;
+  /** @internal */
+  readonly inputPrefix = `mcpgen-rr-${randomBytes(3).toString("hex")}-`;
+  /** @internal */
+  inputCounter = 0;
+  /** @internal Server-to-client requests of a resumable request survive their connection's close. */
+  readonly inputKeeper: OperationKeeper = { connectionClosed() {} };
+
+  private readonly minWait: number;
+  private readonly maxWait: number;
+  private readonly maxPerSession: number;
+  private readonly retainDeliveredMs: number;
+  private readonly policyFor: ResumableServerOptions["policy"];
+  private readonly onerror: ((error: Error) => void) | undefined;
+  private readonly byKey = new Map<string, ResumableRequest>();
+  private readonly perSession = new Map<Session, number>();
+  private readonly sessionOf = new WeakMap<InboundOperation, ServerSession>();
+  private readonly chains = new Map<ResumableRequest, Promise<unknown>>();
+  private idleWaiters: (() => void)[] = [];
+  /** Counters for tests and benchmarks. */
+  readonly stats = { made: 0, resumed: 0, replayed: 0, expired: 0, statusChecks: 0 };
+
+  constructor(options: ResumableServerOptions = {}) {
+    this.store = options.store ?? new MemoryOperationStore();
+    this.minWait = options.minWait ?? 0;
+    this.maxWait = options.maxWait ?? DEFAULT_MAX_WAIT;
+    this.maxPerSession = options.maxPerSession ?? 100;
+    this.maxQueuedBytes = options.maxQueuedBytes ?? 1024 * 1024;
+    this.retainDeliveredMs = options.retainDeliveredMs ?? this.maxWait * 1000;
+    this.policyFor = options.policy;
+    this.onerror = options.onerror;
+  }
+
+  /** Resumable requests held (running, or finished and waiting to be collected). */
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  /** Resolves once nothing is held. */
+  idle(): Promise<void> {
+    if (this.byKey.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Serve requests/resume and requests/getStatus on this session and apply the policy to its requests. */
+  install(session: ServerSession): void {
+    const previous = session.onrequeststart;
+    session.onrequeststart = (op, params) => {
+      previous?.(op, params);
+      this.sessionOf.set(op, session);
+      if (this.policyFor === undefined || NEVER_RESUMABLE.has(op.method)) return;
+      const wanted = this.policyFor(op.method, params);
+      if (wanted === undefined || wanted === false) return;
+      this.makeResumable(op as InboundOperation & RequestContext, wanted === true ? undefined : wanted);
+    };
+    session.onRequest(RESUME_REQUEST, (params, context) => this.resume(session, params, context));
+    session.onRequest(GET_STATUS_REQUEST, (params, context) => this.getStatus(params, context));
+  }
+
+  /**
+   * Make the request a handler is serving resumable: sends the policy at once (call this before the handler
+   * sends anything else). False when it cannot be: the client did not advertise resumableRequests, the
+   * session is at its limit, or the request is not one this manager's sessions serve.
+   */
+  makeResumable(context: RequestContext, policy?: Partial<ResumePolicy>): boolean {
+    if (!(context instanceof InboundOperation) || context.outlet !== undefined || context.state !== "active") return false;
+    const session = this.sessionOf.get(context);
+    if (session === undefined || !session.isOpen) return false;
+    if (!hasCapability(session.clientCapabilities, RESUMABLE_CAPABILITY)) return false;
+    const count = this.perSession.get(session) ?? 0;
+    if (count >= this.maxPerSession) return false;
+    const full: ResumePolicy = { minWait: policy?.minWait ?? this.minWait, maxWait: policy?.maxWait ?? this.maxWait };
+    const token = randomBytes(24).toString("base64url");
+    const key = hashToken(token);
+    const request = new ResumableRequest(this, key, context, session, context.principal ?? undefined, full);
+    this.perSession.set(session, count + 1);
+    this.byKey.set(key, request);
+    this.stats.made++;
+    this.chain(request, () =>
+      this.store.create(key, { kind: "resumable", requestId: context.id, status: "processing", pendingInput: 0, ...(request.principal !== undefined ? { principal: request.principal } : {}) }),
+    );
+    context.outlet = request;
+    // The policy goes out before anything else of the request, and is not itself queued: without it there is no resume.
+    const params: JsonObject = { requestId: context.id, resumeToken: token, minWait: full.minWait, maxWait: full.maxWait };
+    session.transmit({ jsonrpc: "2.0", method: RESUME_POLICY_NOTIFICATION, params }, context.id).catch(() => undefined);
+    context.signal.addEventListener("abort", () => this.aborted(request), { once: true });
+    return true;
+  }
+
+  // ---- requests/resume and requests/getStatus ----
+
+  private find(token: unknown, requestId: unknown, principal: string | undefined): ResumableRequest {
+    if (typeof token !== "string" || token.length === 0 || token.length > 256) throw unknownResumableError();
+    // Looked up by the token's hash: the secret itself is never compared byte by byte, nor stored, nor logged.
+    const request = this.byKey.get(hashToken(token));
+    if (request === undefined || request.freed || request.requestId !== requestId || request.principal !== principal) {
+      throw unknownResumableError();
+    }
+    return request;
+  }
+
+  private resume(session: ServerSession, params: JsonObject | undefined, context: RequestContext): Promise<JsonObject> | JsonObject {
+    const request = this.find(params?.resumeToken, context.requestId, context.principal ?? undefined);
+    const meta = isObject(params?._meta) ? params._meta : undefined;
+    const ack = meta !== undefined && typeof meta[LAST_SEQ_META_KEY] === "number" ? (meta[LAST_SEQ_META_KEY] as number) : 0;
+    this.stats.resumed++;
+    this.takeOver(request);
+    this.clearExpiry(request);
+    const resumeOp = context as unknown as InboundOperation;
+    let settle!: (message: JsonRpcMessage) => void;
+    const answered = new Promise<JsonObject>((resolve, reject) => {
+      settle = (message) => {
+        const m = message as unknown as JsonObject;
+        if (m.error !== undefined) {
+          const e = m.error as JsonRpcErrorObject;
+          reject(new RpcError(e.code, e.message, e.data));
+        } else resolve(m.result as JsonObject);
+      };
+    });
+    const attachment: Attachment = { session, resume: { context: resumeOp, settle }, held: [] };
+    request.attachment = attachment;
+    resumeOp.signal.addEventListener(
+      "abort",
+      () => {
+        if (request.attachment !== attachment) return;
+        if (resumeOp.signal.reason instanceof RequestCancelledError) this.cancel(request, resumeOp.signal.reason);
+        else request.detach();
+      },
+      { once: true },
+    );
+    for (const { op } of request.input.values()) session.operations.outbound.set(op.id, op);
+    const store = this.store;
+    const key = request.key;
+    // Replay after earlier appends have landed, in order; then live delivery resumes through `attachment`.
+    return this.chain(request, () =>
+      whenReady(store.confirm(key, ack), () =>
+        whenReady(store.readAfter(key, ack), (queued) => {
+          if (request.attachment !== attachment) return;
+          // Unanswered server-to-client requests go again even when confirmed: the answer may be what got lost.
+          for (const pending of request.input.values()) {
+            if (pending.seq <= ack) session.transmit(pending.message, request.requestId).catch(() => undefined);
+          }
+          let sent = 0;
+          let last = ack;
+          let finalSeq = 0;
+          for (const item of queued) {
+            last = item.seq;
+            if (item.message === request.final || (item.message as unknown as JsonObject).method === undefined) {
+              finalSeq = item.seq;
+              continue;
+            }
+            session.transmit(item.message, request.requestId).catch(() => undefined);
+            sent++;
+          }
+          this.stats.replayed += sent;
+          if (last > request.sentSeq) request.sentSeq = last;
+          request.queuedBytes = queued.reduce((n, item) => n + JSON.stringify(item.message).length, 0);
+          const held = attachment.held ?? [];
+          attachment.held = undefined;
+          let finalDone = false;
+          for (const item of held) {
+            if (item.seq <= last) continue;
+            if (item.message === request.final) finalDone = true;
+            request.deliver(item.message, item.seq);
+          }
+          if (request.final !== undefined && !finalDone) request.deliver(request.final, finalSeq > 0 ? finalSeq : request.nextSeq - 1);
+        }),
+      ),
+    ).then(() => answered);
+  }
+
+  private getStatus(params: JsonObject | undefined, context: RequestContext): JsonObject {
+    const request = this.find(params?.resumeToken, params?.requestId, context.principal ?? undefined);
+    this.stats.statusChecks++;
+    if (request.attachment === undefined) this.armExpiry(request);
+    return {
+      requestId: request.requestId,
+      status: request.status,
+      hasPendingMessage: request.nextSeq - 1 > request.sentSeq,
+      hasInputRequest: request.input.size > 0,
+    };
+  }
+
+  /** A later attachment replaces the current one; the earlier resume gets no answer (it is superseded). */
+  private takeOver(request: ResumableRequest): void {
+    const previous = request.attachment;
+    if (previous === undefined) return;
+    request.attachment = undefined;
+    for (const { op } of request.input.values()) {
+      if (previous.session.operations.outbound.get(op.id) === op) previous.session.operations.outbound.delete(op.id);
+    }
+    if (previous.resume !== undefined) {
+      previous.resume.context.state = "cancelled";
+      previous.resume.settle({ jsonrpc: "2.0", id: request.requestId, result: {} });
+    } else {
+      const inbound = previous.session.operations.inbound;
+      if (inbound.get(request.requestId) === request.context) inbound.delete(request.requestId);
+    }
+  }
+
+  // ---- lifetime ----
+
+  /** @internal Serialize store work per request, so appends land in order even on an asynchronous store. */
+  chain<T>(request: ResumableRequest, work: () => T | Promise<T>): Promise<T> {
+    const previous = this.chains.get(request);
+    if (previous === undefined) {
+      let value: T | Promise<T>;
+      try {
+        value = work();
+      } catch (error) {
+        this.report(error);
+        return Promise.reject(error);
+      }
+      if (!(value instanceof Promise)) return Promise.resolve(value);
+      const tracked = value.catch((error: unknown) => this.report(error)).finally(() => {
+        if (this.chains.get(request) === tracked) this.chains.delete(request);
+      });
+      this.chains.set(request, tracked);
+      return value;
+    }
+    const next = previous.then(work);
+    const tracked = next.catch((error: unknown) => this.report(error)).finally(() => {
+      if (this.chains.get(request) === tracked) this.chains.delete(request);
+    });
+    this.chains.set(request, tracked);
+    return next;
+  }
+
+  /** @internal The final response went out on a live connection: keep it a little, in case it was lost. */
+  delivered(request: ResumableRequest): void {
+    this.clearExpiry(request);
+    request.expiry = setTimeout(() => this.free(request), this.retainDeliveredMs);
+    request.expiry.unref?.();
+  }
+
+  /** @internal Detached: cancel after maxWait unless resumed or checked on. */
+  armExpiry(request: ResumableRequest): void {
+    this.clearExpiry(request);
+    request.expiry = setTimeout(() => {
+      this.stats.expired++;
+      this.cancel(request, new RpcError(RESUMABLE_FAILED_CODE, "Resumable request expired (no resume within maxWait)"));
+    }, request.policy.maxWait * 1000);
+    request.expiry.unref?.();
+  }
+
+  private clearExpiry(request: ResumableRequest): void {
+    if (request.expiry !== undefined) {
+      clearTimeout(request.expiry);
+      request.expiry = undefined;
+    }
+  }
+
+  /** The handler's signal fired: a cancellation from the client (or our own expiry) ends the request. */
+  private aborted(request: ResumableRequest): void {
+    if (request.context.state === "cancelled" || request.context.state === "timedOut") this.free(request);
+  }
+
+  private cancel(request: ResumableRequest, reason: unknown): void {
+    if (request.freed) return;
+    const context = request.context;
+    if (context.state === "active") {
+      context.state = "cancelled";
+      if (context.reporter !== undefined) context.reporter.stop();
+      context.abort(reason);
+    }
+    this.free(request);
+  }
+
+  private free(request: ResumableRequest): void {
+    if (request.freed) return;
+    request.freed = true;
+    this.clearExpiry(request);
+    const attachment = request.attachment;
+    request.attachment = undefined;
+    if (attachment?.resume !== undefined && request.final === undefined) {
+      attachment.resume.context.state = "cancelled";
+      attachment.resume.settle({ jsonrpc: "2.0", id: request.requestId, result: {} });
+    }
+    for (const { op } of request.input.values()) {
+      if (attachment !== undefined && attachment.session.operations.outbound.get(op.id) === op) attachment.session.operations.outbound.delete(op.id);
+      op.reject(new RequestCancelledError(op.method, "the resumable request ended"));
+    }
+    request.input.clear();
+    this.byKey.delete(request.key);
+    const count = this.perSession.get(request.origin) ?? 1;
+    if (count <= 1) this.perSession.delete(request.origin);
+    else this.perSession.set(request.origin, count - 1);
+    this.chain(request, () => this.store.delete(request.key)).finally(() => this.chains.delete(request));
+    if (this.byKey.size === 0 && this.idleWaiters.length > 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  /** Stop every timer and forget everything (server shutdown). Running handlers are aborted. */
+  close(): void {
+    for (const request of [...this.byKey.values()]) this.cancel(request, new RpcError(RESUMABLE_FAILED_CODE, "Server shutting down"));
+  }
+
+  private report(error: unknown): void {
+    this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+  }
+}

@@ -1,0 +1,66 @@
+// The default operation store: plain maps in this process, synchronous, nothing shared between nodes.
+import type { OperationStore, QueuedMessage, StoredOperation } from "./types.js";
+
+interface Entry {
+  operation: StoredOperation;
+  queue: QueuedMessage[];
+  /** Index of the first unconfirmed message; confirmed ones are dropped in batches, not one shift at a time. */
+  head: number;
+}
+
+export class MemoryOperationStore implements OperationStore {
+  private readonly entries = new Map<string, Entry>();
+
+  create(key: string, operation: StoredOperation): void {
+    if (this.entries.has(key)) throw new Error("operation key already in use");
+    this.entries.set(key, { operation: { ...operation }, queue: [], head: 0 });
+  }
+
+  get(key: string): StoredOperation | undefined {
+    const entry = this.entries.get(key);
+    return entry === undefined ? undefined : { ...entry.operation };
+  }
+
+  update(key: string, patch: Partial<StoredOperation>): void {
+    const entry = this.entries.get(key);
+    if (entry !== undefined) Object.assign(entry.operation, patch);
+  }
+
+  append(key: string, item: QueuedMessage): void {
+    const entry = this.entries.get(key);
+    if (entry !== undefined) entry.queue.push(item);
+  }
+
+  readAfter(key: string, afterSeq: number): QueuedMessage[] {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return [];
+    const queue = entry.queue;
+    let i = entry.head;
+    while (i < queue.length && queue[i].seq <= afterSeq) i++;
+    return queue.slice(i);
+  }
+
+  confirm(key: string, seq: number): void {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return;
+    const queue = entry.queue;
+    let head = entry.head;
+    while (head < queue.length && queue[head].seq <= seq) head++;
+    if (head === queue.length) {
+      queue.length = 0;
+      head = 0;
+    } else if (head > 64 && head * 2 > queue.length) {
+      queue.splice(0, head);
+      head = 0;
+    }
+    entry.head = head;
+  }
+
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+
+  count(): number {
+    return this.entries.size;
+  }
+}

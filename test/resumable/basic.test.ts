@@ -1,0 +1,171 @@
+// Resumable requests over an in-memory link: policy first, resume after a cut, deduplicated progress, status, expiry, errors.
+import { describe, expect, it } from "vitest";
+import { ResumableRequests } from "../../runtime/resumable/server.js";
+import { LAST_SEQ_META_KEY, SEQ_META_KEY } from "../../runtime/resumable/protocol.js";
+import type { JsonObject } from "../../runtime/jsonrpc.js";
+import type { ProgressInfo } from "../../runtime/peer.js";
+import { connectInMemory } from "./harness.js";
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe("resumable requests, in memory", () => {
+  it("sends the policy before any other message of the request, and stamps the rest with sequence numbers", async () => {
+    const manager = new ResumableRequests({ policy: (method) => method === "tools/call", retainDeliveredMs: 0 });
+    const { client } = await connectInMemory(manager);
+    const seen: JsonObject[] = [];
+    const original = (client as unknown as { acceptInbound(m: JsonObject): boolean }).acceptInbound.bind(client);
+    (client as unknown as { acceptInbound(m: JsonObject): boolean }).acceptInbound = (m) => {
+      seen.push(m);
+      return original(m);
+    };
+    const progress: number[] = [];
+    const result = await client.request("tools/call", { name: "count", arguments: { steps: 3 } }, { onProgress: (p) => progress.push(p.progress) });
+    expect(progress).toEqual([1, 2, 3]);
+    expect((result.content as { text: string }[])[0].text).toBe("counted 3 for ");
+    expect(seen[0].method).toBe("notifications/requests/resumePolicy");
+    const seqs = seen.slice(1).map((m) => (((m.params ?? m.result) as JsonObject)._meta as JsonObject)[SEQ_META_KEY] as { seq: number });
+    expect(seqs.map((s) => s.seq)).toEqual([1, 2, 3, 4]);
+    await manager.idle();
+    expect(manager.store.count()).toBe(0);
+    await client.close();
+  });
+
+  it("does nothing special for a client that did not advertise resumableRequests", async () => {
+    const manager = new ResumableRequests({ policy: () => true });
+    const { client } = await connectInMemory(manager, {}, { resumable: false });
+    expect(client.capabilities.resumableRequests).toBeUndefined();
+    await client.request("tools/call", { name: "count", arguments: { steps: 2 } });
+    expect(manager.stats.made).toBe(0);
+    await client.close();
+  });
+
+  it("resumes after a cut mid-progress: the call resolves, every progress value arrives once, in order", async () => {
+    const manager = new ResumableRequests({ policy: () => true, retainDeliveredMs: 0 });
+    const gate = deferred();
+    const cutPoint = deferred();
+    const { client, link } = await connectInMemory(manager, {
+      step: async (_name, _args, i) => {
+        if (i === 5) {
+          cutPoint.resolve();
+          await gate.promise;
+        }
+      },
+    });
+    const progress: ProgressInfo[] = [];
+    const call = client.request("tools/call", { name: "count", arguments: { steps: 10 } }, { onProgress: (p) => progress.push(p) });
+    await cutPoint.promise;
+    link.cut();
+    gate.resolve();
+    const result = await call;
+    expect((result.content as { text: string }[])[0].text).toBe("counted 10 for ");
+    expect(progress.map((p) => p.progress)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(manager.stats.resumed).toBe(1);
+    await manager.idle();
+    expect(manager.store.count()).toBe(0);
+    await client.close();
+  });
+
+  it("rejects a wrong token, an unknown request and an expired one with the same error", async () => {
+    const manager = new ResumableRequests({ policy: () => true, maxWait: 1 });
+    const gate = deferred();
+    const { client } = await connectInMemory(manager, { step: (_n, _a, i) => (i === 1 ? gate.promise : undefined) });
+    let token = "";
+    let requestId: string | number = -1;
+    client.onNotification("notifications/requests/resumePolicy", (p) => {
+      token = String(p?.resumeToken);
+      requestId = p?.requestId as number;
+    });
+    const call = client.request("tools/call", { name: "count", arguments: { steps: 1 } });
+    await vi_waitFor(() => token !== "");
+    expect(token.length).toBeGreaterThanOrEqual(22);
+    const errors: unknown[] = [];
+    for (const params of [
+      { requestId, resumeToken: token + "x" },
+      { requestId: 12345, resumeToken: token },
+      { requestId: String(requestId), resumeToken: token },
+    ]) {
+      errors.push(await client.request("requests/getStatus", params).catch((e: unknown) => e));
+    }
+    const status = await client.request("requests/getStatus", { requestId, resumeToken: token });
+    expect(status).toEqual({ requestId, status: "processing", hasPendingMessage: false, hasInputRequest: false });
+    const shapes = errors.map((e) => ({ code: (e as { code: number }).code, message: (e as Error).message }));
+    expect(new Set(shapes.map((s) => JSON.stringify(s))).size).toBe(1);
+    expect(shapes[0].code).toBe(-32602);
+    gate.resolve();
+    await call;
+    await client.close();
+  });
+
+  it("cancels a detached request after maxWait: its handler is aborted, the client gets a ResumeFailedError, the store is emptied", async () => {
+    const manager = new ResumableRequests({ policy: () => true, maxWait: 1 });
+    const started = deferred();
+    const abortSeen = deferred();
+    let aborted = false;
+    const { client, link } = await connectInMemory(
+      manager,
+      {
+        step: async (_n, _a, i, ctx) => {
+          if (i !== 1) return;
+          started.resolve();
+          await new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve()));
+          aborted = true;
+          abortSeen.resolve();
+        },
+      },
+      { reconnect: undefined },
+    );
+    const call = client.request("tools/call", { name: "count", arguments: { steps: 1 } });
+    const outcome = call.catch((e: unknown) => e);
+    await started.promise;
+    link.cut();
+    expect((await outcome as Error).name).toBe("ResumeFailedError");
+    await manager.idle();
+    await abortSeen.promise;
+    expect(aborted).toBe(true);
+    expect(manager.stats.expired).toBe(1);
+    expect(manager.store.count()).toBe(0);
+  });
+
+  it("confirms with lastSeq on resume: the server replays only what the client did not get", async () => {
+    const manager = new ResumableRequests({ policy: () => true, retainDeliveredMs: 0 });
+    const gate = deferred();
+    const at = deferred();
+    const { client, link } = await connectInMemory(manager, {
+      step: async (_n, _a, i) => {
+        if (i === 4) {
+          at.resolve();
+          await gate.promise;
+        }
+      },
+    });
+    const sent: JsonObject[] = [];
+    const call = client.request("tools/call", { name: "count", arguments: { steps: 6 } }, { onProgress: () => undefined });
+    await at.promise;
+    // Capture what the client sends on the next connection.
+    const spy = client as unknown as { resendAs: (op: unknown, method: string, params: JsonObject) => Promise<void> };
+    const original = spy.resendAs.bind(client);
+    spy.resendAs = (op, method, params) => {
+      sent.push({ method, params });
+      return original(op, method, params);
+    };
+    link.cut();
+    // Release the handler only once the resume is being served, so nothing is produced while detached.
+    while (manager.stats.resumed === 0) await new Promise((r) => setImmediate(r));
+    gate.resolve();
+    await call;
+    const resume = sent.find((m) => m.method === "requests/resume");
+    expect(resume).toBeDefined();
+    expect(((resume!.params as JsonObject)._meta as JsonObject)[LAST_SEQ_META_KEY]).toBe(3);
+    expect(manager.stats.replayed).toBe(0);
+    await client.close();
+  });
+});
+
+async function vi_waitFor(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !check(); i++) await new Promise((r) => setImmediate(r));
+  if (!check()) throw new Error("condition not reached");
+}

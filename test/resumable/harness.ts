@@ -1,0 +1,102 @@
+// Test fixtures for resumable requests: a tool server on the generated tables, in-memory links that can be cut, a seeded RNG.
+import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
+import { ClientSession, ServerSession, type ClientSessionOptions } from "../../runtime/lifecycle.js";
+import { InMemoryLink } from "../../runtime/transports/in-memory.js";
+import type { JsonObject } from "../../runtime/jsonrpc.js";
+import type { RequestContext } from "../../runtime/peer.js";
+import type { Transport } from "../../runtime/transport.js";
+import { ResumableRequests } from "../../runtime/resumable/server.js";
+
+/** Deterministic PRNG (mulberry32): the same seed gives the same cuts. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface ToolBehaviour {
+  /** Called between progress steps; await it to let the test act (cut, close) at a precise point. */
+  step?: (name: string, args: JsonObject, i: number, ctx: RequestContext) => Promise<void> | void;
+}
+
+/** The tools: `count` reports `steps` progress values 1..steps then returns them; `ask` elicits; `echo` answers at once. */
+export function toolHandler(behaviour: ToolBehaviour = {}) {
+  return async (params: JsonObject | undefined, ctx: RequestContext): Promise<JsonObject> => {
+    const name = String(params?.name);
+    const args = (params?.arguments ?? {}) as JsonObject;
+    if (name === "count") {
+      const steps = Number(args.steps ?? 20);
+      for (let i = 1; i <= steps; i++) {
+        await behaviour.step?.(name, args, i, ctx);
+        if (ctx.signal.aborted) throw new Error("aborted");
+        await ctx.progress(i, steps);
+      }
+      await behaviour.step?.(name, args, steps + 1, ctx);
+      return { content: [{ type: "text", text: `counted ${steps} for ${String(args.tag ?? "")}` }] };
+    }
+    if (name === "ask") {
+      await behaviour.step?.(name, args, 0, ctx);
+      const answer = await ctx.request("elicitation/create", {
+        mode: "form",
+        message: "name?",
+        requestedSchema: { type: "object", properties: { name: { type: "string" } } },
+      });
+      await behaviour.step?.(name, args, 1, ctx);
+      return { content: [{ type: "text", text: JSON.stringify(answer) }] };
+    }
+    return { content: [{ type: "text", text: "echo" }] };
+  };
+}
+
+export function newServerSession(resumable: ResumableRequests, behaviour: ToolBehaviour = {}): ServerSession {
+  const session = new ServerSession({
+    inbound: clientToServer,
+    outbound: serverToClient,
+    isMessage,
+    serverInfo: { name: "resumable-test", version: "1" },
+    capabilities: { tools: {} },
+    progressInterval: 0,
+  });
+  resumable.install(session);
+  session.onRequest("tools/call", toolHandler(behaviour));
+  return session;
+}
+
+/** A client on an in-memory link whose reconnect makes a fresh server session on the same manager. */
+export async function connectInMemory(
+  resumable: ResumableRequests,
+  behaviour: ToolBehaviour = {},
+  options: Partial<ClientSessionOptions> = {},
+  principal?: string,
+): Promise<{ client: ClientSession; link: InMemoryLink; servers: ServerSession[] }> {
+  const info = principal === undefined ? {} : { clientInfo: { principal } };
+  const link = new InMemoryLink(info);
+  const servers: ServerSession[] = [];
+  const serve = async (transport: Transport) => {
+    const server = newServerSession(resumable, behaviour);
+    servers.push(server);
+    await server.connect(transport);
+  };
+  await serve(link.server);
+  const client = new ClientSession({
+    inbound: serverToClient,
+    outbound: clientToServer,
+    isMessage,
+    clientInfo: { name: "resumable-client", version: "1" },
+    capabilities: { elicitation: {} },
+    resumable: true,
+    reconnect: async () => {
+      const [c, s] = link.reconnect();
+      await serve(s);
+      return c;
+    },
+    ...options,
+  });
+  await client.connect(link.client);
+  return { client, link, servers };
+}
