@@ -7,22 +7,7 @@ import type { Annotations, AsyncToken, AudioContent, BaseMetadata, BlobResourceC
 
 /** Guard for Annotations: required fields, consts, enums and types, recursively; unknown keys allowed. */
 export function isAnnotations(value: unknown): value is Annotations {
-  return _Annotations$0(value);
-}
-function _Annotations$1(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(isRole(v[i]))) return false;
-  return true;
-}
-function _Annotations$0(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.audience;
-  if (p0 !== undefined && !(_Annotations$1(p0))) return false;
-  const p1 = v.lastModified;
-  if (p1 !== undefined && !(typeof p1 === "string")) return false;
-  const p2 = v.priority;
-  if (p2 !== undefined && !((typeof p2 === "number" && !Number.isNaN(p2)) && (p2 >= 0) && (p2 <= 1))) return false;
-  return true;
+  return _g1(value);
 }
 
 /** Guard for AsyncToken: required fields, consts, enums and types, recursively; unknown keys allowed. */
@@ -32,9 +17,841 @@ export function isAsyncToken(value: unknown): value is AsyncToken {
 
 /** Guard for AudioContent: required fields, consts, enums and types, recursively; unknown keys allowed. */
 export function isAudioContent(value: unknown): value is AudioContent {
-  return _AudioContent$0(value);
+  return _g2(value);
 }
-function _AudioContent$0(v: any): boolean {
+
+/** Guard for BaseMetadata: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isBaseMetadata(value: unknown): value is BaseMetadata {
+  return _g3(value);
+}
+
+/** Guard for BlobResourceContents: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isBlobResourceContents(value: unknown): value is BlobResourceContents {
+  return _g4(value);
+}
+
+/** Guard for BooleanSchema: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isBooleanSchema(value: unknown): value is BooleanSchema {
+  return _g5(value);
+}
+
+/** Guard for CallToolAsyncRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isCallToolAsyncRequest(value: unknown): value is CallToolAsyncRequest {
+  return _g6(value);
+}
+
+/** Guard for CallToolAsyncRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isCallToolAsyncRequestParams(value: unknown): value is CallToolAsyncRequestParams {
+  return _g8(value);
+}
+
+/** Guard for CallToolAsyncResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isCallToolAsyncResult(value: unknown): value is CallToolAsyncResult {
+  return _g9(value);
+}
+
+/** Guard for CallToolRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isCallToolRequest(value: unknown): value is CallToolRequest {
+  return _g10(value);
+}
+
+/** Guard for CallToolRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isCallToolRequestParams(value: unknown): value is CallToolRequestParams {
+  return _g11(value);
+}
+
+/** Guard for CallToolResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isCallToolResult(value: unknown): value is CallToolResult {
+  return _g13(value);
+}
+
+/** Guard for CancelTaskRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isCancelTaskRequest(value: unknown): value is CancelTaskRequest {
+  return _g15(value);
+}
+
+/** Guard for CancelTaskResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isCancelTaskResult(value: unknown): value is CancelTaskResult {
+  return (isResult(value) && isTask(value));
+}
+
+/** Guard for CancelToolAsyncNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isCancelToolAsyncNotification(value: unknown): value is CancelToolAsyncNotification {
+  return _g16(value);
+}
+
+/** Guard for CancelToolAsyncNotificationParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isCancelToolAsyncNotificationParams(value: unknown): value is CancelToolAsyncNotificationParams {
+  return _g17(value);
+}
+
+/** Guard for CancelledNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isCancelledNotification(value: unknown): value is CancelledNotification {
+  return _g18(value);
+}
+
+/** Guard for CancelledNotificationParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isCancelledNotificationParams(value: unknown): value is CancelledNotificationParams {
+  return _g19(value);
+}
+
+/** Guard for ClientCapabilities: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isClientCapabilities(value: unknown): value is ClientCapabilities {
+  return _g28(value);
+}
+
+/** Guard for ClientNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isClientNotification(value: unknown): value is ClientNotification {
+  return _g29(value);
+}
+
+/** Guard for ClientRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isClientRequest(value: unknown): value is ClientRequest {
+  return _g30(value);
+}
+
+/** Guard for ClientResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isClientResult(value: unknown): value is ClientResult {
+  return (isResult(value) || isGetTaskResult(value) || isGetTaskPayloadResult(value) || isCancelTaskResult(value) || isListTasksResult(value) || isCreateMessageResult(value) || isListRootsResult(value) || isElicitResult(value));
+}
+
+/** Guard for CompleteRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isCompleteRequest(value: unknown): value is CompleteRequest {
+  return _g31(value);
+}
+
+/** Guard for CompleteRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isCompleteRequestParams(value: unknown): value is CompleteRequestParams {
+  return _g36(value);
+}
+
+/** Guard for CompleteResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isCompleteResult(value: unknown): value is CompleteResult {
+  return _g39(value);
+}
+
+/** Guard for ContentBlock: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isContentBlock(value: unknown): value is ContentBlock {
+  return _g40(value);
+}
+
+/** Guard for CreateMessageRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isCreateMessageRequest(value: unknown): value is CreateMessageRequest {
+  return _g41(value);
+}
+
+/** Guard for CreateMessageRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isCreateMessageRequestParams(value: unknown): value is CreateMessageRequestParams {
+  return _g44(value);
+}
+
+/** Guard for CreateMessageResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isCreateMessageResult(value: unknown): value is CreateMessageResult {
+  return _g46(value);
+}
+
+/** Guard for CreateTaskResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isCreateTaskResult(value: unknown): value is CreateTaskResult {
+  return _g47(value);
+}
+
+/** Guard for Cursor: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isCursor(value: unknown): value is Cursor {
+  return typeof value === "string";
+}
+
+/** Guard for ElicitRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isElicitRequest(value: unknown): value is ElicitRequest {
+  return _g48(value);
+}
+
+/** Guard for ElicitRequestFormParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isElicitRequestFormParams(value: unknown): value is ElicitRequestFormParams {
+  return _g51(value);
+}
+
+/** Guard for ElicitRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isElicitRequestParams(value: unknown): value is ElicitRequestParams {
+  return (isElicitRequestURLParams(value) || isElicitRequestFormParams(value));
+}
+
+/** Guard for ElicitRequestURLParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isElicitRequestURLParams(value: unknown): value is ElicitRequestURLParams {
+  return _g52(value);
+}
+
+/** Guard for ElicitResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isElicitResult(value: unknown): value is ElicitResult {
+  return _g54(value);
+}
+
+/** Guard for ElicitationCompleteNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isElicitationCompleteNotification(value: unknown): value is ElicitationCompleteNotification {
+  return _g56(value);
+}
+
+/** Guard for EmbeddedResource: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isEmbeddedResource(value: unknown): value is EmbeddedResource {
+  return _g57(value);
+}
+
+/** Guard for EmptyResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isEmptyResult(value: unknown): value is EmptyResult {
+  return isResult(value);
+}
+
+/** Guard for EnumSchema: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isEnumSchema(value: unknown): value is EnumSchema {
+  return (isUntitledSingleSelectEnumSchema(value) || isTitledSingleSelectEnumSchema(value) || isUntitledMultiSelectEnumSchema(value) || isTitledMultiSelectEnumSchema(value) || isLegacyTitledEnumSchema(value));
+}
+
+/** Guard for Error: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isError(value: unknown): value is Error {
+  return _g58(value);
+}
+
+/** Guard for GetPromptRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isGetPromptRequest(value: unknown): value is GetPromptRequest {
+  return _g59(value);
+}
+
+/** Guard for GetPromptRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isGetPromptRequestParams(value: unknown): value is GetPromptRequestParams {
+  return _g60(value);
+}
+
+/** Guard for GetPromptResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isGetPromptResult(value: unknown): value is GetPromptResult {
+  return _g62(value);
+}
+
+/** Guard for GetRequestStatusRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isGetRequestStatusRequest(value: unknown): value is GetRequestStatusRequest {
+  return _g63(value);
+}
+
+/** Guard for GetRequestStatusRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isGetRequestStatusRequestParams(value: unknown): value is GetRequestStatusRequestParams {
+  return _g64(value);
+}
+
+/** Guard for GetRequestStatusResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isGetRequestStatusResult(value: unknown): value is GetRequestStatusResult {
+  return _g65(value);
+}
+
+/** Guard for GetTaskPayloadRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isGetTaskPayloadRequest(value: unknown): value is GetTaskPayloadRequest {
+  return _g66(value);
+}
+
+/** Guard for GetTaskPayloadResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isGetTaskPayloadResult(value: unknown): value is GetTaskPayloadResult {
+  return _g67(value);
+}
+
+/** Guard for GetTaskRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isGetTaskRequest(value: unknown): value is GetTaskRequest {
+  return _g68(value);
+}
+
+/** Guard for GetTaskResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isGetTaskResult(value: unknown): value is GetTaskResult {
+  return (isResult(value) && isTask(value));
+}
+
+/** Guard for GetToolAsyncResultRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isGetToolAsyncResultRequest(value: unknown): value is GetToolAsyncResultRequest {
+  return _g69(value);
+}
+
+/** Guard for GetToolAsyncResultRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isGetToolAsyncResultRequestParams(value: unknown): value is GetToolAsyncResultRequestParams {
+  return _g70(value);
+}
+
+/** Guard for Icon: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isIcon(value: unknown): value is Icon {
+  return _g71(value);
+}
+
+/** Guard for Icons: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isIcons(value: unknown): value is Icons {
+  return _g73(value);
+}
+
+/** Guard for ImageContent: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isImageContent(value: unknown): value is ImageContent {
+  return _g74(value);
+}
+
+/** Guard for Implementation: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isImplementation(value: unknown): value is Implementation {
+  return _g75(value);
+}
+
+/** Guard for InitializeRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isInitializeRequest(value: unknown): value is InitializeRequest {
+  return _g76(value);
+}
+
+/** Guard for InitializeRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isInitializeRequestParams(value: unknown): value is InitializeRequestParams {
+  return _g77(value);
+}
+
+/** Guard for InitializeResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isInitializeResult(value: unknown): value is InitializeResult {
+  return _g78(value);
+}
+
+/** Guard for InitializedNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isInitializedNotification(value: unknown): value is InitializedNotification {
+  return _g79(value);
+}
+
+/** Guard for JSONRPCErrorResponse: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isJSONRPCErrorResponse(value: unknown): value is JSONRPCErrorResponse {
+  return _g80(value);
+}
+
+/** Guard for JSONRPCMessage: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isJSONRPCMessage(value: unknown): value is JSONRPCMessage {
+  return (isJSONRPCRequest(value) || isJSONRPCNotification(value) || isJSONRPCResultResponse(value) || isJSONRPCErrorResponse(value));
+}
+
+/** Guard for JSONRPCNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isJSONRPCNotification(value: unknown): value is JSONRPCNotification {
+  return _g81(value);
+}
+
+/** Guard for JSONRPCRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isJSONRPCRequest(value: unknown): value is JSONRPCRequest {
+  return _g82(value);
+}
+
+/** Guard for JSONRPCResponse: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isJSONRPCResponse(value: unknown): value is JSONRPCResponse {
+  return (isJSONRPCResultResponse(value) || isJSONRPCErrorResponse(value));
+}
+
+/** Guard for JSONRPCResultResponse: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isJSONRPCResultResponse(value: unknown): value is JSONRPCResultResponse {
+  return _g83(value);
+}
+
+/** Guard for JoinCallToolAsyncRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isJoinCallToolAsyncRequest(value: unknown): value is JoinCallToolAsyncRequest {
+  return _g84(value);
+}
+
+/** Guard for JoinCallToolAsyncRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isJoinCallToolAsyncRequestParams(value: unknown): value is JoinCallToolAsyncRequestParams {
+  return _g85(value);
+}
+
+/** Guard for LegacyTitledEnumSchema: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isLegacyTitledEnumSchema(value: unknown): value is LegacyTitledEnumSchema {
+  return _g86(value);
+}
+
+/** Guard for ListPromptsRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isListPromptsRequest(value: unknown): value is ListPromptsRequest {
+  return _g87(value);
+}
+
+/** Guard for ListPromptsResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isListPromptsResult(value: unknown): value is ListPromptsResult {
+  return _g89(value);
+}
+
+/** Guard for ListResourceTemplatesRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isListResourceTemplatesRequest(value: unknown): value is ListResourceTemplatesRequest {
+  return _g90(value);
+}
+
+/** Guard for ListResourceTemplatesResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isListResourceTemplatesResult(value: unknown): value is ListResourceTemplatesResult {
+  return _g92(value);
+}
+
+/** Guard for ListResourcesRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isListResourcesRequest(value: unknown): value is ListResourcesRequest {
+  return _g93(value);
+}
+
+/** Guard for ListResourcesResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isListResourcesResult(value: unknown): value is ListResourcesResult {
+  return _g95(value);
+}
+
+/** Guard for ListRootsRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isListRootsRequest(value: unknown): value is ListRootsRequest {
+  return _g96(value);
+}
+
+/** Guard for ListRootsResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isListRootsResult(value: unknown): value is ListRootsResult {
+  return _g98(value);
+}
+
+/** Guard for ListTasksRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isListTasksRequest(value: unknown): value is ListTasksRequest {
+  return _g99(value);
+}
+
+/** Guard for ListTasksResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isListTasksResult(value: unknown): value is ListTasksResult {
+  return _g101(value);
+}
+
+/** Guard for ListToolsRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isListToolsRequest(value: unknown): value is ListToolsRequest {
+  return _g102(value);
+}
+
+/** Guard for ListToolsResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isListToolsResult(value: unknown): value is ListToolsResult {
+  return _g103(value);
+}
+
+/** Guard for LoggingLevel: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isLoggingLevel(value: unknown): value is LoggingLevel {
+  return typeof value === "string" && (value === "alert" || value === "critical" || value === "debug" || value === "emergency" || value === "error" || value === "info" || value === "notice" || value === "warning");
+}
+
+/** Guard for LoggingMessageNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isLoggingMessageNotification(value: unknown): value is LoggingMessageNotification {
+  return _g104(value);
+}
+
+/** Guard for LoggingMessageNotificationParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isLoggingMessageNotificationParams(value: unknown): value is LoggingMessageNotificationParams {
+  return _g105(value);
+}
+
+/** Guard for ModelHint: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isModelHint(value: unknown): value is ModelHint {
+  return _g106(value);
+}
+
+/** Guard for ModelPreferences: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isModelPreferences(value: unknown): value is ModelPreferences {
+  return _g108(value);
+}
+
+/** Guard for MultiSelectEnumSchema: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isMultiSelectEnumSchema(value: unknown): value is MultiSelectEnumSchema {
+  return (isUntitledMultiSelectEnumSchema(value) || isTitledMultiSelectEnumSchema(value));
+}
+
+/** Guard for Notification: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isNotification(value: unknown): value is Notification {
+  return _g109(value);
+}
+
+/** Guard for NotificationParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isNotificationParams(value: unknown): value is NotificationParams {
+  return _g67(value);
+}
+
+/** Guard for NumberSchema: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isNumberSchema(value: unknown): value is NumberSchema {
+  return _g110(value);
+}
+
+/** Guard for PaginatedRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isPaginatedRequest(value: unknown): value is PaginatedRequest {
+  return _g111(value);
+}
+
+/** Guard for PaginatedRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isPaginatedRequestParams(value: unknown): value is PaginatedRequestParams {
+  return _g112(value);
+}
+
+/** Guard for PaginatedResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isPaginatedResult(value: unknown): value is PaginatedResult {
+  return _g113(value);
+}
+
+/** Guard for PingRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isPingRequest(value: unknown): value is PingRequest {
+  return _g114(value);
+}
+
+/** Guard for PrimitiveSchemaDefinition: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isPrimitiveSchemaDefinition(value: unknown): value is PrimitiveSchemaDefinition {
+  return (isStringSchema(value) || isNumberSchema(value) || isBooleanSchema(value) || isUntitledSingleSelectEnumSchema(value) || isTitledSingleSelectEnumSchema(value) || isUntitledMultiSelectEnumSchema(value) || isTitledMultiSelectEnumSchema(value) || isLegacyTitledEnumSchema(value));
+}
+
+/** Guard for ProgressNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isProgressNotification(value: unknown): value is ProgressNotification {
+  return _g115(value);
+}
+
+/** Guard for ProgressNotificationParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isProgressNotificationParams(value: unknown): value is ProgressNotificationParams {
+  return _g116(value);
+}
+
+/** Guard for ProgressToken: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isProgressToken(value: unknown): value is ProgressToken {
+  return ((typeof value === "number" && !(value % 1) && !Number.isNaN(value)) || typeof value === "string");
+}
+
+/** Guard for Prompt: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isPrompt(value: unknown): value is Prompt {
+  return _g118(value);
+}
+
+/** Guard for PromptArgument: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isPromptArgument(value: unknown): value is PromptArgument {
+  return _g119(value);
+}
+
+/** Guard for PromptListChangedNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isPromptListChangedNotification(value: unknown): value is PromptListChangedNotification {
+  return _g120(value);
+}
+
+/** Guard for PromptMessage: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isPromptMessage(value: unknown): value is PromptMessage {
+  return _g121(value);
+}
+
+/** Guard for PromptReference: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isPromptReference(value: unknown): value is PromptReference {
+  return _g122(value);
+}
+
+/** Guard for ReadResourceRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isReadResourceRequest(value: unknown): value is ReadResourceRequest {
+  return _g123(value);
+}
+
+/** Guard for ReadResourceRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isReadResourceRequestParams(value: unknown): value is ReadResourceRequestParams {
+  return _g124(value);
+}
+
+/** Guard for ReadResourceResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isReadResourceResult(value: unknown): value is ReadResourceResult {
+  return _g126(value);
+}
+
+/** Guard for RelatedTaskMetadata: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isRelatedTaskMetadata(value: unknown): value is RelatedTaskMetadata {
+  return _g14(value);
+}
+
+/** Guard for Request: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isRequest(value: unknown): value is Request {
+  return _g109(value);
+}
+
+/** Guard for RequestId: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isRequestId(value: unknown): value is RequestId {
+  return ((typeof value === "number" && !(value % 1) && !Number.isNaN(value)) || typeof value === "string");
+}
+
+/** Guard for RequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isRequestParams(value: unknown): value is RequestParams {
+  return _g127(value);
+}
+
+/** Guard for Resource: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isResource(value: unknown): value is Resource {
+  return _g128(value);
+}
+
+/** Guard for ResourceContents: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isResourceContents(value: unknown): value is ResourceContents {
+  return _g129(value);
+}
+
+/** Guard for ResourceLink: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isResourceLink(value: unknown): value is ResourceLink {
+  return _g130(value);
+}
+
+/** Guard for ResourceListChangedNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isResourceListChangedNotification(value: unknown): value is ResourceListChangedNotification {
+  return _g131(value);
+}
+
+/** Guard for ResourceRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isResourceRequestParams(value: unknown): value is ResourceRequestParams {
+  return _g124(value);
+}
+
+/** Guard for ResourceTemplate: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isResourceTemplate(value: unknown): value is ResourceTemplate {
+  return _g132(value);
+}
+
+/** Guard for ResourceTemplateReference: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isResourceTemplateReference(value: unknown): value is ResourceTemplateReference {
+  return _g133(value);
+}
+
+/** Guard for ResourceUpdatedNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isResourceUpdatedNotification(value: unknown): value is ResourceUpdatedNotification {
+  return _g134(value);
+}
+
+/** Guard for ResourceUpdatedNotificationParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isResourceUpdatedNotificationParams(value: unknown): value is ResourceUpdatedNotificationParams {
+  return _g135(value);
+}
+
+/** Guard for Result: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isResult(value: unknown): value is Result {
+  return _g67(value);
+}
+
+/** Guard for ResumePolicyNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isResumePolicyNotification(value: unknown): value is ResumePolicyNotification {
+  return _g136(value);
+}
+
+/** Guard for ResumePolicyNotificationParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isResumePolicyNotificationParams(value: unknown): value is ResumePolicyNotificationParams {
+  return _g137(value);
+}
+
+/** Guard for ResumeRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isResumeRequest(value: unknown): value is ResumeRequest {
+  return _g138(value);
+}
+
+/** Guard for ResumeRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isResumeRequestParams(value: unknown): value is ResumeRequestParams {
+  return _g139(value);
+}
+
+/** Guard for Role: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isRole(value: unknown): value is Role {
+  return typeof value === "string" && (value === "assistant" || value === "user");
+}
+
+/** Guard for Root: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isRoot(value: unknown): value is Root {
+  return _g140(value);
+}
+
+/** Guard for RootsListChangedNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isRootsListChangedNotification(value: unknown): value is RootsListChangedNotification {
+  return _g141(value);
+}
+
+/** Guard for SamplingMessage: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isSamplingMessage(value: unknown): value is SamplingMessage {
+  return _g142(value);
+}
+
+/** Guard for SamplingMessageContentBlock: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isSamplingMessageContentBlock(value: unknown): value is SamplingMessageContentBlock {
+  return _g143(value);
+}
+
+/** Guard for ServerCapabilities: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isServerCapabilities(value: unknown): value is ServerCapabilities {
+  return _g149(value);
+}
+
+/** Guard for ServerNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isServerNotification(value: unknown): value is ServerNotification {
+  return _g150(value);
+}
+
+/** Guard for ServerRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isServerRequest(value: unknown): value is ServerRequest {
+  return _g151(value);
+}
+
+/** Guard for ServerResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isServerResult(value: unknown): value is ServerResult {
+  return (isResult(value) || isInitializeResult(value) || isListResourcesResult(value) || isListResourceTemplatesResult(value) || isReadResourceResult(value) || isListPromptsResult(value) || isGetPromptResult(value) || isListToolsResult(value) || isCallToolResult(value) || isGetTaskResult(value) || isGetTaskPayloadResult(value) || isCancelTaskResult(value) || isListTasksResult(value) || isCompleteResult(value) || isGetRequestStatusResult(value) || isCallToolAsyncResult(value));
+}
+
+/** Guard for SetLevelRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isSetLevelRequest(value: unknown): value is SetLevelRequest {
+  return _g152(value);
+}
+
+/** Guard for SetLevelRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isSetLevelRequestParams(value: unknown): value is SetLevelRequestParams {
+  return _g153(value);
+}
+
+/** Guard for SingleSelectEnumSchema: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isSingleSelectEnumSchema(value: unknown): value is SingleSelectEnumSchema {
+  return (isUntitledSingleSelectEnumSchema(value) || isTitledSingleSelectEnumSchema(value));
+}
+
+/** Guard for StringSchema: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isStringSchema(value: unknown): value is StringSchema {
+  return _g154(value);
+}
+
+/** Guard for SubscribeRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isSubscribeRequest(value: unknown): value is SubscribeRequest {
+  return _g155(value);
+}
+
+/** Guard for SubscribeRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isSubscribeRequestParams(value: unknown): value is SubscribeRequestParams {
+  return _g124(value);
+}
+
+/** Guard for Task: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isTask(value: unknown): value is Task {
+  return _g156(value);
+}
+
+/** Guard for TaskAugmentedRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isTaskAugmentedRequestParams(value: unknown): value is TaskAugmentedRequestParams {
+  return _g157(value);
+}
+
+/** Guard for TaskMetadata: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isTaskMetadata(value: unknown): value is TaskMetadata {
+  return _g158(value);
+}
+
+/** Guard for TaskStatus: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isTaskStatus(value: unknown): value is TaskStatus {
+  return typeof value === "string" && (value === "cancelled" || value === "completed" || value === "failed" || value === "input_required" || value === "working");
+}
+
+/** Guard for TaskStatusNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isTaskStatusNotification(value: unknown): value is TaskStatusNotification {
+  return _g159(value);
+}
+
+/** Guard for TaskStatusNotificationParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isTaskStatusNotificationParams(value: unknown): value is TaskStatusNotificationParams {
+  return (isNotificationParams(value) && isTask(value));
+}
+
+/** Guard for TextContent: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isTextContent(value: unknown): value is TextContent {
+  return _g160(value);
+}
+
+/** Guard for TextResourceContents: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isTextResourceContents(value: unknown): value is TextResourceContents {
+  return _g161(value);
+}
+
+/** Guard for TitledMultiSelectEnumSchema: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isTitledMultiSelectEnumSchema(value: unknown): value is TitledMultiSelectEnumSchema {
+  return _g165(value);
+}
+
+/** Guard for TitledSingleSelectEnumSchema: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isTitledSingleSelectEnumSchema(value: unknown): value is TitledSingleSelectEnumSchema {
+  return _g166(value);
+}
+
+/** Guard for Tool: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isTool(value: unknown): value is Tool {
+  return _g168(value);
+}
+
+/** Guard for ToolAnnotations: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isToolAnnotations(value: unknown): value is ToolAnnotations {
+  return _g169(value);
+}
+
+/** Guard for ToolChoice: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isToolChoice(value: unknown): value is ToolChoice {
+  return _g170(value);
+}
+
+/** Guard for ToolExecution: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isToolExecution(value: unknown): value is ToolExecution {
+  return _g171(value);
+}
+
+/** Guard for ToolListChangedNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isToolListChangedNotification(value: unknown): value is ToolListChangedNotification {
+  return _g172(value);
+}
+
+/** Guard for ToolResultContent: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isToolResultContent(value: unknown): value is ToolResultContent {
+  return _g173(value);
+}
+
+/** Guard for ToolUseContent: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isToolUseContent(value: unknown): value is ToolUseContent {
+  return _g174(value);
+}
+
+/** Guard for URLElicitationRequiredError: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isURLElicitationRequiredError(value: unknown): value is URLElicitationRequiredError {
+  return _g178(value);
+}
+
+/** Guard for UnsubscribeRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isUnsubscribeRequest(value: unknown): value is UnsubscribeRequest {
+  return _g179(value);
+}
+
+/** Guard for UnsubscribeRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isUnsubscribeRequestParams(value: unknown): value is UnsubscribeRequestParams {
+  return _g124(value);
+}
+
+/** Guard for UntitledMultiSelectEnumSchema: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isUntitledMultiSelectEnumSchema(value: unknown): value is UntitledMultiSelectEnumSchema {
+  return _g181(value);
+}
+
+/** Guard for UntitledSingleSelectEnumSchema: required fields, consts, enums and types, recursively; unknown keys allowed. */
+export function isUntitledSingleSelectEnumSchema(value: unknown): value is UntitledSingleSelectEnumSchema {
+  return _g182(value);
+}
+
+/** Whether a value is the params of notifications/elicitation/complete. */
+export function isElicitationCompleteNotification$Params(value: unknown): value is NonNullable<ElicitationCompleteNotification["params"]> {
+  return _g55(value);
+}
+
+/** Whether a value is the params of tasks/cancel. */
+export function isCancelTaskRequest$Params(value: unknown): value is NonNullable<CancelTaskRequest["params"]> {
+  return _g14(value);
+}
+
+/** Whether a value is the params of tasks/get. */
+export function isGetTaskRequest$Params(value: unknown): value is NonNullable<GetTaskRequest["params"]> {
+  return _g14(value);
+}
+
+/** Whether a value is the params of tasks/result. */
+export function isGetTaskPayloadRequest$Params(value: unknown): value is NonNullable<GetTaskPayloadRequest["params"]> {
+  return _g14(value);
+}
+
+// Shared checks of inline shapes.
+function _g0(v: any): boolean {
+  if (!(Array.isArray(v))) return false;
+  for (let i = 0; i < v.length; i++) if (!(isRole(v[i]))) return false;
+  return true;
+}
+function _g1(v: any): boolean {
+  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
+  const p0 = v.audience;
+  if (p0 !== undefined && !(_g0(p0))) return false;
+  const p1 = v.lastModified;
+  if (p1 !== undefined && !(typeof p1 === "string")) return false;
+  const p2 = v.priority;
+  if (p2 !== undefined && !((typeof p2 === "number" && !Number.isNaN(p2)) && (p2 >= 0) && (p2 <= 1))) return false;
+  return true;
+}
+function _g2(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -48,12 +865,7 @@ function _AudioContent$0(v: any): boolean {
   if (p4 === undefined || !(typeof p4 === "string" && p4 === "audio")) return false;
   return true;
 }
-
-/** Guard for BaseMetadata: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isBaseMetadata(value: unknown): value is BaseMetadata {
-  return _BaseMetadata$0(value);
-}
-function _BaseMetadata$0(v: any): boolean {
+function _g3(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.name;
   if (p0 === undefined || !(typeof p0 === "string")) return false;
@@ -61,12 +873,7 @@ function _BaseMetadata$0(v: any): boolean {
   if (p1 !== undefined && !(typeof p1 === "string")) return false;
   return true;
 }
-
-/** Guard for BlobResourceContents: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isBlobResourceContents(value: unknown): value is BlobResourceContents {
-  return _BlobResourceContents$0(value);
-}
-function _BlobResourceContents$0(v: any): boolean {
+function _g4(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -78,12 +885,7 @@ function _BlobResourceContents$0(v: any): boolean {
   if (p3 === undefined || !(typeof p3 === "string")) return false;
   return true;
 }
-
-/** Guard for BooleanSchema: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isBooleanSchema(value: unknown): value is BooleanSchema {
-  return _BooleanSchema$0(value);
-}
-function _BooleanSchema$0(v: any): boolean {
+function _g5(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.default;
   if (p0 !== undefined && !(typeof p0 === "boolean")) return false;
@@ -95,12 +897,7 @@ function _BooleanSchema$0(v: any): boolean {
   if (p3 === undefined || !(typeof p3 === "string" && p3 === "boolean")) return false;
   return true;
 }
-
-/** Guard for CallToolAsyncRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isCallToolAsyncRequest(value: unknown): value is CallToolAsyncRequest {
-  return _CallToolAsyncRequest$0(value);
-}
-function _CallToolAsyncRequest$0(v: any): boolean {
+function _g6(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -112,21 +909,16 @@ function _CallToolAsyncRequest$0(v: any): boolean {
   if (p3 === undefined || !(isCallToolAsyncRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for CallToolAsyncRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isCallToolAsyncRequestParams(value: unknown): value is CallToolAsyncRequestParams {
-  return _CallToolAsyncRequestParams$0(value);
-}
-function _CallToolAsyncRequestParams$1(v: any): boolean {
+function _g7(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.progressToken;
   if (p0 !== undefined && !(isProgressToken(p0))) return false;
   return true;
 }
-function _CallToolAsyncRequestParams$0(v: any): boolean {
+function _g8(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
-  if (p0 !== undefined && !(_CallToolAsyncRequestParams$1(p0))) return false;
+  if (p0 !== undefined && !(_g7(p0))) return false;
   const p1 = v.arguments;
   if (p1 !== undefined && !((typeof p1 === "object" && p1 !== null && !Array.isArray(p1)))) return false;
   const p2 = v.keepAlive;
@@ -135,12 +927,7 @@ function _CallToolAsyncRequestParams$0(v: any): boolean {
   if (p3 === undefined || !(typeof p3 === "string")) return false;
   return true;
 }
-
-/** Guard for CallToolAsyncResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isCallToolAsyncResult(value: unknown): value is CallToolAsyncResult {
-  return _CallToolAsyncResult$0(value);
-}
-function _CallToolAsyncResult$0(v: any): boolean {
+function _g9(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -152,12 +939,7 @@ function _CallToolAsyncResult$0(v: any): boolean {
   if (p3 !== undefined && !(isAsyncToken(p3))) return false;
   return true;
 }
-
-/** Guard for CallToolRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isCallToolRequest(value: unknown): value is CallToolRequest {
-  return _CallToolRequest$0(value);
-}
-function _CallToolRequest$0(v: any): boolean {
+function _g10(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -169,21 +951,10 @@ function _CallToolRequest$0(v: any): boolean {
   if (p3 === undefined || !(isCallToolRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for CallToolRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isCallToolRequestParams(value: unknown): value is CallToolRequestParams {
-  return _CallToolRequestParams$0(value);
-}
-function _CallToolRequestParams$1(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.progressToken;
-  if (p0 !== undefined && !(isProgressToken(p0))) return false;
-  return true;
-}
-function _CallToolRequestParams$0(v: any): boolean {
+function _g11(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
-  if (p0 !== undefined && !(_CallToolRequestParams$1(p0))) return false;
+  if (p0 !== undefined && !(_g7(p0))) return false;
   const p1 = v.arguments;
   if (p1 !== undefined && !((typeof p1 === "object" && p1 !== null && !Array.isArray(p1)))) return false;
   const p2 = v.name;
@@ -192,22 +963,17 @@ function _CallToolRequestParams$0(v: any): boolean {
   if (p3 !== undefined && !(isTaskMetadata(p3))) return false;
   return true;
 }
-
-/** Guard for CallToolResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isCallToolResult(value: unknown): value is CallToolResult {
-  return _CallToolResult$0(value);
-}
-function _CallToolResult$1(v: any): boolean {
+function _g12(v: any): boolean {
   if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(isContentBlock(v[i]))) return false;
   return true;
 }
-function _CallToolResult$0(v: any): boolean {
+function _g13(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   const p1 = v.content;
-  if (p1 === undefined || !(_CallToolResult$1(p1))) return false;
+  if (p1 === undefined || !(_g12(p1))) return false;
   const p2 = v.isError;
   if (p2 !== undefined && !(typeof p2 === "boolean")) return false;
   const p3 = v.isPending;
@@ -216,18 +982,13 @@ function _CallToolResult$0(v: any): boolean {
   if (p4 !== undefined && !((typeof p4 === "object" && p4 !== null && !Array.isArray(p4)))) return false;
   return true;
 }
-
-/** Guard for CancelTaskRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isCancelTaskRequest(value: unknown): value is CancelTaskRequest {
-  return _CancelTaskRequest$0(value);
-}
-function _CancelTaskRequest$1(v: any): boolean {
+function _g14(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.taskId;
   if (p0 === undefined || !(typeof p0 === "string")) return false;
   return true;
 }
-function _CancelTaskRequest$0(v: any): boolean {
+function _g15(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -236,20 +997,10 @@ function _CancelTaskRequest$0(v: any): boolean {
   const p2 = v.method;
   if (p2 === undefined || !(typeof p2 === "string" && p2 === "tasks/cancel")) return false;
   const p3 = v.params;
-  if (p3 === undefined || !(_CancelTaskRequest$1(p3))) return false;
+  if (p3 === undefined || !(_g14(p3))) return false;
   return true;
 }
-
-/** Guard for CancelTaskResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isCancelTaskResult(value: unknown): value is CancelTaskResult {
-  return (isResult(value) && isTask(value));
-}
-
-/** Guard for CancelToolAsyncNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isCancelToolAsyncNotification(value: unknown): value is CancelToolAsyncNotification {
-  return _CancelToolAsyncNotification$0(value);
-}
-function _CancelToolAsyncNotification$0(v: any): boolean {
+function _g16(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.jsonrpc;
   if (p0 === undefined || !(typeof p0 === "string" && p0 === "2.0")) return false;
@@ -259,12 +1010,7 @@ function _CancelToolAsyncNotification$0(v: any): boolean {
   if (p2 === undefined || !(isCancelToolAsyncNotificationParams(p2))) return false;
   return true;
 }
-
-/** Guard for CancelToolAsyncNotificationParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isCancelToolAsyncNotificationParams(value: unknown): value is CancelToolAsyncNotificationParams {
-  return _CancelToolAsyncNotificationParams$0(value);
-}
-function _CancelToolAsyncNotificationParams$0(v: any): boolean {
+function _g17(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -272,12 +1018,7 @@ function _CancelToolAsyncNotificationParams$0(v: any): boolean {
   if (p1 === undefined || !(isAsyncToken(p1))) return false;
   return true;
 }
-
-/** Guard for CancelledNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isCancelledNotification(value: unknown): value is CancelledNotification {
-  return _CancelledNotification$0(value);
-}
-function _CancelledNotification$0(v: any): boolean {
+function _g18(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.jsonrpc;
   if (p0 === undefined || !(typeof p0 === "string" && p0 === "2.0")) return false;
@@ -287,12 +1028,7 @@ function _CancelledNotification$0(v: any): boolean {
   if (p2 === undefined || !(isCancelledNotificationParams(p2))) return false;
   return true;
 }
-
-/** Guard for CancelledNotificationParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isCancelledNotificationParams(value: unknown): value is CancelledNotificationParams {
-  return _CancelledNotificationParams$0(value);
-}
-function _CancelledNotificationParams$0(v: any): boolean {
+function _g19(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -302,12 +1038,7 @@ function _CancelledNotificationParams$0(v: any): boolean {
   if (p2 !== undefined && !(isRequestId(p2))) return false;
   return true;
 }
-
-/** Guard for ClientCapabilities: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isClientCapabilities(value: unknown): value is ClientCapabilities {
-  return _ClientCapabilities$0(value);
-}
-function _ClientCapabilities$1(v: any): boolean {
+function _g20(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.form;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -315,18 +1046,18 @@ function _ClientCapabilities$1(v: any): boolean {
   if (p1 !== undefined && !((typeof p1 === "object" && p1 !== null && !Array.isArray(p1)))) return false;
   return true;
 }
-function _ClientCapabilities$2(v: any): boolean {
+function _g21(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   for (const k in v) { if (!((typeof v[k] === "object" && v[k] !== null && !Array.isArray(v[k])))) return false; }
   return true;
 }
-function _ClientCapabilities$3(v: any): boolean {
+function _g22(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.listChanged;
   if (p0 !== undefined && !(typeof p0 === "boolean")) return false;
   return true;
 }
-function _ClientCapabilities$4(v: any): boolean {
+function _g23(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.context;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -334,58 +1065,53 @@ function _ClientCapabilities$4(v: any): boolean {
   if (p1 !== undefined && !((typeof p1 === "object" && p1 !== null && !Array.isArray(p1)))) return false;
   return true;
 }
-function _ClientCapabilities$7(v: any): boolean {
+function _g24(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.create;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   return true;
 }
-function _ClientCapabilities$8(v: any): boolean {
+function _g25(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.createMessage;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   return true;
 }
-function _ClientCapabilities$6(v: any): boolean {
+function _g26(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.elicitation;
-  if (p0 !== undefined && !(_ClientCapabilities$7(p0))) return false;
+  if (p0 !== undefined && !(_g24(p0))) return false;
   const p1 = v.sampling;
-  if (p1 !== undefined && !(_ClientCapabilities$8(p1))) return false;
+  if (p1 !== undefined && !(_g25(p1))) return false;
   return true;
 }
-function _ClientCapabilities$5(v: any): boolean {
+function _g27(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.cancel;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   const p1 = v.list;
   if (p1 !== undefined && !((typeof p1 === "object" && p1 !== null && !Array.isArray(p1)))) return false;
   const p2 = v.requests;
-  if (p2 !== undefined && !(_ClientCapabilities$6(p2))) return false;
+  if (p2 !== undefined && !(_g26(p2))) return false;
   return true;
 }
-function _ClientCapabilities$0(v: any): boolean {
+function _g28(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.elicitation;
-  if (p0 !== undefined && !(_ClientCapabilities$1(p0))) return false;
+  if (p0 !== undefined && !(_g20(p0))) return false;
   const p1 = v.experimental;
-  if (p1 !== undefined && !(_ClientCapabilities$2(p1))) return false;
+  if (p1 !== undefined && !(_g21(p1))) return false;
   const p2 = v.resumableRequests;
   if (p2 !== undefined && !((typeof p2 === "object" && p2 !== null && !Array.isArray(p2)))) return false;
   const p3 = v.roots;
-  if (p3 !== undefined && !(_ClientCapabilities$3(p3))) return false;
+  if (p3 !== undefined && !(_g22(p3))) return false;
   const p4 = v.sampling;
-  if (p4 !== undefined && !(_ClientCapabilities$4(p4))) return false;
+  if (p4 !== undefined && !(_g23(p4))) return false;
   const p5 = v.tasks;
-  if (p5 !== undefined && !(_ClientCapabilities$5(p5))) return false;
+  if (p5 !== undefined && !(_g27(p5))) return false;
   return true;
 }
-
-/** Guard for ClientNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isClientNotification(value: unknown): value is ClientNotification {
-  return _ClientNotification$0(value);
-}
-function _ClientNotification$0(v: any): boolean {
+function _g29(v: any): boolean {
   if (typeof v !== "object" || v === null) return false;
   switch (v.method) {
     case "notifications/cancelled": return isCancelledNotification(v);
@@ -397,12 +1123,7 @@ function _ClientNotification$0(v: any): boolean {
     default: return false;
   }
 }
-
-/** Guard for ClientRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isClientRequest(value: unknown): value is ClientRequest {
-  return _ClientRequest$0(value);
-}
-function _ClientRequest$0(v: any): boolean {
+function _g30(v: any): boolean {
   if (typeof v !== "object" || v === null) return false;
   switch (v.method) {
     case "completion/complete": return isCompleteRequest(v);
@@ -430,17 +1151,7 @@ function _ClientRequest$0(v: any): boolean {
     default: return false;
   }
 }
-
-/** Guard for ClientResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isClientResult(value: unknown): value is ClientResult {
-  return (isResult(value) || isGetTaskResult(value) || isGetTaskPayloadResult(value) || isCancelTaskResult(value) || isListTasksResult(value) || isCreateMessageResult(value) || isListRootsResult(value) || isElicitResult(value));
-}
-
-/** Guard for CompleteRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isCompleteRequest(value: unknown): value is CompleteRequest {
-  return _CompleteRequest$0(value);
-}
-function _CompleteRequest$0(v: any): boolean {
+function _g31(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -452,18 +1163,7 @@ function _CompleteRequest$0(v: any): boolean {
   if (p3 === undefined || !(isCompleteRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for CompleteRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isCompleteRequestParams(value: unknown): value is CompleteRequestParams {
-  return _CompleteRequestParams$0(value);
-}
-function _CompleteRequestParams$1(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.progressToken;
-  if (p0 !== undefined && !(isProgressToken(p0))) return false;
-  return true;
-}
-function _CompleteRequestParams$2(v: any): boolean {
+function _g32(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.name;
   if (p0 === undefined || !(typeof p0 === "string")) return false;
@@ -471,18 +1171,18 @@ function _CompleteRequestParams$2(v: any): boolean {
   if (p1 === undefined || !(typeof p1 === "string")) return false;
   return true;
 }
-function _CompleteRequestParams$4(v: any): boolean {
+function _g33(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   for (const k in v) { if (!(typeof v[k] === "string")) return false; }
   return true;
 }
-function _CompleteRequestParams$3(v: any): boolean {
+function _g34(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.arguments;
-  if (p0 !== undefined && !(_CompleteRequestParams$4(p0))) return false;
+  if (p0 !== undefined && !(_g33(p0))) return false;
   return true;
 }
-function _CompleteRequestParams$5(v: any): boolean {
+function _g35(v: any): boolean {
   if (typeof v !== "object" || v === null) return false;
   switch (v.type) {
     case "ref/prompt": return isPromptReference(v);
@@ -490,52 +1190,42 @@ function _CompleteRequestParams$5(v: any): boolean {
     default: return false;
   }
 }
-function _CompleteRequestParams$0(v: any): boolean {
+function _g36(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
-  if (p0 !== undefined && !(_CompleteRequestParams$1(p0))) return false;
+  if (p0 !== undefined && !(_g7(p0))) return false;
   const p1 = v.argument;
-  if (p1 === undefined || !(_CompleteRequestParams$2(p1))) return false;
+  if (p1 === undefined || !(_g32(p1))) return false;
   const p2 = v.context;
-  if (p2 !== undefined && !(_CompleteRequestParams$3(p2))) return false;
+  if (p2 !== undefined && !(_g34(p2))) return false;
   const p3 = v.ref;
-  if (p3 === undefined || !(_CompleteRequestParams$5(p3))) return false;
+  if (p3 === undefined || !(_g35(p3))) return false;
   return true;
 }
-
-/** Guard for CompleteResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isCompleteResult(value: unknown): value is CompleteResult {
-  return _CompleteResult$0(value);
-}
-function _CompleteResult$2(v: any): boolean {
+function _g37(v: any): boolean {
   if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(typeof v[i] === "string")) return false;
   return true;
 }
-function _CompleteResult$1(v: any): boolean {
+function _g38(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.hasMore;
   if (p0 !== undefined && !(typeof p0 === "boolean")) return false;
   const p1 = v.total;
   if (p1 !== undefined && !((typeof p1 === "number" && !(p1 % 1) && !Number.isNaN(p1)))) return false;
   const p2 = v.values;
-  if (p2 === undefined || !(_CompleteResult$2(p2))) return false;
+  if (p2 === undefined || !(_g37(p2))) return false;
   return true;
 }
-function _CompleteResult$0(v: any): boolean {
+function _g39(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   const p1 = v.completion;
-  if (p1 === undefined || !(_CompleteResult$1(p1))) return false;
+  if (p1 === undefined || !(_g38(p1))) return false;
   return true;
 }
-
-/** Guard for ContentBlock: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isContentBlock(value: unknown): value is ContentBlock {
-  return _ContentBlock$0(value);
-}
-function _ContentBlock$0(v: any): boolean {
+function _g40(v: any): boolean {
   if (typeof v !== "object" || v === null) return false;
   switch (v.type) {
     case "audio": return isAudioContent(v);
@@ -546,12 +1236,7 @@ function _ContentBlock$0(v: any): boolean {
     default: return false;
   }
 }
-
-/** Guard for CreateMessageRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isCreateMessageRequest(value: unknown): value is CreateMessageRequest {
-  return _CreateMessageRequest$0(value);
-}
-function _CreateMessageRequest$0(v: any): boolean {
+function _g41(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -563,48 +1248,32 @@ function _CreateMessageRequest$0(v: any): boolean {
   if (p3 === undefined || !(isCreateMessageRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for CreateMessageRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isCreateMessageRequestParams(value: unknown): value is CreateMessageRequestParams {
-  return _CreateMessageRequestParams$0(value);
-}
-function _CreateMessageRequestParams$1(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.progressToken;
-  if (p0 !== undefined && !(isProgressToken(p0))) return false;
-  return true;
-}
-function _CreateMessageRequestParams$2(v: any): boolean {
+function _g42(v: any): boolean {
   if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(isSamplingMessage(v[i]))) return false;
   return true;
 }
-function _CreateMessageRequestParams$3(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(typeof v[i] === "string")) return false;
-  return true;
-}
-function _CreateMessageRequestParams$4(v: any): boolean {
+function _g43(v: any): boolean {
   if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(isTool(v[i]))) return false;
   return true;
 }
-function _CreateMessageRequestParams$0(v: any): boolean {
+function _g44(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
-  if (p0 !== undefined && !(_CreateMessageRequestParams$1(p0))) return false;
+  if (p0 !== undefined && !(_g7(p0))) return false;
   const p1 = v.includeContext;
   if (p1 !== undefined && !(typeof p1 === "string" && (p1 === "allServers" || p1 === "none" || p1 === "thisServer"))) return false;
   const p2 = v.maxTokens;
   if (p2 === undefined || !((typeof p2 === "number" && !(p2 % 1) && !Number.isNaN(p2)))) return false;
   const p3 = v.messages;
-  if (p3 === undefined || !(_CreateMessageRequestParams$2(p3))) return false;
+  if (p3 === undefined || !(_g42(p3))) return false;
   const p4 = v.metadata;
   if (p4 !== undefined && !((typeof p4 === "object" && p4 !== null && !Array.isArray(p4)))) return false;
   const p5 = v.modelPreferences;
   if (p5 !== undefined && !(isModelPreferences(p5))) return false;
   const p6 = v.stopSequences;
-  if (p6 !== undefined && !(_CreateMessageRequestParams$3(p6))) return false;
+  if (p6 !== undefined && !(_g37(p6))) return false;
   const p7 = v.systemPrompt;
   if (p7 !== undefined && !(typeof p7 === "string")) return false;
   const p8 = v.task;
@@ -614,25 +1283,20 @@ function _CreateMessageRequestParams$0(v: any): boolean {
   const p10 = v.toolChoice;
   if (p10 !== undefined && !(isToolChoice(p10))) return false;
   const p11 = v.tools;
-  if (p11 !== undefined && !(_CreateMessageRequestParams$4(p11))) return false;
+  if (p11 !== undefined && !(_g43(p11))) return false;
   return true;
 }
-
-/** Guard for CreateMessageResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isCreateMessageResult(value: unknown): value is CreateMessageResult {
-  return _CreateMessageResult$0(value);
-}
-function _CreateMessageResult$1(v: any): boolean {
+function _g45(v: any): boolean {
   if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(isSamplingMessageContentBlock(v[i]))) return false;
   return true;
 }
-function _CreateMessageResult$0(v: any): boolean {
+function _g46(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   const p1 = v.content;
-  if (p1 === undefined || !((isTextContent(p1) || isImageContent(p1) || isAudioContent(p1) || isToolUseContent(p1) || isToolResultContent(p1) || _CreateMessageResult$1(p1)))) return false;
+  if (p1 === undefined || !((isTextContent(p1) || isImageContent(p1) || isAudioContent(p1) || isToolUseContent(p1) || isToolResultContent(p1) || _g45(p1)))) return false;
   const p2 = v.model;
   if (p2 === undefined || !(typeof p2 === "string")) return false;
   const p3 = v.role;
@@ -641,12 +1305,7 @@ function _CreateMessageResult$0(v: any): boolean {
   if (p4 !== undefined && !(typeof p4 === "string")) return false;
   return true;
 }
-
-/** Guard for CreateTaskResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isCreateTaskResult(value: unknown): value is CreateTaskResult {
-  return _CreateTaskResult$0(value);
-}
-function _CreateTaskResult$0(v: any): boolean {
+function _g47(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -654,17 +1313,7 @@ function _CreateTaskResult$0(v: any): boolean {
   if (p1 === undefined || !(isTask(p1))) return false;
   return true;
 }
-
-/** Guard for Cursor: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isCursor(value: unknown): value is Cursor {
-  return typeof value === "string";
-}
-
-/** Guard for ElicitRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isElicitRequest(value: unknown): value is ElicitRequest {
-  return _ElicitRequest$0(value);
-}
-function _ElicitRequest$0(v: any): boolean {
+function _g48(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -676,73 +1325,41 @@ function _ElicitRequest$0(v: any): boolean {
   if (p3 === undefined || !(isElicitRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for ElicitRequestFormParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isElicitRequestFormParams(value: unknown): value is ElicitRequestFormParams {
-  return _ElicitRequestFormParams$0(value);
-}
-function _ElicitRequestFormParams$1(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.progressToken;
-  if (p0 !== undefined && !(isProgressToken(p0))) return false;
-  return true;
-}
-function _ElicitRequestFormParams$3(v: any): boolean {
+function _g49(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   for (const k in v) { if (!(isPrimitiveSchemaDefinition(v[k]))) return false; }
   return true;
 }
-function _ElicitRequestFormParams$4(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(typeof v[i] === "string")) return false;
-  return true;
-}
-function _ElicitRequestFormParams$2(v: any): boolean {
+function _g50(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.$schema;
   if (p0 !== undefined && !(typeof p0 === "string")) return false;
   const p1 = v.properties;
-  if (p1 === undefined || !(_ElicitRequestFormParams$3(p1))) return false;
+  if (p1 === undefined || !(_g49(p1))) return false;
   const p2 = v.required;
-  if (p2 !== undefined && !(_ElicitRequestFormParams$4(p2))) return false;
+  if (p2 !== undefined && !(_g37(p2))) return false;
   const p3 = v.type;
   if (p3 === undefined || !(typeof p3 === "string" && p3 === "object")) return false;
   return true;
 }
-function _ElicitRequestFormParams$0(v: any): boolean {
+function _g51(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
-  if (p0 !== undefined && !(_ElicitRequestFormParams$1(p0))) return false;
+  if (p0 !== undefined && !(_g7(p0))) return false;
   const p1 = v.message;
   if (p1 === undefined || !(typeof p1 === "string")) return false;
   const p2 = v.mode;
   if (p2 !== undefined && !(typeof p2 === "string" && p2 === "form")) return false;
   const p3 = v.requestedSchema;
-  if (p3 === undefined || !(_ElicitRequestFormParams$2(p3))) return false;
+  if (p3 === undefined || !(_g50(p3))) return false;
   const p4 = v.task;
   if (p4 !== undefined && !(isTaskMetadata(p4))) return false;
   return true;
 }
-
-/** Guard for ElicitRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isElicitRequestParams(value: unknown): value is ElicitRequestParams {
-  return (isElicitRequestURLParams(value) || isElicitRequestFormParams(value));
-}
-
-/** Guard for ElicitRequestURLParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isElicitRequestURLParams(value: unknown): value is ElicitRequestURLParams {
-  return _ElicitRequestURLParams$0(value);
-}
-function _ElicitRequestURLParams$1(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.progressToken;
-  if (p0 !== undefined && !(isProgressToken(p0))) return false;
-  return true;
-}
-function _ElicitRequestURLParams$0(v: any): boolean {
+function _g52(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
-  if (p0 !== undefined && !(_ElicitRequestURLParams$1(p0))) return false;
+  if (p0 !== undefined && !(_g7(p0))) return false;
   const p1 = v.elicitationId;
   if (p1 === undefined || !(typeof p1 === "string")) return false;
   const p2 = v.message;
@@ -755,58 +1372,38 @@ function _ElicitRequestURLParams$0(v: any): boolean {
   if (p5 === undefined || !(typeof p5 === "string")) return false;
   return true;
 }
-
-/** Guard for ElicitResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isElicitResult(value: unknown): value is ElicitResult {
-  return _ElicitResult$0(value);
-}
-function _ElicitResult$2(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(typeof v[i] === "string")) return false;
-  return true;
-}
-function _ElicitResult$1(v: any): boolean {
+function _g53(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  for (const k in v) { if (!((_ElicitResult$2(v[k]) || (typeof v[k] === "boolean" || (typeof v[k] === "number" && !Number.isNaN(v[k])) || typeof v[k] === "string")))) return false; }
+  for (const k in v) { if (!((_g37(v[k]) || (typeof v[k] === "boolean" || (typeof v[k] === "number" && !Number.isNaN(v[k])) || typeof v[k] === "string")))) return false; }
   return true;
 }
-function _ElicitResult$0(v: any): boolean {
+function _g54(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   const p1 = v.action;
   if (p1 === undefined || !(typeof p1 === "string" && (p1 === "accept" || p1 === "cancel" || p1 === "decline"))) return false;
   const p2 = v.content;
-  if (p2 !== undefined && !(_ElicitResult$1(p2))) return false;
+  if (p2 !== undefined && !(_g53(p2))) return false;
   return true;
 }
-
-/** Guard for ElicitationCompleteNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isElicitationCompleteNotification(value: unknown): value is ElicitationCompleteNotification {
-  return _ElicitationCompleteNotification$0(value);
-}
-function _ElicitationCompleteNotification$1(v: any): boolean {
+function _g55(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.elicitationId;
   if (p0 === undefined || !(typeof p0 === "string")) return false;
   return true;
 }
-function _ElicitationCompleteNotification$0(v: any): boolean {
+function _g56(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.jsonrpc;
   if (p0 === undefined || !(typeof p0 === "string" && p0 === "2.0")) return false;
   const p1 = v.method;
   if (p1 === undefined || !(typeof p1 === "string" && p1 === "notifications/elicitation/complete")) return false;
   const p2 = v.params;
-  if (p2 === undefined || !(_ElicitationCompleteNotification$1(p2))) return false;
+  if (p2 === undefined || !(_g55(p2))) return false;
   return true;
 }
-
-/** Guard for EmbeddedResource: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isEmbeddedResource(value: unknown): value is EmbeddedResource {
-  return _EmbeddedResource$0(value);
-}
-function _EmbeddedResource$0(v: any): boolean {
+function _g57(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -818,22 +1415,7 @@ function _EmbeddedResource$0(v: any): boolean {
   if (p3 === undefined || !(typeof p3 === "string" && p3 === "resource")) return false;
   return true;
 }
-
-/** Guard for EmptyResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isEmptyResult(value: unknown): value is EmptyResult {
-  return isResult(value);
-}
-
-/** Guard for EnumSchema: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isEnumSchema(value: unknown): value is EnumSchema {
-  return (isUntitledSingleSelectEnumSchema(value) || isTitledSingleSelectEnumSchema(value) || isUntitledMultiSelectEnumSchema(value) || isTitledMultiSelectEnumSchema(value) || isLegacyTitledEnumSchema(value));
-}
-
-/** Guard for Error: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isError(value: unknown): value is Error {
-  return _Error$0(value);
-}
-function _Error$0(v: any): boolean {
+function _g58(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.code;
   if (p0 === undefined || !((typeof p0 === "number" && !(p0 % 1) && !Number.isNaN(p0)))) return false;
@@ -841,12 +1423,7 @@ function _Error$0(v: any): boolean {
   if (p2 === undefined || !(typeof p2 === "string")) return false;
   return true;
 }
-
-/** Guard for GetPromptRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isGetPromptRequest(value: unknown): value is GetPromptRequest {
-  return _GetPromptRequest$0(value);
-}
-function _GetPromptRequest$0(v: any): boolean {
+function _g59(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -858,58 +1435,32 @@ function _GetPromptRequest$0(v: any): boolean {
   if (p3 === undefined || !(isGetPromptRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for GetPromptRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isGetPromptRequestParams(value: unknown): value is GetPromptRequestParams {
-  return _GetPromptRequestParams$0(value);
-}
-function _GetPromptRequestParams$1(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.progressToken;
-  if (p0 !== undefined && !(isProgressToken(p0))) return false;
-  return true;
-}
-function _GetPromptRequestParams$2(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  for (const k in v) { if (!(typeof v[k] === "string")) return false; }
-  return true;
-}
-function _GetPromptRequestParams$0(v: any): boolean {
+function _g60(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
-  if (p0 !== undefined && !(_GetPromptRequestParams$1(p0))) return false;
+  if (p0 !== undefined && !(_g7(p0))) return false;
   const p1 = v.arguments;
-  if (p1 !== undefined && !(_GetPromptRequestParams$2(p1))) return false;
+  if (p1 !== undefined && !(_g33(p1))) return false;
   const p2 = v.name;
   if (p2 === undefined || !(typeof p2 === "string")) return false;
   return true;
 }
-
-/** Guard for GetPromptResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isGetPromptResult(value: unknown): value is GetPromptResult {
-  return _GetPromptResult$0(value);
-}
-function _GetPromptResult$1(v: any): boolean {
+function _g61(v: any): boolean {
   if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(isPromptMessage(v[i]))) return false;
   return true;
 }
-function _GetPromptResult$0(v: any): boolean {
+function _g62(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   const p1 = v.description;
   if (p1 !== undefined && !(typeof p1 === "string")) return false;
   const p2 = v.messages;
-  if (p2 === undefined || !(_GetPromptResult$1(p2))) return false;
+  if (p2 === undefined || !(_g61(p2))) return false;
   return true;
 }
-
-/** Guard for GetRequestStatusRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isGetRequestStatusRequest(value: unknown): value is GetRequestStatusRequest {
-  return _GetRequestStatusRequest$0(value);
-}
-function _GetRequestStatusRequest$0(v: any): boolean {
+function _g63(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -921,33 +1472,17 @@ function _GetRequestStatusRequest$0(v: any): boolean {
   if (p3 === undefined || !(isGetRequestStatusRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for GetRequestStatusRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isGetRequestStatusRequestParams(value: unknown): value is GetRequestStatusRequestParams {
-  return _GetRequestStatusRequestParams$0(value);
-}
-function _GetRequestStatusRequestParams$1(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.progressToken;
-  if (p0 !== undefined && !(isProgressToken(p0))) return false;
-  return true;
-}
-function _GetRequestStatusRequestParams$0(v: any): boolean {
+function _g64(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
-  if (p0 !== undefined && !(_GetRequestStatusRequestParams$1(p0))) return false;
+  if (p0 !== undefined && !(_g7(p0))) return false;
   const p1 = v.requestId;
   if (p1 === undefined || !(isRequestId(p1))) return false;
   const p2 = v.resumeToken;
   if (p2 === undefined || !(typeof p2 === "string")) return false;
   return true;
 }
-
-/** Guard for GetRequestStatusResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isGetRequestStatusResult(value: unknown): value is GetRequestStatusResult {
-  return _GetRequestStatusResult$0(value);
-}
-function _GetRequestStatusResult$0(v: any): boolean {
+function _g65(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -961,18 +1496,7 @@ function _GetRequestStatusResult$0(v: any): boolean {
   if (p4 === undefined || !(typeof p4 === "string" && (p4 === "completed" || p4 === "failed" || p4 === "processing"))) return false;
   return true;
 }
-
-/** Guard for GetTaskPayloadRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isGetTaskPayloadRequest(value: unknown): value is GetTaskPayloadRequest {
-  return _GetTaskPayloadRequest$0(value);
-}
-function _GetTaskPayloadRequest$1(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.taskId;
-  if (p0 === undefined || !(typeof p0 === "string")) return false;
-  return true;
-}
-function _GetTaskPayloadRequest$0(v: any): boolean {
+function _g66(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -981,32 +1505,16 @@ function _GetTaskPayloadRequest$0(v: any): boolean {
   const p2 = v.method;
   if (p2 === undefined || !(typeof p2 === "string" && p2 === "tasks/result")) return false;
   const p3 = v.params;
-  if (p3 === undefined || !(_GetTaskPayloadRequest$1(p3))) return false;
+  if (p3 === undefined || !(_g14(p3))) return false;
   return true;
 }
-
-/** Guard for GetTaskPayloadResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isGetTaskPayloadResult(value: unknown): value is GetTaskPayloadResult {
-  return _GetTaskPayloadResult$0(value);
-}
-function _GetTaskPayloadResult$0(v: any): boolean {
+function _g67(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   return true;
 }
-
-/** Guard for GetTaskRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isGetTaskRequest(value: unknown): value is GetTaskRequest {
-  return _GetTaskRequest$0(value);
-}
-function _GetTaskRequest$1(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.taskId;
-  if (p0 === undefined || !(typeof p0 === "string")) return false;
-  return true;
-}
-function _GetTaskRequest$0(v: any): boolean {
+function _g68(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -1015,20 +1523,10 @@ function _GetTaskRequest$0(v: any): boolean {
   const p2 = v.method;
   if (p2 === undefined || !(typeof p2 === "string" && p2 === "tasks/get")) return false;
   const p3 = v.params;
-  if (p3 === undefined || !(_GetTaskRequest$1(p3))) return false;
+  if (p3 === undefined || !(_g14(p3))) return false;
   return true;
 }
-
-/** Guard for GetTaskResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isGetTaskResult(value: unknown): value is GetTaskResult {
-  return (isResult(value) && isTask(value));
-}
-
-/** Guard for GetToolAsyncResultRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isGetToolAsyncResultRequest(value: unknown): value is GetToolAsyncResultRequest {
-  return _GetToolAsyncResultRequest$0(value);
-}
-function _GetToolAsyncResultRequest$0(v: any): boolean {
+function _g69(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -1040,71 +1538,40 @@ function _GetToolAsyncResultRequest$0(v: any): boolean {
   if (p3 === undefined || !(isGetToolAsyncResultRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for GetToolAsyncResultRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isGetToolAsyncResultRequestParams(value: unknown): value is GetToolAsyncResultRequestParams {
-  return _GetToolAsyncResultRequestParams$0(value);
-}
-function _GetToolAsyncResultRequestParams$1(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.progressToken;
-  if (p0 !== undefined && !(isProgressToken(p0))) return false;
-  return true;
-}
-function _GetToolAsyncResultRequestParams$0(v: any): boolean {
+function _g70(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
-  if (p0 !== undefined && !(_GetToolAsyncResultRequestParams$1(p0))) return false;
+  if (p0 !== undefined && !(_g7(p0))) return false;
   const p1 = v.timeout;
   if (p1 !== undefined && !((typeof p1 === "number" && !Number.isNaN(p1)))) return false;
   const p2 = v.token;
   if (p2 === undefined || !(isAsyncToken(p2))) return false;
   return true;
 }
-
-/** Guard for Icon: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isIcon(value: unknown): value is Icon {
-  return _Icon$0(value);
-}
-function _Icon$1(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(typeof v[i] === "string")) return false;
-  return true;
-}
-function _Icon$0(v: any): boolean {
+function _g71(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.mimeType;
   if (p0 !== undefined && !(typeof p0 === "string")) return false;
   const p1 = v.sizes;
-  if (p1 !== undefined && !(_Icon$1(p1))) return false;
+  if (p1 !== undefined && !(_g37(p1))) return false;
   const p2 = v.src;
   if (p2 === undefined || !(typeof p2 === "string")) return false;
   const p3 = v.theme;
   if (p3 !== undefined && !(typeof p3 === "string" && (p3 === "dark" || p3 === "light"))) return false;
   return true;
 }
-
-/** Guard for Icons: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isIcons(value: unknown): value is Icons {
-  return _Icons$0(value);
-}
-function _Icons$1(v: any): boolean {
+function _g72(v: any): boolean {
   if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(isIcon(v[i]))) return false;
   return true;
 }
-function _Icons$0(v: any): boolean {
+function _g73(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.icons;
-  if (p0 !== undefined && !(_Icons$1(p0))) return false;
+  if (p0 !== undefined && !(_g72(p0))) return false;
   return true;
 }
-
-/** Guard for ImageContent: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isImageContent(value: unknown): value is ImageContent {
-  return _ImageContent$0(value);
-}
-function _ImageContent$0(v: any): boolean {
+function _g74(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -1118,22 +1585,12 @@ function _ImageContent$0(v: any): boolean {
   if (p4 === undefined || !(typeof p4 === "string" && p4 === "image")) return false;
   return true;
 }
-
-/** Guard for Implementation: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isImplementation(value: unknown): value is Implementation {
-  return _Implementation$0(value);
-}
-function _Implementation$1(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(isIcon(v[i]))) return false;
-  return true;
-}
-function _Implementation$0(v: any): boolean {
+function _g75(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.description;
   if (p0 !== undefined && !(typeof p0 === "string")) return false;
   const p1 = v.icons;
-  if (p1 !== undefined && !(_Implementation$1(p1))) return false;
+  if (p1 !== undefined && !(_g72(p1))) return false;
   const p2 = v.name;
   if (p2 === undefined || !(typeof p2 === "string")) return false;
   const p3 = v.title;
@@ -1144,12 +1601,7 @@ function _Implementation$0(v: any): boolean {
   if (p5 !== undefined && !(typeof p5 === "string")) return false;
   return true;
 }
-
-/** Guard for InitializeRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isInitializeRequest(value: unknown): value is InitializeRequest {
-  return _InitializeRequest$0(value);
-}
-function _InitializeRequest$0(v: any): boolean {
+function _g76(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -1161,21 +1613,10 @@ function _InitializeRequest$0(v: any): boolean {
   if (p3 === undefined || !(isInitializeRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for InitializeRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isInitializeRequestParams(value: unknown): value is InitializeRequestParams {
-  return _InitializeRequestParams$0(value);
-}
-function _InitializeRequestParams$1(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.progressToken;
-  if (p0 !== undefined && !(isProgressToken(p0))) return false;
-  return true;
-}
-function _InitializeRequestParams$0(v: any): boolean {
+function _g77(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
-  if (p0 !== undefined && !(_InitializeRequestParams$1(p0))) return false;
+  if (p0 !== undefined && !(_g7(p0))) return false;
   const p1 = v.capabilities;
   if (p1 === undefined || !(isClientCapabilities(p1))) return false;
   const p2 = v.clientInfo;
@@ -1184,12 +1625,7 @@ function _InitializeRequestParams$0(v: any): boolean {
   if (p3 === undefined || !(typeof p3 === "string")) return false;
   return true;
 }
-
-/** Guard for InitializeResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isInitializeResult(value: unknown): value is InitializeResult {
-  return _InitializeResult$0(value);
-}
-function _InitializeResult$0(v: any): boolean {
+function _g78(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -1203,12 +1639,7 @@ function _InitializeResult$0(v: any): boolean {
   if (p4 === undefined || !(isImplementation(p4))) return false;
   return true;
 }
-
-/** Guard for InitializedNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isInitializedNotification(value: unknown): value is InitializedNotification {
-  return _InitializedNotification$0(value);
-}
-function _InitializedNotification$0(v: any): boolean {
+function _g79(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.jsonrpc;
   if (p0 === undefined || !(typeof p0 === "string" && p0 === "2.0")) return false;
@@ -1218,12 +1649,7 @@ function _InitializedNotification$0(v: any): boolean {
   if (p2 !== undefined && !(isNotificationParams(p2))) return false;
   return true;
 }
-
-/** Guard for JSONRPCErrorResponse: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isJSONRPCErrorResponse(value: unknown): value is JSONRPCErrorResponse {
-  return _JSONRPCErrorResponse$0(value);
-}
-function _JSONRPCErrorResponse$0(v: any): boolean {
+function _g80(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.error;
   if (p0 === undefined || !(isError(p0))) return false;
@@ -1233,17 +1659,7 @@ function _JSONRPCErrorResponse$0(v: any): boolean {
   if (p2 === undefined || !(typeof p2 === "string" && p2 === "2.0")) return false;
   return true;
 }
-
-/** Guard for JSONRPCMessage: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isJSONRPCMessage(value: unknown): value is JSONRPCMessage {
-  return (isJSONRPCRequest(value) || isJSONRPCNotification(value) || isJSONRPCResultResponse(value) || isJSONRPCErrorResponse(value));
-}
-
-/** Guard for JSONRPCNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isJSONRPCNotification(value: unknown): value is JSONRPCNotification {
-  return _JSONRPCNotification$0(value);
-}
-function _JSONRPCNotification$0(v: any): boolean {
+function _g81(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.jsonrpc;
   if (p0 === undefined || !(typeof p0 === "string" && p0 === "2.0")) return false;
@@ -1253,12 +1669,7 @@ function _JSONRPCNotification$0(v: any): boolean {
   if (p2 !== undefined && !((typeof p2 === "object" && p2 !== null && !Array.isArray(p2)))) return false;
   return true;
 }
-
-/** Guard for JSONRPCRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isJSONRPCRequest(value: unknown): value is JSONRPCRequest {
-  return _JSONRPCRequest$0(value);
-}
-function _JSONRPCRequest$0(v: any): boolean {
+function _g82(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -1270,17 +1681,7 @@ function _JSONRPCRequest$0(v: any): boolean {
   if (p3 !== undefined && !((typeof p3 === "object" && p3 !== null && !Array.isArray(p3)))) return false;
   return true;
 }
-
-/** Guard for JSONRPCResponse: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isJSONRPCResponse(value: unknown): value is JSONRPCResponse {
-  return (isJSONRPCResultResponse(value) || isJSONRPCErrorResponse(value));
-}
-
-/** Guard for JSONRPCResultResponse: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isJSONRPCResultResponse(value: unknown): value is JSONRPCResultResponse {
-  return _JSONRPCResultResponse$0(value);
-}
-function _JSONRPCResultResponse$0(v: any): boolean {
+function _g83(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -1290,12 +1691,7 @@ function _JSONRPCResultResponse$0(v: any): boolean {
   if (p2 === undefined || !(isResult(p2))) return false;
   return true;
 }
-
-/** Guard for JoinCallToolAsyncRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isJoinCallToolAsyncRequest(value: unknown): value is JoinCallToolAsyncRequest {
-  return _JoinCallToolAsyncRequest$0(value);
-}
-function _JoinCallToolAsyncRequest$0(v: any): boolean {
+function _g84(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -1307,64 +1703,33 @@ function _JoinCallToolAsyncRequest$0(v: any): boolean {
   if (p3 === undefined || !(isJoinCallToolAsyncRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for JoinCallToolAsyncRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isJoinCallToolAsyncRequestParams(value: unknown): value is JoinCallToolAsyncRequestParams {
-  return _JoinCallToolAsyncRequestParams$0(value);
-}
-function _JoinCallToolAsyncRequestParams$1(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.progressToken;
-  if (p0 !== undefined && !(isProgressToken(p0))) return false;
-  return true;
-}
-function _JoinCallToolAsyncRequestParams$0(v: any): boolean {
+function _g85(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
-  if (p0 !== undefined && !(_JoinCallToolAsyncRequestParams$1(p0))) return false;
+  if (p0 !== undefined && !(_g7(p0))) return false;
   const p1 = v.keepAlive;
   if (p1 !== undefined && !((typeof p1 === "number" && !Number.isNaN(p1)))) return false;
   const p2 = v.token;
   if (p2 === undefined || !(isAsyncToken(p2))) return false;
   return true;
 }
-
-/** Guard for LegacyTitledEnumSchema: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isLegacyTitledEnumSchema(value: unknown): value is LegacyTitledEnumSchema {
-  return _LegacyTitledEnumSchema$0(value);
-}
-function _LegacyTitledEnumSchema$1(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(typeof v[i] === "string")) return false;
-  return true;
-}
-function _LegacyTitledEnumSchema$2(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(typeof v[i] === "string")) return false;
-  return true;
-}
-function _LegacyTitledEnumSchema$0(v: any): boolean {
+function _g86(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.default;
   if (p0 !== undefined && !(typeof p0 === "string")) return false;
   const p1 = v.description;
   if (p1 !== undefined && !(typeof p1 === "string")) return false;
   const p2 = v.enum;
-  if (p2 === undefined || !(_LegacyTitledEnumSchema$1(p2))) return false;
+  if (p2 === undefined || !(_g37(p2))) return false;
   const p3 = v.enumNames;
-  if (p3 !== undefined && !(_LegacyTitledEnumSchema$2(p3))) return false;
+  if (p3 !== undefined && !(_g37(p3))) return false;
   const p4 = v.title;
   if (p4 !== undefined && !(typeof p4 === "string")) return false;
   const p5 = v.type;
   if (p5 === undefined || !(typeof p5 === "string" && p5 === "string")) return false;
   return true;
 }
-
-/** Guard for ListPromptsRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isListPromptsRequest(value: unknown): value is ListPromptsRequest {
-  return _ListPromptsRequest$0(value);
-}
-function _ListPromptsRequest$0(v: any): boolean {
+function _g87(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -1376,32 +1741,22 @@ function _ListPromptsRequest$0(v: any): boolean {
   if (p3 !== undefined && !(isPaginatedRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for ListPromptsResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isListPromptsResult(value: unknown): value is ListPromptsResult {
-  return _ListPromptsResult$0(value);
-}
-function _ListPromptsResult$1(v: any): boolean {
+function _g88(v: any): boolean {
   if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(isPrompt(v[i]))) return false;
   return true;
 }
-function _ListPromptsResult$0(v: any): boolean {
+function _g89(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   const p1 = v.nextCursor;
   if (p1 !== undefined && !(typeof p1 === "string")) return false;
   const p2 = v.prompts;
-  if (p2 === undefined || !(_ListPromptsResult$1(p2))) return false;
+  if (p2 === undefined || !(_g88(p2))) return false;
   return true;
 }
-
-/** Guard for ListResourceTemplatesRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isListResourceTemplatesRequest(value: unknown): value is ListResourceTemplatesRequest {
-  return _ListResourceTemplatesRequest$0(value);
-}
-function _ListResourceTemplatesRequest$0(v: any): boolean {
+function _g90(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -1413,32 +1768,22 @@ function _ListResourceTemplatesRequest$0(v: any): boolean {
   if (p3 !== undefined && !(isPaginatedRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for ListResourceTemplatesResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isListResourceTemplatesResult(value: unknown): value is ListResourceTemplatesResult {
-  return _ListResourceTemplatesResult$0(value);
-}
-function _ListResourceTemplatesResult$1(v: any): boolean {
+function _g91(v: any): boolean {
   if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(isResourceTemplate(v[i]))) return false;
   return true;
 }
-function _ListResourceTemplatesResult$0(v: any): boolean {
+function _g92(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   const p1 = v.nextCursor;
   if (p1 !== undefined && !(typeof p1 === "string")) return false;
   const p2 = v.resourceTemplates;
-  if (p2 === undefined || !(_ListResourceTemplatesResult$1(p2))) return false;
+  if (p2 === undefined || !(_g91(p2))) return false;
   return true;
 }
-
-/** Guard for ListResourcesRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isListResourcesRequest(value: unknown): value is ListResourcesRequest {
-  return _ListResourcesRequest$0(value);
-}
-function _ListResourcesRequest$0(v: any): boolean {
+function _g93(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -1450,32 +1795,22 @@ function _ListResourcesRequest$0(v: any): boolean {
   if (p3 !== undefined && !(isPaginatedRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for ListResourcesResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isListResourcesResult(value: unknown): value is ListResourcesResult {
-  return _ListResourcesResult$0(value);
-}
-function _ListResourcesResult$1(v: any): boolean {
+function _g94(v: any): boolean {
   if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(isResource(v[i]))) return false;
   return true;
 }
-function _ListResourcesResult$0(v: any): boolean {
+function _g95(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   const p1 = v.nextCursor;
   if (p1 !== undefined && !(typeof p1 === "string")) return false;
   const p2 = v.resources;
-  if (p2 === undefined || !(_ListResourcesResult$1(p2))) return false;
+  if (p2 === undefined || !(_g94(p2))) return false;
   return true;
 }
-
-/** Guard for ListRootsRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isListRootsRequest(value: unknown): value is ListRootsRequest {
-  return _ListRootsRequest$0(value);
-}
-function _ListRootsRequest$0(v: any): boolean {
+function _g96(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -1487,30 +1822,20 @@ function _ListRootsRequest$0(v: any): boolean {
   if (p3 !== undefined && !(isRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for ListRootsResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isListRootsResult(value: unknown): value is ListRootsResult {
-  return _ListRootsResult$0(value);
-}
-function _ListRootsResult$1(v: any): boolean {
+function _g97(v: any): boolean {
   if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(isRoot(v[i]))) return false;
   return true;
 }
-function _ListRootsResult$0(v: any): boolean {
+function _g98(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   const p1 = v.roots;
-  if (p1 === undefined || !(_ListRootsResult$1(p1))) return false;
+  if (p1 === undefined || !(_g97(p1))) return false;
   return true;
 }
-
-/** Guard for ListTasksRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isListTasksRequest(value: unknown): value is ListTasksRequest {
-  return _ListTasksRequest$0(value);
-}
-function _ListTasksRequest$0(v: any): boolean {
+function _g99(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -1522,32 +1847,22 @@ function _ListTasksRequest$0(v: any): boolean {
   if (p3 !== undefined && !(isPaginatedRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for ListTasksResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isListTasksResult(value: unknown): value is ListTasksResult {
-  return _ListTasksResult$0(value);
-}
-function _ListTasksResult$1(v: any): boolean {
+function _g100(v: any): boolean {
   if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(isTask(v[i]))) return false;
   return true;
 }
-function _ListTasksResult$0(v: any): boolean {
+function _g101(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   const p1 = v.nextCursor;
   if (p1 !== undefined && !(typeof p1 === "string")) return false;
   const p2 = v.tasks;
-  if (p2 === undefined || !(_ListTasksResult$1(p2))) return false;
+  if (p2 === undefined || !(_g100(p2))) return false;
   return true;
 }
-
-/** Guard for ListToolsRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isListToolsRequest(value: unknown): value is ListToolsRequest {
-  return _ListToolsRequest$0(value);
-}
-function _ListToolsRequest$0(v: any): boolean {
+function _g102(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -1559,37 +1874,17 @@ function _ListToolsRequest$0(v: any): boolean {
   if (p3 !== undefined && !(isPaginatedRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for ListToolsResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isListToolsResult(value: unknown): value is ListToolsResult {
-  return _ListToolsResult$0(value);
-}
-function _ListToolsResult$1(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(isTool(v[i]))) return false;
-  return true;
-}
-function _ListToolsResult$0(v: any): boolean {
+function _g103(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   const p1 = v.nextCursor;
   if (p1 !== undefined && !(typeof p1 === "string")) return false;
   const p2 = v.tools;
-  if (p2 === undefined || !(_ListToolsResult$1(p2))) return false;
+  if (p2 === undefined || !(_g43(p2))) return false;
   return true;
 }
-
-/** Guard for LoggingLevel: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isLoggingLevel(value: unknown): value is LoggingLevel {
-  return typeof value === "string" && (value === "alert" || value === "critical" || value === "debug" || value === "emergency" || value === "error" || value === "info" || value === "notice" || value === "warning");
-}
-
-/** Guard for LoggingMessageNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isLoggingMessageNotification(value: unknown): value is LoggingMessageNotification {
-  return _LoggingMessageNotification$0(value);
-}
-function _LoggingMessageNotification$0(v: any): boolean {
+function _g104(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.jsonrpc;
   if (p0 === undefined || !(typeof p0 === "string" && p0 === "2.0")) return false;
@@ -1599,12 +1894,7 @@ function _LoggingMessageNotification$0(v: any): boolean {
   if (p2 === undefined || !(isLoggingMessageNotificationParams(p2))) return false;
   return true;
 }
-
-/** Guard for LoggingMessageNotificationParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isLoggingMessageNotificationParams(value: unknown): value is LoggingMessageNotificationParams {
-  return _LoggingMessageNotificationParams$0(value);
-}
-function _LoggingMessageNotificationParams$0(v: any): boolean {
+function _g105(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -1616,50 +1906,30 @@ function _LoggingMessageNotificationParams$0(v: any): boolean {
   if (p3 !== undefined && !(typeof p3 === "string")) return false;
   return true;
 }
-
-/** Guard for ModelHint: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isModelHint(value: unknown): value is ModelHint {
-  return _ModelHint$0(value);
-}
-function _ModelHint$0(v: any): boolean {
+function _g106(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.name;
   if (p0 !== undefined && !(typeof p0 === "string")) return false;
   return true;
 }
-
-/** Guard for ModelPreferences: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isModelPreferences(value: unknown): value is ModelPreferences {
-  return _ModelPreferences$0(value);
-}
-function _ModelPreferences$1(v: any): boolean {
+function _g107(v: any): boolean {
   if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(isModelHint(v[i]))) return false;
   return true;
 }
-function _ModelPreferences$0(v: any): boolean {
+function _g108(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.costPriority;
   if (p0 !== undefined && !((typeof p0 === "number" && !Number.isNaN(p0)) && (p0 >= 0) && (p0 <= 1))) return false;
   const p1 = v.hints;
-  if (p1 !== undefined && !(_ModelPreferences$1(p1))) return false;
+  if (p1 !== undefined && !(_g107(p1))) return false;
   const p2 = v.intelligencePriority;
   if (p2 !== undefined && !((typeof p2 === "number" && !Number.isNaN(p2)) && (p2 >= 0) && (p2 <= 1))) return false;
   const p3 = v.speedPriority;
   if (p3 !== undefined && !((typeof p3 === "number" && !Number.isNaN(p3)) && (p3 >= 0) && (p3 <= 1))) return false;
   return true;
 }
-
-/** Guard for MultiSelectEnumSchema: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isMultiSelectEnumSchema(value: unknown): value is MultiSelectEnumSchema {
-  return (isUntitledMultiSelectEnumSchema(value) || isTitledMultiSelectEnumSchema(value));
-}
-
-/** Guard for Notification: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isNotification(value: unknown): value is Notification {
-  return _Notification$0(value);
-}
-function _Notification$0(v: any): boolean {
+function _g109(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.method;
   if (p0 === undefined || !(typeof p0 === "string")) return false;
@@ -1667,23 +1937,7 @@ function _Notification$0(v: any): boolean {
   if (p1 !== undefined && !((typeof p1 === "object" && p1 !== null && !Array.isArray(p1)))) return false;
   return true;
 }
-
-/** Guard for NotificationParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isNotificationParams(value: unknown): value is NotificationParams {
-  return _NotificationParams$0(value);
-}
-function _NotificationParams$0(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v._meta;
-  if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
-  return true;
-}
-
-/** Guard for NumberSchema: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isNumberSchema(value: unknown): value is NumberSchema {
-  return _NumberSchema$0(value);
-}
-function _NumberSchema$0(v: any): boolean {
+function _g110(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.default;
   if (p0 !== undefined && !((typeof p0 === "number" && !Number.isNaN(p0)))) return false;
@@ -1699,12 +1953,7 @@ function _NumberSchema$0(v: any): boolean {
   if (p5 === undefined || !(typeof p5 === "string" && (p5 === "integer" || p5 === "number"))) return false;
   return true;
 }
-
-/** Guard for PaginatedRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isPaginatedRequest(value: unknown): value is PaginatedRequest {
-  return _PaginatedRequest$0(value);
-}
-function _PaginatedRequest$0(v: any): boolean {
+function _g111(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -1716,31 +1965,15 @@ function _PaginatedRequest$0(v: any): boolean {
   if (p3 !== undefined && !(isPaginatedRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for PaginatedRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isPaginatedRequestParams(value: unknown): value is PaginatedRequestParams {
-  return _PaginatedRequestParams$0(value);
-}
-function _PaginatedRequestParams$1(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.progressToken;
-  if (p0 !== undefined && !(isProgressToken(p0))) return false;
-  return true;
-}
-function _PaginatedRequestParams$0(v: any): boolean {
+function _g112(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
-  if (p0 !== undefined && !(_PaginatedRequestParams$1(p0))) return false;
+  if (p0 !== undefined && !(_g7(p0))) return false;
   const p1 = v.cursor;
   if (p1 !== undefined && !(typeof p1 === "string")) return false;
   return true;
 }
-
-/** Guard for PaginatedResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isPaginatedResult(value: unknown): value is PaginatedResult {
-  return _PaginatedResult$0(value);
-}
-function _PaginatedResult$0(v: any): boolean {
+function _g113(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -1748,12 +1981,7 @@ function _PaginatedResult$0(v: any): boolean {
   if (p1 !== undefined && !(typeof p1 === "string")) return false;
   return true;
 }
-
-/** Guard for PingRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isPingRequest(value: unknown): value is PingRequest {
-  return _PingRequest$0(value);
-}
-function _PingRequest$0(v: any): boolean {
+function _g114(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -1765,17 +1993,7 @@ function _PingRequest$0(v: any): boolean {
   if (p3 !== undefined && !(isRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for PrimitiveSchemaDefinition: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isPrimitiveSchemaDefinition(value: unknown): value is PrimitiveSchemaDefinition {
-  return (isStringSchema(value) || isNumberSchema(value) || isBooleanSchema(value) || isUntitledSingleSelectEnumSchema(value) || isTitledSingleSelectEnumSchema(value) || isUntitledMultiSelectEnumSchema(value) || isTitledMultiSelectEnumSchema(value) || isLegacyTitledEnumSchema(value));
-}
-
-/** Guard for ProgressNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isProgressNotification(value: unknown): value is ProgressNotification {
-  return _ProgressNotification$0(value);
-}
-function _ProgressNotification$0(v: any): boolean {
+function _g115(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.jsonrpc;
   if (p0 === undefined || !(typeof p0 === "string" && p0 === "2.0")) return false;
@@ -1785,12 +2003,7 @@ function _ProgressNotification$0(v: any): boolean {
   if (p2 === undefined || !(isProgressNotificationParams(p2))) return false;
   return true;
 }
-
-/** Guard for ProgressNotificationParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isProgressNotificationParams(value: unknown): value is ProgressNotificationParams {
-  return _ProgressNotificationParams$0(value);
-}
-function _ProgressNotificationParams$0(v: any): boolean {
+function _g116(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -1806,48 +2019,28 @@ function _ProgressNotificationParams$0(v: any): boolean {
   if (p5 !== undefined && !((typeof p5 === "number" && !Number.isNaN(p5)))) return false;
   return true;
 }
-
-/** Guard for ProgressToken: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isProgressToken(value: unknown): value is ProgressToken {
-  return ((typeof value === "number" && !(value % 1) && !Number.isNaN(value)) || typeof value === "string");
-}
-
-/** Guard for Prompt: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isPrompt(value: unknown): value is Prompt {
-  return _Prompt$0(value);
-}
-function _Prompt$1(v: any): boolean {
+function _g117(v: any): boolean {
   if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(isPromptArgument(v[i]))) return false;
   return true;
 }
-function _Prompt$2(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(isIcon(v[i]))) return false;
-  return true;
-}
-function _Prompt$0(v: any): boolean {
+function _g118(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   const p1 = v.arguments;
-  if (p1 !== undefined && !(_Prompt$1(p1))) return false;
+  if (p1 !== undefined && !(_g117(p1))) return false;
   const p2 = v.description;
   if (p2 !== undefined && !(typeof p2 === "string")) return false;
   const p3 = v.icons;
-  if (p3 !== undefined && !(_Prompt$2(p3))) return false;
+  if (p3 !== undefined && !(_g72(p3))) return false;
   const p4 = v.name;
   if (p4 === undefined || !(typeof p4 === "string")) return false;
   const p5 = v.title;
   if (p5 !== undefined && !(typeof p5 === "string")) return false;
   return true;
 }
-
-/** Guard for PromptArgument: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isPromptArgument(value: unknown): value is PromptArgument {
-  return _PromptArgument$0(value);
-}
-function _PromptArgument$0(v: any): boolean {
+function _g119(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.description;
   if (p0 !== undefined && !(typeof p0 === "string")) return false;
@@ -1859,12 +2052,7 @@ function _PromptArgument$0(v: any): boolean {
   if (p3 !== undefined && !(typeof p3 === "string")) return false;
   return true;
 }
-
-/** Guard for PromptListChangedNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isPromptListChangedNotification(value: unknown): value is PromptListChangedNotification {
-  return _PromptListChangedNotification$0(value);
-}
-function _PromptListChangedNotification$0(v: any): boolean {
+function _g120(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.jsonrpc;
   if (p0 === undefined || !(typeof p0 === "string" && p0 === "2.0")) return false;
@@ -1874,12 +2062,7 @@ function _PromptListChangedNotification$0(v: any): boolean {
   if (p2 !== undefined && !(isNotificationParams(p2))) return false;
   return true;
 }
-
-/** Guard for PromptMessage: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isPromptMessage(value: unknown): value is PromptMessage {
-  return _PromptMessage$0(value);
-}
-function _PromptMessage$0(v: any): boolean {
+function _g121(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.content;
   if (p0 === undefined || !(isContentBlock(p0))) return false;
@@ -1887,12 +2070,7 @@ function _PromptMessage$0(v: any): boolean {
   if (p1 === undefined || !(isRole(p1))) return false;
   return true;
 }
-
-/** Guard for PromptReference: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isPromptReference(value: unknown): value is PromptReference {
-  return _PromptReference$0(value);
-}
-function _PromptReference$0(v: any): boolean {
+function _g122(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.name;
   if (p0 === undefined || !(typeof p0 === "string")) return false;
@@ -1902,12 +2080,7 @@ function _PromptReference$0(v: any): boolean {
   if (p2 === undefined || !(typeof p2 === "string" && p2 === "ref/prompt")) return false;
   return true;
 }
-
-/** Guard for ReadResourceRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isReadResourceRequest(value: unknown): value is ReadResourceRequest {
-  return _ReadResourceRequest$0(value);
-}
-function _ReadResourceRequest$0(v: any): boolean {
+function _g123(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -1919,100 +2092,34 @@ function _ReadResourceRequest$0(v: any): boolean {
   if (p3 === undefined || !(isReadResourceRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for ReadResourceRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isReadResourceRequestParams(value: unknown): value is ReadResourceRequestParams {
-  return _ReadResourceRequestParams$0(value);
-}
-function _ReadResourceRequestParams$1(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.progressToken;
-  if (p0 !== undefined && !(isProgressToken(p0))) return false;
-  return true;
-}
-function _ReadResourceRequestParams$0(v: any): boolean {
+function _g124(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
-  if (p0 !== undefined && !(_ReadResourceRequestParams$1(p0))) return false;
+  if (p0 !== undefined && !(_g7(p0))) return false;
   const p1 = v.uri;
   if (p1 === undefined || !(typeof p1 === "string")) return false;
   return true;
 }
-
-/** Guard for ReadResourceResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isReadResourceResult(value: unknown): value is ReadResourceResult {
-  return _ReadResourceResult$0(value);
-}
-function _ReadResourceResult$1(v: any): boolean {
+function _g125(v: any): boolean {
   if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!((isTextResourceContents(v[i]) || isBlobResourceContents(v[i])))) return false;
   return true;
 }
-function _ReadResourceResult$0(v: any): boolean {
+function _g126(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   const p1 = v.contents;
-  if (p1 === undefined || !(_ReadResourceResult$1(p1))) return false;
+  if (p1 === undefined || !(_g125(p1))) return false;
   return true;
 }
-
-/** Guard for RelatedTaskMetadata: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isRelatedTaskMetadata(value: unknown): value is RelatedTaskMetadata {
-  return _RelatedTaskMetadata$0(value);
-}
-function _RelatedTaskMetadata$0(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.taskId;
-  if (p0 === undefined || !(typeof p0 === "string")) return false;
-  return true;
-}
-
-/** Guard for Request: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isRequest(value: unknown): value is Request {
-  return _Request$0(value);
-}
-function _Request$0(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.method;
-  if (p0 === undefined || !(typeof p0 === "string")) return false;
-  const p1 = v.params;
-  if (p1 !== undefined && !((typeof p1 === "object" && p1 !== null && !Array.isArray(p1)))) return false;
-  return true;
-}
-
-/** Guard for RequestId: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isRequestId(value: unknown): value is RequestId {
-  return ((typeof value === "number" && !(value % 1) && !Number.isNaN(value)) || typeof value === "string");
-}
-
-/** Guard for RequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isRequestParams(value: unknown): value is RequestParams {
-  return _RequestParams$0(value);
-}
-function _RequestParams$1(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.progressToken;
-  if (p0 !== undefined && !(isProgressToken(p0))) return false;
-  return true;
-}
-function _RequestParams$0(v: any): boolean {
+function _g127(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
-  if (p0 !== undefined && !(_RequestParams$1(p0))) return false;
+  if (p0 !== undefined && !(_g7(p0))) return false;
   return true;
 }
-
-/** Guard for Resource: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isResource(value: unknown): value is Resource {
-  return _Resource$0(value);
-}
-function _Resource$1(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(isIcon(v[i]))) return false;
-  return true;
-}
-function _Resource$0(v: any): boolean {
+function _g128(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -2021,7 +2128,7 @@ function _Resource$0(v: any): boolean {
   const p2 = v.description;
   if (p2 !== undefined && !(typeof p2 === "string")) return false;
   const p3 = v.icons;
-  if (p3 !== undefined && !(_Resource$1(p3))) return false;
+  if (p3 !== undefined && !(_g72(p3))) return false;
   const p4 = v.mimeType;
   if (p4 !== undefined && !(typeof p4 === "string")) return false;
   const p5 = v.name;
@@ -2034,12 +2141,7 @@ function _Resource$0(v: any): boolean {
   if (p8 === undefined || !(typeof p8 === "string")) return false;
   return true;
 }
-
-/** Guard for ResourceContents: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isResourceContents(value: unknown): value is ResourceContents {
-  return _ResourceContents$0(value);
-}
-function _ResourceContents$0(v: any): boolean {
+function _g129(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -2049,17 +2151,7 @@ function _ResourceContents$0(v: any): boolean {
   if (p2 === undefined || !(typeof p2 === "string")) return false;
   return true;
 }
-
-/** Guard for ResourceLink: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isResourceLink(value: unknown): value is ResourceLink {
-  return _ResourceLink$0(value);
-}
-function _ResourceLink$1(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(isIcon(v[i]))) return false;
-  return true;
-}
-function _ResourceLink$0(v: any): boolean {
+function _g130(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -2068,7 +2160,7 @@ function _ResourceLink$0(v: any): boolean {
   const p2 = v.description;
   if (p2 !== undefined && !(typeof p2 === "string")) return false;
   const p3 = v.icons;
-  if (p3 !== undefined && !(_ResourceLink$1(p3))) return false;
+  if (p3 !== undefined && !(_g72(p3))) return false;
   const p4 = v.mimeType;
   if (p4 !== undefined && !(typeof p4 === "string")) return false;
   const p5 = v.name;
@@ -2083,12 +2175,7 @@ function _ResourceLink$0(v: any): boolean {
   if (p9 === undefined || !(typeof p9 === "string")) return false;
   return true;
 }
-
-/** Guard for ResourceListChangedNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isResourceListChangedNotification(value: unknown): value is ResourceListChangedNotification {
-  return _ResourceListChangedNotification$0(value);
-}
-function _ResourceListChangedNotification$0(v: any): boolean {
+function _g131(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.jsonrpc;
   if (p0 === undefined || !(typeof p0 === "string" && p0 === "2.0")) return false;
@@ -2098,36 +2185,7 @@ function _ResourceListChangedNotification$0(v: any): boolean {
   if (p2 !== undefined && !(isNotificationParams(p2))) return false;
   return true;
 }
-
-/** Guard for ResourceRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isResourceRequestParams(value: unknown): value is ResourceRequestParams {
-  return _ResourceRequestParams$0(value);
-}
-function _ResourceRequestParams$1(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.progressToken;
-  if (p0 !== undefined && !(isProgressToken(p0))) return false;
-  return true;
-}
-function _ResourceRequestParams$0(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v._meta;
-  if (p0 !== undefined && !(_ResourceRequestParams$1(p0))) return false;
-  const p1 = v.uri;
-  if (p1 === undefined || !(typeof p1 === "string")) return false;
-  return true;
-}
-
-/** Guard for ResourceTemplate: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isResourceTemplate(value: unknown): value is ResourceTemplate {
-  return _ResourceTemplate$0(value);
-}
-function _ResourceTemplate$1(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(isIcon(v[i]))) return false;
-  return true;
-}
-function _ResourceTemplate$0(v: any): boolean {
+function _g132(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -2136,7 +2194,7 @@ function _ResourceTemplate$0(v: any): boolean {
   const p2 = v.description;
   if (p2 !== undefined && !(typeof p2 === "string")) return false;
   const p3 = v.icons;
-  if (p3 !== undefined && !(_ResourceTemplate$1(p3))) return false;
+  if (p3 !== undefined && !(_g72(p3))) return false;
   const p4 = v.mimeType;
   if (p4 !== undefined && !(typeof p4 === "string")) return false;
   const p5 = v.name;
@@ -2147,12 +2205,7 @@ function _ResourceTemplate$0(v: any): boolean {
   if (p7 === undefined || !(typeof p7 === "string")) return false;
   return true;
 }
-
-/** Guard for ResourceTemplateReference: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isResourceTemplateReference(value: unknown): value is ResourceTemplateReference {
-  return _ResourceTemplateReference$0(value);
-}
-function _ResourceTemplateReference$0(v: any): boolean {
+function _g133(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.type;
   if (p0 === undefined || !(typeof p0 === "string" && p0 === "ref/resource")) return false;
@@ -2160,12 +2213,7 @@ function _ResourceTemplateReference$0(v: any): boolean {
   if (p1 === undefined || !(typeof p1 === "string")) return false;
   return true;
 }
-
-/** Guard for ResourceUpdatedNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isResourceUpdatedNotification(value: unknown): value is ResourceUpdatedNotification {
-  return _ResourceUpdatedNotification$0(value);
-}
-function _ResourceUpdatedNotification$0(v: any): boolean {
+function _g134(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.jsonrpc;
   if (p0 === undefined || !(typeof p0 === "string" && p0 === "2.0")) return false;
@@ -2175,12 +2223,7 @@ function _ResourceUpdatedNotification$0(v: any): boolean {
   if (p2 === undefined || !(isResourceUpdatedNotificationParams(p2))) return false;
   return true;
 }
-
-/** Guard for ResourceUpdatedNotificationParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isResourceUpdatedNotificationParams(value: unknown): value is ResourceUpdatedNotificationParams {
-  return _ResourceUpdatedNotificationParams$0(value);
-}
-function _ResourceUpdatedNotificationParams$0(v: any): boolean {
+function _g135(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -2188,23 +2231,7 @@ function _ResourceUpdatedNotificationParams$0(v: any): boolean {
   if (p1 === undefined || !(typeof p1 === "string")) return false;
   return true;
 }
-
-/** Guard for Result: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isResult(value: unknown): value is Result {
-  return _Result$0(value);
-}
-function _Result$0(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v._meta;
-  if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
-  return true;
-}
-
-/** Guard for ResumePolicyNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isResumePolicyNotification(value: unknown): value is ResumePolicyNotification {
-  return _ResumePolicyNotification$0(value);
-}
-function _ResumePolicyNotification$0(v: any): boolean {
+function _g136(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.jsonrpc;
   if (p0 === undefined || !(typeof p0 === "string" && p0 === "2.0")) return false;
@@ -2214,12 +2241,7 @@ function _ResumePolicyNotification$0(v: any): boolean {
   if (p2 === undefined || !(isResumePolicyNotificationParams(p2))) return false;
   return true;
 }
-
-/** Guard for ResumePolicyNotificationParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isResumePolicyNotificationParams(value: unknown): value is ResumePolicyNotificationParams {
-  return _ResumePolicyNotificationParams$0(value);
-}
-function _ResumePolicyNotificationParams$0(v: any): boolean {
+function _g137(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -2233,12 +2255,7 @@ function _ResumePolicyNotificationParams$0(v: any): boolean {
   if (p4 === undefined || !(typeof p4 === "string")) return false;
   return true;
 }
-
-/** Guard for ResumeRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isResumeRequest(value: unknown): value is ResumeRequest {
-  return _ResumeRequest$0(value);
-}
-function _ResumeRequest$0(v: any): boolean {
+function _g138(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -2250,36 +2267,15 @@ function _ResumeRequest$0(v: any): boolean {
   if (p3 === undefined || !(isResumeRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for ResumeRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isResumeRequestParams(value: unknown): value is ResumeRequestParams {
-  return _ResumeRequestParams$0(value);
-}
-function _ResumeRequestParams$1(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.progressToken;
-  if (p0 !== undefined && !(isProgressToken(p0))) return false;
-  return true;
-}
-function _ResumeRequestParams$0(v: any): boolean {
+function _g139(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
-  if (p0 !== undefined && !(_ResumeRequestParams$1(p0))) return false;
+  if (p0 !== undefined && !(_g7(p0))) return false;
   const p1 = v.resumeToken;
   if (p1 === undefined || !(typeof p1 === "string")) return false;
   return true;
 }
-
-/** Guard for Role: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isRole(value: unknown): value is Role {
-  return typeof value === "string" && (value === "assistant" || value === "user");
-}
-
-/** Guard for Root: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isRoot(value: unknown): value is Root {
-  return _Root$0(value);
-}
-function _Root$0(v: any): boolean {
+function _g140(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -2289,12 +2285,7 @@ function _Root$0(v: any): boolean {
   if (p2 === undefined || !(typeof p2 === "string")) return false;
   return true;
 }
-
-/** Guard for RootsListChangedNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isRootsListChangedNotification(value: unknown): value is RootsListChangedNotification {
-  return _RootsListChangedNotification$0(value);
-}
-function _RootsListChangedNotification$0(v: any): boolean {
+function _g141(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.jsonrpc;
   if (p0 === undefined || !(typeof p0 === "string" && p0 === "2.0")) return false;
@@ -2304,32 +2295,17 @@ function _RootsListChangedNotification$0(v: any): boolean {
   if (p2 !== undefined && !(isNotificationParams(p2))) return false;
   return true;
 }
-
-/** Guard for SamplingMessage: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isSamplingMessage(value: unknown): value is SamplingMessage {
-  return _SamplingMessage$0(value);
-}
-function _SamplingMessage$1(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(isSamplingMessageContentBlock(v[i]))) return false;
-  return true;
-}
-function _SamplingMessage$0(v: any): boolean {
+function _g142(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   const p1 = v.content;
-  if (p1 === undefined || !((isTextContent(p1) || isImageContent(p1) || isAudioContent(p1) || isToolUseContent(p1) || isToolResultContent(p1) || _SamplingMessage$1(p1)))) return false;
+  if (p1 === undefined || !((isTextContent(p1) || isImageContent(p1) || isAudioContent(p1) || isToolUseContent(p1) || isToolResultContent(p1) || _g45(p1)))) return false;
   const p2 = v.role;
   if (p2 === undefined || !(isRole(p2))) return false;
   return true;
 }
-
-/** Guard for SamplingMessageContentBlock: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isSamplingMessageContentBlock(value: unknown): value is SamplingMessageContentBlock {
-  return _SamplingMessageContentBlock$0(value);
-}
-function _SamplingMessageContentBlock$0(v: any): boolean {
+function _g143(v: any): boolean {
   if (typeof v !== "object" || v === null) return false;
   switch (v.type) {
     case "audio": return isAudioContent(v);
@@ -2340,29 +2316,13 @@ function _SamplingMessageContentBlock$0(v: any): boolean {
     default: return false;
   }
 }
-
-/** Guard for ServerCapabilities: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isServerCapabilities(value: unknown): value is ServerCapabilities {
-  return _ServerCapabilities$0(value);
-}
-function _ServerCapabilities$1(v: any): boolean {
+function _g144(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.maxKeepAliveTime;
   if (p0 !== undefined && !((typeof p0 === "number" && !Number.isNaN(p0)))) return false;
   return true;
 }
-function _ServerCapabilities$2(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  for (const k in v) { if (!((typeof v[k] === "object" && v[k] !== null && !Array.isArray(v[k])))) return false; }
-  return true;
-}
-function _ServerCapabilities$3(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.listChanged;
-  if (p0 !== undefined && !(typeof p0 === "boolean")) return false;
-  return true;
-}
-function _ServerCapabilities$4(v: any): boolean {
+function _g145(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.listChanged;
   if (p0 !== undefined && !(typeof p0 === "boolean")) return false;
@@ -2370,60 +2330,49 @@ function _ServerCapabilities$4(v: any): boolean {
   if (p1 !== undefined && !(typeof p1 === "boolean")) return false;
   return true;
 }
-function _ServerCapabilities$7(v: any): boolean {
+function _g146(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.call;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   return true;
 }
-function _ServerCapabilities$6(v: any): boolean {
+function _g147(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.tools;
-  if (p0 !== undefined && !(_ServerCapabilities$7(p0))) return false;
+  if (p0 !== undefined && !(_g146(p0))) return false;
   return true;
 }
-function _ServerCapabilities$5(v: any): boolean {
+function _g148(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.cancel;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   const p1 = v.list;
   if (p1 !== undefined && !((typeof p1 === "object" && p1 !== null && !Array.isArray(p1)))) return false;
   const p2 = v.requests;
-  if (p2 !== undefined && !(_ServerCapabilities$6(p2))) return false;
+  if (p2 !== undefined && !(_g147(p2))) return false;
   return true;
 }
-function _ServerCapabilities$8(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.listChanged;
-  if (p0 !== undefined && !(typeof p0 === "boolean")) return false;
-  return true;
-}
-function _ServerCapabilities$0(v: any): boolean {
+function _g149(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.async;
-  if (p0 !== undefined && !(_ServerCapabilities$1(p0))) return false;
+  if (p0 !== undefined && !(_g144(p0))) return false;
   const p1 = v.completions;
   if (p1 !== undefined && !((typeof p1 === "object" && p1 !== null && !Array.isArray(p1)))) return false;
   const p2 = v.experimental;
-  if (p2 !== undefined && !(_ServerCapabilities$2(p2))) return false;
+  if (p2 !== undefined && !(_g21(p2))) return false;
   const p3 = v.logging;
   if (p3 !== undefined && !((typeof p3 === "object" && p3 !== null && !Array.isArray(p3)))) return false;
   const p4 = v.prompts;
-  if (p4 !== undefined && !(_ServerCapabilities$3(p4))) return false;
+  if (p4 !== undefined && !(_g22(p4))) return false;
   const p5 = v.resources;
-  if (p5 !== undefined && !(_ServerCapabilities$4(p5))) return false;
+  if (p5 !== undefined && !(_g145(p5))) return false;
   const p6 = v.tasks;
-  if (p6 !== undefined && !(_ServerCapabilities$5(p6))) return false;
+  if (p6 !== undefined && !(_g148(p6))) return false;
   const p7 = v.tools;
-  if (p7 !== undefined && !(_ServerCapabilities$8(p7))) return false;
+  if (p7 !== undefined && !(_g22(p7))) return false;
   return true;
 }
-
-/** Guard for ServerNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isServerNotification(value: unknown): value is ServerNotification {
-  return _ServerNotification$0(value);
-}
-function _ServerNotification$0(v: any): boolean {
+function _g150(v: any): boolean {
   if (typeof v !== "object" || v === null) return false;
   switch (v.method) {
     case "notifications/cancelled": return isCancelledNotification(v);
@@ -2439,12 +2388,7 @@ function _ServerNotification$0(v: any): boolean {
     default: return false;
   }
 }
-
-/** Guard for ServerRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isServerRequest(value: unknown): value is ServerRequest {
-  return _ServerRequest$0(value);
-}
-function _ServerRequest$0(v: any): boolean {
+function _g151(v: any): boolean {
   if (typeof v !== "object" || v === null) return false;
   switch (v.method) {
     case "elicitation/create": return isElicitRequest(v);
@@ -2458,17 +2402,7 @@ function _ServerRequest$0(v: any): boolean {
     default: return false;
   }
 }
-
-/** Guard for ServerResult: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isServerResult(value: unknown): value is ServerResult {
-  return (isResult(value) || isInitializeResult(value) || isListResourcesResult(value) || isListResourceTemplatesResult(value) || isReadResourceResult(value) || isListPromptsResult(value) || isGetPromptResult(value) || isListToolsResult(value) || isCallToolResult(value) || isGetTaskResult(value) || isGetTaskPayloadResult(value) || isCancelTaskResult(value) || isListTasksResult(value) || isCompleteResult(value) || isGetRequestStatusResult(value) || isCallToolAsyncResult(value));
-}
-
-/** Guard for SetLevelRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isSetLevelRequest(value: unknown): value is SetLevelRequest {
-  return _SetLevelRequest$0(value);
-}
-function _SetLevelRequest$0(v: any): boolean {
+function _g152(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -2480,36 +2414,15 @@ function _SetLevelRequest$0(v: any): boolean {
   if (p3 === undefined || !(isSetLevelRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for SetLevelRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isSetLevelRequestParams(value: unknown): value is SetLevelRequestParams {
-  return _SetLevelRequestParams$0(value);
-}
-function _SetLevelRequestParams$1(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.progressToken;
-  if (p0 !== undefined && !(isProgressToken(p0))) return false;
-  return true;
-}
-function _SetLevelRequestParams$0(v: any): boolean {
+function _g153(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
-  if (p0 !== undefined && !(_SetLevelRequestParams$1(p0))) return false;
+  if (p0 !== undefined && !(_g7(p0))) return false;
   const p1 = v.level;
   if (p1 === undefined || !(isLoggingLevel(p1))) return false;
   return true;
 }
-
-/** Guard for SingleSelectEnumSchema: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isSingleSelectEnumSchema(value: unknown): value is SingleSelectEnumSchema {
-  return (isUntitledSingleSelectEnumSchema(value) || isTitledSingleSelectEnumSchema(value));
-}
-
-/** Guard for StringSchema: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isStringSchema(value: unknown): value is StringSchema {
-  return _StringSchema$0(value);
-}
-function _StringSchema$0(v: any): boolean {
+function _g154(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.default;
   if (p0 !== undefined && !(typeof p0 === "string")) return false;
@@ -2527,12 +2440,7 @@ function _StringSchema$0(v: any): boolean {
   if (p6 === undefined || !(typeof p6 === "string" && p6 === "string")) return false;
   return true;
 }
-
-/** Guard for SubscribeRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isSubscribeRequest(value: unknown): value is SubscribeRequest {
-  return _SubscribeRequest$0(value);
-}
-function _SubscribeRequest$0(v: any): boolean {
+function _g155(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -2544,31 +2452,7 @@ function _SubscribeRequest$0(v: any): boolean {
   if (p3 === undefined || !(isSubscribeRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for SubscribeRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isSubscribeRequestParams(value: unknown): value is SubscribeRequestParams {
-  return _SubscribeRequestParams$0(value);
-}
-function _SubscribeRequestParams$1(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.progressToken;
-  if (p0 !== undefined && !(isProgressToken(p0))) return false;
-  return true;
-}
-function _SubscribeRequestParams$0(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v._meta;
-  if (p0 !== undefined && !(_SubscribeRequestParams$1(p0))) return false;
-  const p1 = v.uri;
-  if (p1 === undefined || !(typeof p1 === "string")) return false;
-  return true;
-}
-
-/** Guard for Task: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isTask(value: unknown): value is Task {
-  return _Task$0(value);
-}
-function _Task$0(v: any): boolean {
+function _g156(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.createdAt;
   if (p0 === undefined || !(typeof p0 === "string")) return false;
@@ -2586,47 +2470,21 @@ function _Task$0(v: any): boolean {
   if (p6 === undefined || !((p6 === null || (typeof p6 === "number" && !(p6 % 1) && !Number.isNaN(p6))))) return false;
   return true;
 }
-
-/** Guard for TaskAugmentedRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isTaskAugmentedRequestParams(value: unknown): value is TaskAugmentedRequestParams {
-  return _TaskAugmentedRequestParams$0(value);
-}
-function _TaskAugmentedRequestParams$1(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.progressToken;
-  if (p0 !== undefined && !(isProgressToken(p0))) return false;
-  return true;
-}
-function _TaskAugmentedRequestParams$0(v: any): boolean {
+function _g157(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
-  if (p0 !== undefined && !(_TaskAugmentedRequestParams$1(p0))) return false;
+  if (p0 !== undefined && !(_g7(p0))) return false;
   const p1 = v.task;
   if (p1 !== undefined && !(isTaskMetadata(p1))) return false;
   return true;
 }
-
-/** Guard for TaskMetadata: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isTaskMetadata(value: unknown): value is TaskMetadata {
-  return _TaskMetadata$0(value);
-}
-function _TaskMetadata$0(v: any): boolean {
+function _g158(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.ttl;
   if (p0 !== undefined && !((typeof p0 === "number" && !(p0 % 1) && !Number.isNaN(p0)))) return false;
   return true;
 }
-
-/** Guard for TaskStatus: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isTaskStatus(value: unknown): value is TaskStatus {
-  return typeof value === "string" && (value === "cancelled" || value === "completed" || value === "failed" || value === "input_required" || value === "working");
-}
-
-/** Guard for TaskStatusNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isTaskStatusNotification(value: unknown): value is TaskStatusNotification {
-  return _TaskStatusNotification$0(value);
-}
-function _TaskStatusNotification$0(v: any): boolean {
+function _g159(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.jsonrpc;
   if (p0 === undefined || !(typeof p0 === "string" && p0 === "2.0")) return false;
@@ -2636,17 +2494,7 @@ function _TaskStatusNotification$0(v: any): boolean {
   if (p2 === undefined || !(isTaskStatusNotificationParams(p2))) return false;
   return true;
 }
-
-/** Guard for TaskStatusNotificationParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isTaskStatusNotificationParams(value: unknown): value is TaskStatusNotificationParams {
-  return (isNotificationParams(value) && isTask(value));
-}
-
-/** Guard for TextContent: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isTextContent(value: unknown): value is TextContent {
-  return _TextContent$0(value);
-}
-function _TextContent$0(v: any): boolean {
+function _g160(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -2658,12 +2506,7 @@ function _TextContent$0(v: any): boolean {
   if (p3 === undefined || !(typeof p3 === "string" && p3 === "text")) return false;
   return true;
 }
-
-/** Guard for TextResourceContents: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isTextResourceContents(value: unknown): value is TextResourceContents {
-  return _TextResourceContents$0(value);
-}
-function _TextResourceContents$0(v: any): boolean {
+function _g161(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -2675,17 +2518,7 @@ function _TextResourceContents$0(v: any): boolean {
   if (p3 === undefined || !(typeof p3 === "string")) return false;
   return true;
 }
-
-/** Guard for TitledMultiSelectEnumSchema: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isTitledMultiSelectEnumSchema(value: unknown): value is TitledMultiSelectEnumSchema {
-  return _TitledMultiSelectEnumSchema$0(value);
-}
-function _TitledMultiSelectEnumSchema$1(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(typeof v[i] === "string")) return false;
-  return true;
-}
-function _TitledMultiSelectEnumSchema$4(v: any): boolean {
+function _g162(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.const;
   if (p0 === undefined || !(typeof p0 === "string")) return false;
@@ -2693,25 +2526,25 @@ function _TitledMultiSelectEnumSchema$4(v: any): boolean {
   if (p1 === undefined || !(typeof p1 === "string")) return false;
   return true;
 }
-function _TitledMultiSelectEnumSchema$3(v: any): boolean {
+function _g163(v: any): boolean {
   if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(_TitledMultiSelectEnumSchema$4(v[i]))) return false;
+  for (let i = 0; i < v.length; i++) if (!(_g162(v[i]))) return false;
   return true;
 }
-function _TitledMultiSelectEnumSchema$2(v: any): boolean {
+function _g164(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.anyOf;
-  if (p0 === undefined || !(_TitledMultiSelectEnumSchema$3(p0))) return false;
+  if (p0 === undefined || !(_g163(p0))) return false;
   return true;
 }
-function _TitledMultiSelectEnumSchema$0(v: any): boolean {
+function _g165(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.default;
-  if (p0 !== undefined && !(_TitledMultiSelectEnumSchema$1(p0))) return false;
+  if (p0 !== undefined && !(_g37(p0))) return false;
   const p1 = v.description;
   if (p1 !== undefined && !(typeof p1 === "string")) return false;
   const p2 = v.items;
-  if (p2 === undefined || !(_TitledMultiSelectEnumSchema$2(p2))) return false;
+  if (p2 === undefined || !(_g164(p2))) return false;
   const p3 = v.maxItems;
   if (p3 !== undefined && !((typeof p3 === "number" && !(p3 % 1) && !Number.isNaN(p3)))) return false;
   const p4 = v.minItems;
@@ -2722,93 +2555,33 @@ function _TitledMultiSelectEnumSchema$0(v: any): boolean {
   if (p6 === undefined || !(typeof p6 === "string" && p6 === "array")) return false;
   return true;
 }
-
-/** Guard for TitledSingleSelectEnumSchema: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isTitledSingleSelectEnumSchema(value: unknown): value is TitledSingleSelectEnumSchema {
-  return _TitledSingleSelectEnumSchema$0(value);
-}
-function _TitledSingleSelectEnumSchema$2(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.const;
-  if (p0 === undefined || !(typeof p0 === "string")) return false;
-  const p1 = v.title;
-  if (p1 === undefined || !(typeof p1 === "string")) return false;
-  return true;
-}
-function _TitledSingleSelectEnumSchema$1(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(_TitledSingleSelectEnumSchema$2(v[i]))) return false;
-  return true;
-}
-function _TitledSingleSelectEnumSchema$0(v: any): boolean {
+function _g166(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.default;
   if (p0 !== undefined && !(typeof p0 === "string")) return false;
   const p1 = v.description;
   if (p1 !== undefined && !(typeof p1 === "string")) return false;
   const p2 = v.oneOf;
-  if (p2 === undefined || !(_TitledSingleSelectEnumSchema$1(p2))) return false;
+  if (p2 === undefined || !(_g163(p2))) return false;
   const p3 = v.title;
   if (p3 !== undefined && !(typeof p3 === "string")) return false;
   const p4 = v.type;
   if (p4 === undefined || !(typeof p4 === "string" && p4 === "string")) return false;
   return true;
 }
-
-/** Guard for Tool: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isTool(value: unknown): value is Tool {
-  return _Tool$0(value);
-}
-function _Tool$1(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(isIcon(v[i]))) return false;
-  return true;
-}
-function _Tool$3(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  for (const k in v) { if (!((typeof v[k] === "object" && v[k] !== null && !Array.isArray(v[k])))) return false; }
-  return true;
-}
-function _Tool$4(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(typeof v[i] === "string")) return false;
-  return true;
-}
-function _Tool$2(v: any): boolean {
+function _g167(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.$schema;
   if (p0 !== undefined && !(typeof p0 === "string")) return false;
   const p1 = v.properties;
-  if (p1 !== undefined && !(_Tool$3(p1))) return false;
+  if (p1 !== undefined && !(_g21(p1))) return false;
   const p2 = v.required;
-  if (p2 !== undefined && !(_Tool$4(p2))) return false;
+  if (p2 !== undefined && !(_g37(p2))) return false;
   const p3 = v.type;
   if (p3 === undefined || !(typeof p3 === "string" && p3 === "object")) return false;
   return true;
 }
-function _Tool$6(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  for (const k in v) { if (!((typeof v[k] === "object" && v[k] !== null && !Array.isArray(v[k])))) return false; }
-  return true;
-}
-function _Tool$7(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(typeof v[i] === "string")) return false;
-  return true;
-}
-function _Tool$5(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.$schema;
-  if (p0 !== undefined && !(typeof p0 === "string")) return false;
-  const p1 = v.properties;
-  if (p1 !== undefined && !(_Tool$6(p1))) return false;
-  const p2 = v.required;
-  if (p2 !== undefined && !(_Tool$7(p2))) return false;
-  const p3 = v.type;
-  if (p3 === undefined || !(typeof p3 === "string" && p3 === "object")) return false;
-  return true;
-}
-function _Tool$0(v: any): boolean {
+function _g168(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -2819,23 +2592,18 @@ function _Tool$0(v: any): boolean {
   const p3 = v.execution;
   if (p3 !== undefined && !(isToolExecution(p3))) return false;
   const p4 = v.icons;
-  if (p4 !== undefined && !(_Tool$1(p4))) return false;
+  if (p4 !== undefined && !(_g72(p4))) return false;
   const p5 = v.inputSchema;
-  if (p5 === undefined || !(_Tool$2(p5))) return false;
+  if (p5 === undefined || !(_g167(p5))) return false;
   const p6 = v.name;
   if (p6 === undefined || !(typeof p6 === "string")) return false;
   const p7 = v.outputSchema;
-  if (p7 !== undefined && !(_Tool$5(p7))) return false;
+  if (p7 !== undefined && !(_g167(p7))) return false;
   const p8 = v.title;
   if (p8 !== undefined && !(typeof p8 === "string")) return false;
   return true;
 }
-
-/** Guard for ToolAnnotations: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isToolAnnotations(value: unknown): value is ToolAnnotations {
-  return _ToolAnnotations$0(value);
-}
-function _ToolAnnotations$0(v: any): boolean {
+function _g169(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.destructiveHint;
   if (p0 !== undefined && !(typeof p0 === "boolean")) return false;
@@ -2851,34 +2619,19 @@ function _ToolAnnotations$0(v: any): boolean {
   if (p5 !== undefined && !(typeof p5 === "string")) return false;
   return true;
 }
-
-/** Guard for ToolChoice: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isToolChoice(value: unknown): value is ToolChoice {
-  return _ToolChoice$0(value);
-}
-function _ToolChoice$0(v: any): boolean {
+function _g170(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.mode;
   if (p0 !== undefined && !(typeof p0 === "string" && (p0 === "auto" || p0 === "none" || p0 === "required"))) return false;
   return true;
 }
-
-/** Guard for ToolExecution: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isToolExecution(value: unknown): value is ToolExecution {
-  return _ToolExecution$0(value);
-}
-function _ToolExecution$0(v: any): boolean {
+function _g171(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.taskSupport;
   if (p0 !== undefined && !(typeof p0 === "string" && (p0 === "forbidden" || p0 === "optional" || p0 === "required"))) return false;
   return true;
 }
-
-/** Guard for ToolListChangedNotification: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isToolListChangedNotification(value: unknown): value is ToolListChangedNotification {
-  return _ToolListChangedNotification$0(value);
-}
-function _ToolListChangedNotification$0(v: any): boolean {
+function _g172(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.jsonrpc;
   if (p0 === undefined || !(typeof p0 === "string" && p0 === "2.0")) return false;
@@ -2888,22 +2641,12 @@ function _ToolListChangedNotification$0(v: any): boolean {
   if (p2 !== undefined && !(isNotificationParams(p2))) return false;
   return true;
 }
-
-/** Guard for ToolResultContent: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isToolResultContent(value: unknown): value is ToolResultContent {
-  return _ToolResultContent$0(value);
-}
-function _ToolResultContent$1(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(isContentBlock(v[i]))) return false;
-  return true;
-}
-function _ToolResultContent$0(v: any): boolean {
+function _g173(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
   const p1 = v.content;
-  if (p1 === undefined || !(_ToolResultContent$1(p1))) return false;
+  if (p1 === undefined || !(_g12(p1))) return false;
   const p2 = v.isError;
   if (p2 !== undefined && !(typeof p2 === "boolean")) return false;
   const p3 = v.structuredContent;
@@ -2914,12 +2657,7 @@ function _ToolResultContent$0(v: any): boolean {
   if (p5 === undefined || !(typeof p5 === "string" && p5 === "tool_result")) return false;
   return true;
 }
-
-/** Guard for ToolUseContent: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isToolUseContent(value: unknown): value is ToolUseContent {
-  return _ToolUseContent$0(value);
-}
-function _ToolUseContent$0(v: any): boolean {
+function _g174(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v._meta;
   if (p0 !== undefined && !((typeof p0 === "object" && p0 !== null && !Array.isArray(p0)))) return false;
@@ -2933,46 +2671,36 @@ function _ToolUseContent$0(v: any): boolean {
   if (p4 === undefined || !(typeof p4 === "string" && p4 === "tool_use")) return false;
   return true;
 }
-
-/** Guard for URLElicitationRequiredError: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isURLElicitationRequiredError(value: unknown): value is URLElicitationRequiredError {
-  return _URLElicitationRequiredError$0(value);
-}
-function _URLElicitationRequiredError$3(v: any): boolean {
+function _g175(v: any): boolean {
   if (!(Array.isArray(v))) return false;
   for (let i = 0; i < v.length; i++) if (!(isElicitRequestURLParams(v[i]))) return false;
   return true;
 }
-function _URLElicitationRequiredError$2(v: any): boolean {
+function _g176(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.elicitations;
-  if (p0 === undefined || !(_URLElicitationRequiredError$3(p0))) return false;
+  if (p0 === undefined || !(_g175(p0))) return false;
   return true;
 }
-function _URLElicitationRequiredError$1(v: any): boolean {
+function _g177(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.code;
   if (p0 === undefined || !((typeof p0 === "number" && !(p0 % 1) && !Number.isNaN(p0)) && p0 === -32042)) return false;
   const p1 = v.data;
-  if (p1 === undefined || !(_URLElicitationRequiredError$2(p1))) return false;
+  if (p1 === undefined || !(_g176(p1))) return false;
   return true;
 }
-function _URLElicitationRequiredError$0(v: any): boolean {
+function _g178(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.error;
-  if (p0 === undefined || !((isError(p0) && _URLElicitationRequiredError$1(p0)))) return false;
+  if (p0 === undefined || !((isError(p0) && _g177(p0)))) return false;
   const p1 = v.id;
   if (p1 !== undefined && !(isRequestId(p1))) return false;
   const p2 = v.jsonrpc;
   if (p2 === undefined || !(typeof p2 === "string" && p2 === "2.0")) return false;
   return true;
 }
-
-/** Guard for UnsubscribeRequest: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isUnsubscribeRequest(value: unknown): value is UnsubscribeRequest {
-  return _UnsubscribeRequest$0(value);
-}
-function _UnsubscribeRequest$0(v: any): boolean {
+function _g179(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.id;
   if (p0 === undefined || !(isRequestId(p0))) return false;
@@ -2984,56 +2712,22 @@ function _UnsubscribeRequest$0(v: any): boolean {
   if (p3 === undefined || !(isUnsubscribeRequestParams(p3))) return false;
   return true;
 }
-
-/** Guard for UnsubscribeRequestParams: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isUnsubscribeRequestParams(value: unknown): value is UnsubscribeRequestParams {
-  return _UnsubscribeRequestParams$0(value);
-}
-function _UnsubscribeRequestParams$1(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.progressToken;
-  if (p0 !== undefined && !(isProgressToken(p0))) return false;
-  return true;
-}
-function _UnsubscribeRequestParams$0(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v._meta;
-  if (p0 !== undefined && !(_UnsubscribeRequestParams$1(p0))) return false;
-  const p1 = v.uri;
-  if (p1 === undefined || !(typeof p1 === "string")) return false;
-  return true;
-}
-
-/** Guard for UntitledMultiSelectEnumSchema: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isUntitledMultiSelectEnumSchema(value: unknown): value is UntitledMultiSelectEnumSchema {
-  return _UntitledMultiSelectEnumSchema$0(value);
-}
-function _UntitledMultiSelectEnumSchema$1(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(typeof v[i] === "string")) return false;
-  return true;
-}
-function _UntitledMultiSelectEnumSchema$3(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(typeof v[i] === "string")) return false;
-  return true;
-}
-function _UntitledMultiSelectEnumSchema$2(v: any): boolean {
+function _g180(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.enum;
-  if (p0 === undefined || !(_UntitledMultiSelectEnumSchema$3(p0))) return false;
+  if (p0 === undefined || !(_g37(p0))) return false;
   const p1 = v.type;
   if (p1 === undefined || !(typeof p1 === "string" && p1 === "string")) return false;
   return true;
 }
-function _UntitledMultiSelectEnumSchema$0(v: any): boolean {
+function _g181(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.default;
-  if (p0 !== undefined && !(_UntitledMultiSelectEnumSchema$1(p0))) return false;
+  if (p0 !== undefined && !(_g37(p0))) return false;
   const p1 = v.description;
   if (p1 !== undefined && !(typeof p1 === "string")) return false;
   const p2 = v.items;
-  if (p2 === undefined || !(_UntitledMultiSelectEnumSchema$2(p2))) return false;
+  if (p2 === undefined || !(_g180(p2))) return false;
   const p3 = v.maxItems;
   if (p3 !== undefined && !((typeof p3 === "number" && !(p3 % 1) && !Number.isNaN(p3)))) return false;
   const p4 = v.minItems;
@@ -3044,71 +2738,17 @@ function _UntitledMultiSelectEnumSchema$0(v: any): boolean {
   if (p6 === undefined || !(typeof p6 === "string" && p6 === "array")) return false;
   return true;
 }
-
-/** Guard for UntitledSingleSelectEnumSchema: required fields, consts, enums and types, recursively; unknown keys allowed. */
-export function isUntitledSingleSelectEnumSchema(value: unknown): value is UntitledSingleSelectEnumSchema {
-  return _UntitledSingleSelectEnumSchema$0(value);
-}
-function _UntitledSingleSelectEnumSchema$1(v: any): boolean {
-  if (!(Array.isArray(v))) return false;
-  for (let i = 0; i < v.length; i++) if (!(typeof v[i] === "string")) return false;
-  return true;
-}
-function _UntitledSingleSelectEnumSchema$0(v: any): boolean {
+function _g182(v: any): boolean {
   if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
   const p0 = v.default;
   if (p0 !== undefined && !(typeof p0 === "string")) return false;
   const p1 = v.description;
   if (p1 !== undefined && !(typeof p1 === "string")) return false;
   const p2 = v.enum;
-  if (p2 === undefined || !(_UntitledSingleSelectEnumSchema$1(p2))) return false;
+  if (p2 === undefined || !(_g37(p2))) return false;
   const p3 = v.title;
   if (p3 !== undefined && !(typeof p3 === "string")) return false;
   const p4 = v.type;
   if (p4 === undefined || !(typeof p4 === "string" && p4 === "string")) return false;
-  return true;
-}
-
-/** Whether a value is the params of notifications/elicitation/complete. */
-export function isElicitationCompleteNotification$Params(value: unknown): value is NonNullable<ElicitationCompleteNotification["params"]> {
-  return _ElicitationCompleteNotification$Params$0(value);
-}
-function _ElicitationCompleteNotification$Params$0(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.elicitationId;
-  if (p0 === undefined || !(typeof p0 === "string")) return false;
-  return true;
-}
-
-/** Whether a value is the params of tasks/cancel. */
-export function isCancelTaskRequest$Params(value: unknown): value is NonNullable<CancelTaskRequest["params"]> {
-  return _CancelTaskRequest$Params$0(value);
-}
-function _CancelTaskRequest$Params$0(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.taskId;
-  if (p0 === undefined || !(typeof p0 === "string")) return false;
-  return true;
-}
-
-/** Whether a value is the params of tasks/get. */
-export function isGetTaskRequest$Params(value: unknown): value is NonNullable<GetTaskRequest["params"]> {
-  return _GetTaskRequest$Params$0(value);
-}
-function _GetTaskRequest$Params$0(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.taskId;
-  if (p0 === undefined || !(typeof p0 === "string")) return false;
-  return true;
-}
-
-/** Whether a value is the params of tasks/result. */
-export function isGetTaskPayloadRequest$Params(value: unknown): value is NonNullable<GetTaskPayloadRequest["params"]> {
-  return _GetTaskPayloadRequest$Params$0(value);
-}
-function _GetTaskPayloadRequest$Params$0(v: any): boolean {
-  if (!((typeof v === "object" && v !== null && !Array.isArray(v)))) return false;
-  const p0 = v.taskId;
-  if (p0 === undefined || !(typeof p0 === "string")) return false;
   return true;
 }

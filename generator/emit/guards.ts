@@ -6,16 +6,27 @@ import { header } from "./header.js";
 const lit = (value: JsonValue): string => JSON.stringify(value);
 const prop = (name: string): string => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`);
 
+/**
+ * Writes guard expressions; nested objects, arrays and tagged unions become helper functions. Helpers are
+ * shared by body: the same inline shape (every `_meta`, say) is checked by one function, not one per owner.
+ */
 class GuardWriter {
-  readonly helpers: string[] = [];
-  private count = 0;
-
-  constructor(private readonly owner: string) {}
+  /** Helper body to helper name, in order of first use. */
+  readonly helpers = new Map<string, string>();
 
   private helper(body: (v: string) => string[]): string {
-    const name = `_${this.owner}$${this.count++}`;
-    this.helpers.push(`function ${name}(v: any): boolean {\n${body("v").map((l) => "  " + l).join("\n")}\n}`);
+    const text = body("v").map((l) => "  " + l).join("\n");
+    let name = this.helpers.get(text);
+    if (name === undefined) {
+      name = `_g${this.helpers.size}`;
+      this.helpers.set(text, name);
+    }
     return name;
+  }
+
+  /** The helper functions, in order of first use. */
+  helperSource(): string[] {
+    return [...this.helpers].map(([text, name]) => `function ${name}(v: any): boolean {\n${text}\n}`);
   }
 
   /** A boolean expression checking `x` against `node`; `x` must be free of side effects. */
@@ -137,22 +148,20 @@ export function emitGuards(model: Model): string {
   const out: string[] = [header(model, "Fast structural guards, one per definition: plain code, no schema at run time."), "/* eslint-disable */"];
   const names = model.definitions.map((d) => d.name);
   out.push(`import type { ${names.join(", ")} } from "./types.js";`, "");
-  let needsDeepEqual = false;
+  const writer = new GuardWriter();
   for (const def of model.definitions) {
-    const writer = new GuardWriter(def.name);
     const body = writer.expr(def.node, "value");
-    needsDeepEqual ||= body.includes("_deepEqual") || writer.helpers.some((h) => h.includes("_deepEqual"));
     const doc = `/** Guard for ${def.name}: required fields, consts, enums and types, recursively; unknown keys allowed. */`;
-    out.push(doc, `export function is${def.name}(value: unknown): value is ${def.name} {`, `  return ${body};`, `}`, ...writer.helpers, "");
+    out.push(doc, `export function is${def.name}(value: unknown): value is ${def.name} {`, `  return ${body};`, `}`, "");
   }
   // Messages that declare params inline (older revisions, tasks/*) get a params guard of their own.
   for (const m of model.messages) {
     if (m.params.ref !== undefined) continue;
-    const writer = new GuardWriter(`${m.message}$Params`);
     const body = writer.expr(m.params, "value");
-    needsDeepEqual ||= body.includes("_deepEqual") || writer.helpers.some((h) => h.includes("_deepEqual"));
-    out.push(`/** Whether a value is the params of ${m.method}. */`, `export function is${m.message}$Params(value: unknown): value is ${m.paramsType} {`, `  return ${body};`, `}`, ...writer.helpers, "");
+    out.push(`/** Whether a value is the params of ${m.method}. */`, `export function is${m.message}$Params(value: unknown): value is ${m.paramsType} {`, `  return ${body};`, `}`, "");
   }
-  if (needsDeepEqual) out.push(DEEP_EQUAL, "");
+  const helpers = writer.helperSource();
+  out.push("// Shared checks of inline shapes.", ...helpers, "");
+  if (out.some((line) => line.includes("_deepEqual("))) out.push(DEEP_EQUAL, "");
   return out.join("\n");
 }
