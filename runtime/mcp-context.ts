@@ -25,6 +25,23 @@ export interface McpConnection {
   readonly subscriptions: Set<string>;
 }
 
+/**
+ * A Peer that sends on behalf of one request being served, for the generated typed Server:
+ * `new Server(requestPeer(ctx)).createMessage(...)` inside any request handler. It cannot take handlers.
+ */
+export function requestPeer(ctx: Pick<RequestContext, "request" | "notify">): Peer {
+  return {
+    request: (method: string, params: JsonObject | undefined, options?: RequestOptions) => ctx.request(method, params, options),
+    notify: (method: string, params?: JsonObject) => ctx.notify(method, params),
+    onRequest: () => {
+      throw new Error("A request-scoped peer cannot take handlers; register them on the session");
+    },
+    onNotification: () => {
+      throw new Error("A request-scoped peer cannot take handlers; register them on the session");
+    },
+  };
+}
+
 /** Thrown by `log` when the server was created without `logging: true`. */
 export class LoggingDisabledError extends Error {
   constructor() {
@@ -123,11 +140,9 @@ export class McpContext {
    */
   get peer(): Peer {
     if (this.peerView === undefined) {
-      const inner = this.inner;
       const session = this.connection.session;
       this.peerView = {
-        request: (method: string, params: JsonObject | undefined, options?: RequestOptions) => inner.request(method, params, options),
-        notify: (method: string, params?: JsonObject) => inner.notify(method, params),
+        ...requestPeer(this.inner),
         onRequest: (method: string, handler: RequestHandler) => session.onRequest(method, handler),
         onNotification: (method: string, handler: NotificationHandler) => session.onNotification(method, handler),
       };

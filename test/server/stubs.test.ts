@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Client } from "../../generated/client.js";
 import { Server } from "../../generated/server.js";
 import type { LoggingMessageNotificationParams } from "../../generated/types.js";
+import { requestPeer } from "../../runtime/mcp-context.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
 import { until } from "./helpers.js";
 
@@ -18,12 +19,7 @@ describe("generated Server and Client stubs", () => {
       .onListTools(() => ({ tools: [{ name: "ask", inputSchema: { type: "object" } }] }))
       .onCallTool(async (params, ctx) => {
         // A Server over the request context: its typed senders send on behalf of this request.
-        const forRequest = new Server({
-          request: (method, p, options) => ctx.request(method, p, options),
-          notify: (method, p) => ctx.notify(method, p),
-          onRequest: () => {},
-          onNotification: () => {},
-        });
+        const forRequest = new Server(requestPeer(ctx));
         const answer = await forRequest.createMessage({
           messages: [{ role: "user", content: { type: "text", text: String(params.arguments?.q) } }],
           maxTokens: 5,
@@ -43,6 +39,7 @@ describe("generated Server and Client stubs", () => {
     expect((await client.callTool({ name: "ask", arguments: { q: "hi" } })).content).toEqual([{ type: "text", text: "re: hi" }]);
     await until(() => logs.length === 1);
     expect(logs[0]).toEqual({ level: "info", data: "sampled m1" });
+    expect(() => requestPeer({ request: async () => ({}), notify: async () => {} }).onRequest("ping", () => ({}))).toThrow(/cannot take handlers/);
   });
 
   it("rejects a result that fails the generated result guard on the client", async () => {
