@@ -7,4 +7,4 @@ export * from "./guards.js";
 export * from "./validators.js";
 export * from "./dispatch.js";
 export { Client, type ClientOptions } from "./client.js";
-export { Server, type ServerOptions } from "./server.js";
+export { Server, createMcpServer, type ServerOptions } from "./server.js";

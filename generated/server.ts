@@ -2,8 +2,8 @@
 // Typed server stub over the runtime's Peer.
 // Do not edit: change the schema, overlay, sidecar or templates and run `npm run generate`.
 
-import { ServerSession } from "../runtime/index.js";
-import type { ServerSessionOptions, JsonObject, NotificationHandler, Peer, RequestContext, RequestHandler, RequestOptions, Transport } from "../runtime/index.js";
+import { ServerSession, McpServer, requestPeer } from "../runtime/index.js";
+import type { McpServerInit, ServerSessionOptions, JsonObject, NotificationHandler, Peer, RequestContext, RequestHandler, RequestOptions, Transport } from "../runtime/index.js";
 import { clientToServer, isMessage, serverToClient } from "./dispatch.js";
 import type { CallToolAsyncRequestParams, CallToolAsyncResult, CallToolRequestParams, CallToolResult, CancelTaskRequest, CancelTaskResult, CancelToolAsyncNotificationParams, CancelledNotificationParams, CompleteRequestParams, CompleteResult, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ElicitationCompleteNotification, EmptyResult, GetPromptRequestParams, GetPromptResult, GetRequestStatusRequestParams, GetRequestStatusResult, GetTaskPayloadRequest, GetTaskPayloadResult, GetTaskRequest, GetTaskResult, GetToolAsyncResultRequestParams, InitializeRequestParams, InitializeResult, JoinCallToolAsyncRequestParams, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListRootsResult, ListTasksResult, ListToolsResult, LoggingMessageNotificationParams, NotificationParams, PaginatedRequestParams, ProgressNotificationParams, ReadResourceRequestParams, ReadResourceResult, RequestParams, ResourceUpdatedNotificationParams, ResumePolicyNotificationParams, ResumeRequestParams, ServerResult, SetLevelRequestParams, SubscribeRequestParams, TaskStatusNotificationParams, UnsubscribeRequestParams } from "./types.js";
 
@@ -20,6 +20,11 @@ export class Server {
   /** A server session with this SDK's method tables; register handlers, then `peer.connect(transport)`. */
   static create(options: ServerOptions): Server & { readonly peer: ServerSession } {
     return new Server(new ServerSession({ ...options, inbound: clientToServer, outbound: serverToClient, isMessage })) as Server & { readonly peer: ServerSession };
+  }
+
+  /** Typed senders on behalf of a request being served (sampling, elicitation, logging from inside a handler). */
+  static forRequest(context: Pick<RequestContext, "request" | "notify">): Server {
+    return new Server(requestPeer(context));
   }
 
   /**
@@ -314,4 +319,9 @@ export class Server {
     this.peer.onNotification("tools/async/cancel", handler as unknown as NotificationHandler);
     return this;
   }
+}
+
+/** The high-level server (tools, resources, prompts) with this SDK's method tables; `connect(transport)` per connection. */
+export function createMcpServer(init: McpServerInit): McpServer {
+  return new McpServer({ ...init, createSession: (settings) => Server.create(settings).peer });
 }

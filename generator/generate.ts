@@ -43,7 +43,7 @@ function emitIndex(model: Model): string {
     `export * from "./validators.js";`,
     `export * from "./dispatch.js";`,
     `export { Client, type ClientOptions } from "./client.js";`,
-    `export { Server, type ServerOptions } from "./server.js";`,
+    `export { Server, createMcpServer, type ServerOptions } from "./server.js";`,
     "",
   ].join("\n");
 }
