@@ -191,10 +191,13 @@ export class ClientSession extends Session {
           await session.handshake(undefined);
         } catch (error) {
           await transport.close().catch(() => undefined);
+          // A transport that was already dead reports no close of its own.
+          if (session.isOpen) session.abandonTransport();
           throw error;
         }
       },
-      reinitialize: () => this.handshake(undefined),
+      // A transport with sessions (HTTP) clears its id when the server forgot it; with an id, someone already opened a new one.
+      reinitialize: () => (this.transport?.sessionId !== undefined ? Promise.resolve() : this.handshake(undefined)),
       resendAs: (op: OutboundOperation, method: string, params: JsonObject | undefined) => this.resendAs(op, method, params),
       transmit: (message: JsonRpcMessage, relatedRequestId?: RequestId) => this.transmit(message, relatedRequestId),
       request: (method: string, params: JsonObject | undefined, options?: RequestOptions) => this.request(method, params, options),

@@ -210,6 +210,11 @@ export class Session implements Peer, ProgressSink {
     await this.open(transport);
   }
 
+  /** Treat the current transport as gone even if it never reported its close (a reconnection that failed). */
+  protected abandonTransport(): void {
+    this.handleClose();
+  }
+
   /**
    * Called once the transport closed by itself (not through close()); return true to take over recovery
    * (reconnection): onclose is then not fired.

@@ -59,6 +59,14 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** A send failed because the server no longer knows the session (HTTP 404, or 400 for a session-less request). */
+function sessionIsGone(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (error.name === "SessionExpiredError") return true;
+  const status = (error as { status?: unknown }).status;
+  return error.name === "HttpStatusError" && (status === 400 || status === 404);
+}
+
 function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -92,7 +100,7 @@ export class ClientResumer implements OperationKeeper {
 
   /** Resolves when the session is connected (at once, or after the reconnection under way). */
   whenConnected(): Promise<void> {
-    if (this.host.isOpen && !this.transportGone) return Promise.resolve();
+    if (this.host.isOpen && this.recovering === undefined) return Promise.resolve();
     if (this.stopped) return Promise.reject(new ConnectionClosedError());
     return new Promise((resolve, reject) => this.connectedWaiters.push({ resolve, reject }));
   }
@@ -140,19 +148,26 @@ export class ClientResumer implements OperationKeeper {
 
   /** Every inbound message: false drops it (a duplicate, or the transport's notice that a stream was lost). */
   accept(message: JsonObject): boolean {
-    if (this.byId.size === 0) return true;
     if (message.method === undefined) {
-      const id = message.id;
-      if (typeof id !== "string" && typeof id !== "number") return true;
-      const parked = this.byId.get(id);
-      if (parked === undefined) return true;
       const error = message.error;
-      if (isObject(error) && error.code === CONNECTION_LOST_CODE && isObject(error.data) && LOST_REASONS.has(error.data.reason as string)) {
-        this.lost(parked, error.data.reason === "session-expired");
-        return false;
+      if (!isObject(error) || error.code !== CONNECTION_LOST_CODE || !isObject(error.data) || !LOST_REASONS.has(error.data.reason as string)) {
+        return true;
       }
-      return true;
+      const expired = error.data.reason === "session-expired";
+      const id = message.id;
+      const parked = typeof id === "string" || typeof id === "number" ? this.byId.get(id) : undefined;
+      if (parked === undefined) {
+        // Not resumable: the request fails as it would anyway, but the session behind it must be opened again.
+        if (expired && this.host.reconnectTransport !== undefined && !this.stopped) {
+          this.needReinit = true;
+          this.startRecovery();
+        }
+        return true;
+      }
+      this.lost(parked, expired);
+      return false;
     }
+    if (this.byId.size === 0) return true;
     const stamp = readSeqStamp(message);
     if (stamp === undefined) return true;
     const parked = this.byId.get(stamp.requestId);
@@ -236,6 +251,7 @@ export class ClientResumer implements OperationKeeper {
     if (this.recovering !== undefined || this.stopped) return;
     this.recovering = this.recover().finally(() => {
       this.recovering = undefined;
+      if (this.host.isOpen) this.settleWaiters(undefined);
       if (!this.stopped && (this.transportGone || this.needReinit || [...this.byId.values()].some((p) => p.lostAt !== undefined))) {
         this.startRecovery();
       }
@@ -253,8 +269,10 @@ export class ClientResumer implements OperationKeeper {
       for (const p of lost) wait = Math.max(wait, p.lostAt! + p.minWait * 1000 - now);
       if (wait > 0) await sleep(wait);
       if (this.stopped) return;
+      const reconnecting = this.transportGone;
+      const reinitializing = !reconnecting && this.needReinit;
       try {
-        if (this.transportGone) {
+        if (reconnecting) {
           const transport = await this.host.reconnectTransport!();
           this.transportGone = false;
           this.needReinit = false;
@@ -266,7 +284,6 @@ export class ClientResumer implements OperationKeeper {
         }
         if (this.transportGone) throw new ConnectionClosedError();
         failures = 0;
-        this.settleWaiters(undefined);
         for (const p of [...this.byId.values()]) {
           if (p.lostAt === undefined) continue;
           p.lostAt = undefined;
@@ -274,13 +291,13 @@ export class ClientResumer implements OperationKeeper {
           const params: JsonObject = { resumeToken: p.token, _meta: { [LAST_SEQ_META_KEY]: p.lastSeq } };
           this.host.resendAs(p.op, RESUME_REQUEST, params).catch((error: unknown) => {
             if (!this.byId.has(p.op.id)) return;
-            const expired = error instanceof Error && error.name === "SessionExpiredError";
-            this.lost(p, expired);
+            this.lost(p, sessionIsGone(error));
           });
         }
       } catch {
         failures++;
-        if (!this.host.isOpen) this.transportGone = true;
+        if (reconnecting || !this.host.isOpen) this.transportGone = true;
+        else if (reinitializing) this.needReinit = true;
         const now2 = Date.now();
         for (const p of [...this.byId.values()]) {
           if (p.lostAt !== undefined && now2 - p.lostAt > p.maxWait * 1000) {

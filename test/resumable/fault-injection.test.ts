@@ -1,0 +1,234 @@
+// Seeded fault injection: 200 concurrent resumable tool calls with cuts before the policy, mid-progress, before the response.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
+import { ClientSession } from "../../runtime/lifecycle.js";
+import { ConnectionClosedError } from "../../runtime/errors.js";
+import type { JsonObject } from "../../runtime/jsonrpc.js";
+import type { RequestContext } from "../../runtime/peer.js";
+import { ResumableRequests } from "../../runtime/resumable/server.js";
+import { createStreamableHttpServer, type StreamableHttpServer } from "../../runtime/transports/http-server.js";
+import { HttpStatusError, StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
+import { connectInMemory, newServerSession, rng } from "./harness.js";
+
+const CLIENTS = Number(process.env.FI_CLIENTS ?? 20);
+const CALLS_PER_CLIENT = Number(process.env.FI_CALLS ?? 10);
+const STEPS = 20;
+
+interface Figures {
+  calls: number;
+  cuts: number;
+  serverCloses: number;
+  retriedBeforePolicy: number;
+  resumes: number;
+  replayed: number;
+  duplicatesDropped: number;
+}
+
+interface Rig {
+  clients: ClientSession[];
+  /** Cut client `i`'s connection from the network side. */
+  cut(i: number): void;
+  /** The server drops client `i`'s connection (or its stream for `ctx`'s request, on HTTP). */
+  serverClose(i: number, ctx: RequestContext): void;
+  close(): Promise<void>;
+}
+
+/** One logical call: retried by the app only when it failed before any policy arrived (nothing to resume). */
+const phase = new Map<string, string>();
+async function callUntilDone(client: ClientSession, tag: string, figures: Figures, progress: number[]): Promise<JsonObject> {
+  for (;;) {
+    phase.set(tag, "calling");
+    try {
+      return await client.request("tools/call", { name: "count", arguments: { steps: STEPS, tag, client: Number(tag.split("-")[0]) } }, {
+        onProgress: (p) => progress.push(p.progress),
+      });
+    } catch (error) {
+      // Lost before the policy arrived: the connection closed, the HTTP stream or session was lost (-32000), the
+      // request was refused while the session was being opened again (HTTP 400/404), or its POST was dropped.
+      const closedEarly =
+        error instanceof ConnectionClosedError ||
+        (error as { code?: unknown }).code === -32000 ||
+        error instanceof HttpStatusError ||
+        (error instanceof Error && /abort|fetch failed|terminated|session .* expired/i.test(error.message));
+      if (!closedEarly) throw error;
+      figures.retriedBeforePolicy++;
+      if (process.env.FI_DEBUG && progress.length > 0) console.log("retry after progress", tag, progress.length, String(error), JSON.stringify((error as { data?: unknown }).data));
+      phase.set(tag, "waiting " + String(error));
+      await client.resumer!.whenConnected();
+    }
+  }
+}
+
+async function runScenario(seed: number, build: (manager: ResumableRequests, behaviour: Parameters<typeof newServerSession>[1]) => Promise<Rig>, serverCloseShare: number, maxWait: number) {
+  const random = rng(seed);
+  const figures: Figures = { calls: CLIENTS * CALLS_PER_CLIENT, cuts: 0, serverCloses: 0, retriedBeforePolicy: 0, resumes: 0, replayed: 0, duplicatesDropped: 0 };
+  const manager = new ResumableRequests({ policy: (method) => method === "tools/call", maxWait });
+  let rig: Rig | undefined;
+  const behaviour = {
+    step: async (_name: string, args: JsonObject, i: number, ctx: RequestContext) => {
+      // Interleave the calls, then maybe fault: i = 1..STEPS is mid-progress, STEPS + 1 is right before the response.
+      if (random() < 0.3) await new Promise((r) => setImmediate(r));
+      const r = random();
+      if (rig === undefined || r >= 0.012) return;
+      const client = Number(args.client);
+      if (r < 0.012 * serverCloseShare) {
+        figures.serverCloses++;
+        rig.serverClose(client, ctx);
+      } else {
+        figures.cuts++;
+        rig.cut(client);
+      }
+    },
+  };
+  rig = await build(manager, behaviour);
+  const progress = new Map<string, number[]>();
+  const calls: Promise<void>[] = [];
+  for (let c = 0; c < CLIENTS; c++) {
+    for (let k = 0; k < CALLS_PER_CLIENT; k++) {
+      const tag = `${c}-${k}`;
+      const seen: number[] = [];
+      progress.set(tag, seen);
+      const client = rig.clients[c];
+      calls.push(
+        callUntilDone(client, tag, figures, seen).then((result) => {
+          phase.set(tag, "done");
+          expect((result.content as { text: string }[])[0].text).toBe(`counted ${STEPS} for ${tag}`);
+        }),
+      );
+      // Cut right after sending some calls: the request or its policy is lost, so there is nothing to resume.
+      if (random() < 0.02) {
+        figures.cuts++;
+        rig.cut(c);
+      }
+    }
+  }
+  const watchdog = process.env.FI_DEBUG
+    ? setTimeout(() => {
+        for (const [i, client] of rig!.clients.entries()) {
+          const pend = client.resumer!.pending();
+          if (pend.length > 0 || client.operations.outbound.size > 0)
+            console.log("client", i, "open", client.isOpen, "recovering", client.resumer!.isRecovering, "outbound", [...client.operations.outbound.keys()], JSON.stringify(pend));
+        }
+        console.log("manager size", manager.size, JSON.stringify(manager.stats));
+        for (const [tag, ph] of phase) if (ph !== "done") console.log(tag, ph);
+      }, 8000)
+    : undefined;
+  await Promise.all(calls);
+  if (watchdog) clearTimeout(watchdog);
+  const expected = Array.from({ length: STEPS }, (_, i) => i + 1);
+  for (const [tag, values] of progress) expect(values, tag).toEqual(expected);
+  // Orphans (requests whose policy never arrived) expire after maxWait; delivered results after the retention.
+  await manager.idle();
+  expect(manager.size).toBe(0);
+  expect(manager.store.count()).toBe(0);
+  for (const client of rig.clients) {
+    expect(client.operations.outbound.size).toBe(0);
+    figures.resumes += client.resumer!.stats.resumes;
+    figures.duplicatesDropped += client.resumer!.stats.duplicatesDropped;
+  }
+  figures.replayed = manager.stats.replayed;
+  await rig.close();
+  return { figures, manager };
+}
+
+describe("fault injection", () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0)) await c();
+  });
+
+  it("in memory: 200 concurrent resumable calls survive seeded cuts and server closes; nothing leaks", async () => {
+    const { figures, manager } = await runScenario(
+      975,
+      async (manager, behaviour) => {
+        const rigs = await Promise.all(Array.from({ length: CLIENTS }, () => connectInMemory(manager, behaviour)));
+        return {
+          clients: rigs.map((r) => r.client),
+          cut: (i) => rigs[i].link.cut(),
+          serverClose: (i) => void rigs[i].servers[rigs[i].servers.length - 1].close(),
+          close: async () => {
+            for (const r of rigs) await r.client.close();
+          },
+        };
+      },
+      0.3,
+      1,
+    );
+    console.log(`[fault-injection in-memory] ${JSON.stringify(figures)} made=${manager.stats.made} expired=${manager.stats.expired}`);
+    expect(figures.cuts + figures.serverCloses).toBeGreaterThan(10);
+    expect(figures.resumes).toBeGreaterThan(10);
+  });
+
+  it("over Streamable HTTP: the same, with network drops, SEP-1699 stream closes and killed sessions", async () => {
+    let http: StreamableHttpServer | undefined;
+    let server: Server | undefined;
+    const { figures, manager } = await runScenario(
+      1699,
+      async (manager, behaviour) => {
+        http = createStreamableHttpServer({
+          onSession: async (transport) => {
+            await newServerSession(manager, behaviour).connect(transport);
+          },
+        });
+        server = createServer(http.nodeListener);
+        await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+        const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+        const drops: (() => void)[] = [];
+        const clients: ClientSession[] = [];
+        for (let i = 0; i < CLIENTS; i++) {
+          // A fetch whose connections the test can drop, as a flaky network would.
+          const live = new Set<AbortController>();
+          const flaky: typeof fetch = (input, init) => {
+            const controller = new AbortController();
+            init?.signal?.addEventListener("abort", () => controller.abort(), { once: true });
+            live.add(controller);
+            return fetch(input, { ...init, signal: controller.signal }).finally(() => undefined);
+          };
+          drops.push(() => {
+            for (const c of live) c.abort();
+            live.clear();
+          });
+          // Half the clients never resume SSE streams themselves: every lost stream becomes a requests/resume.
+          const reconnect = i % 2 === 0 ? { maxAttempts: 0 } : { maxAttempts: 3, initialDelayMs: 5 };
+          const makeTransport = () => new StreamableHttpClientTransport({ url, fetch: flaky, reconnect, standaloneStream: "manual" });
+          const client = new ClientSession({
+            inbound: serverToClient,
+            outbound: clientToServer,
+            isMessage,
+            clientInfo: { name: `client-${i}`, version: "1" },
+            resumable: true,
+            reconnect: async () => makeTransport(),
+          });
+          client.onerror = () => undefined;
+          await client.connect(makeTransport());
+          clients.push(client);
+        }
+        let closes = 0;
+        return {
+          clients,
+          cut: (i) => drops[i](),
+          serverClose: (_i, ctx) => {
+            const transport = http!.sessions.get(ctx.sessionId ?? "");
+            // Alternate: SEP-1699 close of the request's stream (with retry), or the whole session ends.
+            if (closes++ % 2 === 0) void transport?.closeSseStream(ctx.requestId);
+            else void transport?.close();
+          },
+          close: async () => {
+            for (const c of clients) await c.close();
+          },
+        };
+      },
+      0.5,
+      2,
+    );
+    cleanups.push(async () => {
+      await http?.close();
+      await new Promise<void>((resolve) => server?.close(() => resolve()));
+    });
+    console.log(`[fault-injection http] ${JSON.stringify(figures)} made=${manager.stats.made} expired=${manager.stats.expired}`);
+    expect(figures.cuts + figures.serverCloses).toBeGreaterThan(10);
+    expect(figures.resumes).toBeGreaterThan(5);
+  });
+});
