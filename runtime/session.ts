@@ -99,6 +99,7 @@ export class Session implements Peer, ProgressSink {
   private readonly outboundSpecs: Map<string, MethodSpec>;
   private readonly requestHandlers = new Map<string, RequestHandler>();
   private readonly notificationHandlers = new Map<string, NotificationHandler>();
+  private readonly observers = new Map<string, Set<(params: JsonObject | undefined) => void>>();
   private readonly isMessage: (value: unknown) => boolean;
   private readonly defaultTimeout: number;
   private readonly progressInterval: number;
@@ -159,6 +160,20 @@ export class Session implements Peer, ProgressSink {
 
   onNotification(method: string, handler: NotificationHandler): void {
     this.notificationHandlers.set(method, handler);
+  }
+
+  /**
+   * Listen to a notification method without displacing its handler (several listeners may watch one method,
+   * e.g. an async tool call handle watching notifications/cancelled). Returns the function that stops it.
+   */
+  observe(method: string, listener: (params: JsonObject | undefined) => void): () => void {
+    let set = this.observers.get(method);
+    if (set === undefined) this.observers.set(method, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set!.delete(listener);
+      if (set!.size === 0 && this.observers.get(method) === set) this.observers.delete(method);
+    };
   }
 
   removeRequestHandler(method: string): void {
@@ -507,6 +522,16 @@ export class Session implements Peer, ProgressSink {
       this.handleCancelled(params);
       this.observeNotification(method, params);
     } else this.observeNotification(method, params);
+    const observers = this.observers.get(method);
+    if (observers !== undefined) {
+      for (const listener of [...observers]) {
+        try {
+          listener(params);
+        } catch (error) {
+          this.reportError(error);
+        }
+      }
+    }
     const handler = this.notificationHandlers.get(method);
     if (handler === undefined) return;
     try {

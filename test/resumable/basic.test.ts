@@ -100,6 +100,33 @@ describe("resumable requests, in memory", () => {
     await client.close();
   });
 
+  it("with principals, another principal holding the token is refused exactly like a wrong token", async () => {
+    const manager = new ResumableRequests({ policy: () => true });
+    const gate = deferred();
+    const alice = await connectInMemory(manager, { step: (_n, _a, i) => (i === 1 ? gate.promise : undefined) }, {}, "alice");
+    const mallory = await connectInMemory(manager, {}, {}, "mallory");
+    let token = "";
+    let requestId: string | number = -1;
+    alice.client.onNotification("notifications/requests/resumePolicy", (p) => {
+      token = String(p?.resumeToken);
+      requestId = p?.requestId as number;
+    });
+    const call = alice.client.request("tools/call", { name: "count", arguments: { steps: 1 } });
+    await vi_waitFor(() => token !== "");
+    const stolen = await mallory.client.request("requests/getStatus", { requestId, resumeToken: token }).catch((e: unknown) => e);
+    const wrong = await mallory.client.request("requests/getStatus", { requestId, resumeToken: "x".repeat(32) }).catch((e: unknown) => e);
+    expect((stolen as Error).message).toBe("Unknown or expired resumable request");
+    expect({ code: (stolen as { code: number }).code, message: (stolen as Error).message }).toEqual({
+      code: (wrong as { code: number }).code,
+      message: (wrong as Error).message,
+    });
+    expect((await alice.client.request("requests/getStatus", { requestId, resumeToken: token })).status).toBe("processing");
+    gate.resolve();
+    await call;
+    await alice.client.close();
+    await mallory.client.close();
+  });
+
   it("cancels a detached request after maxWait: its handler is aborted, the client gets a ResumeFailedError, the store is emptied", async () => {
     const manager = new ResumableRequests({ policy: () => true, maxWait: 1 });
     const started = deferred();

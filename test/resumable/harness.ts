@@ -74,7 +74,7 @@ export async function connectInMemory(
   options: Partial<ClientSessionOptions> = {},
   principal?: string,
 ): Promise<{ client: ClientSession; link: InMemoryLink; servers: ServerSession[] }> {
-  const info = principal === undefined ? {} : { clientInfo: { principal } };
+  const info = principal === undefined ? {} : { serverInfo: { principal } };
   const link = new InMemoryLink(info);
   const servers: ServerSession[] = [];
   const serve = async (transport: Transport) => {

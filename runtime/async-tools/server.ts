@@ -1,0 +1,315 @@
+// Server side of async tool calls (PR #617): tools/async/call|join|get and the tools/async/cancel notification.
+import { randomBytes } from "node:crypto";
+import { ErrorCode, RpcError, type JsonObject, type RequestId } from "../jsonrpc.js";
+import type { RequestContext, RequestOptions } from "../peer.js";
+import { InboundOperation, type OperationOutlet } from "../operations.js";
+import { ProgressOrderError, RequestCancelledError } from "../errors.js";
+import { PROGRESS_NOTIFICATION, readProgressToken } from "../progress.js";
+import type { ProgressToken } from "../operations.js";
+import { CANCELLED_NOTIFICATION, type Session } from "../session.js";
+import type { ServerSession } from "../lifecycle.js";
+
+export const ASYNC_CALL = "tools/async/call";
+export const ASYNC_JOIN = "tools/async/join";
+export const ASYNC_GET = "tools/async/get";
+export const ASYNC_CANCEL = "tools/async/cancel";
+
+/** Runs a tool the way tools/call would: params are `{ name, arguments }`; the result is a CallToolResult. */
+export type AsyncToolRunner = (params: JsonObject, context: RequestContext) => Promise<JsonObject> | JsonObject;
+
+export interface AsyncToolsOptions {
+  /** Largest keepAlive granted, seconds (advertised as async.maxKeepAliveTime); default 3600. */
+  maxKeepAlive?: number;
+  /** keepAlive when the client asks for none, seconds; default 60. */
+  defaultKeepAlive?: number;
+  /** Return a reason to refuse the call (`accepted: false`; the reason is what tools/async/get then says). */
+  accept?: (name: string, args: JsonObject | undefined) => true | string;
+  /** Runs held at once (running or waiting to be collected); past it calls are refused. Default 1000. */
+  maxRuns?: number;
+}
+
+type RunStatus = "processing" | "completed" | "failed" | "cancelled" | "rejected";
+
+interface Joined {
+  session: Session;
+  /** The request (call or join) through which the session attached: cancellation names it. */
+  requestId: RequestId;
+  progressToken: ProgressToken | undefined;
+  /** Registered in the session's operations so its close detaches us (the one mechanism for that). */
+  marker: InboundOperation;
+}
+
+function unknownRun(): RpcError {
+  return new RpcError(ErrorCode.InvalidParams, "Unknown or expired async tool call");
+}
+
+/** One async tool run: the tool's RequestContext, detached from every connection. */
+class AsyncRun extends InboundOperation implements RequestContext {
+  status: RunStatus = "processing";
+  outcome: JsonObject | undefined = undefined;
+  failure: RpcError | undefined = undefined;
+  readonly joined = new Map<Session, Joined>();
+  readonly waiters = new Set<() => void>();
+  keepTimer: ReturnType<typeof setTimeout> | undefined = undefined;
+  lastProgress = -Infinity;
+
+  constructor(
+    readonly manager: AsyncTools,
+    readonly token: string,
+    id: RequestId,
+    public keepAlive: number,
+    readonly principal: string | undefined,
+  ) {
+    super(id, "tools/call");
+  }
+
+  get requestId(): RequestId {
+    return this.id;
+  }
+
+  get done(): boolean {
+    return this.status !== "processing";
+  }
+
+  progress(progress: number, total?: number, message?: string): Promise<void> {
+    if (this.done) return Promise.resolve();
+    if (typeof progress !== "number" || !Number.isFinite(progress)) return Promise.reject(new TypeError("Progress must be a finite number"));
+    if (progress <= this.lastProgress) return Promise.reject(new ProgressOrderError(progress, this.lastProgress));
+    this.lastProgress = progress;
+    for (const j of this.joined.values()) {
+      if (j.progressToken === undefined) continue;
+      const params: JsonObject = { progressToken: j.progressToken, progress };
+      if (total !== undefined) params.total = total;
+      if (message !== undefined) params.message = message;
+      j.session.transmit({ jsonrpc: "2.0", method: PROGRESS_NOTIFICATION, params }).catch(() => undefined);
+    }
+    return Promise.resolve();
+  }
+
+  /** Server-to-client requests go to the first joined session (the one that is most likely listening). */
+  request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
+    const first = this.joined.values().next();
+    if (first.done === true) return Promise.reject(new RpcError(ErrorCode.InvalidRequest, "No session is attached to this async tool call"));
+    return first.value.session.request(method, params, options);
+  }
+
+  notify(method: string, params?: JsonObject): Promise<void> {
+    for (const j of this.joined.values()) j.session.notify(method, params).catch(() => undefined);
+    return Promise.resolve();
+  }
+
+  settle(status: RunStatus, outcome: JsonObject | undefined, failure: RpcError | undefined): void {
+    if (this.done) return;
+    this.status = status;
+    this.outcome = outcome;
+    this.failure = failure;
+    const waiters = [...this.waiters];
+    this.waiters.clear();
+    for (const wake of waiters) wake();
+  }
+}
+
+/**
+ * Async tool calls for every session it is installed on: runs outlive connections, any session that knows
+ * the token (and, with principals, is the same principal) may join, get or cancel.
+ */
+export class AsyncTools {
+  readonly maxKeepAlive: number;
+  private readonly defaultKeepAlive: number;
+  private readonly acceptCall: AsyncToolsOptions["accept"];
+  private readonly maxRuns: number;
+  private readonly runs = new Map<string, AsyncRun>();
+  private idleWaiters: (() => void)[] = [];
+  readonly stats = { accepted: 0, rejected: 0, joins: 0, cancelled: 0, expired: 0 };
+
+  constructor(
+    private readonly runTool: AsyncToolRunner,
+    options: AsyncToolsOptions = {},
+  ) {
+    this.maxKeepAlive = options.maxKeepAlive ?? 3600;
+    this.defaultKeepAlive = Math.min(options.defaultKeepAlive ?? 60, this.maxKeepAlive);
+    this.acceptCall = options.accept;
+    this.maxRuns = options.maxRuns ?? 1000;
+  }
+
+  /** What to merge into the server's capabilities: `{ async: { maxKeepAliveTime } }`. */
+  capabilities(): JsonObject {
+    return { async: { maxKeepAliveTime: this.maxKeepAlive } };
+  }
+
+  get size(): number {
+    return this.runs.size;
+  }
+
+  /** Resolves once no run is held. */
+  idle(): Promise<void> {
+    if (this.runs.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  install(session: ServerSession): void {
+    session.registerCapabilities(this.capabilities());
+    session.onRequest(ASYNC_CALL, (params, context) => this.call(session, params ?? {}, context));
+    session.onRequest(ASYNC_JOIN, (params, context) => this.join(session, params ?? {}, context));
+    session.onRequest(ASYNC_GET, (params, context) => this.get(params ?? {}, context));
+    session.onNotification(ASYNC_CANCEL, (params) => this.cancelByToken(params));
+  }
+
+  private grant(requested: unknown): number {
+    const wanted = typeof requested === "number" && Number.isFinite(requested) && requested >= 0 ? Math.floor(requested) : this.defaultKeepAlive;
+    return Math.min(wanted, this.maxKeepAlive);
+  }
+
+  private call(session: ServerSession, params: JsonObject, context: RequestContext): JsonObject {
+    const name = String(params.name);
+    const args = typeof params.arguments === "object" && params.arguments !== null ? (params.arguments as JsonObject) : undefined;
+    const keepAlive = this.grant(params.keepAlive);
+    const token = randomBytes(18).toString("base64url");
+    const verdict = this.runs.size >= this.maxRuns ? "Too many async tool calls in progress" : this.acceptCall?.(name, args) ?? true;
+    const run = new AsyncRun(this, token, context.requestId, keepAlive, context.principal ?? undefined);
+    this.runs.set(token, run);
+    if (verdict !== true) {
+      // Refused, but with a token: tools/async/get tells why, for keepAlive seconds.
+      this.stats.rejected++;
+      run.settle("rejected", undefined, new RpcError(ErrorCode.InvalidRequest, verdict));
+      this.armKeepAlive(run);
+      return { accepted: false, token, keepAlive };
+    }
+    this.stats.accepted++;
+    this.attach(run, session, context.requestId, readProgressToken(params));
+    const toolParams: JsonObject = args === undefined ? { name } : { name, arguments: args };
+    Promise.resolve()
+      .then(() => this.runTool(toolParams, run))
+      .then(
+        (result) => run.settle("completed", result, undefined),
+        (error: unknown) => {
+          if (run.status === "cancelled") return;
+          const rpc = error instanceof RpcError ? error : new RpcError(ErrorCode.InternalError, error instanceof Error ? error.message : String(error));
+          run.settle("failed", undefined, rpc);
+        },
+      )
+      .finally(() => this.armKeepAlive(run));
+    return { accepted: true, token, keepAlive };
+  }
+
+  private find(token: unknown, principal: string | undefined): AsyncRun {
+    const run = typeof token === "string" ? this.runs.get(token) : undefined;
+    if (run === undefined || run.principal !== principal) throw unknownRun();
+    return run;
+  }
+
+  private join(session: ServerSession, params: JsonObject, context: RequestContext): JsonObject {
+    const run = this.find(params.token, context.principal ?? undefined);
+    if (params.keepAlive !== undefined) run.keepAlive = Math.max(run.keepAlive, this.grant(params.keepAlive));
+    this.stats.joins++;
+    this.attach(run, session, context.requestId, readProgressToken(params));
+    return { accepted: run.status !== "rejected", token: run.token, keepAlive: run.keepAlive };
+  }
+
+  private async get(params: JsonObject, context: RequestContext): Promise<JsonObject> {
+    const run = this.find(params.token, context.principal ?? undefined);
+    if (!run.done) {
+      const timeout = typeof params.timeout === "number" && params.timeout >= 0 ? params.timeout : undefined;
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          clearTimeout(timer);
+          context.signal.removeEventListener("abort", wake);
+          run.waiters.delete(wake);
+          resolve();
+        };
+        const timer = timeout === undefined ? undefined : setTimeout(wake, timeout * 1000);
+        run.waiters.add(wake);
+        context.signal.addEventListener("abort", wake, { once: true });
+      });
+      if (!run.done) return { content: [], isPending: true };
+    }
+    if (run.status === "completed") return run.outcome!;
+    if (run.status === "rejected") return { content: [{ type: "text", text: run.failure!.message }], isError: true };
+    throw run.failure ?? new RpcError(ErrorCode.InternalError, "Async tool call failed");
+  }
+
+  private cancelByToken(params: JsonObject | undefined): void {
+    const token = params?.token;
+    const run = typeof token === "string" ? this.runs.get(token) : undefined;
+    // Like a cancellation of an unknown request id: nothing to answer, nothing revealed.
+    if (run === undefined || run.done) return;
+    this.cancel(run, "Cancelled by the client");
+  }
+
+  /** Cancel a run: its signal fires, every joined session is told with notifications/cancelled. */
+  cancel(run: AsyncRun, reason: string): void {
+    if (run.done) return;
+    this.stats.cancelled++;
+    run.settle("cancelled", undefined, new RpcError(ErrorCode.InvalidRequest, `Async tool call cancelled: ${reason}`));
+    run.abort(new RequestCancelledError("tools/call", reason));
+    for (const j of run.joined.values()) {
+      j.session.transmit({ jsonrpc: "2.0", method: CANCELLED_NOTIFICATION, params: { requestId: j.requestId, reason } }).catch(() => undefined);
+    }
+    this.armKeepAlive(run);
+  }
+
+  private attach(run: AsyncRun, session: Session, requestId: RequestId, progressToken: ProgressToken | undefined): void {
+    if (run.keepTimer !== undefined) {
+      clearTimeout(run.keepTimer);
+      run.keepTimer = undefined;
+    }
+    if (run.done) this.armKeepAlive(run);
+    const previous = run.joined.get(session);
+    if (previous !== undefined) session.operations.inbound.delete(previous.marker.id);
+    const marker = new InboundOperation(`mcpgen-async-${run.token}`, "tools/async/attachment");
+    const outlet: OperationOutlet = {
+      send() {},
+      request: (method, params, options) => session.request(method, params, options),
+      connectionClosed: () => this.detach(run, session, marker),
+    };
+    marker.outlet = outlet;
+    session.operations.inbound.set(marker.id, marker);
+    run.joined.set(session, { session, requestId, progressToken, marker });
+  }
+
+  private detach(run: AsyncRun, session: Session, marker: InboundOperation): void {
+    const joined = run.joined.get(session);
+    if (joined === undefined || joined.marker !== marker) return;
+    run.joined.delete(session);
+    if (run.joined.size === 0) this.armKeepAlive(run);
+  }
+
+  /**
+   * Finished, or nobody attached: keep the run (and its result) keepAlive seconds, then free it; a run still
+   * going with nobody attached is cancelled then. A join restarts the clock.
+   */
+  private armKeepAlive(run: AsyncRun): void {
+    if (run.keepTimer !== undefined) clearTimeout(run.keepTimer);
+    run.keepTimer = setTimeout(() => {
+      run.keepTimer = undefined;
+      if (run.joined.size > 0 && !run.done) return;
+      this.stats.expired++;
+      if (!run.done) {
+        run.settle("cancelled", undefined, new RpcError(ErrorCode.InvalidRequest, "Async tool call expired"));
+        run.abort(new RequestCancelledError("tools/call", "keepAlive expired"));
+      }
+      this.free(run);
+    }, run.keepAlive * 1000);
+    run.keepTimer.unref?.();
+  }
+
+  private free(run: AsyncRun): void {
+    this.runs.delete(run.token);
+    for (const j of run.joined.values()) j.session.operations.inbound.delete(j.marker.id);
+    run.joined.clear();
+    if (this.runs.size === 0 && this.idleWaiters.length > 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  /** Server shutdown: cancel everything and free it. */
+  close(): void {
+    for (const run of [...this.runs.values()]) {
+      this.cancel(run, "Server shutting down");
+      if (run.keepTimer !== undefined) clearTimeout(run.keepTimer);
+      this.free(run);
+    }
+  }
+}

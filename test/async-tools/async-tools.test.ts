@@ -1,0 +1,163 @@
+// Async tool calls over in-memory links: call, progress fan-out to joined sessions, get with/without timeout, cancel, keepAlive, refusal.
+import { describe, expect, it } from "vitest";
+import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
+import { ClientSession, ServerSession } from "../../runtime/lifecycle.js";
+import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
+import type { JsonObject } from "../../runtime/jsonrpc.js";
+import type { RequestContext } from "../../runtime/peer.js";
+import { AsyncTools } from "../../runtime/async-tools/server.js";
+import { AsyncCallRejectedError, callToolAsync, callToolPreferAsync, joinToolAsync } from "../../runtime/async-tools/client.js";
+
+interface Gate {
+  promise: Promise<void>;
+  open: () => void;
+}
+function gate(): Gate {
+  let open!: () => void;
+  const promise = new Promise<void>((r) => (open = r));
+  return { promise, open };
+}
+
+/** `steps` progress values, each after the test opens that step's gate (gates[i]); or at once without gates. */
+function makeTools(gates: Gate[] = [], aborted: { value: boolean } = { value: false }) {
+  return async (params: JsonObject, ctx: RequestContext): Promise<JsonObject> => {
+    const steps = Number((params.arguments as JsonObject | undefined)?.steps ?? 3);
+    ctx.signal.addEventListener("abort", () => (aborted.value = true));
+    for (let i = 1; i <= steps; i++) {
+      if (gates[i] !== undefined) await gates[i].promise;
+      if (ctx.signal.aborted) throw new Error("aborted");
+      await ctx.progress(i, steps);
+    }
+    return { content: [{ type: "text", text: `done ${steps}` }] };
+  };
+}
+
+async function connect(tools: AsyncTools | undefined, principal?: string): Promise<{ client: ClientSession; server: ServerSession }> {
+  const [c, s] = createInMemoryPair(principal === undefined ? {} : { serverInfo: { principal } });
+  const server = new ServerSession({ inbound: clientToServer, outbound: serverToClient, isMessage, serverInfo: { name: "async", version: "1" }, capabilities: { tools: {} } });
+  tools?.install(server);
+  server.onRequest("tools/call", async (params, ctx) => makeTools()(params ?? {}, ctx));
+  await server.connect(s);
+  const client = new ClientSession({ inbound: serverToClient, outbound: clientToServer, isMessage, clientInfo: { name: "c", version: "1" } });
+  await client.connect(c);
+  return { client, server };
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 10_000 && !check(); i++) await new Promise((r) => setImmediate(r));
+  if (!check()) throw new Error("condition not reached");
+}
+
+describe("async tool calls", () => {
+  it("advertises async.maxKeepAliveTime, accepts, runs detached and answers get without timeout with the result", async () => {
+    const tools = new AsyncTools(makeTools(), { maxKeepAlive: 30 });
+    const { client } = await connect(tools);
+    expect(client.serverCapabilities?.async).toEqual({ maxKeepAliveTime: 30 });
+    const seen: number[] = [];
+    const handle = await callToolAsync(client, "count", { steps: 4 }, { keepAlive: 999, onProgress: (p) => seen.push(p.progress) });
+    expect(handle.keepAlive).toBe(30); // capped by the advertised maximum
+    const result = await handle.result();
+    expect(result.content).toEqual([{ type: "text", text: "done 4" }]);
+    expect(seen).toEqual([1, 2, 3, 4]);
+    await client.close();
+    tools.close();
+  });
+
+  it("get with a timeout answers isPending while the tool runs", async () => {
+    const gates = [gate(), gate()];
+    const tools = new AsyncTools(makeTools([undefined as unknown as Gate, gates[1]]));
+    const { client } = await connect(tools);
+    const handle = await callToolAsync(client, "count", { steps: 1 });
+    const pending = await handle.result({ timeout: 0 });
+    expect(pending.isPending).toBe(true);
+    gates[1].open();
+    const done = await handle.result({ timeout: 5 });
+    expect(done.isPending).toBeUndefined();
+    expect(done.content).toEqual([{ type: "text", text: "done 1" }]);
+    await client.close();
+    tools.close();
+  });
+
+  it("a second client joins: progress goes to both; cancel from one notifies both and aborts the run", async () => {
+    const gates = [gate(), gate(), gate(), gate()];
+    const aborted = { value: false };
+    const tools = new AsyncTools(makeTools(gates, aborted));
+    const a = await connect(tools);
+    const b = await connect(tools);
+    const seenA: number[] = [];
+    const seenB: number[] = [];
+    const handleA = await callToolAsync(a.client, "count", { steps: 3 }, { onProgress: (p) => seenA.push(p.progress) });
+    gates[1].open();
+    await until(() => seenA.length === 1);
+    const handleB = await joinToolAsync(b.client, handleA.token, { onProgress: (p) => seenB.push(p.progress) });
+    gates[2].open();
+    await until(() => seenA.length === 2 && seenB.length === 1);
+    expect(seenA).toEqual([1, 2]);
+    expect(seenB).toEqual([2]);
+    const cancelledA = new Promise<string | undefined>((r) => (handleA.oncancelled = r));
+    const cancelledB = new Promise<string | undefined>((r) => (handleB.oncancelled = r));
+    await handleB.cancel();
+    expect(await cancelledA).toMatch(/Cancelled/);
+    expect(await cancelledB).toMatch(/Cancelled/);
+    expect(aborted.value).toBe(true);
+    await expect(handleA.result()).rejects.toThrow(/cancelled/);
+    await a.client.close();
+    await b.client.close();
+    tools.close();
+  });
+
+  it("frees a run keepAlive seconds after its last session detached; its token is then unknown", async () => {
+    const gates = [gate(), gate()];
+    const aborted = { value: false };
+    const tools = new AsyncTools(makeTools(gates, aborted));
+    const a = await connect(tools);
+    const handle = await callToolAsync(a.client, "count", { steps: 1 }, { keepAlive: 1 });
+    await a.client.close();
+    await tools.idle();
+    expect(aborted.value).toBe(true);
+    expect(tools.stats.expired).toBe(1);
+    const b = await connect(tools);
+    await expect(joinToolAsync(b.client, handle.token)).rejects.toThrow(/Unknown or expired async tool call/);
+    await b.client.close();
+  });
+
+  it("refuses with accepted: false and a reason tools/async/get returns", async () => {
+    const tools = new AsyncTools(makeTools(), { accept: (name) => (name === "count" ? true : `no async for ${name}`) });
+    const { client } = await connect(tools);
+    const error = await callToolAsync(client, "echo", {}).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AsyncCallRejectedError);
+    expect((error as AsyncCallRejectedError).reason).toBe("no async for echo");
+    await client.close();
+    tools.close();
+  });
+
+  it("only the same principal may join or get a run", async () => {
+    const gates = [gate(), gate()];
+    const tools = new AsyncTools(makeTools(gates));
+    const alice = await connect(tools, "alice");
+    const mallory = await connect(tools, "mallory");
+    const handle = await callToolAsync(alice.client, "count", { steps: 1 });
+    const asMallory = await mallory.client.request("tools/async/get", { token: handle.token, timeout: 0 }).catch((e: unknown) => e);
+    const unknown = await mallory.client.request("tools/async/get", { token: "nope", timeout: 0 }).catch((e: unknown) => e);
+    expect((asMallory as Error).message).toBe((unknown as Error).message);
+    gates[1].open();
+    expect((await handle.result()).content).toEqual([{ type: "text", text: "done 1" }]);
+    await alice.client.close();
+    await mallory.client.close();
+    tools.close();
+  });
+
+  it("preferAsync: async when the server offers it, tools/call when it does not", async () => {
+    const tools = new AsyncTools(makeTools());
+    const withAsync = await connect(tools);
+    const plain = await connect(undefined);
+    const tool = { name: "count", annotations: { preferAsync: true } };
+    expect((await callToolPreferAsync(withAsync.client, tool, { steps: 2 })).content).toEqual([{ type: "text", text: "done 2" }]);
+    expect(tools.stats.accepted).toBe(1);
+    expect((await callToolPreferAsync(plain.client, tool, { steps: 2 })).content).toEqual([{ type: "text", text: "done 2" }]);
+    expect(tools.stats.accepted).toBe(1);
+    await withAsync.client.close();
+    await plain.client.close();
+    tools.close();
+  });
+});
