@@ -2,11 +2,18 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
-import { McpServer, clientToServer, createStreamableHttpServer, isMessage, serverToClient } from "../generated/sdk.js";
+import { AsyncTools, McpServer, ResumableRequests, clientToServer, createStreamableHttpServer, isMessage, serverToClient } from "../generated/sdk.js";
 
 /** The MCP server definition: every HTTP session gets its own connection to it. */
 export function createExampleServer(): McpServer {
+  // slow_count is resumable (SEP-975) for clients that advertise resumableRequests, and callable with tools/async/call.
+  const resumable = new ResumableRequests({ policy: (method, params) => method === "tools/call" && params?.name === "slow_count" });
+  const asyncTools = new AsyncTools(undefined, { maxKeepAlive: 600 });
   const server = new McpServer({
+    onsession: (session) => {
+      resumable.install(session);
+      asyncTools.install(session);
+    },
     serverInfo: { name: "mcpgen-example-http", version: "1.0.0" },
     instructions: "Arithmetic and a slow counter, to try tools, progress and cancellation over HTTP.",
     inbound: clientToServer,

@@ -176,6 +176,11 @@ export class Session implements Peer, ProgressSink {
     };
   }
 
+  /** The handler registered for a request method (async tool runs call the session's own tools/call handler). */
+  requestHandler(method: string): RequestHandler | undefined {
+    return this.requestHandlers.get(method);
+  }
+
   removeRequestHandler(method: string): void {
     this.requestHandlers.delete(method);
   }

@@ -39,6 +39,14 @@ interface Joined {
   marker: InboundOperation;
 }
 
+function sessionToolRunner(session: Session): AsyncToolRunner {
+  return (params, context) => {
+    const handler = session.requestHandler("tools/call");
+    if (handler === undefined) throw new RpcError(ErrorCode.MethodNotFound, "This server has no tools/call handler");
+    return handler(params, context);
+  };
+}
+
 function unknownRun(): RpcError {
   return new RpcError(ErrorCode.InvalidParams, "Unknown or expired async tool call");
 }
@@ -122,8 +130,9 @@ export class AsyncTools {
   private idleWaiters: (() => void)[] = [];
   readonly stats = { accepted: 0, rejected: 0, joins: 0, cancelled: 0, expired: 0 };
 
+  /** `runTool` defaults to the tools/call handler registered on the session that receives the call. */
   constructor(
-    private readonly runTool: AsyncToolRunner,
+    private readonly runTool: AsyncToolRunner | undefined,
     options: AsyncToolsOptions = {},
   ) {
     this.maxKeepAlive = options.maxKeepAlive ?? 3600;
@@ -178,8 +187,9 @@ export class AsyncTools {
     this.stats.accepted++;
     this.attach(run, session, context.requestId, readProgressToken(params));
     const toolParams: JsonObject = args === undefined ? { name } : { name, arguments: args };
+    const runner = this.runTool ?? sessionToolRunner(session);
     Promise.resolve()
-      .then(() => this.runTool(toolParams, run))
+      .then(() => runner(toolParams, run))
       .then(
         (result) => run.settle("completed", result, undefined),
         (error: unknown) => {

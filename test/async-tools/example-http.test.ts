@@ -1,0 +1,36 @@
+// The HTTP example server: slow_count is resumable for clients that advertise it, and callable with tools/async/call.
+import { describe, expect, it } from "vitest";
+import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
+import { ClientSession } from "../../runtime/lifecycle.js";
+import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
+import { callToolAsync } from "../../runtime/async-tools/client.js";
+import { startExampleHttpServer } from "../../examples/http-server.js";
+
+describe("examples/http-server.ts", () => {
+  it("advertises async, makes slow_count resumable and runs it with tools/async/call", async () => {
+    const running = await startExampleHttpServer(0);
+    try {
+      const client = new ClientSession({
+        inbound: serverToClient,
+        outbound: clientToServer,
+        isMessage,
+        clientInfo: { name: "example-test", version: "1" },
+        resumable: true,
+      });
+      const policies: unknown[] = [];
+      client.onNotification("notifications/requests/resumePolicy", (p) => void policies.push(p));
+      await client.connect(new StreamableHttpClientTransport({ url: running.url }));
+      expect(client.serverCapabilities?.async).toBeDefined();
+      const seen: number[] = [];
+      const result = await client.request("tools/call", { name: "slow_count", arguments: { count: 3, delayMs: 1 } }, { onProgress: (p) => seen.push(p.progress) });
+      expect(result.content).toEqual([{ type: "text", text: "done 3" }]);
+      expect(seen).toEqual([1, 2, 3]);
+      expect(policies).toHaveLength(1);
+      const handle = await callToolAsync(client, "slow_count", { count: 2, delayMs: 1 });
+      expect((await handle.result()).content).toEqual([{ type: "text", text: "done 2" }]);
+      await client.close();
+    } finally {
+      await running.stop();
+    }
+  });
+});
