@@ -145,6 +145,14 @@ class NodeResponse implements WireResponse {
   }
 }
 
+function abortError(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  if (reason instanceof Error) return reason;
+  const error = new Error(reason === undefined ? "This operation was aborted" : String(reason));
+  error.name = "AbortError";
+  return error;
+}
+
 /** node:http(s) with a keep-alive pool owned by this requester. */
 export function nodeRequester(): WireRequester {
   const httpAgent = new HttpAgent({ keepAlive: true });
@@ -154,13 +162,22 @@ export function nodeRequester(): WireRequester {
       const secure = url.protocol === "https:";
       const headers: Record<string, string> = { ...request.headers };
       if (request.body !== undefined) headers["content-length"] = String(Buffer.byteLength(request.body));
+      const signal = request.signal;
       return new Promise((resolve, reject) => {
-        const req = (secure ? httpsRequest : httpRequest)(
-          url,
-          { method: request.method, headers, agent: secure ? httpsAgent : httpAgent, signal: request.signal },
-          (res) => resolve(new NodeResponse(res)),
-        );
-        req.once("error", reject);
+        if (signal?.aborted) return reject(abortError(signal));
+        // Not node:http's own `signal` option: its listener outlives a keep-alive exchange, and one long-lived
+        // signal serves every request of a session.
+        const onAbort = () => req.destroy(abortError(signal!));
+        const release = () => signal?.removeEventListener("abort", onAbort);
+        const req = (secure ? httpsRequest : httpRequest)(url, { method: request.method, headers, agent: secure ? httpsAgent : httpAgent }, (res) => {
+          res.once("close", release);
+          resolve(new NodeResponse(res));
+        });
+        signal?.addEventListener("abort", onAbort, { once: true });
+        req.once("error", (error) => {
+          release();
+          reject(error);
+        });
         req.setNoDelay(true);
         req.end(request.body);
       });
