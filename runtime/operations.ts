@@ -87,6 +87,8 @@ export interface OperationOutlet {
   request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject>;
   /** The connection the operation was attached to closed; `byApp` when our side closed it on purpose. */
   connectionClosed(op: InboundOperation, byApp: boolean): void;
+  /** The peer cancelled the operation (notifications/cancelled); its signal has fired. */
+  cancelled?(op: InboundOperation): void;
 }
 
 /** Keeps an outbound operation pending across a connection close (a resumable request awaiting resume). */

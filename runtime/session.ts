@@ -591,6 +591,8 @@ export class Session implements Peer, ProgressSink {
     this.operations.releaseInbound(context);
     const reason = params!.reason;
     context.abort(new RequestCancelledError(context.method, typeof reason === "string" ? reason : undefined));
+    const outlet = context.outlet;
+    if (outlet !== undefined && outlet.cancelled !== undefined) outlet.cancelled(context);
   }
 
   private handleResponse(m: Fields): void {

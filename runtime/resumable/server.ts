@@ -37,13 +37,13 @@ export interface ResumableServerOptions {
    * resumableRequests): true or a partial policy to make it resumable. Default: none.
    */
   policy?: (method: string, params: JsonObject | undefined) => boolean | Partial<ResumePolicy> | undefined;
-  /** Resumable requests one session may hold at a time; past it requests run as plain ones. Default 100. */
+  /** Resumable requests one session may have running at a time; past it requests run as plain ones. Default 100. */
   maxPerSession?: number;
   /** Bytes of unconfirmed messages one request may queue; past it the request fails. Default 1 MiB. */
   maxQueuedBytes?: number;
   /**
    * Milliseconds a final response that was sent on a live connection stays available for a resume (it may
-   * have been lost on the way). Default: maxWait.
+   * have been lost on the way; nothing in the protocol confirms it arrived). Default: 10 000, at most maxWait.
    */
   retainDeliveredMs?: number;
   onerror?: (error: Error) => void;
@@ -70,6 +70,10 @@ class ResumableRequest implements OperationOutlet {
   attachment: Attachment | undefined;
   expiry: ReturnType<typeof setTimeout> | undefined = undefined;
   freed = false;
+  /** When a delivered final response may be dropped; Infinity while none is waiting to be. */
+  retainedUntil = Infinity;
+  /** Whether it still counts against its session's limit of running resumable requests. */
+  counted = true;
   /** Server-to-client requests of this request that wait for an answer, by id. */
   readonly input = new Map<RequestId, { op: OutboundOperation; message: JsonRpcMessage; seq: number }>();
   /** The highest seq handed to a live connection. */
@@ -96,14 +100,15 @@ class ResumableRequest implements OperationOutlet {
     if (isFinal) {
       if (this.final !== undefined) return;
       this.status = (message as unknown as JsonObject).error !== undefined ? "failed" : "completed";
+      this.manager.finished(this);
     } else if (this.status !== "processing") {
       return; // nothing may follow the final response
     }
     const seq = this.nextSeq++;
     const stamped = stampMessage(message, { requestId: this.requestId, seq });
     if (isFinal) this.final = stamped;
-    const bytes = JSON.stringify(stamped).length;
-    this.queuedBytes += bytes;
+    // The final response is always kept whatever its size: the limit guards against endless streams of messages.
+    if (!isFinal) this.queuedBytes += JSON.stringify(stamped).length;
     const store = this.manager.store;
     this.manager.chain(this, () => store.append(this.key, { seq, message: stamped }));
     if (isFinal) this.manager.chain(this, () => store.update(this.key, { status: this.status }));
@@ -186,6 +191,10 @@ class ResumableRequest implements OperationOutlet {
     );
   }
 
+  cancelled(): void {
+    this.manager.peerCancelled(this);
+  }
+
   connectionClosed(op: InboundOperation): void {
     if (op === this.context && this.attachment !== undefined && this.attachment.resume === undefined) this.detach();
   }
@@ -209,6 +218,23 @@ class ResumableRequest implements OperationOutlet {
     if (this.context.reporter !== undefined) this.context.reporter.stop();
     this.send({ jsonrpc: "2.0", id: this.requestId, error: error.toJSON() });
   }
+}
+
+// Tokens come from a pool refilled in blocks: one randomBytes call per 170 tokens instead of one each.
+const POOL_TOKENS = 170;
+const TOKEN_BYTES = 24;
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+function newToken(): string {
+  if (poolOffset + TOKEN_BYTES > pool.length) {
+    pool = randomBytes(POOL_TOKENS * TOKEN_BYTES);
+    poolOffset = 0;
+  }
+  const token = pool.toString("base64url", poolOffset, poolOffset + TOKEN_BYTES);
+  // Used bytes are wiped so a token never lingers in the pool.
+  pool.fill(0, poolOffset, poolOffset + TOKEN_BYTES);
+  poolOffset += TOKEN_BYTES;
+  return token;
 }
 
 function hashToken(token: string): string {
@@ -245,6 +271,9 @@ export class ResumableRequests {
   private readonly sessionOf = new WeakMap<InboundOperation, ServerSession>();
   private readonly chains = new Map<ResumableRequest, Promise<unknown>>();
   private idleWaiters: (() => void)[] = [];
+  private retained: { request: ResumableRequest; until: number }[] = [];
+  private retainedHead = 0;
+  private sweeper: ReturnType<typeof setTimeout> | undefined = undefined;
   /** Counters for tests and benchmarks. */
   readonly stats = { made: 0, resumed: 0, replayed: 0, expired: 0, statusChecks: 0 };
 
@@ -254,7 +283,7 @@ export class ResumableRequests {
     this.maxWait = options.maxWait ?? DEFAULT_MAX_WAIT;
     this.maxPerSession = options.maxPerSession ?? 100;
     this.maxQueuedBytes = options.maxQueuedBytes ?? 1024 * 1024;
-    this.retainDeliveredMs = options.retainDeliveredMs ?? this.maxWait * 1000;
+    this.retainDeliveredMs = options.retainDeliveredMs ?? Math.min(10_000, this.maxWait * 1000);
     this.policyFor = options.policy;
     this.onerror = options.onerror;
   }
@@ -298,7 +327,7 @@ export class ResumableRequests {
     const count = this.perSession.get(session) ?? 0;
     if (count >= this.maxPerSession) return false;
     const full: ResumePolicy = { minWait: policy?.minWait ?? this.minWait, maxWait: policy?.maxWait ?? this.maxWait };
-    const token = randomBytes(24).toString("base64url");
+    const token = newToken();
     const key = hashToken(token);
     const request = new ResumableRequest(this, key, context, session, context.principal ?? undefined, full);
     this.perSession.set(session, count + 1);
@@ -311,7 +340,6 @@ export class ResumableRequests {
     // The policy goes out before anything else of the request, and is not itself queued: without it there is no resume.
     const params: JsonObject = { requestId: context.id, resumeToken: token, minWait: full.minWait, maxWait: full.maxWait };
     session.transmit({ jsonrpc: "2.0", method: RESUME_POLICY_NOTIFICATION, params }, context.id).catch(() => undefined);
-    context.signal.addEventListener("abort", () => this.aborted(request), { once: true });
     return true;
   }
 
@@ -360,7 +388,7 @@ export class ResumableRequests {
     const store = this.store;
     const key = request.key;
     // Replay after earlier appends have landed, in order; then live delivery resumes through `attachment`.
-    return this.chain(request, () =>
+    return Promise.resolve(this.chain(request, () =>
       whenReady(store.confirm(key, ack), () =>
         whenReady(store.readAfter(key, ack), (queued) => {
           if (request.attachment !== attachment) return;
@@ -394,7 +422,7 @@ export class ResumableRequests {
           if (request.final !== undefined && !finalDone) request.deliver(request.final, finalSeq > 0 ? finalSeq : request.nextSeq - 1);
         }),
       ),
-    ).then(() => answered);
+    )).then(() => answered);
   }
 
   private getStatus(params: JsonObject | undefined, context: RequestContext): JsonObject {
@@ -429,7 +457,7 @@ export class ResumableRequests {
   // ---- lifetime ----
 
   /** @internal Serialize store work per request, so appends land in order even on an asynchronous store. */
-  chain<T>(request: ResumableRequest, work: () => T | Promise<T>): Promise<T> {
+  chain<T>(request: ResumableRequest, work: () => T | Promise<T>): T | Promise<T> {
     const previous = this.chains.get(request);
     if (previous === undefined) {
       let value: T | Promise<T>;
@@ -439,7 +467,8 @@ export class ResumableRequests {
         this.report(error);
         return Promise.reject(error);
       }
-      if (!(value instanceof Promise)) return Promise.resolve(value);
+      // A synchronous store (the in-memory one) costs no promise at all.
+      if (!(value instanceof Promise)) return value;
       const tracked = value.catch((error: unknown) => this.report(error)).finally(() => {
         if (this.chains.get(request) === tracked) this.chains.delete(request);
       });
@@ -454,11 +483,48 @@ export class ResumableRequests {
     return next;
   }
 
+  /** @internal The request stopped running: it no longer counts against its session's limit. */
+  finished(request: ResumableRequest): void {
+    if (request.counted === false) return;
+    request.counted = false;
+    const count = this.perSession.get(request.origin) ?? 1;
+    if (count <= 1) this.perSession.delete(request.origin);
+    else this.perSession.set(request.origin, count - 1);
+  }
+
   /** @internal The final response went out on a live connection: keep it a little, in case it was lost. */
   delivered(request: ResumableRequest): void {
     this.clearExpiry(request);
-    request.expiry = setTimeout(() => this.free(request), this.retainDeliveredMs);
-    request.expiry.unref?.();
+    request.retainedUntil = Date.now() + this.retainDeliveredMs;
+    // One timer for all of them: the delay is the same for every request, so deadlines come in order.
+    this.retained.push({ request, until: request.retainedUntil });
+    if (this.sweeper === undefined) this.scheduleSweep();
+  }
+
+  private scheduleSweep(): void {
+    const first = this.retained[this.retainedHead];
+    if (first === undefined) {
+      this.retained.length = 0;
+      this.retainedHead = 0;
+      this.sweeper = undefined;
+      return;
+    }
+    this.sweeper = setTimeout(() => {
+      const now = Date.now();
+      const list = this.retained;
+      while (this.retainedHead < list.length && list[this.retainedHead].until <= now) {
+        const { request } = list[this.retainedHead];
+        list[this.retainedHead++] = undefined as unknown as { request: ResumableRequest; until: number };
+        // A resume after delivery re-delivers and re-enters the list; only the latest entry may free it.
+        if (request.retainedUntil <= now) this.free(request);
+      }
+      if (this.retainedHead > 1024 && this.retainedHead * 2 > list.length) {
+        list.splice(0, this.retainedHead);
+        this.retainedHead = 0;
+      }
+      this.scheduleSweep();
+    }, Math.max(0, first.until - Date.now()));
+    this.sweeper.unref?.();
   }
 
   /** @internal Detached: cancel after maxWait unless resumed or checked on. */
@@ -472,15 +538,16 @@ export class ResumableRequests {
   }
 
   private clearExpiry(request: ResumableRequest): void {
+    request.retainedUntil = Infinity;
     if (request.expiry !== undefined) {
       clearTimeout(request.expiry);
       request.expiry = undefined;
     }
   }
 
-  /** The handler's signal fired: a cancellation from the client (or our own expiry) ends the request. */
-  private aborted(request: ResumableRequest): void {
-    if (request.context.state === "cancelled" || request.context.state === "timedOut") this.free(request);
+  /** @internal The client cancelled the request on the connection it is attached to: it ends here. */
+  peerCancelled(request: ResumableRequest): void {
+    this.free(request);
   }
 
   private cancel(request: ResumableRequest, reason: unknown): void {
@@ -510,10 +577,8 @@ export class ResumableRequests {
     }
     request.input.clear();
     this.byKey.delete(request.key);
-    const count = this.perSession.get(request.origin) ?? 1;
-    if (count <= 1) this.perSession.delete(request.origin);
-    else this.perSession.set(request.origin, count - 1);
-    this.chain(request, () => this.store.delete(request.key)).finally(() => this.chains.delete(request));
+    this.finished(request);
+    void Promise.resolve(this.chain(request, () => this.store.delete(request.key))).finally(() => this.chains.delete(request));
     if (this.byKey.size === 0 && this.idleWaiters.length > 0) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
@@ -523,6 +588,10 @@ export class ResumableRequests {
 
   /** Stop every timer and forget everything (server shutdown). Running handlers are aborted. */
   close(): void {
+    if (this.sweeper !== undefined) clearTimeout(this.sweeper);
+    this.sweeper = undefined;
+    this.retained = [];
+    this.retainedHead = 0;
     for (const request of [...this.byKey.values()]) this.cancel(request, new RpcError(RESUMABLE_FAILED_CODE, "Server shutting down"));
   }
 
