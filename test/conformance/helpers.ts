@@ -30,10 +30,9 @@ export interface CliRun {
 export function builtExample(name: string): string {
   const built = join(ROOT, `dist/examples/${name}.js`);
   if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build`);
+  const transports = readdirSync(join(ROOT, "runtime/transports")).map((file) => `runtime/transports/${file}`);
   const newestSource = Math.max(
-    ...[`examples/${name}.ts`, "runtime/transports/http-server.ts", "runtime/transports/http-client.ts", "generated/sdk.ts"].map(
-      (file) => statSync(join(ROOT, file)).mtimeMs,
-    ),
+    ...[`examples/${name}.ts`, "generated/sdk.ts", ...transports].map((file) => statSync(join(ROOT, file)).mtimeMs),
   );
   if (statSync(built).mtimeMs < newestSource) throw new Error(`${built} is older than its sources: run npm run build`);
   return built;
