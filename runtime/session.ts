@@ -193,6 +193,14 @@ export class Session implements Peer, ProgressSink {
     return this.sendRequest(method, params, options, undefined);
   }
 
+  /**
+   * The id the next request of this session will carry (ids are handed out in order, one per request): a
+   * caller that must recognise later messages naming its request (notifications/cancelled) reads it first.
+   */
+  get nextRequestId(): RequestId {
+    return this.nextId;
+  }
+
   notify(method: string, params?: JsonObject): Promise<void> {
     return this.sendNotification(method, params, undefined);
   }

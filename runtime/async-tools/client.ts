@@ -118,11 +118,6 @@ export class AsyncToolCall {
   }
 }
 
-function nextId(session: ClientSession): RequestId {
-  // The session numbers requests from 0 and hands them out in order: the next one is the current count.
-  return (session as unknown as { nextId: number }).nextId;
-}
-
 /** tools/async/call: resolves with a handle once the server accepted; AsyncCallRejectedError when it did not. */
 export async function callToolAsync(
   session: ClientSession,
@@ -136,7 +131,7 @@ export async function callToolAsync(
   const params: JsonObject = { name, _meta: { progressToken } };
   if (args !== undefined) params.arguments = args;
   if (options.keepAlive !== undefined) params.keepAlive = options.keepAlive;
-  pending.track(nextId(session));
+  pending.track(session.nextRequestId);
   const answer = await session.request(ASYNC_CALL, params, options.request);
   const token = answer.token;
   if (answer.accepted !== true || (typeof token !== "string" && typeof token !== "number")) {
@@ -158,7 +153,7 @@ export async function callToolAsync(
 export async function joinToolAsync(session: ClientSession, token: string | number, options: AsyncCallOptions = {}): Promise<AsyncToolCall> {
   const handle = new AsyncToolCall(session, token, undefined);
   if (options.onProgress !== undefined) handle.onProgress(options.onProgress);
-  handle.track(nextId(session));
+  handle.track(session.nextRequestId);
   await handle.join({ keepAlive: options.keepAlive, request: options.request });
   return handle;
 }
