@@ -19,6 +19,15 @@ export interface StoredOperation {
   pendingInput: number;
   /** The node running it (multi-node stores); a node that stops renewing its lease is presumed dead. */
   node?: string;
+  /**
+   * Seconds the record may outlive its end (or its node) before a shared store drops it on its own; the node
+   * running it deletes it earlier when it can. Default: the store's choice.
+   */
+  keepFor?: number;
+  /** Read-only: set by a shared store on an unfinished operation whose node stopped renewing its lease. */
+  lost?: boolean;
+  /** Read-only: messages still queued (not confirmed), when the store counts them cheaply. */
+  queued?: number;
 }
 
 /** One message of an operation's queue, numbered from 1 in the order it was produced. */
@@ -45,6 +54,57 @@ export interface OperationStore {
   delete(key: string): Awaitable<void>;
   /** Operations held (for leak checks and metrics). */
   count(): Awaitable<number>;
+  /**
+   * True when the store applies calls in the order they are made even before earlier ones completed (one
+   * connection, commands pipelined): callers then need not wait for one append before making the next.
+   */
+  readonly ordered?: boolean;
+}
+
+/** What a follower of an operation's queue hears. */
+export interface FollowEvents {
+  /** The next message, in order, each once. */
+  message(item: QueuedMessage): void;
+  /** The operation can no longer finish: its node stopped renewing its lease, or its record is gone. */
+  lost(reason: string): void;
+}
+
+/** Stops following. */
+export interface Following {
+  close(): void;
+}
+
+/** A request from one node to the node running an operation. */
+export interface OwnerSignal {
+  /** attach/detach/touch: a resume or join on another node started, ended, or checked in. cancel: stop it. */
+  type: "attach" | "detach" | "touch" | "cancel" | "delivered" | "answer";
+  /** For attach: the highest seq the client confirmed. For answer: the answered request's id. */
+  seq?: number;
+  id?: RequestId;
+  /** For answer: the response message (result or error) of a server-to-client request. */
+  message?: JsonRpcMessage;
+  reason?: string;
+  /** For touch/attach of async runs: keepAlive asked for, seconds. */
+  keepAlive?: number;
+}
+
+/**
+ * A store shared by several nodes (processes behind a load balancer): besides state and queues it lets a node
+ * serve an operation another node runs, by following its queue live and signalling its node.
+ */
+export interface SharedOperationStore extends OperationStore {
+  /** This node's id; operations it creates with `node` set to it have their lease renewed by this store. */
+  readonly nodeId: string;
+  /** Messages with seq > `afterSeq`, then every new one as it is appended, until close() or lost(). */
+  follow(key: string, afterSeq: number, events: FollowEvents): Following;
+  /** Deliver a signal to the node running the operation (best effort: lost if that node is gone). */
+  signal(node: string, key: string, signal: OwnerSignal): Awaitable<void>;
+  /** Hear signals for operations this node runs. Returns the function that stops listening. */
+  onSignal(listener: (key: string, signal: OwnerSignal) => void): () => void;
+}
+
+export function isSharedStore(store: OperationStore): store is SharedOperationStore {
+  return typeof (store as Partial<SharedOperationStore>).follow === "function" && typeof (store as Partial<SharedOperationStore>).nodeId === "string";
 }
 
 /** Calls `next` with the value, at once when it is not a promise (keeps the in-memory path synchronous). */
