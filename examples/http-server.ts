@@ -1,14 +1,33 @@
-// Example: the stdio example's tools (add, slow_count) served over Streamable HTTP at http://127.0.0.1:PORT/mcp (`PORT=N npm run -s example:http-server`).
+// Example: the stdio example's tools (add, slow_count) served over Streamable HTTP at http://127.0.0.1:PORT/mcp (`PORT=N npm run -s example:http-server`; with REDIS_URL, nodes share a Redis store).
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
 import { AsyncTools, McpServer, ResumableRequests, clientToServer, createStreamableHttpServer, isMessage, serverToClient } from "../generated/sdk.js";
+import type { OperationStore } from "../runtime/store/types.js";
+
+export interface ExampleServerOptions {
+  /** Where resumable requests and async runs are kept; a shared (Redis) store makes the nodes a cluster. */
+  store?: OperationStore;
+}
+
+/** The MCP server and the managers that outlive its connections (closed with it). */
+export interface ExampleServer {
+  server: McpServer;
+  resumable: ResumableRequests;
+  asyncTools: AsyncTools;
+}
 
 /** The MCP server definition: every HTTP session gets its own connection to it. */
-export function createExampleServer(): McpServer {
+export function createExampleServer(options: ExampleServerOptions = {}): McpServer {
+  return createExampleNode(options).server;
+}
+
+/** The server with its resumable-request and async-tool managers (they outlive connections; close them on shutdown). */
+export function createExampleNode(options: ExampleServerOptions = {}): ExampleServer {
+  const onerror = (error: Error) => console.error("[example http server]", error.message);
   // slow_count is resumable (SEP-975) for clients that advertise resumableRequests, and callable with tools/async/call.
-  const resumable = new ResumableRequests({ policy: (method, params) => method === "tools/call" && params?.name === "slow_count" });
-  const asyncTools = new AsyncTools(undefined, { maxKeepAlive: 600 });
+  const resumable = new ResumableRequests({ store: options.store, onerror, policy: (method, params) => method === "tools/call" && params?.name === "slow_count" });
+  const asyncTools = new AsyncTools(undefined, { maxKeepAlive: 600, store: options.store, onerror });
   const server = new McpServer({
     onsession: (session) => {
       resumable.install(session);
@@ -62,7 +81,7 @@ export function createExampleServer(): McpServer {
       return `done ${count}`;
     },
   );
-  return server;
+  return { server, resumable, asyncTools };
 }
 
 /** Resolves after `ms`, or rejects as soon as `signal` aborts (the client cancelled or went away). */
@@ -82,8 +101,8 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /** Listens on 127.0.0.1 only (port 0 picks a free one); stop() ends every session and the listener. */
-export async function startExampleHttpServer(port: number): Promise<{ url: string; stop: () => Promise<void> }> {
-  const server = createExampleServer();
+export async function startExampleHttpServer(port: number, options: ExampleServerOptions = {}): Promise<{ url: string; stop: () => Promise<void> }> {
+  const { server, resumable, asyncTools } = createExampleNode(options);
   const mcp = createStreamableHttpServer({
     path: "/mcp",
     onSession: async (transport) => {
@@ -99,6 +118,8 @@ export async function startExampleHttpServer(port: number): Promise<{ url: strin
   return {
     url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
     async stop() {
+      resumable.close();
+      asyncTools.close();
       await mcp.close();
       await server.close();
       http.closeAllConnections();
@@ -107,10 +128,21 @@ export async function startExampleHttpServer(port: number): Promise<{ url: strin
   };
 }
 
+/** With REDIS_URL: the Redis store (ioredis is loaded only then). MCPGEN_LEASE_MS: how soon a dead node's requests fail. */
+async function storeFromEnv(): Promise<(OperationStore & { close(): Promise<void>; ready(): Promise<void> }) | undefined> {
+  const url = process.env.REDIS_URL;
+  if (url === undefined || url === "") return undefined;
+  const { RedisOperationStore } = await import("../runtime/store/redis.js");
+  const leaseMs = process.env.MCPGEN_LEASE_MS === undefined ? undefined : Number(process.env.MCPGEN_LEASE_MS);
+  return new RedisOperationStore({ url, leaseMs, onerror: (error) => console.error("[example http server] redis:", error.message) });
+}
+
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const running = await startExampleHttpServer(Number(process.env.PORT ?? 3000));
-  console.log(`example MCP server listening on ${running.url}`);
-  const shutdown = () => void running.stop().then(() => process.exit(0));
+  const store = await storeFromEnv();
+  const running = await startExampleHttpServer(Number(process.env.PORT ?? 3000), { store });
+  await store?.ready();
+  console.log(`example MCP server listening on ${running.url}${store === undefined ? "" : " (Redis store)"}`);
+  const shutdown = () => void running.stop().then(() => store?.close()).then(() => process.exit(0));
   process.on("SIGINT", shutdown);
   process.on("SIGTERM", shutdown);
 }

@@ -1,6 +1,6 @@
 // Server side of async tool calls (PR #617): tools/async/call|join|get and the tools/async/cancel notification.
 import { randomBytes } from "node:crypto";
-import { ErrorCode, RpcError, type JsonObject, type RequestId } from "../jsonrpc.js";
+import { ErrorCode, RpcError, type JsonObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import type { RequestContext, RequestOptions } from "../peer.js";
 import { InboundOperation, type OperationOutlet } from "../operations.js";
 import { ProgressOrderError, RequestCancelledError } from "../errors.js";
@@ -8,6 +8,8 @@ import { PROGRESS_NOTIFICATION, readProgressToken } from "../progress.js";
 import type { ProgressToken } from "../operations.js";
 import { CANCELLED_NOTIFICATION, type Session } from "../session.js";
 import type { ServerSession } from "../lifecycle.js";
+import { tokenKey } from "../store/key.js";
+import { isSharedStore, type OperationStore, type OwnerSignal, type SharedOperationStore, type StoredOperation } from "../store/types.js";
 
 export const ASYNC_CALL = "tools/async/call";
 export const ASYNC_JOIN = "tools/async/join";
@@ -26,7 +28,16 @@ export interface AsyncToolsOptions {
   accept?: (name: string, args: JsonObject | undefined) => true | string;
   /** Runs held at once (running or waiting to be collected); past it calls are refused. Default 1000. */
   maxRuns?: number;
+  /**
+   * A store shared between nodes (runtime/store/redis.ts): runs are recorded there with their progress and
+   * outcome, so tools/async/join|get|cancel work on any node. Default: none (runs live in this process only).
+   */
+  store?: OperationStore;
+  onerror?: (error: Error) => void;
 }
+
+/** The outcome of a run that was cancelled, as recorded for other nodes: they tell their joined sessions. */
+const CANCELLED_STATUS = "cancelled";
 
 type RunStatus = "processing" | "completed" | "failed" | "cancelled" | "rejected";
 
@@ -60,6 +71,12 @@ class AsyncRun extends InboundOperation implements RequestContext {
   readonly waiters = new Set<() => void>();
   keepTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   lastProgress = -Infinity;
+  /** Joins on other nodes following this run (shared store). */
+  remoteJoins = 0;
+  /** Next sequence number of the run's queue in the shared store. */
+  nextSeq = 1;
+  /** Its key in the shared store (the token's hash), when there is one. */
+  storeKey: string | undefined = undefined;
 
   constructor(
     readonly manager: AsyncTools,
@@ -84,6 +101,7 @@ class AsyncRun extends InboundOperation implements RequestContext {
     if (typeof progress !== "number" || !Number.isFinite(progress)) return Promise.reject(new TypeError("Progress must be a finite number"));
     if (progress <= this.lastProgress) return Promise.reject(new ProgressOrderError(progress, this.lastProgress));
     this.lastProgress = progress;
+    this.manager.record(this, { jsonrpc: "2.0", method: PROGRESS_NOTIFICATION, params: progressParams(undefined, progress, total, message) });
     for (const j of this.joined.values()) {
       if (j.progressToken === undefined) continue;
       const params: JsonObject = { progressToken: j.progressToken, progress };
@@ -111,10 +129,22 @@ class AsyncRun extends InboundOperation implements RequestContext {
     this.status = status;
     this.outcome = outcome;
     this.failure = failure;
+    this.manager.recordEnd(this);
     const waiters = [...this.waiters];
     this.waiters.clear();
     for (const wake of waiters) wake();
   }
+}
+
+function progressParams(token: ProgressToken | undefined, progress: number, total: unknown, message: unknown): JsonObject {
+  const params: JsonObject = token === undefined ? { progress } : { progressToken: token, progress };
+  if (typeof total === "number") params.total = total;
+  if (typeof message === "string") params.message = message;
+  return params;
+}
+
+function nodeLost(): RpcError {
+  return new RpcError(-32010, "Async tool call failed: the node running it stopped");
 }
 
 /**
@@ -127,6 +157,13 @@ export class AsyncTools {
   private readonly acceptCall: AsyncToolsOptions["accept"];
   private readonly maxRuns: number;
   private readonly runs = new Map<string, AsyncRun>();
+  private readonly shared: SharedOperationStore | undefined;
+  /** Runs by store key (shared store only), for signals from other nodes. */
+  private readonly byKey = new Map<string, AsyncRun>();
+  private readonly onerror: ((error: Error) => void) | undefined;
+  private readonly stopSignals: (() => void) | undefined;
+  /** Joins and gets this node serves for runs on other nodes: each entry ends one (shutdown). */
+  private readonly remoteFollows = new Set<() => void>();
   private idleWaiters: (() => void)[] = [];
   readonly stats = { accepted: 0, rejected: 0, joins: 0, cancelled: 0, expired: 0 };
 
@@ -139,6 +176,11 @@ export class AsyncTools {
     this.defaultKeepAlive = Math.min(options.defaultKeepAlive ?? 60, this.maxKeepAlive);
     this.acceptCall = options.accept;
     this.maxRuns = options.maxRuns ?? 1000;
+    this.onerror = options.onerror;
+    if (options.store !== undefined && isSharedStore(options.store)) {
+      this.shared = options.store;
+      this.stopSignals = options.store.onSignal((key, signal) => this.signalled(key, signal));
+    }
   }
 
   /** What to merge into the server's capabilities: `{ async: { maxKeepAliveTime } }`. */
@@ -159,9 +201,19 @@ export class AsyncTools {
   install(session: ServerSession): void {
     session.registerCapabilities(this.capabilities());
     session.onRequest(ASYNC_CALL, (params, context) => this.call(session, params ?? {}, context));
-    session.onRequest(ASYNC_JOIN, (params, context) => this.join(session, params ?? {}, context));
-    session.onRequest(ASYNC_GET, (params, context) => this.get(params ?? {}, context));
-    session.onNotification(ASYNC_CANCEL, (params) => this.cancelByToken(params));
+    session.onRequest(ASYNC_JOIN, (params, context) => {
+      const key = this.remoteKey(params?.token);
+      return key === undefined ? this.join(session, params ?? {}, context) : this.joinRemote(session, key, params ?? {}, context);
+    });
+    session.onRequest(ASYNC_GET, (params, context) => {
+      const key = this.remoteKey(params?.token);
+      return key === undefined ? this.get(params ?? {}, context) : this.getRemote(key, params ?? {}, context);
+    });
+    session.onNotification(ASYNC_CANCEL, (params) => {
+      const key = this.remoteKey(params?.token);
+      if (key === undefined) this.cancelByToken(params);
+      else void this.cancelRemote(key).catch((error: unknown) => this.report(error));
+    });
   }
 
   private grant(requested: unknown): number {
@@ -177,6 +229,13 @@ export class AsyncTools {
     const verdict = this.runs.size >= this.maxRuns ? "Too many async tool calls in progress" : this.acceptCall?.(name, args) ?? true;
     const run = new AsyncRun(this, token, context.requestId, keepAlive, context.principal ?? undefined);
     this.runs.set(token, run);
+    if (this.shared !== undefined) {
+      const key = (run.storeKey = tokenKey(token));
+      this.byKey.set(key, run);
+      const record: StoredOperation = { kind: "async", requestId: context.requestId, status: "processing", pendingInput: 0, node: this.shared.nodeId, keepFor: keepAlive };
+      if (run.principal !== undefined) record.principal = run.principal;
+      this.write(() => this.shared!.create(key, record));
+    }
     if (verdict !== true) {
       // Refused, but with a token: tools/async/get tells why, for keepAlive seconds.
       this.stats.rejected++;
@@ -246,6 +305,172 @@ export class AsyncTools {
     this.cancel(run, "Cancelled by the client");
   }
 
+  // ---- shared store: recording runs, and serving runs other nodes hold ----
+
+  /** @internal Record a message of a run (progress) in the shared store. */
+  record(run: AsyncRun, message: JsonRpcMessage): void {
+    const shared = this.shared;
+    const key = run.storeKey;
+    if (shared === undefined || key === undefined) return;
+    const seq = run.nextSeq++;
+    this.write(() => shared.append(key, { seq, message }));
+  }
+
+  /** @internal The run settled: record its outcome as the queue's final message, then its status. */
+  recordEnd(run: AsyncRun): void {
+    const shared = this.shared;
+    const key = run.storeKey;
+    if (shared === undefined || key === undefined) return;
+    let final: JsonRpcMessage;
+    if (run.status === "completed") final = { jsonrpc: "2.0", id: run.id, result: run.outcome ?? {} };
+    else if (run.status === "rejected") final = { jsonrpc: "2.0", id: run.id, result: { content: [{ type: "text", text: run.failure?.message ?? "" }], isError: true } };
+    else {
+      const error = (run.failure ?? new RpcError(ErrorCode.InternalError, "Async tool call failed")).toJSON();
+      final = { jsonrpc: "2.0", id: run.id, error: run.status === "cancelled" ? { ...error, data: { status: CANCELLED_STATUS } } : error };
+    }
+    const seq = run.nextSeq++;
+    this.write(() => shared.append(key, { seq, message: final }));
+    this.write(() => shared.update(key, { status: run.status === "completed" || run.status === "rejected" ? "completed" : "failed" }));
+  }
+
+  private write(work: () => unknown): void {
+    try {
+      const value = work();
+      if (value instanceof Promise) value.catch((error: unknown) => this.report(error));
+    } catch (error) {
+      this.report(error);
+    }
+  }
+
+  private report(error: unknown): void {
+    this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+  }
+
+  /** The store key of a token this node does not hold, when the store is shared; else undefined (served here). */
+  private remoteKey(token: unknown): string | undefined {
+    if (this.shared === undefined || typeof token !== "string" || this.runs.has(token) || token.length > 256) return undefined;
+    return tokenKey(token);
+  }
+
+  private async remoteRecord(key: string, principal: string | undefined): Promise<StoredOperation> {
+    const stored = await this.shared!.get(key);
+    if (stored === undefined || stored.kind !== "async" || stored.principal !== principal) throw unknownRun();
+    return stored;
+  }
+
+  private tell(owner: string | undefined, key: string, signal: OwnerSignal): void {
+    if (owner === undefined) return;
+    this.write(() => this.shared!.signal(owner, key, signal));
+  }
+
+  /**
+   * Follows a run's queue on the shared store from `afterSeq`: `progress` for each progress message, then
+   * `end` once with the final message, or with undefined when the follow stopped first (`stop()`).
+   */
+  private followRun(key: string, afterSeq: number, progress: (params: JsonObject) => void, end: (final: JsonObject | undefined) => void): () => void {
+    let ended = false;
+    const finish = (final: JsonObject | undefined) => {
+      if (ended) return;
+      ended = true;
+      following.close();
+      this.remoteFollows.delete(stop);
+      end(final);
+    };
+    const stop = () => finish(undefined);
+    const following = this.shared!.follow(key, afterSeq, {
+      message: ({ message }) => {
+        const m = message as unknown as JsonObject;
+        if (m.method === undefined) finish(m);
+        else if (m.method === PROGRESS_NOTIFICATION && typeof m.params === "object" && m.params !== null) progress(m.params as JsonObject);
+      },
+      lost: () => finish({ jsonrpc: "2.0", error: nodeLost().toJSON() }),
+    });
+    this.remoteFollows.add(stop);
+    return stop;
+  }
+
+  private async getRemote(key: string, params: JsonObject, context: RequestContext): Promise<JsonObject> {
+    const stored = await this.remoteRecord(key, context.principal ?? undefined);
+    if (stored.lost === true) throw nodeLost();
+    const timeout = typeof params.timeout === "number" && params.timeout >= 0 ? params.timeout : undefined;
+    const final = await new Promise<JsonObject | undefined>((resolve) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const stop = this.followRun(key, 0, () => undefined, (m) => {
+        if (timer !== undefined) clearTimeout(timer);
+        context.signal.removeEventListener("abort", stop);
+        resolve(m);
+      });
+      if (timeout !== undefined) timer = setTimeout(stop, timeout * 1000);
+      context.signal.addEventListener("abort", stop, { once: true });
+    });
+    if (final === undefined) return { content: [], isPending: true };
+    if (final.error !== undefined) {
+      const e = final.error as { code: number; message: string; data?: unknown };
+      throw new RpcError(e.code, e.message, e.data);
+    }
+    return final.result as JsonObject;
+  }
+
+  private async joinRemote(session: ServerSession, key: string, params: JsonObject, context: RequestContext): Promise<JsonObject> {
+    const stored = await this.remoteRecord(key, context.principal ?? undefined);
+    if (stored.lost === true) throw nodeLost();
+    const owner = stored.node;
+    const keepAlive = Math.max(stored.keepFor ?? 0, params.keepAlive === undefined ? 0 : this.grant(params.keepAlive));
+    const progressToken = readProgressToken(params);
+    const requestId = context.requestId;
+    // Runs' queues are never trimmed, so their length is the last seq: the join hears progress from now on.
+    const from = stored.queued ?? 0;
+    const marker = new InboundOperation(`mcpgen-async-remote-${key}`, "tools/async/attachment");
+    const previous = session.operations.inbound.get(marker.id);
+    if (previous?.outlet !== undefined) previous.outlet.connectionClosed(previous, false);
+    this.tell(owner, key, { type: "attach", keepAlive });
+    const stop = this.followRun(
+      key,
+      from,
+      (p) => {
+        if (progressToken === undefined) return;
+        session.transmit({ jsonrpc: "2.0", method: PROGRESS_NOTIFICATION, params: progressParams(progressToken, Number(p.progress), p.total, p.message) }).catch(() => undefined);
+      },
+      (final) => {
+        if (session.operations.inbound.get(marker.id) === marker) session.operations.inbound.delete(marker.id);
+        if (final === undefined) this.tell(owner, key, { type: "detach" });
+        const error = final?.error as { data?: { status?: unknown } } | undefined;
+        if (error?.data?.status === CANCELLED_STATUS) {
+          session.transmit({ jsonrpc: "2.0", method: CANCELLED_NOTIFICATION, params: { requestId, reason: "cancelled" } }).catch(() => undefined);
+        }
+      },
+    );
+    marker.outlet = { send() {}, request: (method, p, options) => session.request(method, p, options), connectionClosed: () => stop() };
+    session.operations.inbound.set(marker.id, marker);
+    this.stats.joins++;
+    return { accepted: true, token: params.token as string, keepAlive };
+  }
+
+  private async cancelRemote(key: string): Promise<void> {
+    const stored = await this.shared!.get(key);
+    if (stored === undefined || stored.kind !== "async" || stored.status !== "processing" || stored.lost === true) return;
+    this.tell(stored.node, key, { type: "cancel", reason: "Cancelled by the client" });
+  }
+
+  /** Signals from nodes serving our runs' joins and cancels. */
+  private signalled(key: string, signal: OwnerSignal): void {
+    const run = this.byKey.get(key);
+    if (run === undefined) return;
+    if (signal.type === "attach") {
+      run.remoteJoins++;
+      if (typeof signal.keepAlive === "number") run.keepAlive = Math.max(run.keepAlive, Math.min(signal.keepAlive, this.maxKeepAlive));
+      if (run.keepTimer !== undefined && !run.done) {
+        clearTimeout(run.keepTimer);
+        run.keepTimer = undefined;
+      }
+    } else if (signal.type === "detach") {
+      run.remoteJoins = Math.max(0, run.remoteJoins - 1);
+      if (run.remoteJoins === 0 && run.joined.size === 0) this.armKeepAlive(run);
+    } else if (signal.type === "cancel") {
+      this.cancel(run, signal.reason ?? "Cancelled by the client");
+    }
+  }
+
   /** Cancel a run: its signal fires, every joined session is told with notifications/cancelled. */
   cancel(run: AsyncRun, reason: string): void {
     if (run.done) return;
@@ -292,7 +517,7 @@ export class AsyncTools {
     if (run.keepTimer !== undefined) clearTimeout(run.keepTimer);
     run.keepTimer = setTimeout(() => {
       run.keepTimer = undefined;
-      if (run.joined.size > 0 && !run.done) return;
+      if ((run.joined.size > 0 || run.remoteJoins > 0) && !run.done) return;
       this.stats.expired++;
       if (!run.done) {
         run.settle("cancelled", undefined, new RpcError(ErrorCode.InvalidRequest, "Async tool call expired"));
@@ -305,6 +530,11 @@ export class AsyncTools {
 
   private free(run: AsyncRun): void {
     this.runs.delete(run.token);
+    const key = run.storeKey;
+    if (key !== undefined) {
+      this.byKey.delete(key);
+      this.write(() => this.shared!.delete(key));
+    }
     for (const j of run.joined.values()) j.session.operations.inbound.delete(j.marker.id);
     run.joined.clear();
     if (this.runs.size === 0 && this.idleWaiters.length > 0) {
@@ -316,6 +546,8 @@ export class AsyncTools {
 
   /** Server shutdown: cancel everything and free it. */
   close(): void {
+    this.stopSignals?.();
+    for (const end of [...this.remoteFollows]) end();
     for (const run of [...this.runs.values()]) {
       this.cancel(run, "Server shutting down");
       if (run.keepTimer !== undefined) clearTimeout(run.keepTimer);

@@ -19,6 +19,11 @@ export function unknownResumableError(): RpcError {
 /** Code of a resumable request that failed on the server side (queue limit, node lost). */
 export const RESUMABLE_FAILED_CODE = -32010;
 
+/** A request whose node stopped (its lease lapsed): resume and status say so instead of waiting forever. */
+export function nodeLostError(): RpcError {
+  return new RpcError(RESUMABLE_FAILED_CODE, "Resumable request failed: the node running this request stopped; the request failed");
+}
+
 /** The client could not resume within the policy's maxWait (or could not reconnect at all). */
 export class ResumeFailedError extends RpcError {
   readonly requestId: RequestId;

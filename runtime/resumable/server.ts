@@ -1,5 +1,6 @@
 // Server side of SEP-975 resumable requests: policy, per-request queue in a store, resume, status, expiry.
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import { tokenKey } from "../store/key.js";
 import { ErrorCode, RpcError, type JsonObject, type JsonRpcErrorObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import type { RequestContext, RequestOptions } from "../peer.js";
 import { InboundOperation, OutboundOperation, type OperationKeeper, type OperationOutlet } from "../operations.js";
@@ -7,7 +8,7 @@ import { RequestCancelledError } from "../errors.js";
 import type { Session } from "../session.js";
 import { hasCapability, requiredClientCapability, type ServerSession } from "../lifecycle.js";
 import { MemoryOperationStore } from "../store/memory.js";
-import { whenReady, type OperationStore, type StoredStatus } from "../store/types.js";
+import { isSharedStore, whenReady, type OperationStore, type OwnerSignal, type SharedOperationStore, type StoredStatus } from "../store/types.js";
 import {
   GET_STATUS_REQUEST,
   LAST_SEQ_META_KEY,
@@ -15,6 +16,7 @@ import {
   RESUMABLE_FAILED_CODE,
   RESUME_POLICY_NOTIFICATION,
   RESUME_REQUEST,
+  nodeLostError,
   stampMessage,
   unknownResumableError,
 } from "./protocol.js";
@@ -26,7 +28,10 @@ export interface ResumePolicy {
 }
 
 export interface ResumableServerOptions {
-  /** Default: a MemoryOperationStore of its own. */
+  /**
+   * Default: a MemoryOperationStore of its own. A shared store (runtime/store/redis.ts) lets every node behind a
+   * load balancer serve requests/resume and requests/getStatus for requests another node runs.
+   */
   store?: OperationStore;
   /** Seconds the client should wait before resuming; default 0. */
   minWait?: number;
@@ -234,9 +239,7 @@ function newToken(): string {
   return token;
 }
 
-function hashToken(token: string): string {
-  return createHash("sha256").update(token).digest("base64url");
-}
+const hashToken = tokenKey;
 
 function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -267,12 +270,16 @@ export class ResumableRequests {
   private readonly perSession = new Map<Session, number>();
   private readonly sessionOf = new WeakMap<InboundOperation, ServerSession>();
   private readonly chains = new Map<ResumableRequest, Promise<unknown>>();
+  /** Resumes this node serves for requests other nodes run: each entry ends one (shutdown). */
+  private readonly remoteFollows = new Set<() => void>();
   private idleWaiters: (() => void)[] = [];
   private retained: { request: ResumableRequest; until: number }[] = [];
   private retainedHead = 0;
   private sweeper: ReturnType<typeof setTimeout> | undefined = undefined;
   /** Counters for tests and benchmarks. */
-  readonly stats = { made: 0, resumed: 0, replayed: 0, expired: 0, statusChecks: 0 };
+  readonly stats = { made: 0, resumed: 0, replayed: 0, expired: 0, statusChecks: 0, remoteResumes: 0, remoteStatusChecks: 0 };
+  /** Set when the store is shared between nodes. */
+  private readonly shared: SharedOperationStore | undefined;
 
   constructor(options: ResumableServerOptions = {}) {
     this.store = options.store ?? new MemoryOperationStore();
@@ -283,7 +290,13 @@ export class ResumableRequests {
     this.retainDeliveredMs = options.retainDeliveredMs ?? Math.min(10_000, this.maxWait * 1000);
     this.policyFor = options.policy;
     this.onerror = options.onerror;
+    if (isSharedStore(this.store)) {
+      this.shared = this.store;
+      this.stopSignals = this.store.onSignal((key, signal) => this.signalled(key, signal));
+    }
   }
+
+  private readonly stopSignals: (() => void) | undefined = undefined;
 
   /** Resumable requests held (running, or finished and waiting to be collected). */
   get size(): number {
@@ -330,9 +343,10 @@ export class ResumableRequests {
     this.perSession.set(session, count + 1);
     this.byKey.set(key, request);
     this.stats.made++;
-    this.chain(request, () =>
-      this.store.create(key, { kind: "resumable", requestId: context.id, status: "processing", pendingInput: 0, ...(request.principal !== undefined ? { principal: request.principal } : {}) }),
-    );
+    const record = { kind: "resumable" as const, requestId: context.id, status: "processing" as const, pendingInput: 0, keepFor: full.maxWait };
+    if (request.principal !== undefined) (record as { principal?: string }).principal = request.principal;
+    if (this.shared !== undefined) (record as { node?: string }).node = this.shared.nodeId;
+    this.chain(request, () => this.store.create(key, record));
     context.outlet = request;
     // The policy goes out before anything else of the request, and is not itself queued: without it there is no resume.
     const params: JsonObject = { requestId: context.id, resumeToken: token, minWait: full.minWait, maxWait: full.maxWait };
@@ -353,9 +367,11 @@ export class ResumableRequests {
   }
 
   private resume(session: ServerSession, params: JsonObject | undefined, context: RequestContext): Promise<JsonObject> | JsonObject {
-    const request = this.find(params?.resumeToken, context.requestId, context.principal ?? undefined);
     const meta = isObject(params?._meta) ? params._meta : undefined;
     const ack = meta !== undefined && typeof meta[LAST_SEQ_META_KEY] === "number" ? (meta[LAST_SEQ_META_KEY] as number) : 0;
+    const remoteKey = this.remoteKey(params?.resumeToken);
+    if (remoteKey !== undefined) return this.resumeRemote(session, remoteKey, ack, context);
+    const request = this.find(params?.resumeToken, context.requestId, context.principal ?? undefined);
     this.stats.resumed++;
     this.takeOver(request);
     this.clearExpiry(request);
@@ -422,7 +438,9 @@ export class ResumableRequests {
     )).then(() => answered);
   }
 
-  private getStatus(params: JsonObject | undefined, context: RequestContext): JsonObject {
+  private getStatus(params: JsonObject | undefined, context: RequestContext): JsonObject | Promise<JsonObject> {
+    const remoteKey = this.remoteKey(params?.resumeToken);
+    if (remoteKey !== undefined) return this.getStatusRemote(remoteKey, params?.requestId, context);
     const request = this.find(params?.resumeToken, params?.requestId, context.principal ?? undefined);
     this.stats.statusChecks++;
     if (request.attachment === undefined) this.armExpiry(request);
@@ -451,10 +469,169 @@ export class ResumableRequests {
     }
   }
 
+  // ---- requests another node runs (shared store) ----
+
+  /** The store key of a token this node does not run, when the store is shared (else undefined: served locally). */
+  private remoteKey(token: unknown): string | undefined {
+    if (this.shared === undefined || typeof token !== "string" || token.length === 0 || token.length > 256) return undefined;
+    const key = hashToken(token);
+    return this.byKey.has(key) ? undefined : key;
+  }
+
+  private async remoteRecord(key: string, requestId: unknown, principal: string | undefined) {
+    const stored = await this.shared!.get(key);
+    if (stored === undefined || stored.kind !== "resumable" || stored.requestId !== requestId || stored.principal !== principal) {
+      throw unknownResumableError();
+    }
+    return stored;
+  }
+
+  private async getStatusRemote(key: string, requestId: unknown, context: RequestContext): Promise<JsonObject> {
+    const stored = await this.remoteRecord(key, requestId, context.principal ?? undefined);
+    this.stats.statusChecks++;
+    this.stats.remoteStatusChecks++;
+    // Resets the running node's maxWait clock, as a status check there would.
+    if (stored.node !== undefined && !stored.lost) void Promise.resolve(this.shared!.signal(stored.node, key, { type: "touch" })).catch((e: unknown) => this.report(e));
+    return {
+      requestId: stored.requestId,
+      status: stored.status,
+      hasPendingMessage: (stored.queued ?? 0) > 0,
+      hasInputRequest: stored.pendingInput > 0,
+    };
+  }
+
+  /**
+   * requests/resume for a request another node runs: replay its unconfirmed queue from the store, then follow it
+   * live until the final response, which answers the resume. The running node is told (attach, touches while
+   * following, detach or delivered at the end) so it neither expires the request nor keeps it longer than needed.
+   */
+  private async resumeRemote(session: ServerSession, key: string, ack: number, context: RequestContext): Promise<JsonObject> {
+    const shared = this.shared!;
+    const stored = await this.remoteRecord(key, context.requestId, context.principal ?? undefined);
+    if (stored.lost === true) throw nodeLostError();
+    this.stats.resumed++;
+    this.stats.remoteResumes++;
+    const requestId = stored.requestId;
+    const owner = stored.node;
+    const tell = (signal: OwnerSignal) => {
+      if (owner !== undefined) void Promise.resolve(shared.signal(owner, key, signal)).catch((e: unknown) => this.report(e));
+    };
+    await shared.confirm(key, ack);
+    tell({ type: "attach", seq: ack });
+    const resumeOp = context as unknown as InboundOperation;
+    const proxies = new Map<RequestId, OutboundOperation>();
+    return new Promise<JsonObject>((resolve, reject) => {
+      let ended = false;
+      const touchEvery = Math.max(250, ((stored.keepFor ?? DEFAULT_MAX_WAIT) * 1000) / 3);
+      const touch = setInterval(() => tell({ type: "touch" }), touchEvery);
+      touch.unref?.();
+      const end = (after: () => void) => {
+        if (ended) return;
+        ended = true;
+        clearInterval(touch);
+        following.close();
+        this.remoteFollows.delete(stop);
+        resumeOp.signal.removeEventListener("abort", onAbort);
+        for (const [id, op] of proxies) if (session.operations.outbound.get(id) === op) session.operations.outbound.delete(id);
+        after();
+      };
+      const stop = () => end(() => reject(new RpcError(RESUMABLE_FAILED_CODE, "Server shutting down")));
+      const onAbort = () =>
+        end(() => {
+          const reason = resumeOp.signal.reason;
+          if (reason instanceof RequestCancelledError) tell({ type: "cancel", reason: String(reason.message) });
+          else tell({ type: "detach" });
+          resolve({});
+        });
+      const following = shared.follow(key, ack, {
+        message: ({ message }) => {
+          const m = message as unknown as JsonObject;
+          if (m.method === undefined) {
+            end(() => {
+              tell({ type: "delivered" });
+              if (m.error !== undefined) {
+                const e = m.error as JsonRpcErrorObject;
+                reject(new RpcError(e.code, e.message, e.data));
+              } else resolve(m.result as JsonObject);
+            });
+            return;
+          }
+          if (m.id !== undefined) proxies.set(m.id as RequestId, this.answerProxy(session, m.id as RequestId, String(m.method), tell));
+          this.stats.replayed++;
+          session.transmit(message, requestId).catch(() => undefined);
+        },
+        lost: (reason) => end(() => reject(new RpcError(RESUMABLE_FAILED_CODE, `Resumable request failed: ${reason}`, { requestId }))),
+      });
+      this.remoteFollows.add(stop);
+      resumeOp.signal.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  /** Stands in, on this node, for a server-to-client request another node made: the answer goes to that node. */
+  private answerProxy(session: ServerSession, id: RequestId, method: string, tell: (signal: OwnerSignal) => void): OutboundOperation {
+    const op = new OutboundOperation(id, method);
+    op.keeper = this.inputKeeper;
+    op.resolve = (result) => tell({ type: "answer", id, message: { jsonrpc: "2.0", id, result } });
+    op.reject = (error) => {
+      const rpc = error instanceof RpcError ? error : new RpcError(ErrorCode.InternalError, error.message);
+      tell({ type: "answer", id, message: { jsonrpc: "2.0", id, error: rpc.toJSON() } });
+    };
+    session.operations.outbound.set(id, op);
+    return op;
+  }
+
+  /** A node serving one of our requests for its client: attach, touch, detach, delivered, cancel, answer. */
+  private signalled(key: string, signal: OwnerSignal): void {
+    const request = this.byKey.get(key);
+    if (request === undefined || request.freed) return;
+    switch (signal.type) {
+      case "attach":
+        // The client is now served elsewhere: stop writing to the connection it left; expire unless touched.
+        this.takeOver(request);
+        this.armExpiry(request);
+        break;
+      case "touch":
+      case "detach":
+        if (request.attachment === undefined) this.armExpiry(request);
+        break;
+      case "delivered":
+        if (request.final !== undefined && request.attachment === undefined) this.delivered(request);
+        break;
+      case "cancel":
+        this.cancel(request, new RequestCancelledError(request.context.method, signal.reason ?? "cancelled on another node"));
+        break;
+      case "answer": {
+        const pending = signal.id === undefined ? undefined : request.input.get(signal.id);
+        const answer = signal.message as unknown as JsonObject | undefined;
+        if (pending === undefined || answer === undefined || pending.op.state !== "active") break;
+        pending.op.state = answer.error !== undefined ? "failed" : "completed";
+        if (answer.error !== undefined) {
+          const e = answer.error as JsonRpcErrorObject;
+          pending.op.reject(new RpcError(e.code, e.message, e.data));
+        } else pending.op.resolve(isObject(answer.result) ? answer.result : {});
+        const store = this.store;
+        this.chain(request, () => store.update(key, { pendingInput: request.input.size }));
+        break;
+      }
+    }
+  }
+
   // ---- lifetime ----
 
   /** @internal Serialize store work per request, so appends land in order even on an asynchronous store. */
   chain<T>(request: ResumableRequest, work: () => T | Promise<T>): T | Promise<T> {
+    if (this.store.ordered === true) {
+      // The store applies calls in call order (one pipelined connection): no need to wait for the previous one.
+      let value: T | Promise<T>;
+      try {
+        value = work();
+      } catch (error) {
+        this.report(error);
+        return Promise.reject(error);
+      }
+      if (value instanceof Promise) value.catch((error: unknown) => this.report(error));
+      return value;
+    }
     const previous = this.chains.get(request);
     if (previous === undefined) {
       let value: T | Promise<T>;
@@ -585,6 +762,8 @@ export class ResumableRequests {
 
   /** Stop every timer and forget everything (server shutdown). Running handlers are aborted. */
   close(): void {
+    this.stopSignals?.();
+    for (const end of [...this.remoteFollows]) end();
     if (this.sweeper !== undefined) clearTimeout(this.sweeper);
     this.sweeper = undefined;
     this.retained = [];

@@ -1,0 +1,276 @@
+// Two example HTTP server processes sharing one Redis: calls move between nodes, a killed node's calls fail promptly.
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Redis } from "ioredis";
+import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
+import { ClientSession } from "../../runtime/lifecycle.js";
+import { ConnectionClosedError } from "../../runtime/errors.js";
+import { RpcError, type JsonObject, type JsonRpcMessage, type RequestId } from "../../runtime/jsonrpc.js";
+import type { InboundInfo, SendOptions, Transport } from "../../runtime/transport.js";
+import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
+import { callToolAsync, joinToolAsync } from "../../runtime/async-tools/client.js";
+import { RESUMABLE_FAILED_CODE } from "../../runtime/resumable/protocol.js";
+import { rng } from "../resumable/harness.js";
+import { freePort, startRedis, type RedisServer } from "./redis-server.js";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const LEASE_MS = 600;
+
+/** dist/examples/http-server.js, refusing a build older than the sources it runs (`npm test` builds first). */
+function builtExample(): string {
+  const built = join(ROOT, "dist/examples/http-server.js");
+  if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build`);
+  const dirs = ["runtime/store", "runtime/resumable", "runtime/async-tools", "runtime/transports"];
+  const sources = ["examples/http-server.ts", "runtime/session.ts", ...dirs.flatMap((d) => readdirSync(join(ROOT, d)).map((f) => `${d}/${f}`))];
+  const newest = Math.max(...sources.map((file) => statSync(join(ROOT, file)).mtimeMs));
+  if (statSync(built).mtimeMs < newest) throw new Error(`${built} is older than its sources: run npm run build`);
+  return built;
+}
+
+interface Node {
+  url: string;
+  process: ChildProcess;
+  exited: Promise<void>;
+}
+
+async function startNode(redisUrl: string): Promise<Node> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [builtExample()], {
+    env: { ...process.env, PORT: String(port), REDIS_URL: redisUrl, MCPGEN_LEASE_MS: String(LEASE_MS) },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  let stderr = "";
+  child.stderr!.on("data", (chunk) => (stderr += chunk.toString()));
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    let out = "";
+    child.stdout!.on("data", (chunk) => {
+      out += chunk.toString();
+      const match = /listening on (\S+)/.exec(out);
+      if (match !== null) resolveUrl(match[1]);
+    });
+    child.once("exit", (code) => reject(new Error(`node exited (${code}): ${stderr}`)));
+  });
+  return { url, process: child, exited };
+}
+
+/** An HTTP client transport the test can cut as a failing network or a dead node would: it closes by itself. */
+class CuttableTransport implements Transport {
+  onmessage?: (message: unknown, info?: InboundInfo) => void;
+  onmalformed?: (error: Error, info?: InboundInfo) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  private readonly inner: StreamableHttpClientTransport;
+  private cutDone = false;
+
+  constructor(readonly url: string) {
+    this.inner = new StreamableHttpClientTransport({ url, terminateOnClose: false, reconnect: { maxAttempts: 0 } });
+    this.inner.onmessage = (m, info) => this.onmessage?.(m, info);
+    this.inner.onmalformed = (e, info) => this.onmalformed?.(e, info);
+    this.inner.onerror = () => undefined;
+    this.inner.onclose = () => this.cut();
+  }
+  get sessionId(): string | undefined {
+    return this.inner.sessionId;
+  }
+  start(): Promise<void> {
+    return this.inner.start();
+  }
+  send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
+    if (this.cutDone) return Promise.reject(new ConnectionClosedError());
+    return this.inner.send(message, options);
+  }
+  async close(): Promise<void> {
+    this.cut();
+  }
+  cut(): void {
+    if (this.cutDone) return;
+    this.cutDone = true;
+    this.inner.onmessage = undefined;
+    this.inner.onclose = undefined;
+    void this.inner.close().catch(() => undefined);
+    this.onclose?.();
+  }
+}
+
+/** A resumable client that starts on `first` and, each time its connection is cut, reconnects to `next()`. */
+async function clusterClient(first: string, next: () => string, name: string) {
+  const transports: CuttableTransport[] = [];
+  const open = (url: string) => {
+    const t = new CuttableTransport(url);
+    transports.push(t);
+    return t;
+  };
+  const client = new ClientSession({
+    inbound: serverToClient,
+    outbound: clientToServer,
+    isMessage,
+    clientInfo: { name, version: "1" },
+    resumable: { retryDelayMs: 20 },
+    reconnect: async () => open(next()),
+  });
+  client.onerror = () => undefined;
+  const policies = new Map<RequestId, string>();
+  client.onNotification("notifications/requests/resumePolicy", (p) => {
+    if (p !== undefined) policies.set(p.requestId as RequestId, String(p.resumeToken));
+  });
+  await client.connect(open(first));
+  return { client, policies, cut: () => transports[transports.length - 1].cut(), current: () => transports[transports.length - 1].url };
+}
+
+/** The app's retry for a call whose policy never arrived (nothing to resume): the request died with its connection. */
+async function callSlowCount(client: ClientSession, count: number, delayMs: number, seen: number[]): Promise<JsonObject> {
+  for (;;) {
+    try {
+      return await client.request("tools/call", { name: "slow_count", arguments: { count, delayMs } }, { onProgress: (p) => seen.push(p.progress) });
+    } catch (error) {
+      if (!(error instanceof ConnectionClosedError) && (error as { code?: unknown }).code !== -32000) throw error;
+      seen.length = 0;
+      await client.resumer!.whenConnected();
+    }
+  }
+}
+
+describe("two nodes sharing one Redis", () => {
+  let redis: RedisServer;
+  let a: Node;
+  let b: Node;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    [a, b] = await Promise.all([startNode(redis.url), startNode(redis.url)]);
+  });
+  afterAll(async () => {
+    for (const node of [a, b]) {
+      if (node !== undefined && node.process.exitCode === null && node.process.signalCode === null) {
+        node.process.kill("SIGTERM");
+        await node.exited;
+      }
+    }
+    await redis?.stop();
+  });
+
+  it("resumable calls started on node A and cut are resumed on node B: each progress value once, in order", async () => {
+    const random = rng(20975);
+    const CLIENTS = 8;
+    const CALLS = 5;
+    const COUNT = 12;
+    const rigs = await Promise.all(Array.from({ length: CLIENTS }, (_, i) => clusterClient(a.url, () => b.url, `mover-${i}`)));
+    const calls: Promise<void>[] = [];
+    const seen: number[][] = [];
+    for (const [i, rig] of rigs.entries()) {
+      for (let k = 0; k < CALLS; k++) {
+        const progress: number[] = [];
+        seen.push(progress);
+        calls.push(
+          callSlowCount(rig.client, COUNT, 15 + Math.floor(random() * 10), progress).then((result) => {
+            expect(result.content).toEqual([{ type: "text", text: `done ${COUNT}` }]);
+          }),
+        );
+      }
+      // Each client is cut once, at a seeded moment mid-run, and comes back on the other node.
+      setTimeout(() => rig.cut(), 40 + Math.floor(random() * 100) + i);
+    }
+    await Promise.all(calls);
+    const expected = Array.from({ length: COUNT }, (_, i) => i + 1);
+    for (const progress of seen) expect(progress).toEqual(expected);
+    let resumes = 0;
+    for (const rig of rigs) {
+      expect(rig.current()).toBe(b.url);
+      resumes += rig.client.resumer!.stats.resumes;
+      await rig.client.close();
+    }
+    console.log(`[redis cluster] ${CLIENTS * CALLS} calls, ${resumes} resumed on node B`);
+    expect(resumes).toBeGreaterThan(CLIENTS * CALLS * 0.5);
+  });
+
+  it("tools/async/call on node A; join, get and cancel on node B", async () => {
+    const onA = await clusterClient(a.url, () => a.url, "async-a");
+    const onB = await clusterClient(b.url, () => b.url, "async-b");
+    try {
+      const handle = await callToolAsync(onA.client, "slow_count", { count: 6, delayMs: 20 });
+      const joinedProgress: number[] = [];
+      const joined = await joinToolAsync(onB.client, handle.token, { onProgress: (p) => joinedProgress.push(p.progress) });
+      const result = await onB.client.request("tools/async/get", { token: handle.token });
+      expect(result.content).toEqual([{ type: "text", text: "done 6" }]);
+      // Joined mid-run: it hears the rest of the progress, in order, ending with the last step.
+      expect(joinedProgress.length).toBeGreaterThan(0);
+      expect(joinedProgress).toEqual([...joinedProgress].sort((x, y) => x - y));
+      expect(joinedProgress[joinedProgress.length - 1]).toBe(6);
+      joined.release();
+
+      const long = await callToolAsync(onA.client, "slow_count", { count: 200, delayMs: 20 });
+      const cancelledOnA = new Promise<void>((r) => (long.oncancelled = () => r()));
+      await onB.client.notify("tools/async/cancel", { token: long.token });
+      await cancelledOnA;
+      await expect(onB.client.request("tools/async/get", { token: long.token })).rejects.toThrow(/cancelled/i);
+      await expect(onB.client.request("tools/async/get", { token: "not-a-token" })).rejects.toThrow(/Unknown or expired/);
+    } finally {
+      await onA.client.close();
+      await onB.client.close();
+    }
+  });
+
+  it("node A killed mid-run: its calls resumed on B end as failed within the lease, status and async get say so", async () => {
+    const CLIENTS = 4;
+    const rigs = await Promise.all(Array.from({ length: CLIENTS }, (_, i) => clusterClient(a.url, () => b.url, `victim-${i}`)));
+    const asyncHandle = await callToolAsync(rigs[0].client, "slow_count", { count: 500, delayMs: 20 });
+    const outcomes: Promise<unknown>[] = [];
+    const seen: number[][] = [];
+    for (const rig of rigs) {
+      for (let k = 0; k < 3; k++) {
+        const progress: number[] = [];
+        seen.push(progress);
+        outcomes.push(
+          rig.client.request("tools/call", { name: "slow_count", arguments: { count: 500, delayMs: 20 } }, { onProgress: (p) => progress.push(p.progress) }).then(
+            () => new Error("a call on the killed node completed"),
+            (error: unknown) => error,
+          ),
+        );
+      }
+    }
+    // Every call is under way on A (policy received, some progress) before A dies.
+    while (seen.some((p) => p.length < 2)) await new Promise((r) => setTimeout(r, 10));
+    const tokens = rigs.flatMap((rig) => [...rig.policies.entries()]);
+    expect(tokens).toHaveLength(CLIENTS * 3);
+    const killedAt = Date.now();
+    a.process.kill("SIGKILL");
+    await a.exited;
+    for (const rig of rigs) rig.cut();
+    const errors = await Promise.all(outcomes);
+    const failedAfter = Date.now() - killedAt;
+    console.log(`[redis cluster] node A killed: ${errors.length} calls resumed on B failed ${failedAfter} ms after the kill (lease ${LEASE_MS} ms)`);
+    for (const error of errors) {
+      expect(error).toBeInstanceOf(RpcError);
+      expect((error as RpcError).code).toBe(RESUMABLE_FAILED_CODE);
+      expect((error as RpcError).message).toMatch(/node running this request stopped/);
+    }
+    // Within the lease, one watch period and the client's reconnect, plus slack for a loaded machine: never a hang.
+    expect(failedAfter).toBeLessThan(LEASE_MS + 3000);
+    for (const progress of seen) expect(progress).toEqual(Array.from({ length: progress.length }, (_, i) => i + 1));
+
+    const observer = await clusterClient(b.url, () => b.url, "observer");
+    try {
+      const [requestId, resumeToken] = tokens[0];
+      const status = await observer.client.request("requests/getStatus", { requestId, resumeToken });
+      expect(status.status).toBe("failed");
+      await expect(observer.client.request("tools/async/get", { token: asyncHandle.token })).rejects.toThrow(/node running it stopped/);
+    } finally {
+      await observer.client.close();
+      for (const rig of rigs) await rig.client.close().catch(() => undefined);
+    }
+
+    // Nothing in Redis lives forever: every key has an expiry (the dead node's records included).
+    const raw = new Redis(redis.url);
+    try {
+      const keys = await raw.keys("mcpgen:*");
+      expect(keys.length).toBeGreaterThan(0);
+      for (const key of keys) expect(await raw.pttl(key), key).toBeGreaterThan(0);
+    } finally {
+      raw.disconnect();
+    }
+  });
+});
