@@ -37,10 +37,11 @@ export function shortDiff(expected: string, actual: string, maxLines = 12): stri
     endA--;
     endE--;
   }
+  const clip = (line: string) => (line.length > 160 ? `${line.slice(0, 160)}… (${line.length} chars)` : line);
   const out = [`@@ line ${start + 1} @@`];
-  for (const line of a.slice(start, Math.min(endA + 1, start + maxLines))) out.push(`- ${line}`);
+  for (const line of a.slice(start, Math.min(endA + 1, start + maxLines))) out.push(`- ${clip(line)}`);
   if (endA + 1 - start > maxLines) out.push(`- ... (${endA + 1 - start - maxLines} more)`);
-  for (const line of e.slice(start, Math.min(endE + 1, start + maxLines))) out.push(`+ ${line}`);
+  for (const line of e.slice(start, Math.min(endE + 1, start + maxLines))) out.push(`+ ${clip(line)}`);
   if (endE + 1 - start > maxLines) out.push(`+ ... (${endE + 1 - start - maxLines} more)`);
   return out.join("\n");
 }

@@ -21,6 +21,8 @@ export function emitValidators(model: Model, runtimeImport: string): string {
     allErrors: false,
     validateFormats: false,
     inlineRefs: false,
+    // The source schema was checked against its meta-schema when loaded; this one is derived from the model.
+    validateSchema: false,
   });
   ajv.addSchema({ definitions }, "mcp");
   const exports: Record<string, string> = {};
@@ -29,7 +31,8 @@ export function emitValidators(model: Model, runtimeImport: string): string {
   const standalone = standaloneModule.default as unknown as (ajv: Ajv, refs: Record<string, string>) => string;
   let code = standalone(ajv, exports);
   if (/require\(/.test(code)) throw new Error("Ajv standalone code needs a runtime import; generated code may import only the runtime");
-  code = code.replace(/^"use strict";/, "");
+  // One validator function per line, so a stale file's diff points at the definition that changed.
+  code = code.replace(/^"use strict";/, "").replace(/;(export const |const schema\d+ = |function validate\d+\()/g, ";\n$1");
   const out = [
     header(model, "Detailed validators: Ajv standalone code, compiled when the SDK was generated."),
     "// @ts-nocheck",
