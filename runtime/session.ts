@@ -452,8 +452,10 @@ export class Session implements Peer, ProgressSink {
       return;
     }
     const inbound = this.operations.inbound;
-    // requests/resume reuses the id of the request it resumes, which may still be registered here.
-    if (inbound.has(id) && !(method === RESUME_METHOD && inbound.get(id)!.outlet !== undefined)) {
+    // requests/resume reuses the id of the request it resumes, which may still be registered here (the request
+    // itself, or an earlier resume of it that the new one supersedes).
+    const existing = inbound.get(id);
+    if (existing !== undefined && !(method === RESUME_METHOD && (existing.outlet !== undefined || existing.method === RESUME_METHOD))) {
       this.sendError(id, ErrorCode.InvalidRequest, `Request id ${JSON.stringify(id)} is already in use`);
       return;
     }

@@ -272,6 +272,8 @@ export class ResumableRequests {
   private readonly chains = new Map<ResumableRequest, Promise<unknown>>();
   /** Resumes this node serves for requests other nodes run: each entry ends one (shutdown). */
   private readonly remoteFollows = new Set<() => void>();
+  /** The latest such resume of each request: a newer one supersedes it, as takeOver does for local ones. */
+  private readonly remoteByKey = new Map<string, () => void>();
   private idleWaiters: (() => void)[] = [];
   private retained: { request: ResumableRequest; until: number }[] = [];
   private retainedHead = 0;
@@ -531,11 +533,20 @@ export class ResumableRequests {
         clearInterval(touch);
         following.close();
         this.remoteFollows.delete(stop);
+        if (this.remoteByKey.get(key) === supersede) this.remoteByKey.delete(key);
         resumeOp.signal.removeEventListener("abort", onAbort);
         for (const [id, op] of proxies) if (session.operations.outbound.get(id) === op) session.operations.outbound.delete(id);
         after();
       };
       const stop = () => end(() => reject(new RpcError(RESUMABLE_FAILED_CODE, "Server shutting down")));
+      // Superseded by a newer resume on this node: this one gets no answer (the newer one carries the request).
+      const supersede = () =>
+        end(() => {
+          resumeOp.state = "cancelled";
+          resolve({});
+        });
+      this.remoteByKey.get(key)?.();
+      this.remoteByKey.set(key, supersede);
       const onAbort = () =>
         end(() => {
           const reason = resumeOp.signal.reason;
