@@ -1,9 +1,33 @@
-// Benchmark: resumable requests (SEP-975): memory per parked request, replay of 10,000 queued messages, overhead over a plain call.
-// Run after `npm run build`: `node bench/resumable.js`. Env: PARKED (default 2000), REPLAY (default 10000), CALLS (default 20000).
+// Benchmark: resumable requests (SEP-975): memory per parked request, replay of 10,000 queued messages, overhead over a plain call (in memory, stdio, HTTP).
+// Run after `npm run build`: `node bench/resumable.js`. Env: PARKED (default 2000), REPLAY (default 10000), CALLS (default 20000),
+// WIRE_CALLS (calls per stdio/HTTP round, default 3000), BENCH_ONLY=memory to skip the stdio and HTTP rows.
+import { createServer } from "node:http";
+import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
-const { ClientSession, ServerSession, InMemoryLink, ResumableRequests, clientToServer, serverToClient, isMessage } = await import("mcpgen");
+const {
+  ClientSession,
+  ServerSession,
+  InMemoryLink,
+  ResumableRequests,
+  StdioClientTransport,
+  StdioServerTransport,
+  StreamableHttpClientTransport,
+  createStreamableHttpServer,
+  clientToServer,
+  serverToClient,
+  isMessage,
+} = await import("mcpgen");
+
+const self = fileURLToPath(import.meta.url);
+if (process.argv[2] === "--serve-stdio") {
+  // Child process role: one server session on stdio; tools/call is resumable for clients that advertise it.
+  const progress = Number(process.argv[3] ?? 0);
+  const manager = new ResumableRequests({ policy: (m) => m === "tools/call", retainDeliveredMs: 50 });
+  await serverSession(manager, progressHandler(progress)).connect(new StdioServerTransport());
+  await new Promise(() => undefined);
+}
 
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc");
@@ -16,6 +40,13 @@ function heap() {
 const PARKED = Number(process.env.PARKED ?? 2000);
 const REPLAY = Number(process.env.REPLAY ?? 10_000);
 const CALLS = Number(process.env.CALLS ?? 20_000);
+
+function progressHandler(progress) {
+  return async (params, ctx) => {
+    for (let i = 1; i <= progress; i++) await ctx.progress(i, progress);
+    return { content: [{ type: "text", text: "ok" }] };
+  };
+}
 
 function serverSession(manager, handler) {
   const session = new ServerSession({
@@ -134,25 +165,76 @@ async function callRate(resumable, progress) {
   return (CALLS / ms) * 1000;
 }
 
-const perRequest = await parkedMemory();
-const replay = await replayTime();
-const rows = [];
-for (const progress of [0, 5]) {
-  // Alternate the two and keep each one's best round, so JIT warm-up does not favour whichever runs second.
-  let plain = 0;
-  let resumable = 0;
-  for (let round = 0; round < 3; round++) {
-    plain = Math.max(plain, await callRate(false, progress));
-    resumable = Math.max(resumable, await callRate(true, progress));
-  }
-  rows.push({ progress, plain, resumable, ratio: plain / resumable });
+// ---- the same over real transports: stdio (server in a child process) and Streamable HTTP (loopback) ---------------
+const WIRE_CALLS = Number(process.env.WIRE_CALLS ?? 3000);
+
+async function timedCalls(client, progress, calls) {
+  const options = progress > 0 ? { onProgress: () => undefined } : undefined;
+  for (let i = 0; i < 300; i++) await client.request("tools/call", { name: "echo" }, options);
+  const start = performance.now();
+  for (let i = 0; i < calls; i++) await client.request("tools/call", { name: "echo" }, options);
+  return (calls / (performance.now() - start)) * 1000;
 }
 
-console.log(`resumable requests on ${process.version} (in-memory transport)`);
+function wireClient(resumable) {
+  return new ClientSession({ inbound: serverToClient, outbound: clientToServer, isMessage, clientInfo: { name: "bench-client", version: "1" }, resumable });
+}
+
+async function stdioRate(resumable, progress) {
+  const client = wireClient(resumable);
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [self, "--serve-stdio", String(progress)] }));
+  const rate = await timedCalls(client, progress, WIRE_CALLS);
+  await client.close();
+  return rate;
+}
+
+async function httpRate(resumable, progress) {
+  const manager = new ResumableRequests({ policy: (m) => m === "tools/call", retainDeliveredMs: 50 });
+  const mcp = createStreamableHttpServer({ path: "/mcp", onSession: (t) => serverSession(manager, progressHandler(progress)).connect(t) });
+  const http = createServer(mcp.nodeListener);
+  await new Promise((r) => http.listen(0, "127.0.0.1", r));
+  const client = wireClient(resumable);
+  await client.connect(new StreamableHttpClientTransport({ url: `http://127.0.0.1:${http.address().port}/mcp`, standaloneStream: "manual" }));
+  const rate = await timedCalls(client, progress, WIRE_CALLS);
+  if (resumable && manager.stats.made < WIRE_CALLS) throw new Error(`only ${manager.stats.made} of ${WIRE_CALLS} HTTP calls were resumable`);
+  await client.close();
+  await mcp.close();
+  manager.close();
+  http.closeAllConnections();
+  await new Promise((r) => http.close(r));
+  return rate;
+}
+
+/** Alternates plain and resumable rounds and keeps each one's best, so JIT warm-up favours neither. */
+async function compare(transport, rate) {
+  const rows = [];
+  for (const progress of [0, 5]) {
+    let plain = 0;
+    let resumable = 0;
+    for (let round = 0; round < 3; round++) {
+      plain = Math.max(plain, await rate(false, progress));
+      resumable = Math.max(resumable, await rate(true, progress));
+    }
+    rows.push({ transport, progress, plain, resumable, ratio: plain / resumable });
+  }
+  return rows;
+}
+
+const perRequest = await parkedMemory();
+const replay = await replayTime();
+const rows = await compare("in-memory", callRate);
+if (process.env.BENCH_ONLY !== "memory") {
+  rows.push(...(await compare("stdio", stdioRate)));
+  rows.push(...(await compare("http", httpRate)));
+}
+
+console.log(`resumable requests on ${process.version}`);
 console.log(`  memory held per parked resumable request: ${(perRequest / 1024).toFixed(2)} KB (target < 4 KB plus queued payload; ${PARKED} parked)`);
 console.log(`  resume replaying ${REPLAY} queued messages: ${replay.ms.toFixed(1)} ms from reconnect to result (target < 100 ms)`);
+console.log("  overhead of a resumable tools/call over a plain one on the same transport (target < 1.3x):");
 for (const r of rows) {
+  const us = (rate) => (1e6 / rate).toFixed(1).padStart(6);
   console.log(
-    `  tools/call with ${r.progress} progress: plain ${r.plain.toFixed(0)} calls/s, resumable ${r.resumable.toFixed(0)} calls/s, overhead ${r.ratio.toFixed(2)}x (target < 1.3x)`,
+    `    ${r.transport.padEnd(9)} ${r.progress} progress: plain ${r.plain.toFixed(0).padStart(6)} calls/s (${us(r.plain)} us), resumable ${r.resumable.toFixed(0).padStart(6)} calls/s (${us(r.resumable)} us), overhead ${r.ratio.toFixed(2)}x`,
   );
 }

@@ -59,12 +59,23 @@ export function readSeqStamp(message: JsonObject): SeqStamp | undefined {
 /** A copy of the message carrying the stamp; the caller's objects are not modified. */
 export function stampMessage(message: JsonRpcMessage, stamp: SeqStamp): JsonRpcMessage {
   const m = message as unknown as JsonObject;
-  const key = m.result !== undefined ? "result" : m.params !== undefined || m.method !== undefined ? "params" : undefined;
-  if (key === undefined) return message; // error responses carry no _meta
-  const holder = (isObject(m[key]) ? m[key] : {}) as JsonObject;
-  const meta = isObject(holder._meta) ? holder._meta : undefined;
-  const stamped: JsonObject = { ...holder, _meta: meta === undefined ? { [SEQ_META_KEY]: stamp } : { ...meta, [SEQ_META_KEY]: stamp } };
-  return { ...m, [key]: stamped } as unknown as JsonRpcMessage;
+  // Built field by field with a literal key: spreads with a computed key cost several times more per message.
+  if (m.result !== undefined) return { jsonrpc: "2.0", id: m.id, result: withStamp(m.result, stamp) } as unknown as JsonRpcMessage;
+  if (m.method === undefined) return message; // error responses carry no _meta
+  const params = withStamp(m.params, stamp);
+  const out = m.id === undefined ? { jsonrpc: "2.0", method: m.method, params } : { jsonrpc: "2.0", id: m.id, method: m.method, params };
+  return out as unknown as JsonRpcMessage;
+}
+
+function withStamp(holder: unknown, stamp: SeqStamp): JsonObject {
+  const out: JsonObject = isObject(holder) ? { ...holder } : {};
+  const meta = out._meta;
+  if (isObject(meta)) {
+    const merged: JsonObject = { ...meta };
+    merged[SEQ_META_KEY] = stamp as unknown as JsonObject;
+    out._meta = merged;
+  } else out._meta = { "io.mcpgen/resumable": stamp } as unknown as JsonObject;
+  return out;
 }
 
 /** Same id, same JSON type: 1 and "1" are different requests. */

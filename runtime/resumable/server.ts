@@ -5,6 +5,7 @@ import { ErrorCode, RpcError, type JsonObject, type JsonRpcErrorObject, type Jso
 import type { RequestContext, RequestOptions } from "../peer.js";
 import { InboundOperation, OutboundOperation, type OperationKeeper, type OperationOutlet } from "../operations.js";
 import { RequestCancelledError } from "../errors.js";
+import { PROGRESS_NOTIFICATION } from "../progress.js";
 import type { Session } from "../session.js";
 import { hasCapability, requiredClientCapability, type ServerSession } from "../lifecycle.js";
 import { MemoryOperationStore } from "../store/memory.js";
@@ -113,7 +114,7 @@ class ResumableRequest implements OperationOutlet {
     const stamped = stampMessage(message, { requestId: this.requestId, seq });
     if (isFinal) this.final = stamped;
     // The final response is always kept whatever its size: the limit guards against endless streams of messages.
-    if (!isFinal) this.queuedBytes += JSON.stringify(stamped).length;
+    if (!isFinal) this.queuedBytes += queuedSize(message, stamped);
     const store = this.manager.store;
     this.manager.chain(this, () => store.append(this.key, { seq, message: stamped }));
     if (isFinal) this.manager.chain(this, () => store.update(this.key, { status: this.status }));
@@ -220,6 +221,27 @@ class ResumableRequest implements OperationOutlet {
     if (this.context.reporter !== undefined) this.context.reporter.stop();
     this.send({ jsonrpc: "2.0", id: this.requestId, error: error.toJSON() });
   }
+}
+
+/**
+ * Bytes a queued message counts against the limit. Progress (the bulk of most queues) is sized from its few
+ * flat fields, within a few bytes of its JSON, without serializing it; anything else is serialized.
+ */
+function queuedSize(original: JsonRpcMessage, stamped: JsonRpcMessage): number {
+  const m = original as unknown as JsonObject;
+  if (m.method === PROGRESS_NOTIFICATION && isObject(m.params)) {
+    // The envelope, the seq stamp and the punctuation come to about 150 bytes.
+    let n = 150;
+    const params = m.params;
+    for (const key in params) {
+      const value = params[key];
+      if (typeof value === "string") n += key.length + value.length + 6;
+      else if (typeof value === "number") n += key.length + 26;
+      else return JSON.stringify(stamped).length;
+    }
+    return n;
+  }
+  return JSON.stringify(stamped).length;
 }
 
 // Tokens come from a pool refilled in blocks: one randomBytes call per 170 tokens instead of one each.
