@@ -1,0 +1,129 @@
+// Two ResumableRequests managers on two Redis stores (two nodes in one process): elicitation, cancel and status across nodes.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
+import { ClientSession } from "../../runtime/lifecycle.js";
+import { InMemoryLink } from "../../runtime/transports/in-memory.js";
+import { ResumableRequests } from "../../runtime/resumable/server.js";
+import { RedisOperationStore } from "../../runtime/store/redis.js";
+import type { Transport } from "../../runtime/transport.js";
+import type { RequestContext } from "../../runtime/peer.js";
+import type { JsonObject, RequestId } from "../../runtime/jsonrpc.js";
+import { newServerSession, type ToolBehaviour } from "../resumable/harness.js";
+import { startRedis, type RedisServer } from "./redis-server.js";
+
+let redis: RedisServer;
+const stores: RedisOperationStore[] = [];
+const managers: ResumableRequests[] = [];
+let prefixes = 0;
+
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  for (const m of managers) m.close();
+  for (const s of stores) await s.close();
+  await redis?.stop();
+});
+
+async function twoNodes(behaviour: ToolBehaviour) {
+  const prefix = `nodes${prefixes++}:`;
+  const make = async () => {
+    const store = new RedisOperationStore({ url: redis.url, prefix, leaseMs: 400 });
+    stores.push(store);
+    const manager = new ResumableRequests({ store, policy: (method) => method === "tools/call", retainDeliveredMs: 200 });
+    managers.push(manager);
+    await store.ready();
+    return manager;
+  };
+  const a = await make();
+  const b = await make();
+  const link = new InMemoryLink();
+  await newServerSession(a, behaviour).connect(link.server);
+  const client = new ClientSession({
+    inbound: serverToClient,
+    outbound: clientToServer,
+    isMessage,
+    clientInfo: { name: "two-nodes", version: "1" },
+    capabilities: { elicitation: {} },
+    resumable: true,
+    // After a cut the client lands on node B, as a load balancer might send it.
+    reconnect: async (): Promise<Transport> => {
+      const [c, s] = link.reconnect();
+      await newServerSession(b, behaviour).connect(s);
+      return c;
+    },
+  });
+  const policies = new Map<RequestId, string>();
+  client.onNotification("notifications/requests/resumePolicy", (p) => void policies.set(p?.requestId as RequestId, String(p?.resumeToken)));
+  await client.connect(link.client);
+  return { a, b, client, link, policies };
+}
+
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((r) => (open = r));
+  return { opened, open };
+}
+
+describe("resumable requests across two nodes (Redis)", () => {
+  it("an elicitation made on node A while the client was away is answered through node B", async () => {
+    const cutHere = gate();
+    const cutDone = gate();
+    const { a, b, client, link } = await twoNodes({
+      step: async (name, _args, i) => {
+        if (name === "ask" && i === 0) {
+          cutHere.open();
+          await cutDone.opened;
+        }
+      },
+    });
+    client.onRequest("elicitation/create", () => ({ action: "accept", content: { name: "Ada" } }));
+    const call = client.request("tools/call", { name: "ask", arguments: {} });
+    await cutHere.opened;
+    link.cut();
+    cutDone.open();
+    const result = await call;
+    expect(JSON.parse((result.content as { text: string }[])[0].text)).toEqual({ action: "accept", content: { name: "Ada" } });
+    expect(a.stats.made).toBe(1);
+    expect(b.stats.remoteResumes).toBe(1);
+    await client.close();
+  });
+
+  it("cancelling the resumed request on node B aborts the handler on node A; status on B reads it", async () => {
+    let aborted: unknown;
+    const running = gate();
+    const cutHere = gate();
+    const { a, b, client, link, policies } = await twoNodes({
+      step: async (_name, _args, i, ctx: RequestContext) => {
+        if (i === 2) cutHere.open();
+        if (i === 3) running.open();
+        if (i >= 3) {
+          await new Promise<void>((resolve) => {
+            if (ctx.signal.aborted) return resolve();
+            ctx.signal.addEventListener("abort", () => resolve(), { once: true });
+            setTimeout(resolve, 5000).unref();
+          });
+          if (ctx.signal.aborted) aborted = ctx.signal.reason;
+        }
+      },
+    });
+    const controller = new AbortController();
+    const progress: number[] = [];
+    const call = client.request("tools/call", { name: "count", arguments: { steps: 10 } }, { signal: controller.signal, onProgress: (p) => progress.push(p.progress) });
+    await cutHere.opened;
+    link.cut();
+    await running.opened;
+    while (b.stats.remoteResumes === 0) await new Promise((r) => setTimeout(r, 5));
+    const [requestId, resumeToken] = [...policies.entries()][0];
+    const status = (await client.request("requests/getStatus", { requestId, resumeToken })) as JsonObject;
+    expect(status.status).toBe("processing");
+    expect(b.stats.remoteStatusChecks).toBe(1);
+    controller.abort("changed my mind");
+    await expect(call).rejects.toThrow();
+    while (aborted === undefined) await new Promise((r) => setTimeout(r, 5));
+    expect(String(aborted)).toMatch(/cancel/i);
+    await a.idle();
+    expect(a.size).toBe(0);
+    await client.close();
+  });
+});
