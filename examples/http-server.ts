@@ -2,8 +2,9 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
-import { AsyncTools, McpServer, ResumableRequests, clientToServer, createStreamableHttpServer, isMessage, serverToClient } from "../generated/sdk.js";
+import { AsyncTools, ResumableRequests, createMcpServer, createStreamableHttpServer, type McpServer } from "../generated/sdk.js";
 import type { OperationStore } from "../runtime/store/types.js";
+import { addExampleTools } from "./tools.js";
 
 export interface ExampleServerOptions {
   /** Where resumable requests and async runs are kept; a shared (Redis) store makes the nodes a cluster. */
@@ -28,76 +29,20 @@ export function createExampleNode(options: ExampleServerOptions = {}): ExampleSe
   // slow_count is resumable (SEP-975) for clients that advertise resumableRequests, and callable with tools/async/call.
   const resumable = new ResumableRequests({ store: options.store, onerror, policy: (method, params) => method === "tools/call" && params?.name === "slow_count" });
   const asyncTools = new AsyncTools(undefined, { maxKeepAlive: 600, store: options.store, onerror });
-  const server = new McpServer({
+  const server = createMcpServer({
     onsession: (session) => {
       resumable.install(session);
       asyncTools.install(session);
     },
     serverInfo: { name: "mcpgen-example-http", version: "1.0.0" },
     instructions: "Arithmetic and a slow counter, to try tools, progress and cancellation over HTTP.",
-    inbound: clientToServer,
-    outbound: serverToClient,
-    isMessage,
     logging: true,
     progressInterval: 0,
     onerror: (error) => console.error("[example http server]", error.message),
   });
 
-  server.tool(
-    "add",
-    {
-      title: "Add two numbers",
-      description: "Returns a + b as text.",
-      inputSchema: {
-        type: "object",
-        properties: { a: { type: "number", description: "First addend" }, b: { type: "number", description: "Second addend" } },
-        required: ["a", "b"],
-      },
-      annotations: { readOnlyHint: true, idempotentHint: true },
-    },
-    ({ a, b }) => String(a + b),
-  );
-
-  server.tool(
-    "slow_count",
-    {
-      title: "Count slowly",
-      description: "Sends `count` progress notifications `delayMs` apart, then returns `done <count>`. Can be cancelled.",
-      inputSchema: {
-        type: "object",
-        properties: {
-          count: { type: "integer", description: "How many steps" },
-          delayMs: { type: "number", description: "Milliseconds between steps" },
-        },
-        required: ["count", "delayMs"],
-      },
-    },
-    async ({ count, delayMs }, ctx) => {
-      for (let i = 1; i <= count; i++) {
-        await sleep(delayMs, ctx.signal);
-        await ctx.progress(i, count, `step ${i} of ${count}`);
-      }
-      await ctx.log("info", `counted to ${count}`, "slow_count");
-      return `done ${count}`;
-    },
-  );
+  addExampleTools(server);
   return { server, resumable, asyncTools };
-}
-
-/** Resolves after `ms`, or rejects as soon as `signal` aborts (the client cancelled or went away). */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 /** Listens on 127.0.0.1 only (port 0 picks a free one); stop() ends every session and the listener. */
