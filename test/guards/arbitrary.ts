@@ -1,6 +1,7 @@
 // Property-test generators driven by the model: valid values for any schema node, and mutants of them that are
 // likely (not certainly: the oracle decides) invalid.
 import fc from "fast-check";
+import { resolveRef as resolve } from "../../generator/model.js";
 import type { JsonType, JsonValue, SchemaNode } from "../../generator/model.js";
 
 export type Defs = ReadonlyMap<string, SchemaNode>;
@@ -11,17 +12,6 @@ const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !==
 
 /** JSON round trip: what a peer could actually send (no -0, no undefined, no null-prototype objects). */
 export const asJson = (v: unknown): Json => JSON.parse(JSON.stringify(v)) as Json;
-
-function resolve(defs: Defs, node: SchemaNode): SchemaNode {
-  let current = node;
-  for (let hops = 0; current.ref !== undefined; hops++) {
-    if (hops > 64) throw new Error(`reference cycle through ${current.ref}`);
-    const next = defs.get(current.ref);
-    if (!next) throw new Error(`unknown definition ${current.ref}`);
-    current = next;
-  }
-  return current;
-}
 
 /** Rough size of the smallest valid value, so that at the depth limit anyOf picks a member that ends quickly. */
 function minCost(defs: Defs, node: SchemaNode, visiting: Set<SchemaNode> = new Set()): number {
