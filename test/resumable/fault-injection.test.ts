@@ -182,9 +182,10 @@ describe("fault injection", () => {
           const live = new Set<AbortController>();
           const flaky: typeof fetch = (input, init) => {
             const controller = new AbortController();
-            init?.signal?.addEventListener("abort", () => controller.abort(), { once: true });
             live.add(controller);
-            return fetch(input, { ...init, signal: controller.signal }).finally(() => undefined);
+            // The caller's signal outlives this request (it is the transport's own), so no listener is left on it.
+            const signal = init?.signal ? AbortSignal.any([init.signal, controller.signal]) : controller.signal;
+            return fetch(input, { ...init, signal });
           };
           drops.push(() => {
             for (const c of live) c.abort();
