@@ -105,15 +105,7 @@ async function inMemory(seconds) {
   const theirs = new SdkClient({ name: "bench", version: "1" });
   await theirs.connect(tc);
 
-  const result = await sideBySide(
-    "in-memory",
-    async (i) => check(await ours.callTool({ name: "add", arguments: { a: i, b: 1 } }), i),
-    async (i) => check(await theirs.callTool({ name: "add", arguments: { a: i, b: 1 } }), i),
-    seconds,
-  );
-  await ours.peer.close();
-  await theirs.close();
-  return result;
+  return callBothAndClose("in-memory", ours, theirs, seconds);
 }
 
 async function stdio(seconds) {
@@ -126,8 +118,13 @@ async function stdio(seconds) {
   const theirs = new SdkClient({ name: "bench", version: "1" });
   await theirs.connect(new SdkStdio({ command: process.execPath, args: [self, "--serve-theirs"] }));
 
+  return callBothAndClose("stdio", ours, theirs, seconds);
+}
+
+/** Sequential `add` calls on both clients, side by side; then both are closed. */
+async function callBothAndClose(label, ours, theirs, seconds) {
   const result = await sideBySide(
-    "stdio",
+    label,
     async (i) => check(await ours.callTool({ name: "add", arguments: { a: i, b: 1 } }), i),
     async (i) => check(await theirs.callTool({ name: "add", arguments: { a: i, b: 1 } }), i),
     seconds,
