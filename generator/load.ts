@@ -84,7 +84,7 @@ function metaValidator(dialect: Dialect): Ajv2020 | Ajv7 {
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The project root, both from generator/ sources and from dist/generator/. */
-export const projectRoot = resolve(here, here.includes(`${"/"}dist${"/"}`) || here.endsWith("/dist/generator") ? "../.." : "..");
+export const projectRoot = resolve(here, basename(dirname(here)) === "dist" ? "../.." : "..");
 
 let methodsValidator: ReturnType<Ajv2020["compile"]> | undefined;
 function validateMethodsShape(file: string, value: unknown): MethodEntry[] {
