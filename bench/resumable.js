@@ -1,4 +1,7 @@
 // Benchmark: resumable requests (SEP-975): memory per parked request, replay of 10,000 queued messages, overhead over a plain call (in memory, stdio, HTTP).
+// The policy selects every tools/call. With the default (eager) policy every selected call is made resumable as it starts;
+// with deferPolicy only once it outlives the macrotask it arrived in or sends something before its response, so each
+// overhead row also says what share of the timed calls became resumable.
 // Run after `npm run build`: `node bench/resumable.js`. Env: PARKED (default 2000), REPLAY (default 10000), CALLS (default 20000),
 // WIRE_CALLS (calls per stdio/HTTP round, default 3000), BENCH_ONLY=memory to skip the stdio and HTTP rows.
 import { createServer } from "node:http";
@@ -24,8 +27,8 @@ const self = fileURLToPath(import.meta.url);
 if (process.argv[2] === "--serve-stdio") {
   // Child process role: one server session on stdio; tools/call is resumable for clients that advertise it.
   const progress = Number(process.argv[3] ?? 0);
-  const manager = new ResumableRequests({ policy: (m) => m === "tools/call", retainDeliveredMs: 50 });
-  await serverSession(manager, progressHandler(progress)).connect(new StdioServerTransport());
+  const manager = new ResumableRequests({ policy: (m) => m === "tools/call", retainDeliveredMs: 50, deferPolicy: process.argv[5] === "defer" });
+  await serverSession(manager, progressHandler(progress, process.argv[4] === "tick")).connect(new StdioServerTransport());
   await new Promise(() => undefined);
 }
 
@@ -41,9 +44,11 @@ const PARKED = Number(process.env.PARKED ?? 2000);
 const REPLAY = Number(process.env.REPLAY ?? 10_000);
 const CALLS = Number(process.env.CALLS ?? 20_000);
 
-function progressHandler(progress) {
+/** `tick`: the handler awaits one setImmediate before answering, so the call outlives its first macrotask. */
+function progressHandler(progress, tick) {
   return async (params, ctx) => {
     for (let i = 1; i <= progress; i++) await ctx.progress(i, progress);
+    if (tick) await new Promise((r) => setImmediate(r));
     return { content: [{ type: "text", text: "ok" }] };
   };
 }
@@ -147,75 +152,85 @@ function queued(manager) {
 }
 
 // ---- 3. overhead of a resumable call over a plain one on the same transport ---------------------------------------
-async function callRate(resumable, progress) {
-  const manager = new ResumableRequests({ policy: (m) => m === "tools/call", retainDeliveredMs: 50 });
-  const handler = async (params, ctx) => {
-    for (let i = 1; i <= progress; i++) await ctx.progress(i, progress);
-    return { content: [{ type: "text", text: "ok" }] };
-  };
-  const { client } = await connect(manager, handler, { resumable });
+async function callRate(resumable, progress, tick, deferPolicy) {
+  const manager = new ResumableRequests({ policy: (m) => m === "tools/call", retainDeliveredMs: 50, deferPolicy });
+  const { client } = await connect(manager, progressHandler(progress, tick), { resumable });
   const options = progress > 0 ? { onProgress: () => undefined } : undefined;
   for (let i = 0; i < 500; i++) await client.request("tools/call", { name: "echo" }, options);
+  const before = { ...manager.stats };
+  const policies = client.resumer?.stats.policies ?? 0;
   const start = performance.now();
   for (let i = 0; i < CALLS; i++) await client.request("tools/call", { name: "echo" }, options);
   const ms = performance.now() - start;
-  if (resumable && manager.stats.made < CALLS) throw new Error(`only ${manager.stats.made} of ${CALLS} calls were resumable`);
+  // The policy must have selected every timed call, or the row would not measure what it says.
+  if (resumable && manager.stats.selected - before.selected !== CALLS) throw new Error(`the policy selected ${manager.stats.selected - before.selected} of ${CALLS} calls`);
+  const made = manager.stats.made - before.made;
+  if (resumable && (client.resumer?.stats.policies ?? 0) - policies !== made) throw new Error("policies received and requests made resumable differ");
   await client.close();
   manager.close();
-  return (CALLS / ms) * 1000;
+  return { rate: (CALLS / ms) * 1000, share: made / CALLS };
 }
 
 // ---- the same over real transports: stdio (server in a child process) and Streamable HTTP (loopback) ---------------
 const WIRE_CALLS = Number(process.env.WIRE_CALLS ?? 3000);
 
+/** Calls per second, and the share of the timed calls the server made resumable (policies the client received). */
 async function timedCalls(client, progress, calls) {
   const options = progress > 0 ? { onProgress: () => undefined } : undefined;
   for (let i = 0; i < 300; i++) await client.request("tools/call", { name: "echo" }, options);
+  const policies = client.resumer?.stats.policies ?? 0;
   const start = performance.now();
   for (let i = 0; i < calls; i++) await client.request("tools/call", { name: "echo" }, options);
-  return (calls / (performance.now() - start)) * 1000;
+  const rate = (calls / (performance.now() - start)) * 1000;
+  return { rate, share: ((client.resumer?.stats.policies ?? 0) - policies) / calls };
 }
 
 function wireClient(resumable) {
   return new ClientSession({ inbound: serverToClient, outbound: clientToServer, isMessage, clientInfo: { name: "bench-client", version: "1" }, resumable });
 }
 
-async function stdioRate(resumable, progress) {
+async function stdioRate(resumable, progress, tick, deferPolicy) {
   const client = wireClient(resumable);
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [self, "--serve-stdio", String(progress)] }));
-  const rate = await timedCalls(client, progress, WIRE_CALLS);
+  const args = [self, "--serve-stdio", String(progress), tick ? "tick" : "instant", deferPolicy ? "defer" : "eager"];
+  await client.connect(new StdioClientTransport({ command: process.execPath, args }));
+  const result = await timedCalls(client, progress, WIRE_CALLS);
   await client.close();
-  return rate;
+  return result;
 }
 
-async function httpRate(resumable, progress) {
-  const manager = new ResumableRequests({ policy: (m) => m === "tools/call", retainDeliveredMs: 50 });
-  const mcp = createStreamableHttpServer({ path: "/mcp", onSession: (t) => serverSession(manager, progressHandler(progress)).connect(t) });
+async function httpRate(resumable, progress, tick, deferPolicy) {
+  const manager = new ResumableRequests({ policy: (m) => m === "tools/call", retainDeliveredMs: 50, deferPolicy });
+  const mcp = createStreamableHttpServer({ path: "/mcp", onSession: (t) => serverSession(manager, progressHandler(progress, tick)).connect(t) });
   const http = createServer(mcp.nodeListener);
   await new Promise((r) => http.listen(0, "127.0.0.1", r));
   const client = wireClient(resumable);
   await client.connect(new StreamableHttpClientTransport({ url: `http://127.0.0.1:${http.address().port}/mcp`, standaloneStream: "manual" }));
-  const rate = await timedCalls(client, progress, WIRE_CALLS);
-  if (resumable && manager.stats.made < WIRE_CALLS) throw new Error(`only ${manager.stats.made} of ${WIRE_CALLS} HTTP calls were resumable`);
+  const result = await timedCalls(client, progress, WIRE_CALLS);
+  if (resumable && manager.stats.selected < WIRE_CALLS) throw new Error(`the policy selected only ${manager.stats.selected} of ${WIRE_CALLS} HTTP calls`);
   await client.close();
   await mcp.close();
   manager.close();
   http.closeAllConnections();
   await new Promise((r) => http.close(r));
-  return rate;
+  return result;
 }
 
 /** Alternates plain and resumable rounds and keeps each one's best, so JIT warm-up favours neither. */
 async function compare(transport, rate) {
   const rows = [];
-  for (const progress of [0, 5]) {
-    let plain = 0;
-    let resumable = 0;
-    for (let round = 0; round < 3; round++) {
-      plain = Math.max(plain, await rate(false, progress));
-      resumable = Math.max(resumable, await rate(true, progress));
+  for (const deferPolicy of [false, true]) {
+    for (const [progress, tick] of [[0, false], [5, false], [0, true], [5, true]]) {
+      let plain = 0;
+      let resumable = 0;
+      let share = 1;
+      for (let round = 0; round < 3; round++) {
+        plain = Math.max(plain, (await rate(false, progress, tick, deferPolicy)).rate);
+        const r = await rate(true, progress, tick, deferPolicy);
+        resumable = Math.max(resumable, r.rate);
+        share = Math.min(share, r.share);
+      }
+      rows.push({ transport, deferPolicy, progress, tick, plain, resumable, share, ratio: plain / resumable });
     }
-    rows.push({ transport, progress, plain, resumable, ratio: plain / resumable });
   }
   return rows;
 }
@@ -231,10 +246,12 @@ if (process.env.BENCH_ONLY !== "memory") {
 console.log(`resumable requests on ${process.version}`);
 console.log(`  memory held per parked resumable request: ${(perRequest / 1024).toFixed(2)} KB (target < 4 KB plus queued payload; ${PARKED} parked)`);
 console.log(`  resume replaying ${REPLAY} queued messages: ${replay.ms.toFixed(1)} ms from reconnect to result (target < 100 ms)`);
-console.log("  overhead of a resumable tools/call over a plain one on the same transport (target < 1.3x):");
+console.log("  overhead of a policy-selected tools/call over a plain one on the same transport (target < 1.3x);");
+console.log("  'made resumable': share of the timed selected calls that got a policy (deferred: a call answered in its first tick goes out plain):");
 for (const r of rows) {
   const us = (rate) => (1e6 / rate).toFixed(1).padStart(6);
+  const kind = `${r.deferPolicy ? "deferred" : "eager   "} ${r.progress} progress, ${r.tick ? "1 tick " : "instant"}`;
   console.log(
-    `    ${r.transport.padEnd(9)} ${r.progress} progress: plain ${r.plain.toFixed(0).padStart(6)} calls/s (${us(r.plain)} us), resumable ${r.resumable.toFixed(0).padStart(6)} calls/s (${us(r.resumable)} us), overhead ${r.ratio.toFixed(2)}x`,
+    `    ${r.transport.padEnd(9)} ${kind}: plain ${r.plain.toFixed(0).padStart(6)} calls/s (${us(r.plain)} us), selected ${r.resumable.toFixed(0).padStart(6)} calls/s (${us(r.resumable)} us), overhead ${r.ratio.toFixed(2)}x, made resumable ${(r.share * 100).toFixed(0).padStart(3)}%`,
   );
 }

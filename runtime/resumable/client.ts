@@ -51,8 +51,8 @@ interface Parked {
   lastSeq: number;
   /** When the connection carrying it was lost; undefined while it is live. */
   lostAt: number | undefined;
-  /** Answers we gave to the server's requests made on its behalf, for when the server asks again. */
-  answers: Map<RequestId, JsonRpcMessage | undefined>;
+  /** Answers we gave to the server's requests made on its behalf, for when the server asks again; made on first use. */
+  answers: Map<RequestId, JsonRpcMessage | undefined> | undefined;
 }
 
 function sleep(ms: number): Promise<void> {
@@ -130,7 +130,7 @@ export class ClientResumer implements OperationKeeper {
       maxWait: seconds(params.maxWait, this.defaultMaxWait),
       lastSeq: 0,
       lostAt: undefined,
-      answers: new Map(),
+      answers: undefined,
     };
     this.byId.set(id, parked);
     this.stats.policies++;
@@ -174,12 +174,12 @@ export class ClientResumer implements OperationKeeper {
     if (parked === undefined) return true;
     if (stamp.seq > parked.lastSeq) {
       parked.lastSeq = stamp.seq;
-      if (message.id !== undefined) parked.answers.set(message.id as RequestId, undefined);
+      if (message.id !== undefined) (parked.answers ??= new Map()).set(message.id as RequestId, undefined);
       return true;
     }
     // Seen before. A request asked again means the server may have missed our answer: give it again.
     if (message.id !== undefined) {
-      const answer = parked.answers.get(message.id as RequestId);
+      const answer = parked.answers?.get(message.id as RequestId);
       if (answer !== undefined) this.host.transmit(answer).catch(() => undefined);
     }
     this.stats.duplicatesDropped++;
@@ -195,7 +195,7 @@ export class ClientResumer implements OperationKeeper {
     const host = this.host;
     const outlet: OperationOutlet = {
       send(message) {
-        if (message.jsonrpc === "2.0" && (message as { method?: unknown }).method === undefined) parked.answers.set(context.id, message);
+        if (message.jsonrpc === "2.0" && (message as { method?: unknown }).method === undefined) (parked.answers ??= new Map()).set(context.id, message);
         host.transmit(message, context.id).catch(() => undefined);
       },
       request: (method, p, options) => host.request(method, p, options),

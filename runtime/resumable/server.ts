@@ -4,7 +4,7 @@ import { tokenKey } from "../store/key.js";
 import { ErrorCode, RpcError, type JsonObject, type JsonRpcErrorObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import type { RequestContext, RequestOptions } from "../peer.js";
 import { InboundOperation, OutboundOperation, type OperationKeeper, type OperationOutlet } from "../operations.js";
-import { RequestCancelledError } from "../errors.js";
+import { ConnectionClosedError, RequestCancelledError } from "../errors.js";
 import { PROGRESS_NOTIFICATION } from "../progress.js";
 import type { Session } from "../session.js";
 import { hasCapability, requiredClientCapability, type ServerSession } from "../lifecycle.js";
@@ -43,6 +43,13 @@ export interface ResumableServerOptions {
    * resumableRequests): true or a partial policy to make it resumable. Default: none.
    */
   policy?: (method: string, params: JsonObject | undefined) => boolean | Partial<ResumePolicy> | undefined;
+  /**
+   * Decide late: a request the policy selects becomes resumable only once it outlives the macrotask it arrived
+   * in, or sends something before its response; one answered at once goes out as a plain response, with no
+   * policy, token or store record (see PendingResumable). Default false: the policy goes out as the request
+   * starts, so a disconnect at any point after that finds it resumable.
+   */
+  deferPolicy?: boolean;
   /** Resumable requests one session may have running at a time; past it requests run as plain ones. Default 100. */
   maxPerSession?: number;
   /** Bytes of unconfirmed messages one request may queue; past it the request fails. Default 1 MiB. */
@@ -67,6 +74,30 @@ const DEFAULT_MAX_WAIT = 60;
 /** Requests that are about resumable requests, or too short-lived to be worth it. */
 const NEVER_RESUMABLE = new Set([RESUME_REQUEST, GET_STATUS_REQUEST, "initialize", "ping"]);
 
+interface PendingInput {
+  op: OutboundOperation;
+  message: JsonRpcMessage;
+  seq: number;
+}
+
+/**
+ * The session serving a request, for makeResumable: a property on the operation rather than a WeakMap entry,
+ * which cost a hash insertion and GC ephemeron work for every request of every installed session.
+ */
+const SESSION_OF: unique symbol = Symbol("mcpgen.resumable.session");
+type SessionTagged = InboundOperation & { [SESSION_OF]?: ServerSession };
+
+/** Shared by every request that never asked the client anything: it is only read, never written. */
+const NO_INPUT: Map<RequestId, PendingInput> = new Map();
+
+/** Whether the client advertised resumableRequests (what hasCapability checks, without splitting a path). */
+function clientResumable(session: ServerSession): boolean {
+  const caps = session.clientCapabilities;
+  if (caps === undefined || !Object.hasOwn(caps, RESUMABLE_CAPABILITY)) return false;
+  const value = caps[RESUMABLE_CAPABILITY];
+  return value !== undefined && value !== null && value !== false;
+}
+
 /** One resumable request. It is the outlet of the handler's operation: everything it sends comes here. */
 class ResumableRequest implements OperationOutlet {
   nextSeq = 1;
@@ -80,8 +111,11 @@ class ResumableRequest implements OperationOutlet {
   retainedUntil = Infinity;
   /** Whether it still counts against its session's limit of running resumable requests. */
   counted = true;
-  /** Server-to-client requests of this request that wait for an answer, by id. */
-  readonly input = new Map<RequestId, { op: OutboundOperation; message: JsonRpcMessage; seq: number }>();
+  /** Server-to-client requests of this request that wait for an answer, by id; created on first use (most have none). */
+  private inputMap: Map<RequestId, PendingInput> | undefined = undefined;
+  get input(): ReadonlyMap<RequestId, PendingInput> & { delete(id: RequestId): boolean; clear(): void } {
+    return this.inputMap ?? NO_INPUT;
+  }
   /** The highest seq handed to a live connection. */
   sentSeq = 0;
 
@@ -115,9 +149,17 @@ class ResumableRequest implements OperationOutlet {
     if (isFinal) this.final = stamped;
     // The final response is always kept whatever its size: the limit guards against endless streams of messages.
     if (!isFinal) this.queuedBytes += queuedSize(message, stamped);
-    const store = this.manager.store;
-    this.manager.chain(this, () => store.append(this.key, { seq, message: stamped }));
-    if (isFinal) this.manager.chain(this, () => store.update(this.key, { status: this.status }));
+    const manager = this.manager;
+    const direct = manager.direct;
+    if (direct !== undefined) {
+      // The default in-memory store: synchronous and in order, so no chain and no closure per message.
+      direct.append(this.key, { seq, message: stamped });
+      if (isFinal) direct.update(this.key, { status: this.status });
+    } else {
+      const store = manager.store;
+      manager.chain(this, () => store.append(this.key, { seq, message: stamped }));
+      if (isFinal) manager.chain(this, () => store.update(this.key, { status: this.status }));
+    }
     if (!isFinal && this.queuedBytes > this.manager.maxQueuedBytes) {
       this.overflow();
       return;
@@ -160,7 +202,7 @@ class ResumableRequest implements OperationOutlet {
       params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params },
       { requestId: this.requestId, seq },
     );
-    this.input.set(id, { op, message, seq });
+    (this.inputMap ??= new Map()).set(id, { op, message, seq });
     this.queuedBytes += JSON.stringify(message).length;
     const store = this.manager.store;
     this.manager.chain(this, () => store.append(this.key, { seq, message }));
@@ -224,6 +266,100 @@ class ResumableRequest implements OperationOutlet {
 }
 
 /**
+ * With deferPolicy: a request the policy selected that is not resumable yet. Making a request resumable has a fixed cost (the
+ * policy notification, a token, a store record, a stamp on every message), wasted on a call that answers at
+ * once, so the decision waits. The request becomes resumable at the first of: the end of the macrotask it
+ * arrived in (the manager's setImmediate), its first outgoing message other than the final response, or an
+ * explicit makeResumable. A final response that comes before all of these goes out plain: the server decided
+ * this request is not resumable, which SEP-975 leaves to the server per request.
+ * The rule that keeps both guarantees: the policy precedes every other message of a resumable request (a
+ * progress value or server-to-client request sent in the first tick makes the request resumable right then,
+ * before that message), and only the final response can ever go out plain, so nothing follows a plain message.
+ */
+class PendingResumable implements OperationOutlet {
+  /** The request once made resumable; later messages go straight to it (it replaces this as the outlet). */
+  promoted: ResumableRequest | undefined = undefined;
+  /** Answered plain, closed, cancelled or refused: it will never be made resumable. */
+  settled = false;
+
+  constructor(
+    readonly manager: ResumableRequests,
+    readonly context: InboundOperation & RequestContext,
+    readonly session: ServerSession,
+    readonly policy: Partial<ResumePolicy> | undefined,
+  ) {}
+
+  /** Make it resumable now; undefined when that cannot be (it then runs as a plain request from here on). */
+  promote(policy?: Partial<ResumePolicy>): ResumableRequest | undefined {
+    if (this.promoted !== undefined) return this.promoted;
+    if (this.settled) return undefined;
+    this.settled = true;
+    const request = this.manager.promote(this.context, this.session, policy ?? this.policy);
+    if (request === undefined) {
+      if (this.context.outlet === this) this.context.outlet = undefined;
+      return undefined;
+    }
+    this.promoted = request;
+    return request;
+  }
+
+  send(message: JsonRpcMessage): void {
+    const promoted = this.promoted;
+    if (promoted !== undefined) {
+      promoted.send(message);
+      return;
+    }
+    const context = this.context;
+    const m = message as unknown as JsonObject;
+    if (m.method === undefined) {
+      // Answered before it was made resumable: a plain response, exactly what the session would have sent.
+      this.settled = true;
+      this.manager.stats.answeredPlain++;
+      if (context.outlet === this) context.outlet = undefined;
+      if (!context.hold(message)) this.session.transmit(message, context.id).catch(ignore);
+      return;
+    }
+    const request = this.promote();
+    if (request !== undefined) {
+      request.send(message);
+      return;
+    }
+    // Refused (session limit, connection gone): sent as the plain request it now is.
+    const params = m.params as JsonObject | undefined;
+    const sent =
+      m.method === PROGRESS_NOTIFICATION && params !== undefined
+        ? this.session.sendProgress(params, context.id)
+        : this.session.sendNotification(m.method as string, params, context.id);
+    sent.catch(ignore);
+  }
+
+  request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
+    const request = this.promote();
+    if (request !== undefined) return request.request(method, params, options);
+    return this.context.request(method, params, options);
+  }
+
+  connectionClosed(op: InboundOperation): void {
+    if (this.promoted !== undefined) {
+      this.promoted.connectionClosed(op);
+      return;
+    }
+    // Not resumable: it ends with its connection, as a plain request does.
+    this.settled = true;
+    op.state = "closed";
+    if (op.reporter !== undefined) op.reporter.stop();
+    op.abort(new ConnectionClosedError());
+  }
+
+  cancelled(): void {
+    if (this.promoted !== undefined) this.promoted.cancelled();
+    else this.settled = true;
+  }
+}
+
+function ignore(): void {}
+
+/**
  * Bytes a queued message counts against the limit. Progress (the bulk of most queues) is sized from its few
  * flat fields, within a few bytes of its JSON, without serializing it; anything else is serialized.
  */
@@ -274,6 +410,8 @@ function isObject(value: unknown): value is JsonObject {
  */
 export class ResumableRequests {
   readonly store: OperationStore;
+  /** @internal The store, when it is exactly the in-memory one (synchronous, cannot fail): called without chaining. */
+  readonly direct: MemoryOperationStore | undefined;
   readonly maxQueuedBytes: number;
   /** @internal */
   readonly inputPrefix = `mcpgen-rr-${randomBytes(3).toString("hex")}-`;
@@ -287,6 +425,7 @@ export class ResumableRequests {
   private readonly maxPerSession: number;
   private readonly retainDeliveredMs: number;
   private readonly policyFor: ResumableServerOptions["policy"];
+  private readonly deferPolicy: boolean;
   private readonly onerror: ((error: Error) => void) | undefined;
   private readonly byKey = new Map<string, ResumableRequest>();
   private readonly perSession = new Map<Session, number>();
@@ -300,19 +439,24 @@ export class ResumableRequests {
   private retained: { request: ResumableRequest; until: number }[] = [];
   private retainedHead = 0;
   private sweeper: ReturnType<typeof setTimeout> | undefined = undefined;
-  /** Counters for tests and benchmarks. */
-  readonly stats = { made: 0, resumed: 0, replayed: 0, expired: 0, statusChecks: 0, remoteResumes: 0, remoteStatusChecks: 0 };
+  /** Policy-selected requests waiting for the end of their first macrotask (see PendingResumable). */
+  private pending: PendingResumable[] = [];
+  private pendingScheduled = false;
+  /** Counters for tests and benchmarks: `selected` by the policy, `made` resumable, `answeredPlain` (deferPolicy) before that. */
+  readonly stats = { selected: 0, made: 0, answeredPlain: 0, resumed: 0, replayed: 0, expired: 0, statusChecks: 0, remoteResumes: 0, remoteStatusChecks: 0 };
   /** Set when the store is shared between nodes. */
   private readonly shared: SharedOperationStore | undefined;
 
   constructor(options: ResumableServerOptions = {}) {
     this.store = options.store ?? new MemoryOperationStore();
+    this.direct = Object.getPrototypeOf(this.store) === MemoryOperationStore.prototype ? (this.store as MemoryOperationStore) : undefined;
     this.minWait = options.minWait ?? 0;
     this.maxWait = options.maxWait ?? DEFAULT_MAX_WAIT;
     this.maxPerSession = options.maxPerSession ?? 100;
     this.maxQueuedBytes = options.maxQueuedBytes ?? 1024 * 1024;
     this.retainDeliveredMs = options.retainDeliveredMs ?? Math.min(10_000, this.maxWait * 1000);
     this.policyFor = options.policy;
+    this.deferPolicy = options.deferPolicy === true;
     this.onerror = options.onerror;
     if (isSharedStore(this.store)) {
       this.shared = this.store;
@@ -342,7 +486,17 @@ export class ResumableRequests {
       if (this.policyFor === undefined || NEVER_RESUMABLE.has(op.method)) return;
       const wanted = this.policyFor(op.method, params);
       if (wanted === undefined || wanted === false) return;
-      this.makeResumable(op as InboundOperation & RequestContext, wanted === true ? undefined : wanted);
+      // Cheap checks now, so a request that could never be resumable costs nothing more.
+      if (op.outlet !== undefined || !session.isOpen || !clientResumable(session)) return;
+      this.stats.selected++;
+      const policy = wanted === true ? undefined : wanted;
+      if (!this.deferPolicy) {
+        this.promote(op as InboundOperation & RequestContext, session, policy);
+        return;
+      }
+      const stub = new PendingResumable(this, op as InboundOperation & RequestContext, session, policy);
+      op.outlet = stub;
+      this.defer(stub);
     };
     session.onRequest(RESUME_REQUEST, (params, context) => this.resume(session, params, context));
     session.onRequest(GET_STATUS_REQUEST, (params, context) => this.getStatus(params, context));
@@ -354,12 +508,41 @@ export class ResumableRequests {
    * session is at its limit, or the request is not one this manager's sessions serve.
    */
   makeResumable(context: RequestContext, policy?: Partial<ResumePolicy>): boolean {
-    if (!(context instanceof InboundOperation) || context.outlet !== undefined || context.state !== "active") return false;
+    if (!(context instanceof InboundOperation) || context.state !== "active") return false;
+    const outlet = context.outlet;
+    if (outlet instanceof PendingResumable && outlet.manager === this) return outlet.promote(policy) !== undefined;
+    if (outlet !== undefined) return false;
     const session = this.sessionOf.get(context);
-    if (session === undefined || !session.isOpen) return false;
-    if (!hasCapability(session.clientCapabilities, RESUMABLE_CAPABILITY)) return false;
+    if (session === undefined) return false;
+    return this.promote(context as InboundOperation & RequestContext, session, policy) !== undefined;
+  }
+
+  /** Hold a selected request until the end of the current macrotask; one setImmediate serves every such request. */
+  private defer(stub: PendingResumable): void {
+    const pending = this.pending;
+    // A long run of calls inside one macrotask (in-memory links deliver on microtasks) would pile up answered ones.
+    if (pending.length >= 256 && (pending.length & 255) === 0) {
+      let kept = 0;
+      for (const p of pending) if (!p.settled) pending[kept++] = p;
+      pending.length = kept;
+    }
+    pending.push(stub);
+    if (this.pendingScheduled) return;
+    this.pendingScheduled = true;
+    setImmediate(() => {
+      this.pendingScheduled = false;
+      const due = this.pending;
+      this.pending = [];
+      for (const p of due) if (!p.settled && p.context.state === "active" && p.context.outlet === p) p.promote();
+    });
+  }
+
+  /** @internal Make the request resumable: the policy goes out now, before anything else of the request. */
+  promote(context: InboundOperation & RequestContext, session: ServerSession, policy: Partial<ResumePolicy> | undefined): ResumableRequest | undefined {
+    if (context.state !== "active" || !session.isOpen) return undefined;
+    if (!clientResumable(session)) return undefined;
     const count = this.perSession.get(session) ?? 0;
-    if (count >= this.maxPerSession) return false;
+    if (count >= this.maxPerSession) return undefined;
     const full: ResumePolicy = { minWait: policy?.minWait ?? this.minWait, maxWait: policy?.maxWait ?? this.maxWait };
     const token = newToken();
     const key = hashToken(token);
@@ -370,12 +553,13 @@ export class ResumableRequests {
     const record = { kind: "resumable" as const, requestId: context.id, status: "processing" as const, pendingInput: 0, keepFor: full.maxWait };
     if (request.principal !== undefined) (record as { principal?: string }).principal = request.principal;
     if (this.shared !== undefined) (record as { node?: string }).node = this.shared.nodeId;
-    this.chain(request, () => this.store.create(key, record));
+    if (this.direct !== undefined) this.direct.create(key, record);
+    else this.chain(request, () => this.store.create(key, record));
     context.outlet = request;
     // The policy goes out before anything else of the request, and is not itself queued: without it there is no resume.
     const params: JsonObject = { requestId: context.id, resumeToken: token, minWait: full.minWait, maxWait: full.maxWait };
     session.transmit({ jsonrpc: "2.0", method: RESUME_POLICY_NOTIFICATION, params }, context.id).catch(() => undefined);
-    return true;
+    return request;
   }
 
   // ---- requests/resume and requests/getStatus ----
@@ -785,7 +969,8 @@ export class ResumableRequests {
     request.input.clear();
     this.byKey.delete(request.key);
     this.finished(request);
-    void Promise.resolve(this.chain(request, () => this.store.delete(request.key))).finally(() => this.chains.delete(request));
+    if (this.direct !== undefined) this.direct.delete(request.key);
+    else void Promise.resolve(this.chain(request, () => this.store.delete(request.key))).finally(() => this.chains.delete(request));
     if (this.byKey.size === 0 && this.idleWaiters.length > 0) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];

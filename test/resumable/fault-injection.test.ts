@@ -61,10 +61,16 @@ async function callUntilDone(client: ClientSession, tag: string, figures: Figure
   }
 }
 
-async function runScenario(seed: number, build: (manager: ResumableRequests, behaviour: Parameters<typeof newServerSession>[1]) => Promise<Rig>, serverCloseShare: number, maxWait: number) {
+async function runScenario(
+  seed: number,
+  build: (manager: ResumableRequests, behaviour: Parameters<typeof newServerSession>[1]) => Promise<Rig>,
+  serverCloseShare: number,
+  maxWait: number,
+  deferPolicy: boolean,
+) {
   const random = rng(seed);
   const figures: Figures = { calls: CLIENTS * CALLS_PER_CLIENT, cuts: 0, serverCloses: 0, retriedBeforePolicy: 0, resumes: 0, replayed: 0, duplicatesDropped: 0 };
-  const manager = new ResumableRequests({ policy: (method) => method === "tools/call", maxWait });
+  const manager = new ResumableRequests({ policy: (method) => method === "tools/call", maxWait, deferPolicy });
   let rig: Rig | undefined;
   const behaviour = {
     step: async (_name: string, args: JsonObject, i: number, ctx: RequestContext) => {
@@ -133,7 +139,11 @@ async function runScenario(seed: number, build: (manager: ResumableRequests, beh
   return { figures, manager };
 }
 
-describe("fault injection", () => {
+// Deferred: a call becomes resumable at its first progress value or after its first tick, so some cuts land before it is.
+describe.each([
+  { mode: "eager policy", deferPolicy: false },
+  { mode: "deferred policy", deferPolicy: true },
+])("fault injection, $mode", ({ mode, deferPolicy }) => {
   const cleanups: (() => Promise<void>)[] = [];
   afterEach(async () => {
     for (const c of cleanups.splice(0)) await c();
@@ -155,8 +165,9 @@ describe("fault injection", () => {
       },
       0.3,
       1,
+      deferPolicy,
     );
-    console.log(`[fault-injection in-memory] ${JSON.stringify(figures)} made=${manager.stats.made} expired=${manager.stats.expired}`);
+    console.log(`[fault-injection in-memory, ${mode}] ${JSON.stringify(figures)} made=${manager.stats.made} expired=${manager.stats.expired}`);
     expect(figures.cuts + figures.serverCloses).toBeGreaterThan(10);
     expect(figures.resumes).toBeGreaterThan(10);
   });
@@ -223,12 +234,13 @@ describe("fault injection", () => {
       },
       0.5,
       2,
+      deferPolicy,
     );
     cleanups.push(async () => {
       await http?.close();
       await new Promise<void>((resolve) => server?.close(() => resolve()));
     });
-    console.log(`[fault-injection http] ${JSON.stringify(figures)} made=${manager.stats.made} expired=${manager.stats.expired}`);
+    console.log(`[fault-injection http, ${mode}] ${JSON.stringify(figures)} made=${manager.stats.made} expired=${manager.stats.expired}`);
     expect(figures.cuts + figures.serverCloses).toBeGreaterThan(10);
     expect(figures.resumes).toBeGreaterThan(5);
   });
