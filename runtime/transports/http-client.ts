@@ -1,4 +1,5 @@
 // Streamable HTTP client transport: POST per message, JSON or SSE replies, standalone GET, resumption, expiry.
+import { setMaxListeners } from "node:events";
 import type { JsonRpcErrorResponse, JsonRpcMessage, RequestId } from "../jsonrpc.js";
 import type { InboundInfo, SendOptions, Transport } from "../transport.js";
 import { LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER, classifyMessage, requestKey, responseId } from "./http-wire.js";
@@ -128,7 +129,7 @@ export class StreamableHttpClientTransport implements Transport {
   private _sessionId: string | undefined;
   private _protocolVersion: string | undefined;
   /** Aborted on close and on session expiry; every fetch and stream of the current session hangs off it. */
-  private lifetime = new AbortController();
+  private lifetime = sessionLifetime();
   private closed = false;
   private standaloneOpen = false;
   /** Requests sent and not yet answered, with the stream carrying their reply once known. */
@@ -461,7 +462,7 @@ export class StreamableHttpClientTransport implements Transport {
     this._protocolVersion = this.options.protocolVersion;
     this.standaloneOpen = false;
     this.lifetime.abort();
-    this.lifetime = new AbortController();
+    this.lifetime = sessionLifetime();
     const failed = [...this.inflight.values()];
     this.inflight.clear();
     for (const id of failed) this.onmessage?.(lostResponse(id, error.message, "session-expired"), { sessionId });
@@ -476,4 +477,14 @@ export class StreamableHttpClientTransport implements Transport {
 
 function lostResponse(id: RequestId, message: string, reason: "stream-lost" | "session-expired"): JsonRpcErrorResponse {
   return { jsonrpc: "2.0", id, error: { code: CONNECTION_LOST_CODE, message, data: { reason } } };
+}
+
+/**
+ * Every concurrent request and SSE stream of a session listens on one signal, so more than Node's default
+ * of 10 listeners is normal use, not a leak; each listener is removed when its exchange ends.
+ */
+function sessionLifetime(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
 }

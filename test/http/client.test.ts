@@ -1,4 +1,5 @@
 // The client transport against the real server transport: replies, standalone stream, resumption, expiry.
+import { getEventListeners } from "node:events";
 import { afterEach, describe, expect, it } from "vitest";
 import type { JsonObject, JsonRpcMessage, RequestId } from "../../runtime/jsonrpc.js";
 import {
@@ -61,6 +62,19 @@ const progressOf = (messages: JsonObject[], token: string) =>
   messages.filter((m) => m.method === "notifications/progress" && (m.params as { progressToken: string }).progressToken === token).map((m) => (m.params as { progress: number }).progress);
 
 describe("round trips", () => {
+  it("leaves no abort listener behind on the session's signal once requests are answered", async () => {
+    server = await startServer();
+    const h = harness({ standaloneStream: "manual" });
+    await connect(h);
+    const lifetime = (h.client as unknown as { lifetime: AbortController }).lifetime.signal;
+    const before = getEventListeners(lifetime, "abort").length;
+    for (let id = 1; id <= 40; id++) await h.request(id, "echo", { id });
+    // Concurrent ones too: each SSE reply listens while open and lets go when it ends.
+    await Promise.all(Array.from({ length: 30 }, (_, i) => h.request(100 + i, "echo", { i })));
+    await eventually(() => getEventListeners(lifetime, "abort").length <= before);
+    expect(getEventListeners(lifetime, "abort").length).toBeLessThanOrEqual(before);
+  });
+
   it("initializes over SSE, keeps the session id and negotiated version, and sends them on later requests", async () => {
     server = await startServer();
     const h = harness({ standaloneStream: "manual" });
