@@ -21,12 +21,11 @@ const runs = new Map<string, CliRun>();
 
 beforeAll(async () => {
   const command = `${process.execPath} ${builtExample("conformance/client")}`;
-  await Promise.all(
-    Object.keys(EXPECTED).map(async (scenario) => {
-      runs.set(scenario, await runConformance("client", ["--command", command, "--scenario", scenario, "--timeout", "30000"], 60_000));
-    }),
-  );
-}, 90_000);
+  // One scenario at a time: run side by side on a loaded 2-core machine, a scenario's own timing checks flaked.
+  for (const scenario of Object.keys(EXPECTED)) {
+    runs.set(scenario, await runConformance("client", ["--command", command, "--scenario", scenario, "--timeout", "30000"], 60_000));
+  }
+}, 180_000);
 
 describe("conformance: client scenarios against examples/conformance/client.ts", () => {
   for (const [scenario, ids] of Object.entries(EXPECTED)) {
