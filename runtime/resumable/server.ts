@@ -837,19 +837,7 @@ export class ResumableRequests {
 
   /** @internal Serialize store work per request, so appends land in order even on an asynchronous store. */
   chain<T>(request: ResumableRequest, work: () => T | Promise<T>): T | Promise<T> {
-    if (this.store.ordered === true) {
-      // The store applies calls in call order (one pipelined connection): no need to wait for the previous one.
-      let value: T | Promise<T>;
-      try {
-        value = work();
-      } catch (error) {
-        this.report(error);
-        return Promise.reject(error);
-      }
-      if (value instanceof Promise) value.catch((error: unknown) => this.report(error));
-      return value;
-    }
-    const previous = this.chains.get(request);
+    const previous = this.store.ordered === true ? undefined : this.chains.get(request);
     if (previous === undefined) {
       let value: T | Promise<T>;
       try {
@@ -860,18 +848,25 @@ export class ResumableRequests {
       }
       // A synchronous store (the in-memory one) costs no promise at all.
       if (!(value instanceof Promise)) return value;
-      const tracked = value.catch((error: unknown) => this.report(error)).finally(() => {
-        if (this.chains.get(request) === tracked) this.chains.delete(request);
-      });
-      this.chains.set(request, tracked);
+      // The store applies calls in call order (one pipelined connection): no need to wait for the previous one.
+      if (this.store.ordered === true) {
+        value.catch((error: unknown) => this.report(error));
+        return value;
+      }
+      this.track(request, value);
       return value;
     }
     const next = previous.then(work);
-    const tracked = next.catch((error: unknown) => this.report(error)).finally(() => {
+    this.track(request, next);
+    return next;
+  }
+
+  /** Remembers the latest store work of a request (errors reported) until it settles. */
+  private track(request: ResumableRequest, work: Promise<unknown>): void {
+    const tracked = work.catch((error: unknown) => this.report(error)).finally(() => {
       if (this.chains.get(request) === tracked) this.chains.delete(request);
     });
     this.chains.set(request, tracked);
-    return next;
   }
 
   /** @internal The request stopped running: it no longer counts against its session's limit. */
