@@ -44,10 +44,6 @@ export function detectDialect(schema: Record<string, unknown>): Dialect {
   return "2020-12";
 }
 
-function ajvPointer(instancePath: string): string {
-  return instancePath;
-}
-
 /** Every `$ref` must be local and name an existing definition; the pointer says where a bad one stands. */
 function checkRefs(file: string, root: Record<string, unknown>, defsKey: string): void {
   const walk = (node: unknown, path: (string | number)[]): void => {
@@ -95,7 +91,7 @@ function validateMethodsShape(file: string, value: unknown): MethodEntry[] {
   }
   if (!methodsValidator(value)) {
     const err = methodsValidator.errors![0]!;
-    throw new SchemaError(file, `methods sidecar: ${err.message ?? "invalid"}${err.params && "additionalProperty" in err.params ? ` (${String(err.params["additionalProperty"])})` : ""}`, ajvPointer(err.instancePath));
+    throw new SchemaError(file, `methods sidecar: ${err.message ?? "invalid"}${err.params && "additionalProperty" in err.params ? ` (${String(err.params["additionalProperty"])})` : ""}`, err.instancePath);
   }
   return (value as { methods: MethodEntry[] }).methods;
 }
@@ -122,7 +118,7 @@ export function loadDefinitions(schemaFile: string, sourceName?: string, text?: 
   const meta = metaValidator(dialect);
   if (!meta.validateSchema(root)) {
     const err = meta.errors![0]!;
-    throw new SchemaError(schemaFile, `not a valid ${dialect} JSON Schema: ${err.message ?? "invalid"}`, ajvPointer(err.instancePath));
+    throw new SchemaError(schemaFile, `not a valid ${dialect} JSON Schema: ${err.message ?? "invalid"}`, err.instancePath);
   }
   checkRefs(schemaFile, root, defsKey);
   const rel = relative(process.cwd(), resolve(schemaFile)).split("\\").join("/");

@@ -1,5 +1,5 @@
 // Test fixtures for the HTTP transport: a real node:http server on 127.0.0.1, a tiny responder, raw fetch helpers.
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { InboundInfo } from "../../runtime/transport.js";
 import type { JsonObject, JsonRpcMessage, RequestId } from "../../runtime/jsonrpc.js";
@@ -223,4 +223,15 @@ export async function eventually(predicate: () => boolean, ms = 2000): Promise<v
 
 export function sessionHeaders(sessionId: string): Record<string, string> {
   return { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" };
+}
+
+/** Status and whole body of a raw node:http response (for requests fetch cannot make: odd Host, chunked bodies). */
+export function readBody(res: IncomingMessage): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    res.setEncoding("utf8");
+    res.on("data", (c: string) => (text += c));
+    res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+    res.on("error", reject);
+  });
 }

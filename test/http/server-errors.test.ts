@@ -1,7 +1,7 @@
 // The HTTP server's rejection paths (406, 415, 400, 413, 405, 404, 400 version), each followed by a working request.
 import { request as httpRequest } from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ACCEPT_BOTH, initialize, post, readSse, sessionHeaders, startServer, type RunningServer } from "./helpers.js";
+import { ACCEPT_BOTH, initialize, readBody, post, readSse, sessionHeaders, startServer, type RunningServer } from "./helpers.js";
 
 let server: RunningServer;
 let sessionId: string;
@@ -101,12 +101,7 @@ describe("POST rejections", () => {
           method: "POST",
           headers: { accept: ACCEPT_BOTH, "content-type": "application/json", "transfer-encoding": "chunked", ...sessionHeaders(sessionId) },
         },
-        (res) => {
-          let text = "";
-          res.setEncoding("utf8");
-          res.on("data", (c: string) => (text += c));
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
-        },
+        (res) => void readBody(res).then(resolve, reject),
       );
       req.on("error", reject);
       req.write('{"jsonrpc":"2.0","id":1,"method":"echo","params":{"pad":"');

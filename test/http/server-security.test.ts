@@ -2,7 +2,7 @@
 import { request as httpRequest } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkHostAndOrigin } from "../../runtime/transports/http-security.js";
-import { initialize, initializeMessage, post, readSse, sessionHeaders, startServer, type RunningServer } from "./helpers.js";
+import { initialize, initializeMessage, post, readBody, readSse, sessionHeaders, startServer, type RunningServer } from "./helpers.js";
 
 let server: RunningServer | undefined;
 afterEach(async () => {
@@ -22,12 +22,7 @@ function postWithHost(port: number, host: string, body: unknown): Promise<{ stat
         method: "POST",
         headers: { host, accept: "application/json, text/event-stream", "content-type": "application/json", "content-length": Buffer.byteLength(data) },
       },
-      (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (c: string) => (text += c));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
-      },
+      (res) => void readBody(res).then(resolve, reject),
     );
     req.on("error", reject);
     req.end(data);
