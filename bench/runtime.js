@@ -12,7 +12,9 @@ async function serveOurs() {
   const { McpServer, StdioServerTransport, clientToServer, serverToClient, isMessage } = await import("mcpgen");
   const server = new McpServer({ serverInfo: { name: "bench-ours", version: "1" }, inbound: clientToServer, outbound: serverToClient, isMessage });
   addTool.ours(server);
-  await server.connect(new StdioServerTransport());
+  // argv[3]: busyPollMicros for the server's transport, when the parent measures with polling off.
+  const micros = process.argv[3] === undefined ? undefined : Number(process.argv[3]);
+  await server.connect(new StdioServerTransport({ busyPollMicros: micros }));
 }
 
 async function serveTheirs() {
@@ -108,9 +110,11 @@ async function inMemory(seconds) {
   return callBothAndClose("in-memory", ours, theirs, seconds);
 }
 
-async function stdio(seconds) {
+/** `busyPollMicros` undefined: the transports' default (adaptive polling after a send); 0: polling off on both ends. */
+async function stdio(seconds, busyPollMicros, label = "stdio") {
   const { Client, StdioClientTransport } = await import("mcpgen");
-  const ours = await Client.connect(new StdioClientTransport({ command: process.execPath, args: [self, "--serve-ours"] }), {
+  const args = busyPollMicros === undefined ? [self, "--serve-ours"] : [self, "--serve-ours", String(busyPollMicros)];
+  const ours = await Client.connect(new StdioClientTransport({ command: process.execPath, args, busyPollMicros }), {
     clientInfo: { name: "bench", version: "1" },
   });
   const { Client: SdkClient } = await import("@modelcontextprotocol/sdk/client/index.js");
@@ -118,7 +122,7 @@ async function stdio(seconds) {
   const theirs = new SdkClient({ name: "bench", version: "1" });
   await theirs.connect(new SdkStdio({ command: process.execPath, args: [self, "--serve-theirs"] }));
 
-  return callBothAndClose("stdio", ours, theirs, seconds);
+  return callBothAndClose(label, ours, theirs, seconds);
 }
 
 /** Sequential `add` calls on both clients, side by side; then both are closed. */
@@ -192,8 +196,12 @@ async function main() {
   }
   if (!only || only === "stdio") {
     console.log("stdio (client and server in two processes):");
+    const cores = (await import("node:os")).availableParallelism();
     const io = await stdio(seconds);
-    ratios.push(`  stdio      mcpgen / official = ${(io.oursRate / io.theirsRate).toFixed(2)}x   (target >= 2x)`);
+    ratios.push(`  stdio      mcpgen / official = ${(io.oursRate / io.theirsRate).toFixed(2)}x   (target >= 2x; ${cores} core(s) available${cores < 2 ? ", so busy polling is off" : ""})`);
+    // The same with our busy polling off, to show what polling adds and what the rest of the runtime does alone.
+    const still = await stdio(seconds, 0, "stdio-nopoll");
+    ratios.push(`  stdio, busy polling off: mcpgen / official = ${(still.oursRate / still.theirsRate).toFixed(2)}x`);
   }
   if (!only || only === "receive") {
     console.log("receive path (one tools/call request line):");

@@ -10,6 +10,7 @@ export * from "./session.js";
 export * from "./lifecycle.js";
 export * from "./transports/in-memory.js";
 export * from "./transports/stdio.js";
+export * from "./transports/busy-poll.js";
 export * from "./transports/http-server.js";
 export * from "./transports/http-client.js";
 export * from "./transports/event-store.js";

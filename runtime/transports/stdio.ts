@@ -4,6 +4,7 @@ import { isUtf8 } from "node:buffer";
 import type { Readable, Writable } from "node:stream";
 import type { JsonRpcMessage } from "../jsonrpc.js";
 import type { SendOptions, Transport } from "../transport.js";
+import { BusyPoller } from "./busy-poll.js";
 
 export const DEFAULT_MAX_LINE_BYTES = 4 * 1024 * 1024;
 const NEWLINE = 0x0a;
@@ -145,9 +146,12 @@ abstract class StdioEnd implements Transport, LineSink {
   onerror?: (error: Error) => void;
   protected readonly decoder: LineDecoder;
   protected closed = false;
+  /** Exposed for tests and benchmarks: how often a reply was caught while polling. */
+  readonly busyPoll: BusyPoller;
 
-  constructor(maxLineBytes: number | undefined) {
+  constructor(maxLineBytes: number | undefined, busyPollMicros: number | undefined) {
     this.decoder = new LineDecoder(this, maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+    this.busyPoll = new BusyPoller(busyPollMicros);
   }
 
   abstract start(): Promise<void>;
@@ -155,6 +159,7 @@ abstract class StdioEnd implements Transport, LineSink {
   abstract close(): Promise<void>;
 
   protected readonly ondata = (chunk: Buffer | string): void => {
+    this.busyPoll.arrived();
     this.decoder.push(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk);
   };
 
@@ -182,6 +187,7 @@ abstract class StdioEnd implements Transport, LineSink {
   protected markClosed(): void {
     if (this.closed) return;
     this.closed = true;
+    this.busyPoll.stop();
     this.onclose?.();
   }
 }
@@ -190,6 +196,8 @@ export interface StdioServerTransportOptions {
   stdin?: Readable;
   stdout?: Writable;
   maxLineBytes?: number;
+  /** After each send, poll this long for the next message before letting the process sleep (adaptive; 0 disables). Default 100. */
+  busyPollMicros?: number;
 }
 
 /**
@@ -203,7 +211,7 @@ export class StdioServerTransport extends StdioEnd {
   private started = false;
 
   constructor(options: StdioServerTransportOptions = {}) {
-    super(options.maxLineBytes);
+    super(options.maxLineBytes, options.busyPollMicros);
     this.stdin = options.stdin ?? process.stdin;
     this.stdout = options.stdout ?? process.stdout;
     this.writer = new LineWriter(this.stdout);
@@ -221,7 +229,10 @@ export class StdioServerTransport extends StdioEnd {
 
   send(message: JsonRpcMessage): Promise<void> {
     if (this.closed) return Promise.reject(new Error("StdioServerTransport is closed"));
-    return this.writer.write(message);
+    const written = this.writer.write(message);
+    // Requests and responses are what a peer answers quickly (a response, or the next request); notifications are not.
+    if ("id" in message) this.busyPoll.sent();
+    return written;
   }
 
   close(): Promise<void> {
@@ -271,6 +282,8 @@ export interface StdioClientTransportOptions {
   /** The child's stderr: inherited by default; "pipe" exposes it as `transport.stderr`. */
   stderr?: "inherit" | "pipe" | "ignore";
   maxLineBytes?: number;
+  /** After each send, poll this long for the reply before letting the process sleep (adaptive; 0 disables). Default 100. */
+  busyPollMicros?: number;
   /** After close() ends stdin, how long to wait before SIGTERM, then as long again before SIGKILL; default 2000 ms. */
   closeTimeoutMs?: number;
 }
@@ -282,7 +295,7 @@ export class StdioClientTransport extends StdioEnd {
   private writer: LineWriter | undefined = undefined;
 
   constructor(private readonly options: StdioClientTransportOptions) {
-    super(options.maxLineBytes);
+    super(options.maxLineBytes, options.busyPollMicros);
   }
 
   get pid(): number | undefined {
@@ -324,7 +337,10 @@ export class StdioClientTransport extends StdioEnd {
 
   send(message: JsonRpcMessage): Promise<void> {
     if (this.closed || this.writer === undefined) return Promise.reject(new Error("StdioClientTransport is closed"));
-    return this.writer.write(message);
+    const written = this.writer.write(message);
+    // Requests and responses are what a peer answers quickly (a response, or the next request); notifications are not.
+    if ("id" in message) this.busyPoll.sent();
+    return written;
   }
 
   /** End the child's stdin and wait for it to exit, escalating to SIGTERM then SIGKILL if it lingers. */

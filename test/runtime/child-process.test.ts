@@ -1,6 +1,7 @@
 // Real child processes: stdio client framing, clean env, close escalation, end-to-end over stdio, and no leaked handles.
 import { execFile, spawn } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -129,6 +130,27 @@ describe("end to end over stdio", () => {
     await client.close();
     expect(closed).toBe(true);
     expect(stderr).toContain("served world");
+  });
+
+  it("polls for quick replies when this process has two or more cores, and not when busyPollMicros is 0", async () => {
+    const rounds = async (busyPollMicros: number | undefined) => {
+      const transport = new StdioClientTransport({ command: process.execPath, args: [stdioServer, buildDir], busyPollMicros });
+      const client = new ClientSession({ inbound: serverToClient, outbound: clientToServer, clientInfo: { name: "t", version: "1" } });
+      await client.connect(transport);
+      // 600: even if a cold start or a loaded machine backs polling off, it is retried twice after warm-up.
+      for (let i = 0; i < 600; i++) expect(await client.request("ping", undefined)).toEqual({});
+      await client.close();
+      return transport.busyPoll;
+    };
+    const polled = await rounds(undefined);
+    if (availableParallelism() >= 2) {
+      expect(polled.enabled).toBe(false); // stopped by close
+      expect(polled.hits).toBeGreaterThan(0);
+    } else {
+      expect(polled.hits + polled.misses).toBe(0);
+    }
+    const off = await rounds(0);
+    expect([off.hits, off.misses]).toEqual([0, 0]);
   });
 
   it("the server process answers raw framing problems with -32700/-32600 and keeps serving", async () => {

@@ -1,0 +1,61 @@
+// BusyPoller: polls after a send only with two or more cores, counts replies caught while polling, backs off after an expired window.
+import { describe, expect, it } from "vitest";
+import { BusyPoller } from "../../runtime/transports/busy-poll.js";
+
+const until = (micros: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.ceil(micros / 1000) + 5));
+
+describe("BusyPoller", () => {
+  it("is off on one core and when the window is 0", async () => {
+    for (const poller of [new BusyPoller(100, 1), new BusyPoller(0, 8)]) {
+      expect(poller.enabled).toBe(false);
+      poller.sent();
+      poller.arrived();
+      await until(200);
+      expect([poller.hits, poller.misses]).toEqual([0, 0]);
+    }
+  });
+
+  it("counts a reply that arrives inside the window as a hit, and keeps polling while the loop has nothing else to do", async () => {
+    const poller = new BusyPoller(50_000, 2);
+    let ticks = 0;
+    poller.sent();
+    // While the poller holds an immediate, the loop does not block: a chain of immediates of ours keeps running too.
+    await new Promise<void>((resolve) => {
+      const step = () => (++ticks < 20 ? setImmediate(step) : resolve());
+      setImmediate(step);
+    });
+    poller.arrived();
+    poller.arrived();
+    await until(1_000);
+    expect([poller.hits, poller.misses]).toEqual([1, 0]);
+  });
+
+  it("backs off after windows expire without a reply, and tries again after 256 sends", async () => {
+    const poller = new BusyPoller(1_000, 2);
+    for (let i = 1; i <= 4; i++) {
+      poller.sent();
+      await until(1_000);
+      expect([poller.hits, poller.misses]).toEqual([0, i]);
+    }
+    // Backed off: these sends do not poll, so an arrival is not a hit and nothing expires.
+    for (let i = 0; i < 255; i++) poller.sent();
+    poller.arrived();
+    await until(1_000);
+    expect([poller.hits, poller.misses]).toEqual([0, 4]);
+    poller.sent(); // the 256th
+    poller.arrived();
+    await until(1_000);
+    expect([poller.hits, poller.misses]).toEqual([1, 4]);
+  });
+
+  it("stops polling once stopped", async () => {
+    const poller = new BusyPoller(1_000_000, 2);
+    poller.sent();
+    poller.stop();
+    expect(poller.enabled).toBe(false);
+    await until(1_000);
+    poller.sent();
+    poller.arrived();
+    expect([poller.hits, poller.misses]).toEqual([0, 0]);
+  });
+});
