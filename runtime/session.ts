@@ -206,10 +206,16 @@ export class Session implements Peer, ProgressSink {
   }
 
   /** @internal Send a ready-made message on the current connection (resumable replay, async fan-out). */
-  transmit(message: JsonRpcMessage, relatedRequestId?: RequestId): Promise<void> {
+  transmit(message: JsonRpcMessage, relatedRequestId?: RequestId, ondelivered?: () => void): Promise<void> {
     const transport = this.transport;
     if (this.status !== "open" || transport === undefined) return Promise.reject(new ConnectionClosedError("Not connected"));
+    if (ondelivered !== undefined) return transport.send(message, { relatedRequestId, ondelivered });
     return transport.send(message, relatedRequestId === undefined ? undefined : { relatedRequestId });
+  }
+
+  /** @internal Whether the current transport reports delivery (see Transport.confirmsDelivery). */
+  get confirmsDelivery(): boolean {
+    return this.transport?.confirmsDelivery === true;
   }
 
   /**

@@ -17,6 +17,11 @@ export interface SendOptions {
    * server-to-client requests made while serving it). HTTP uses it to pick the SSE stream.
    */
   relatedRequestId?: RequestId;
+  /**
+   * Called once the peer has received the message, by a transport whose `confirmsDelivery` is true; others
+   * never call it, so nothing may wait on it unless the transport says it will come.
+   */
+  ondelivered?: () => void;
 }
 
 export interface Transport {
@@ -31,4 +36,9 @@ export interface Transport {
   onerror?: (error: Error) => void;
   /** Transport session id, once known (HTTP). */
   readonly sessionId?: string;
+  /**
+   * True when the transport knows a message reached the peer and calls `ondelivered` then (in-memory). A
+   * resumable request's final response is then dropped at once instead of kept in case it was lost.
+   */
+  readonly confirmsDelivery?: boolean;
 }

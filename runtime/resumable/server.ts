@@ -230,7 +230,17 @@ class ResumableRequest implements OperationOutlet {
     // Counted as sent at once (one promise reaction per message is the costly part); a failed send detaches,
     // and the message still waits in the queue for the resume.
     if (seq > this.sentSeq) this.sentSeq = seq;
-    attachment.session.transmit(message, this.requestId).catch(() => {
+    const session = attachment.session;
+    if (isFinal && session.confirmsDelivery) {
+      // The transport will say when the client has it: nothing is left to resume then. Lost on the way (the
+      // connection cut first), it never says, and the request waits detached for a resume like any other.
+      this.manager.clearExpiry(this);
+      session.transmit(message, this.requestId, () => this.manager.deliveryConfirmed(this)).catch(() => {
+        if (this.attachment === attachment) this.detach();
+      });
+      return;
+    }
+    session.transmit(message, this.requestId).catch(() => {
       if (this.attachment === attachment) this.detach();
     });
     if (isFinal) this.manager.delivered(this);
@@ -878,6 +888,11 @@ export class ResumableRequests {
     else this.perSession.set(request.origin, count - 1);
   }
 
+  /** @internal The transport confirmed the final response reached the client: nothing is left to keep. */
+  deliveryConfirmed(request: ResumableRequest): void {
+    this.free(request);
+  }
+
   /** @internal The final response went out on a live connection: keep it a little, in case it was lost. */
   delivered(request: ResumableRequest): void {
     this.clearExpiry(request);
@@ -923,7 +938,8 @@ export class ResumableRequests {
     request.expiry.unref?.();
   }
 
-  private clearExpiry(request: ResumableRequest): void {
+  /** @internal */
+  clearExpiry(request: ResumableRequest): void {
     request.retainedUntil = Infinity;
     if (request.expiry !== undefined) {
       clearTimeout(request.expiry);

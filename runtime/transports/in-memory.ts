@@ -6,6 +6,14 @@ const RESOLVED: Promise<void> = Promise.resolve();
 /** Queued behind earlier messages so a close never overtakes data sent before it. */
 const CLOSE = Symbol("close");
 
+/** A queued message whose sender asked to hear when it was handed over (rare: most messages are queued bare). */
+class Delivery {
+  constructor(
+    readonly message: unknown,
+    readonly ondelivered: () => void,
+  ) {}
+}
+
 export interface InMemoryTransportOptions {
   /** Attached to every message this end receives (e.g. a principal, to test auth-aware handlers). */
   info?: InboundInfo;
@@ -24,6 +32,8 @@ export class InMemoryTransport implements Transport {
   onerror?: (error: Error) => void;
   /** The other end; set by createInMemoryPair. */
   peer: InMemoryTransport | undefined = undefined;
+  /** A message counts as delivered once the peer's onmessage has been called with it. */
+  readonly confirmsDelivery = true;
 
   private readonly info: InboundInfo | undefined;
   private readonly queue: unknown[] = [];
@@ -47,10 +57,11 @@ export class InMemoryTransport implements Transport {
     return RESOLVED;
   }
 
-  send(message: JsonRpcMessage, _options?: SendOptions): Promise<void> {
+  send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
     const peer = this.peer;
     if (this.closed || peer === undefined || peer.closed) return Promise.reject(new Error("InMemoryTransport is closed"));
-    peer.enqueue(message);
+    const ondelivered = options?.ondelivered;
+    peer.enqueue(ondelivered === undefined ? message : new Delivery(message, ondelivered));
     return RESOLVED;
   }
 
@@ -96,14 +107,17 @@ export class InMemoryTransport implements Transport {
         this.shut();
         break;
       }
+      const delivery = item instanceof Delivery ? item : undefined;
       const onmessage = this.onmessage;
       if (onmessage !== undefined) {
         try {
-          onmessage(item, this.info);
+          onmessage(delivery === undefined ? item : delivery.message, this.info);
         } catch (error) {
           this.onerror?.(error instanceof Error ? error : new Error(String(error)));
         }
       }
+      // Cut before this point (the loop breaks above), the message was lost, and the callback never comes.
+      if (delivery !== undefined && onmessage !== undefined) delivery.ondelivered();
     }
     queue.length = 0;
     this.scheduled = false;

@@ -34,6 +34,31 @@ describe("resumable requests, in memory", () => {
     await client.close();
   });
 
+  it("drops a finished request as soon as the transport confirms the client has its response, not after retainDeliveredMs", async () => {
+    const manager = new ResumableRequests({ policy: (method) => method === "tools/call", retainDeliveredMs: 60_000 });
+    const { client, link } = await connectInMemory(manager);
+    expect(link.server.confirmsDelivery).toBe(true);
+    await client.request("tools/call", { name: "count", arguments: { steps: 2 } });
+    expect(manager.stats.made).toBe(1);
+    await Promise.resolve(); // the confirmation runs right after the client's onmessage
+    expect(manager.size).toBe(0);
+    expect(manager.store.count()).toBe(0);
+    await client.close();
+    manager.close();
+  });
+
+  it("keeps a delivered final response for retainDeliveredMs when the transport cannot confirm delivery", async () => {
+    const manager = new ResumableRequests({ policy: (method) => method === "tools/call", retainDeliveredMs: 60_000 });
+    const { client, link } = await connectInMemory(manager, {}, {}, undefined, { confirmsDelivery: false });
+    expect(link.server.confirmsDelivery).toBe(true); // the link can, but the server's transport says it cannot
+    await client.request("tools/call", { name: "count", arguments: { steps: 2 } });
+    await new Promise((r) => setImmediate(r));
+    expect(manager.size).toBe(1);
+    expect(manager.store.count()).toBe(1);
+    await client.close();
+    manager.close();
+  });
+
   it("does nothing special for a client that did not advertise resumableRequests", async () => {
     const manager = new ResumableRequests({ policy: () => true });
     const { client } = await connectInMemory(manager, {}, { resumable: false });

@@ -73,6 +73,7 @@ export async function connectInMemory(
   behaviour: ToolBehaviour = {},
   options: Partial<ClientSessionOptions> = {},
   principal?: string,
+  link_: { confirmsDelivery?: false } = {},
 ): Promise<{ client: ClientSession; link: InMemoryLink; servers: ServerSession[] }> {
   const info = principal === undefined ? {} : { serverInfo: { principal } };
   const link = new InMemoryLink(info);
@@ -80,7 +81,7 @@ export async function connectInMemory(
   const serve = async (transport: Transport) => {
     const server = newServerSession(resumable, behaviour);
     servers.push(server);
-    await server.connect(transport);
+    await server.connect(link_.confirmsDelivery === false ? withoutDeliveryConfirmation(transport) : transport);
   };
   await serve(link.server);
   const client = new ClientSession({
@@ -99,4 +100,18 @@ export async function connectInMemory(
   });
   await client.connect(link.client);
   return { client, link, servers };
+}
+
+/** The same transport, seen by the server as one that cannot tell when a message arrived (as over a network). */
+function withoutDeliveryConfirmation(transport: Transport): Transport {
+  return new Proxy(transport, {
+    get(target, property) {
+      if (property === "confirmsDelivery") return false;
+      const value = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+    set(target, property, value) {
+      return Reflect.set(target, property, value, target);
+    },
+  });
 }
