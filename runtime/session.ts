@@ -746,6 +746,11 @@ class HandlerContext extends InboundOperation implements RequestContext, Progres
     return this.id;
   }
 
+  /** @internal The session serving this request (makeResumable needs it; a WeakMap per request cost more). */
+  get owner(): Session {
+    return this.session;
+  }
+
   progress(progress: number, total?: number, message?: string): Promise<void> {
     const reporter = this.reporter;
     return reporter === undefined ? RESOLVED : reporter.report(progress, total, message);

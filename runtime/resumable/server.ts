@@ -1,5 +1,5 @@
 // Server side of SEP-975 resumable requests: policy, per-request queue in a store, resume, status, expiry.
-import { randomBytes } from "node:crypto";
+import { randomBytes, timingSafeEqual } from "node:crypto";
 import { tokenKey } from "../store/key.js";
 import { ErrorCode, RpcError, type JsonObject, type JsonRpcErrorObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import type { RequestContext, RequestOptions } from "../peer.js";
@@ -81,11 +81,10 @@ interface PendingInput {
 }
 
 /**
- * The session serving a request, for makeResumable: a property on the operation rather than a WeakMap entry,
- * which cost a hash insertion and GC ephemeron work for every request of every installed session.
+ * Running resumable requests of a session, as a property on the session: a Map keyed by session cost two
+ * hash lookups per request. Each manager has its own symbol, so two managers on one session count apart.
  */
-const SESSION_OF: unique symbol = Symbol("mcpgen.resumable.session");
-type SessionTagged = InboundOperation & { [SESSION_OF]?: ServerSession };
+type Counted = Record<symbol, number | undefined>;
 
 /** Shared by every request that never asked the client anything: it is only read, never written. */
 const NO_INPUT: Map<RequestId, PendingInput> = new Map();
@@ -126,6 +125,8 @@ class ResumableRequest implements OperationOutlet {
     readonly origin: Session,
     readonly principal: string | undefined,
     readonly policy: ResumePolicy,
+    /** The token itself, kept in this process only with the in-memory store (see LOCAL_KEY_CHARS); else "". */
+    readonly token: string,
   ) {
     this.attachment = { session: origin };
   }
@@ -390,21 +391,34 @@ function queuedSize(original: JsonRpcMessage, stamped: JsonRpcMessage): number {
   return JSON.stringify(stamped).length;
 }
 
-// Tokens come from a pool refilled in blocks: one randomBytes call per 170 tokens instead of one each.
+// Tokens: 24 random bytes (192 bits) as 32 base64url characters. They are drawn and encoded 170 at a time: one
+// randomBytes and one encoding per block instead of one each (24 bytes encode to exactly 32 characters, so the
+// tokens of a block are independent slices of its text).
 const POOL_TOKENS = 170;
 const TOKEN_BYTES = 24;
-let pool = Buffer.alloc(0);
-let poolOffset = 0;
+const TOKEN_CHARS = 32;
+let poolText = "";
+let poolIndex = 0;
 function newToken(): string {
-  if (poolOffset + TOKEN_BYTES > pool.length) {
-    pool = randomBytes(POOL_TOKENS * TOKEN_BYTES);
-    poolOffset = 0;
+  if (poolIndex >= poolText.length) {
+    poolText = randomBytes(POOL_TOKENS * TOKEN_BYTES).toString("base64url");
+    poolIndex = 0;
   }
-  const token = pool.toString("base64url", poolOffset, poolOffset + TOKEN_BYTES);
-  // Used bytes are wiped so a token never lingers in the pool.
-  pool.fill(0, poolOffset, poolOffset + TOKEN_BYTES);
-  poolOffset += TOKEN_BYTES;
+  const token = poolText.slice(poolIndex, poolIndex + TOKEN_CHARS);
+  poolIndex += TOKEN_CHARS;
   return token;
+}
+
+/**
+ * With the in-memory store a request is found by the first 16 characters of its token (96 bits) and the whole
+ * token is then compared in constant time; the token never leaves this process. A shared store is keyed by
+ * the token's SHA-256, so no other node, nor Redis, ever holds a token.
+ */
+const LOCAL_KEY_CHARS = 16;
+
+function sameToken(issued: string, presented: string): boolean {
+  if (issued.length !== presented.length) return false;
+  return timingSafeEqual(Buffer.from(issued, "latin1"), Buffer.from(presented, "latin1"));
 }
 
 const hashToken = tokenKey;
@@ -438,8 +452,10 @@ export class ResumableRequests {
   private readonly deferPolicy: boolean;
   private readonly onerror: ((error: Error) => void) | undefined;
   private readonly byKey = new Map<string, ResumableRequest>();
-  private readonly perSession = new Map<Session, number>();
-  private readonly sessionOf = new WeakMap<InboundOperation, ServerSession>();
+  /** The property under which each session counts its running resumable requests of this manager. */
+  private readonly countKey: symbol = Symbol("mcpgen.resumable.count");
+  /** Sessions this manager was installed on (makeResumable serves only those). */
+  private readonly installed = new WeakSet<Session>();
   private readonly chains = new Map<ResumableRequest, Promise<unknown>>();
   /** Resumes this node serves for requests other nodes run: each entry ends one (shutdown). */
   private readonly remoteFollows = new Set<() => void>();
@@ -490,9 +506,9 @@ export class ResumableRequests {
   /** Serve requests/resume and requests/getStatus on this session and apply the policy to its requests. */
   install(session: ServerSession): void {
     const previous = session.onrequeststart;
+    this.installed.add(session);
     session.onrequeststart = (op, params) => {
       previous?.(op, params);
-      this.sessionOf.set(op, session);
       if (this.policyFor === undefined || NEVER_RESUMABLE.has(op.method)) return;
       const wanted = this.policyFor(op.method, params);
       if (wanted === undefined || wanted === false) return;
@@ -522,9 +538,9 @@ export class ResumableRequests {
     const outlet = context.outlet;
     if (outlet instanceof PendingResumable && outlet.manager === this) return outlet.promote(policy) !== undefined;
     if (outlet !== undefined) return false;
-    const session = this.sessionOf.get(context);
-    if (session === undefined) return false;
-    return this.promote(context as InboundOperation & RequestContext, session, policy) !== undefined;
+    const session = (context as { owner?: Session }).owner;
+    if (session === undefined || !this.installed.has(session)) return false;
+    return this.promote(context as InboundOperation & RequestContext, session as ServerSession, policy) !== undefined;
   }
 
   /** Hold a selected request until the end of the current macrotask; one setImmediate serves every such request. */
@@ -551,13 +567,14 @@ export class ResumableRequests {
   promote(context: InboundOperation & RequestContext, session: ServerSession, policy: Partial<ResumePolicy> | undefined): ResumableRequest | undefined {
     if (context.state !== "active" || !session.isOpen) return undefined;
     if (!clientResumable(session)) return undefined;
-    const count = this.perSession.get(session) ?? 0;
+    const count = (session as unknown as Counted)[this.countKey] ?? 0;
     if (count >= this.maxPerSession) return undefined;
     const full: ResumePolicy = { minWait: policy?.minWait ?? this.minWait, maxWait: policy?.maxWait ?? this.maxWait };
     const token = newToken();
-    const key = hashToken(token);
-    const request = new ResumableRequest(this, key, context, session, context.principal ?? undefined, full);
-    this.perSession.set(session, count + 1);
+    const local = this.direct !== undefined;
+    const key = local ? token.slice(0, LOCAL_KEY_CHARS) : hashToken(token);
+    const request = new ResumableRequest(this, key, context, session, context.principal ?? undefined, full, local ? token : "");
+    (session as unknown as Counted)[this.countKey] = count + 1;
     this.byKey.set(key, request);
     this.stats.made++;
     const record = { kind: "resumable" as const, requestId: context.id, status: "processing" as const, pendingInput: 0, keepFor: full.maxWait };
@@ -576,11 +593,13 @@ export class ResumableRequests {
 
   private find(token: unknown, requestId: unknown, principal: string | undefined): ResumableRequest {
     if (typeof token !== "string" || token.length === 0 || token.length > 256) throw unknownResumableError();
-    // Looked up by the token's hash: the secret itself is never compared byte by byte, nor stored, nor logged.
-    const request = this.byKey.get(hashToken(token));
+    // Never compared byte by byte with an early exit: by its hash (shared store), or in constant time (in-memory).
+    const local = this.direct !== undefined;
+    const request = this.byKey.get(local ? token.slice(0, LOCAL_KEY_CHARS) : hashToken(token));
     if (request === undefined || request.freed || request.requestId !== requestId || request.principal !== principal) {
       throw unknownResumableError();
     }
+    if (local && !sameToken(request.token, token)) throw unknownResumableError();
     return request;
   }
 
@@ -883,9 +902,8 @@ export class ResumableRequests {
   finished(request: ResumableRequest): void {
     if (request.counted === false) return;
     request.counted = false;
-    const count = this.perSession.get(request.origin) ?? 1;
-    if (count <= 1) this.perSession.delete(request.origin);
-    else this.perSession.set(request.origin, count - 1);
+    const counted = request.origin as unknown as Counted;
+    counted[this.countKey] = Math.max(0, (counted[this.countKey] ?? 1) - 1);
   }
 
   /** @internal The transport confirmed the final response reached the client: nothing is left to keep. */
@@ -973,11 +991,13 @@ export class ResumableRequests {
       attachment.resume.context.state = "cancelled";
       attachment.resume.settle({ jsonrpc: "2.0", id: request.requestId, result: {} });
     }
-    for (const { op } of request.input.values()) {
-      if (attachment !== undefined && attachment.session.operations.outbound.get(op.id) === op) attachment.session.operations.outbound.delete(op.id);
-      op.reject(new RequestCancelledError(op.method, "the resumable request ended"));
+    if (request.input.size > 0) {
+      for (const { op } of request.input.values()) {
+        if (attachment !== undefined && attachment.session.operations.outbound.get(op.id) === op) attachment.session.operations.outbound.delete(op.id);
+        op.reject(new RequestCancelledError(op.method, "the resumable request ended"));
+      }
+      request.input.clear();
     }
-    request.input.clear();
     this.byKey.delete(request.key);
     this.finished(request);
     if (this.direct !== undefined) this.direct.delete(request.key);

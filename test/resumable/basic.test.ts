@@ -110,6 +110,9 @@ describe("resumable requests, in memory", () => {
     const errors: unknown[] = [];
     for (const params of [
       { requestId, resumeToken: token + "x" },
+      // Same lookup prefix as the real token (the in-memory store finds requests by it), wrong after it.
+      { requestId, resumeToken: token.slice(0, -1) + (token.endsWith("A") ? "B" : "A") },
+      { requestId, resumeToken: token.slice(0, 16) },
       { requestId: 12345, resumeToken: token },
       { requestId: String(requestId), resumeToken: token },
     ]) {
