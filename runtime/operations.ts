@@ -95,6 +95,8 @@ export interface OperationOutlet {
 export interface OperationKeeper {
   /** The connection closed under the operation; it stays pending. `byApp`: our side closed it on purpose. */
   connectionClosed(op: OutboundOperation, byApp: boolean): void;
+  /** The operation left the registry: it is about to settle (response, error, timeout, cancel). */
+  released?(op: OutboundOperation): void;
 }
 
 /** A request the peer sent us that a handler is serving. */
@@ -195,6 +197,8 @@ export class OperationRegistry {
       this.byProgressToken.delete(token);
       this.recentTokens.add(token);
     }
+    const keeper = op.keeper;
+    if (keeper !== undefined && keeper.released !== undefined) keeper.released(op);
   }
 
   /** Forget an inbound operation, unless the id was already reused by a newer request. */

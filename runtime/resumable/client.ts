@@ -134,16 +134,13 @@ export class ClientResumer implements OperationKeeper {
     };
     this.byId.set(id, parked);
     this.stats.policies++;
+    // As keeper it hears when the operation settles (released) and forgets it then.
     op.keeper = this;
-    const { resolve, reject } = op;
-    op.resolve = (result) => {
-      this.forget(op);
-      resolve(result);
-    };
-    op.reject = (error) => {
-      this.forget(op);
-      reject(error);
-    };
+  }
+
+  /** @internal OperationKeeper: the request settled. */
+  released(op: OutboundOperation): void {
+    this.forget(op);
   }
 
   /** Every inbound message: false drops it (a duplicate, or the transport's notice that a stream was lost). */

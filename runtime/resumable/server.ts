@@ -8,7 +8,7 @@ import { ConnectionClosedError, RequestCancelledError } from "../errors.js";
 import { PROGRESS_NOTIFICATION } from "../progress.js";
 import type { Session } from "../session.js";
 import { hasCapability, requiredClientCapability, type ServerSession } from "../lifecycle.js";
-import { MemoryOperationStore } from "../store/memory.js";
+import { MemoryOperationStore, type MemoryEntry } from "../store/memory.js";
 import { isSharedStore, whenReady, type OperationStore, type OwnerSignal, type SharedOperationStore, type StoredStatus } from "../store/types.js";
 import {
   GET_STATUS_REQUEST,
@@ -117,6 +117,8 @@ class ResumableRequest implements OperationOutlet {
   }
   /** The highest seq handed to a live connection. */
   sentSeq = 0;
+  /** @internal Its entry in the in-memory store, when that is the store (written through directly). */
+  entry: MemoryEntry | undefined = undefined;
 
   constructor(
     readonly manager: ResumableRequests,
@@ -151,11 +153,11 @@ class ResumableRequest implements OperationOutlet {
     // The final response is always kept whatever its size: the limit guards against endless streams of messages.
     if (!isFinal) this.queuedBytes += queuedSize(message, stamped);
     const manager = this.manager;
-    const direct = manager.direct;
-    if (direct !== undefined) {
-      // The default in-memory store: synchronous and in order, so no chain and no closure per message.
-      direct.append(this.key, { seq, message: stamped });
-      if (isFinal) direct.update(this.key, { status: this.status });
+    const entry = this.entry;
+    if (entry !== undefined) {
+      // The default in-memory store: synchronous and in order, so no chain, no closure and no lookup per message.
+      entry.queue.push({ seq, message: stamped });
+      if (isFinal) entry.operation.status = this.status;
     } else {
       const store = manager.store;
       manager.chain(this, () => store.append(this.key, { seq, message: stamped }));
@@ -580,7 +582,7 @@ export class ResumableRequests {
     const record = { kind: "resumable" as const, requestId: context.id, status: "processing" as const, pendingInput: 0, keepFor: full.maxWait };
     if (request.principal !== undefined) (record as { principal?: string }).principal = request.principal;
     if (this.shared !== undefined) (record as { node?: string }).node = this.shared.nodeId;
-    if (this.direct !== undefined) this.direct.create(key, record);
+    if (this.direct !== undefined) request.entry = this.direct.adopt(key, record);
     else this.chain(request, () => this.store.create(key, record));
     context.outlet = request;
     // The policy goes out before anything else of the request, and is not itself queued: without it there is no resume.

@@ -1,7 +1,8 @@
 // The default operation store: plain maps in this process, synchronous, nothing shared between nodes.
 import type { OperationStore, QueuedMessage, StoredOperation } from "./types.js";
 
-interface Entry {
+/** @internal One operation's record and queue; the resumable manager holds its own entries' handles. */
+export interface MemoryEntry {
   operation: StoredOperation;
   queue: QueuedMessage[];
   /** Index of the first unconfirmed message; confirmed ones are dropped in batches, not one shift at a time. */
@@ -9,11 +10,22 @@ interface Entry {
 }
 
 export class MemoryOperationStore implements OperationStore {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries = new Map<string, MemoryEntry>();
 
   create(key: string, operation: StoredOperation): void {
     if (this.entries.has(key)) throw new Error("operation key already in use");
     this.entries.set(key, { operation: { ...operation }, queue: [], head: 0 });
+  }
+
+  /**
+   * @internal create() without the copy, returning the entry: for a caller that made the record for this call
+   * alone and appends through the handle (the resumable manager, once per request).
+   */
+  adopt(key: string, operation: StoredOperation): MemoryEntry {
+    if (this.entries.has(key)) throw new Error("operation key already in use");
+    const entry: MemoryEntry = { operation, queue: [], head: 0 };
+    this.entries.set(key, entry);
+    return entry;
   }
 
   get(key: string): StoredOperation | undefined {
