@@ -12,7 +12,7 @@ import {
   type RequestId,
 } from "./jsonrpc.js";
 import type { DispatchTable, MethodSpec } from "./dispatch.js";
-import type { InboundInfo, SendOptions, Transport } from "./transport.js";
+import { SENT, type InboundInfo, type SendOptions, type Transport } from "./transport.js";
 import type {
   NotificationHandler,
   Peer,
@@ -519,7 +519,8 @@ export class Session implements Peer, ProgressSink {
       return;
     }
     if (context.hold(message)) return;
-    this.transport!.send(message, { relatedRequestId: context.requestId }).catch(this.reportError);
+    const sent = this.transport!.send(message, { relatedRequestId: context.requestId });
+    if (sent !== SENT) sent.catch(this.reportError);
   }
 
   private handleNotification(method: string, params: JsonObject | undefined): void {

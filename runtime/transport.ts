@@ -11,6 +11,13 @@ export interface InboundInfo {
   headers?: Readonly<Record<string, string | undefined>>;
 }
 
+/**
+ * What `send` returns when the message went out at once and nothing can fail later (in-memory, and stdio without
+ * backpressure). Callers on hot paths may skip attaching a rejection handler to it: each one costs a promise and
+ * a microtask per message.
+ */
+export const SENT: Promise<void> = Promise.resolve();
+
 export interface SendOptions {
   /**
    * The inbound request this outbound message belongs to (a response, or progress and

@@ -3,6 +3,7 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { tokenKey } from "../store/key.js";
 import { ErrorCode, RpcError, type JsonObject, type JsonRpcErrorObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import type { RequestContext, RequestOptions } from "../peer.js";
+import { SENT } from "../transport.js";
 import { InboundOperation, OutboundOperation, type OperationKeeper, type OperationOutlet } from "../operations.js";
 import { ConnectionClosedError, RequestCancelledError } from "../errors.js";
 import { PROGRESS_NOTIFICATION } from "../progress.js";
@@ -81,10 +82,15 @@ interface PendingInput {
 }
 
 /**
- * Running resumable requests of a session, as a property on the session: a Map keyed by session cost two
- * hash lookups per request. Each manager has its own symbol, so two managers on one session count apart.
+ * What a manager keeps on each session it is installed on, as a property under the manager's own symbol (a Map
+ * keyed by session cost hash lookups per request): its running resumable requests, and the attachment every
+ * request that starts on it shares (never mutated: a resume makes a new one).
  */
-type Counted = Record<symbol, number | undefined>;
+interface SessionSlot {
+  count: number;
+  readonly origin: Attachment;
+}
+type Slotted = Record<symbol, SessionSlot | undefined>;
 
 /** Shared by every request that never asked the client anything: it is only read, never written. */
 const NO_INPUT: Map<RequestId, PendingInput> = new Map();
@@ -129,8 +135,10 @@ class ResumableRequest implements OperationOutlet {
     readonly policy: ResumePolicy,
     /** The token itself, kept in this process only with the in-memory store (see LOCAL_KEY_CHARS); else "". */
     readonly token: string,
+    /** The attachment to the session it started on, shared by every request of that session. */
+    attachment: Attachment,
   ) {
-    this.attachment = { session: origin };
+    this.attachment = attachment;
   }
 
   get requestId(): RequestId {
@@ -238,15 +246,19 @@ class ResumableRequest implements OperationOutlet {
       // The transport will say when the client has it: nothing is left to resume then. Lost on the way (the
       // connection cut first), it never says, and the request waits detached for a resume like any other.
       this.manager.clearExpiry(this);
-      session.transmit(message, this.requestId, () => this.manager.deliveryConfirmed(this)).catch(() => {
-        if (this.attachment === attachment) this.detach();
-      });
+      const sent = session.transmit(message, this.requestId, () => this.manager.deliveryConfirmed(this));
+      if (sent !== SENT) this.detachOnFailure(sent, attachment);
       return;
     }
-    session.transmit(message, this.requestId).catch(() => {
+    const sent = session.transmit(message, this.requestId);
+    if (sent !== SENT) this.detachOnFailure(sent, attachment);
+    if (isFinal) this.manager.delivered(this);
+  }
+
+  private detachOnFailure(sent: Promise<void>, attachment: Attachment): void {
+    sent.catch(() => {
       if (this.attachment === attachment) this.detach();
     });
-    if (isFinal) this.manager.delivered(this);
   }
 
   cancelled(): void {
@@ -454,10 +466,10 @@ export class ResumableRequests {
   private readonly deferPolicy: boolean;
   private readonly onerror: ((error: Error) => void) | undefined;
   private readonly byKey = new Map<string, ResumableRequest>();
-  /** The property under which each session counts its running resumable requests of this manager. */
-  private readonly countKey: symbol = Symbol("mcpgen.resumable.count");
-  /** Sessions this manager was installed on (makeResumable serves only those). */
-  private readonly installed = new WeakSet<Session>();
+  /** The property under which each installed session holds its SessionSlot for this manager. */
+  private readonly slotKey: symbol = Symbol("mcpgen.resumable.slot");
+  /** The policy of requests that set none of their own, shared (read only). */
+  private readonly defaultPolicy: ResumePolicy;
   private readonly chains = new Map<ResumableRequest, Promise<unknown>>();
   /** Resumes this node serves for requests other nodes run: each entry ends one (shutdown). */
   private readonly remoteFollows = new Set<() => void>();
@@ -484,6 +496,7 @@ export class ResumableRequests {
     this.maxQueuedBytes = options.maxQueuedBytes ?? 1024 * 1024;
     this.retainDeliveredMs = options.retainDeliveredMs ?? Math.min(10_000, this.maxWait * 1000);
     this.policyFor = options.policy;
+    this.defaultPolicy = { minWait: this.minWait, maxWait: this.maxWait };
     this.deferPolicy = options.deferPolicy === true;
     this.onerror = options.onerror;
     if (isSharedStore(this.store)) {
@@ -508,7 +521,7 @@ export class ResumableRequests {
   /** Serve requests/resume and requests/getStatus on this session and apply the policy to its requests. */
   install(session: ServerSession): void {
     const previous = session.onrequeststart;
-    this.installed.add(session);
+    (session as unknown as Slotted)[this.slotKey] ??= { count: 0, origin: { session } };
     session.onrequeststart = (op, params) => {
       previous?.(op, params);
       if (this.policyFor === undefined || NEVER_RESUMABLE.has(op.method)) return;
@@ -541,7 +554,7 @@ export class ResumableRequests {
     if (outlet instanceof PendingResumable && outlet.manager === this) return outlet.promote(policy) !== undefined;
     if (outlet !== undefined) return false;
     const session = (context as { owner?: Session }).owner;
-    if (session === undefined || !this.installed.has(session)) return false;
+    if (session === undefined || (session as unknown as Slotted)[this.slotKey] === undefined) return false;
     return this.promote(context as InboundOperation & RequestContext, session as ServerSession, policy) !== undefined;
   }
 
@@ -569,14 +582,15 @@ export class ResumableRequests {
   promote(context: InboundOperation & RequestContext, session: ServerSession, policy: Partial<ResumePolicy> | undefined): ResumableRequest | undefined {
     if (context.state !== "active" || !session.isOpen) return undefined;
     if (!clientResumable(session)) return undefined;
-    const count = (session as unknown as Counted)[this.countKey] ?? 0;
-    if (count >= this.maxPerSession) return undefined;
-    const full: ResumePolicy = { minWait: policy?.minWait ?? this.minWait, maxWait: policy?.maxWait ?? this.maxWait };
+    const slot = (session as unknown as Slotted)[this.slotKey];
+    if (slot === undefined || slot.count >= this.maxPerSession) return undefined;
+    const full: ResumePolicy =
+      policy === undefined ? this.defaultPolicy : { minWait: policy.minWait ?? this.minWait, maxWait: policy.maxWait ?? this.maxWait };
     const token = newToken();
     const local = this.direct !== undefined;
     const key = local ? token.slice(0, LOCAL_KEY_CHARS) : hashToken(token);
-    const request = new ResumableRequest(this, key, context, session, context.principal ?? undefined, full, local ? token : "");
-    (session as unknown as Counted)[this.countKey] = count + 1;
+    const request = new ResumableRequest(this, key, context, session, context.principal ?? undefined, full, local ? token : "", slot.origin);
+    slot.count++;
     this.byKey.set(key, request);
     this.stats.made++;
     const record = { kind: "resumable" as const, requestId: context.id, status: "processing" as const, pendingInput: 0, keepFor: full.maxWait };
@@ -587,7 +601,8 @@ export class ResumableRequests {
     context.outlet = request;
     // The policy goes out before anything else of the request, and is not itself queued: without it there is no resume.
     const params: JsonObject = { requestId: context.id, resumeToken: token, minWait: full.minWait, maxWait: full.maxWait };
-    session.transmit({ jsonrpc: "2.0", method: RESUME_POLICY_NOTIFICATION, params }, context.id).catch(() => undefined);
+    const sent = session.transmit({ jsonrpc: "2.0", method: RESUME_POLICY_NOTIFICATION, params }, context.id);
+    if (sent !== SENT) sent.catch(ignore);
     return request;
   }
 
@@ -904,8 +919,8 @@ export class ResumableRequests {
   finished(request: ResumableRequest): void {
     if (request.counted === false) return;
     request.counted = false;
-    const counted = request.origin as unknown as Counted;
-    counted[this.countKey] = Math.max(0, (counted[this.countKey] ?? 1) - 1);
+    const slot = (request.origin as unknown as Slotted)[this.slotKey];
+    if (slot !== undefined && slot.count > 0) slot.count--;
   }
 
   /** @internal The transport confirmed the final response reached the client: nothing is left to keep. */

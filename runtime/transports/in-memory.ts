@@ -1,8 +1,8 @@
 // In-process transport pair for tests and embedding: asynchronous delivery, messages passed by reference.
 import type { JsonRpcMessage } from "../jsonrpc.js";
-import type { InboundInfo, SendOptions, Transport } from "../transport.js";
+import { SENT, type InboundInfo, type SendOptions, type Transport } from "../transport.js";
 
-const RESOLVED: Promise<void> = Promise.resolve();
+const RESOLVED = SENT;
 /** Queued behind earlier messages so a close never overtakes data sent before it. */
 const CLOSE = Symbol("close");
 

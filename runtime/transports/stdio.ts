@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { isUtf8 } from "node:buffer";
 import type { Readable, Writable } from "node:stream";
 import type { JsonRpcMessage } from "../jsonrpc.js";
-import type { SendOptions, Transport } from "../transport.js";
+import { SENT, type SendOptions, type Transport } from "../transport.js";
 import { BusyPoller } from "./busy-poll.js";
 
 export const DEFAULT_MAX_LINE_BYTES = 4 * 1024 * 1024;
@@ -125,7 +125,7 @@ class LineWriter {
 
   write(message: JsonRpcMessage): Promise<void> {
     // JSON.stringify escapes newlines inside strings, so one message is always one line.
-    if (this.stream.write(JSON.stringify(message) + "\n")) return this.drain ?? RESOLVED;
+    if (this.stream.write(JSON.stringify(message) + "\n")) return this.drain ?? SENT;
     if (this.drain === undefined) {
       this.drain = new Promise<void>((resolve) => {
         this.stream.once("drain", () => {
