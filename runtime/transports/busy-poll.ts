@@ -27,7 +27,7 @@ export class BusyPoller {
   private polling = false;
   private received = false;
   private stopped = false;
-  /** Windows in which a message arrived, and windows that expired; for tests and benchmarks. */
+  /** Windows in which something arrived, and windows that expired with nothing; for tests and benchmarks. */
   hits = 0;
   misses = 0;
 
@@ -38,6 +38,11 @@ export class BusyPoller {
 
   get enabled(): boolean {
     return this.windowMs > 0 && !this.stopped;
+  }
+
+  /** Whether a window is open now (the event loop is polling). */
+  get active(): boolean {
+    return this.polling;
   }
 
   /** A message was written: poll for a reply unless backed off. */
@@ -56,9 +61,14 @@ export class BusyPoller {
     }
   }
 
-  /** Bytes arrived; ends the current window as a hit. */
+  /**
+   * Bytes arrived while polling: a hit, and the window starts over, since more may follow at once (a
+   * resumable request's policy notification comes just before its response; a burst of progress).
+   */
   arrived(): void {
-    if (!this.polling || this.received) return;
+    if (!this.polling) return;
+    this.deadline = performance.now() + this.windowMs;
+    if (this.received) return;
     this.received = true;
     this.hits++;
     if (this.credit < MAX_CREDIT) this.credit++;
@@ -69,14 +79,17 @@ export class BusyPoller {
   }
 
   private readonly tick = (): void => {
-    if (this.received || this.stopped) {
+    if (this.stopped) {
       this.polling = false;
       return;
     }
     if (performance.now() >= this.deadline) {
       this.polling = false;
-      this.misses++;
-      this.credit -= MISS_COST;
+      // Only a window in which nothing arrived counts against polling.
+      if (!this.received) {
+        this.misses++;
+        this.credit -= MISS_COST;
+      }
       return;
     }
     // A pending (ref'd) immediate makes libuv poll with a zero timeout instead of blocking; an unref'd one

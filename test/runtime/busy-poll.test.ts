@@ -30,6 +30,21 @@ describe("BusyPoller", () => {
     expect([poller.hits, poller.misses]).toEqual([1, 0]);
   });
 
+  it("restarts the window on each arrival, so a message right behind the first is caught too", async () => {
+    // Wide margins (a 200 ms window, checks 80 ms from its edges) so a loaded machine's late timers cannot flip it.
+    const poller = new BusyPoller(200_000, 2);
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    poller.sent();
+    await sleep(100);
+    poller.arrived(); // the window now ends 200 ms from here, not 200 ms from the send
+    await sleep(120); // past the first window's end
+    expect(poller.active).toBe(true);
+    await sleep(300);
+    expect(poller.active).toBe(false);
+    // One window, something caught in it: one hit, and its expiry afterwards is not a miss.
+    expect([poller.hits, poller.misses]).toEqual([1, 0]);
+  });
+
   it("backs off after windows expire without a reply, and tries again after 256 sends", async () => {
     const poller = new BusyPoller(1_000, 2);
     for (let i = 1; i <= 4; i++) {
