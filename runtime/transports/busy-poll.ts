@@ -16,8 +16,8 @@ const MAX_CREDIT = 16;
 const MISS_COST = 2;
 /** Room for a few slow first exchanges (a cold peer compiling its code) before backing off. */
 const INITIAL_CREDIT = 8;
-/** While backed off, one send in this many polls again, so a peer that became fast is noticed. */
-const RETRY_EVERY = 256;
+/** While backed off, one send in this many polls again, so a peer that became fast (warmed up) is noticed soon. */
+const RETRY_EVERY = 32;
 
 export class BusyPoller {
   private readonly windowMs: number;

@@ -137,7 +137,7 @@ describe("end to end over stdio", () => {
       const transport = new StdioClientTransport({ command: process.execPath, args: [stdioServer, buildDir], busyPollMicros });
       const client = new ClientSession({ inbound: serverToClient, outbound: clientToServer, clientInfo: { name: "t", version: "1" } });
       await client.connect(transport);
-      // 600: even if a cold start or a loaded machine backs polling off, it is retried twice after warm-up.
+      // 600: even if a cold start or a loaded machine backs polling off, it is retried every 32 sends after warm-up.
       for (let i = 0; i < 600; i++) expect(await client.request("ping", undefined)).toEqual({});
       await client.close();
       return transport.busyPoll;
