@@ -5,6 +5,7 @@ export * from "./transport.js";
 export * from "./peer.js";
 export * from "./errors.js";
 export * from "./operations.js";
+export * from "./stable-map.js";
 export * from "./progress.js";
 export * from "./session.js";
 export * from "./lifecycle.js";

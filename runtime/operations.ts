@@ -3,6 +3,7 @@ import type { JsonObject, JsonRpcMessage, RequestId } from "./jsonrpc.js";
 import type { SendOptions } from "./transport.js";
 import type { ProgressInfo, RequestOptions } from "./peer.js";
 import type { ProgressReporter } from "./progress.js";
+import { StableMap } from "./stable-map.js";
 
 export type ProgressToken = string | number;
 
@@ -163,10 +164,11 @@ export class RecentSet<K> {
  * which is what JSON-RPC requires.
  */
 export class OperationRegistry {
-  readonly inbound = new Map<RequestId, InboundOperation>();
-  readonly outbound = new Map<RequestId, OutboundOperation>();
+  // StableMap: a session making one call at a time would otherwise reallocate these tables on every request.
+  readonly inbound = new StableMap<RequestId, InboundOperation>();
+  readonly outbound = new StableMap<RequestId, OutboundOperation>();
   /** Our outbound requests that asked for progress, by the token we put in their _meta. */
-  readonly byProgressToken = new Map<ProgressToken, OutboundOperation>();
+  readonly byProgressToken = new StableMap<ProgressToken, OutboundOperation>();
   /** Tokens of requests that finished recently: progress racing the response is dropped quietly. */
   readonly recentTokens: RecentSet<ProgressToken>;
   /** Ids of requests we gave up on (timeout, cancel): a late response is expected, not an error. */

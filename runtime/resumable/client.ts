@@ -3,6 +3,7 @@ import type { JsonObject, JsonRpcMessage, RequestId } from "../jsonrpc.js";
 import type { Transport } from "../transport.js";
 import type { RequestOptions } from "../peer.js";
 import { ConnectionClosedError } from "../errors.js";
+import { StableMap } from "../stable-map.js";
 import type { InboundOperation, OperationKeeper, OperationOutlet, OperationRegistry, OutboundOperation } from "../operations.js";
 import {
   GET_STATUS_REQUEST,
@@ -74,7 +75,7 @@ function isObject(value: unknown): value is JsonObject {
 /** One per ClientSession that advertised resumableRequests or can reconnect. */
 export class ClientResumer implements OperationKeeper {
   readonly stats = { policies: 0, resumes: 0, duplicatesDropped: 0, reconnects: 0, gaveUp: 0 };
-  private readonly byId = new Map<RequestId, Parked>();
+  private readonly byId = new StableMap<RequestId, Parked>();
   private readonly defaultMaxWait: number;
   private readonly retryDelayMs: number;
   private readonly maxAttempts: number;

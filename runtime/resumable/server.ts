@@ -10,6 +10,7 @@ import { PROGRESS_NOTIFICATION } from "../progress.js";
 import type { Session } from "../session.js";
 import { hasCapability, requiredClientCapability, type ServerSession } from "../lifecycle.js";
 import { MemoryOperationStore, type MemoryEntry } from "../store/memory.js";
+import { StableMap } from "../stable-map.js";
 import { isSharedStore, whenReady, type OperationStore, type OwnerSignal, type SharedOperationStore, type StoredStatus } from "../store/types.js";
 import {
   GET_STATUS_REQUEST,
@@ -465,7 +466,7 @@ export class ResumableRequests {
   private readonly policyFor: ResumableServerOptions["policy"];
   private readonly deferPolicy: boolean;
   private readonly onerror: ((error: Error) => void) | undefined;
-  private readonly byKey = new Map<string, ResumableRequest>();
+  private readonly byKey = new StableMap<string, ResumableRequest>();
   /** The property under which each installed session holds its SessionSlot for this manager. */
   private readonly slotKey: symbol = Symbol("mcpgen.resumable.slot");
   /** The policy of requests that set none of their own, shared (read only). */

@@ -1,4 +1,5 @@
 // The default operation store: plain maps in this process, synchronous, nothing shared between nodes.
+import { StableMap } from "../stable-map.js";
 import type { OperationStore, QueuedMessage, StoredOperation } from "./types.js";
 
 /** @internal One operation's record and queue; the resumable manager holds its own entries' handles. */
@@ -10,7 +11,7 @@ export interface MemoryEntry {
 }
 
 export class MemoryOperationStore implements OperationStore {
-  private readonly entries = new Map<string, MemoryEntry>();
+  private readonly entries = new StableMap<string, MemoryEntry>();
 
   create(key: string, operation: StoredOperation): void {
     if (this.entries.has(key)) throw new Error("operation key already in use");
