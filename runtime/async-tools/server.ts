@@ -1,5 +1,6 @@
 // Server side of async tool calls (PR #617): tools/async/call|join|get and the tools/async/cancel notification.
 import { randomBytes } from "node:crypto";
+import { IdleWaiters } from "../idle-waiters.js";
 import { ErrorCode, RpcError, type JsonObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import type { RequestContext, RequestOptions } from "../peer.js";
 import { InboundOperation, type OperationOutlet } from "../operations.js";
@@ -164,7 +165,7 @@ export class AsyncTools {
   private readonly stopSignals: (() => void) | undefined;
   /** Joins and gets this node serves for runs on other nodes: each entry ends one (shutdown). */
   private readonly remoteFollows = new Set<() => void>();
-  private idleWaiters: (() => void)[] = [];
+  private readonly idleWaiters = new IdleWaiters();
   readonly stats = { accepted: 0, rejected: 0, joins: 0, cancelled: 0, expired: 0 };
 
   /** `runTool` defaults to the tools/call handler registered on the session that receives the call. */
@@ -194,8 +195,7 @@ export class AsyncTools {
 
   /** Resolves once no run is held. */
   idle(): Promise<void> {
-    if (this.runs.size === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+    return this.idleWaiters.wait(this.runs.size === 0);
   }
 
   install(session: ServerSession): void {
@@ -537,11 +537,7 @@ export class AsyncTools {
     }
     for (const j of run.joined.values()) j.session.operations.inbound.delete(j.marker.id);
     run.joined.clear();
-    if (this.runs.size === 0 && this.idleWaiters.length > 0) {
-      const waiters = this.idleWaiters;
-      this.idleWaiters = [];
-      for (const resolve of waiters) resolve();
-    }
+    this.idleWaiters.settle(this.runs.size === 0);
   }
 
   /** Server shutdown: cancel everything and free it. */

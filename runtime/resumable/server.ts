@@ -1,5 +1,6 @@
 // Server side of SEP-975 resumable requests: policy, per-request queue in a store, resume, status, expiry.
 import { randomBytes, timingSafeEqual } from "node:crypto";
+import { IdleWaiters } from "../idle-waiters.js";
 import { tokenKey } from "../store/key.js";
 import { ErrorCode, RpcError, type JsonObject, type JsonRpcErrorObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import type { RequestContext, RequestOptions } from "../peer.js";
@@ -243,23 +244,18 @@ class ResumableRequest implements OperationOutlet {
     // and the message still waits in the queue for the resume.
     if (seq > this.sentSeq) this.sentSeq = seq;
     const session = attachment.session;
-    if (isFinal && session.confirmsDelivery) {
-      // The transport will say when the client has it: nothing is left to resume then. Lost on the way (the
-      // connection cut first), it never says, and the request waits detached for a resume like any other.
-      this.manager.clearExpiry(this);
-      const sent = session.transmit(message, this.requestId, () => this.manager.deliveryConfirmed(this));
-      if (sent !== SENT) this.detachOnFailure(sent, attachment);
-      return;
+    // A transport that confirms delivery says when the client has the final response: nothing is left to resume
+    // then. Lost on the way (the connection cut first), it never says, and the request waits for a resume.
+    const confirmed = isFinal && session.confirmsDelivery;
+    const sent = confirmed
+      ? session.transmit(message, this.requestId, () => this.manager.deliveryConfirmed(this))
+      : session.transmit(message, this.requestId);
+    if (sent !== SENT) {
+      sent.catch(() => {
+        if (this.attachment === attachment) this.detach();
+      });
     }
-    const sent = session.transmit(message, this.requestId);
-    if (sent !== SENT) this.detachOnFailure(sent, attachment);
-    if (isFinal) this.manager.delivered(this);
-  }
-
-  private detachOnFailure(sent: Promise<void>, attachment: Attachment): void {
-    sent.catch(() => {
-      if (this.attachment === attachment) this.detach();
-    });
+    if (isFinal) this.manager.delivered(this, confirmed);
   }
 
   cancelled(): void {
@@ -436,7 +432,6 @@ function sameToken(issued: string, presented: string): boolean {
   return timingSafeEqual(Buffer.from(issued, "latin1"), Buffer.from(presented, "latin1"));
 }
 
-const hashToken = tokenKey;
 
 function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -476,7 +471,7 @@ export class ResumableRequests {
   private readonly remoteFollows = new Set<() => void>();
   /** The latest such resume of each request: a newer one supersedes it, as takeOver does for local ones. */
   private readonly remoteByKey = new Map<string, () => void>();
-  private idleWaiters: (() => void)[] = [];
+  private readonly idleWaiters = new IdleWaiters();
   private retained: { request: ResumableRequest; until: number }[] = [];
   private retainedHead = 0;
   private sweeper: ReturnType<typeof setTimeout> | undefined = undefined;
@@ -515,8 +510,7 @@ export class ResumableRequests {
 
   /** Resolves once nothing is held. */
   idle(): Promise<void> {
-    if (this.byKey.size === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+    return this.idleWaiters.wait(this.byKey.size === 0);
   }
 
   /** Serve requests/resume and requests/getStatus on this session and apply the policy to its requests. */
@@ -588,9 +582,8 @@ export class ResumableRequests {
     const full: ResumePolicy =
       policy === undefined ? this.defaultPolicy : { minWait: policy.minWait ?? this.minWait, maxWait: policy.maxWait ?? this.maxWait };
     const token = newToken();
-    const local = this.direct !== undefined;
-    const key = local ? token.slice(0, LOCAL_KEY_CHARS) : hashToken(token);
-    const request = new ResumableRequest(this, key, context, session, context.principal ?? undefined, full, local ? token : "", slot.origin);
+    const key = this.keyOf(token);
+    const request = new ResumableRequest(this, key, context, session, context.principal ?? undefined, full, this.direct !== undefined ? token : "", slot.origin);
     slot.count++;
     this.byKey.set(key, request);
     this.stats.made++;
@@ -612,13 +605,17 @@ export class ResumableRequests {
   private find(token: unknown, requestId: unknown, principal: string | undefined): ResumableRequest {
     if (typeof token !== "string" || token.length === 0 || token.length > 256) throw unknownResumableError();
     // Never compared byte by byte with an early exit: by its hash (shared store), or in constant time (in-memory).
-    const local = this.direct !== undefined;
-    const request = this.byKey.get(local ? token.slice(0, LOCAL_KEY_CHARS) : hashToken(token));
+    const request = this.byKey.get(this.keyOf(token));
     if (request === undefined || request.freed || request.requestId !== requestId || request.principal !== principal) {
       throw unknownResumableError();
     }
-    if (local && !sameToken(request.token, token)) throw unknownResumableError();
+    if (this.direct !== undefined && !sameToken(request.token, token)) throw unknownResumableError();
     return request;
+  }
+
+  /** Where a token's request is held: by a prefix with the in-memory store, by its SHA-256 with any other. */
+  private keyOf(token: string): string {
+    return this.direct !== undefined ? token.slice(0, LOCAL_KEY_CHARS) : tokenKey(token);
   }
 
   private resume(session: ServerSession, params: JsonObject | undefined, context: RequestContext): Promise<JsonObject> | JsonObject {
@@ -729,7 +726,7 @@ export class ResumableRequests {
   /** The store key of a token this node does not run, when the store is shared (else undefined: served locally). */
   private remoteKey(token: unknown): string | undefined {
     if (this.shared === undefined || typeof token !== "string" || token.length === 0 || token.length > 256) return undefined;
-    const key = hashToken(token);
+    const key = this.keyOf(token);
     return this.byKey.has(key) ? undefined : key;
   }
 
@@ -929,9 +926,13 @@ export class ResumableRequests {
     this.free(request);
   }
 
-  /** @internal The final response went out on a live connection: keep it a little, in case it was lost. */
-  delivered(request: ResumableRequest): void {
+  /**
+   * @internal The final response went out on a live connection: keep it a little, in case it was lost, unless the
+   * transport will confirm delivery (deliveryConfirmed frees it then).
+   */
+  delivered(request: ResumableRequest, confirmed = false): void {
     this.clearExpiry(request);
+    if (confirmed) return;
     request.retainedUntil = Date.now() + this.retainDeliveredMs;
     // One timer for all of them: the delay is the same for every request, so deadlines come in order.
     this.retained.push({ request, until: request.retainedUntil });
@@ -974,8 +975,7 @@ export class ResumableRequests {
     request.expiry.unref?.();
   }
 
-  /** @internal */
-  clearExpiry(request: ResumableRequest): void {
+  private clearExpiry(request: ResumableRequest): void {
     request.retainedUntil = Infinity;
     if (request.expiry !== undefined) {
       clearTimeout(request.expiry);
@@ -1020,11 +1020,7 @@ export class ResumableRequests {
     this.finished(request);
     if (this.direct !== undefined) this.direct.delete(request.key);
     else void Promise.resolve(this.chain(request, () => this.store.delete(request.key))).finally(() => this.chains.delete(request));
-    if (this.byKey.size === 0 && this.idleWaiters.length > 0) {
-      const waiters = this.idleWaiters;
-      this.idleWaiters = [];
-      for (const resolve of waiters) resolve();
-    }
+    this.idleWaiters.settle(this.byKey.size === 0);
   }
 
   /** Stop every timer and forget everything (server shutdown). Running handlers are aborted. */
