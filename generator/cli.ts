@@ -4,7 +4,6 @@ import { dirname, join, relative, resolve } from "node:path";
 import { Command, CommanderError } from "commander";
 import { SchemaError } from "./errors.js";
 import { compareWithDisk, shortDiff, writeFiles } from "./files.js";
-import { generate } from "./generate.js";
 import { buildCombinedText, defaultSources } from "./schema-build.js";
 import { registerDiffCommands, registerRebaseCommand } from "./diff/cli.js";
 import { registerConfig } from "./config.js";
@@ -35,6 +34,22 @@ function combinedSchemaDrift(schemaFile: string): string | undefined {
   return onDisk === text ? undefined : `is stale: it differs from base + patches + overlay (run \`mcpgen schema build\`)\n${shortDiff(text, onDisk)}`;
 }
 
+interface GenerateOpts {
+  schema: string;
+  out: string;
+  methods?: string;
+  templates?: string;
+  runtimeImport?: string;
+}
+
+async function generateFrom(opts: GenerateOpts) {
+  // Loaded here, not at the top: the emitters pull in json-schema-to-typescript, Handlebars and Ajv (~0.13 s),
+  // which `schema build`, `diff` and `--help` do not need.
+  const { generate } = await import("./generate.js");
+  const { files } = await generate({ schemaFile: opts.schema, outDir: opts.out, methodsFile: opts.methods, templatesDir: opts.templates, runtimeImport: opts.runtimeImport });
+  return files;
+}
+
 export function program(io: Io = defaultIo): Command {
   const cmd = new Command("mcpgen")
     .description("Generate a typed TypeScript SDK from the Model Context Protocol schema.")
@@ -54,7 +69,7 @@ export function program(io: Io = defaultIo): Command {
   common(cmd.command("generate").description("write the generated SDK into --out")).action(async (opts) => {
     const start = performance.now();
     requireFile(opts.schema, "schema");
-    const { files } = await generate({ schemaFile: opts.schema, outDir: opts.out, methodsFile: opts.methods, templatesDir: opts.templates, runtimeImport: opts.runtimeImport });
+    const files = await generateFrom(opts);
     const written = writeFiles(opts.out, files);
     for (const f of written) io.out(`${f.changed ? "wrote    " : "unchanged"} ${join(opts.out, f.path)} (${f.bytes} bytes)`);
     io.out(`${written.length} files, ${written.filter((f) => f.changed).length} changed, in ${Math.round(performance.now() - start)} ms`);
@@ -65,7 +80,7 @@ export function program(io: Io = defaultIo): Command {
     const problems: string[] = [];
     const schemaDrift = combinedSchemaDrift(opts.schema);
     if (schemaDrift) problems.push(`stale    ${opts.schema} ${schemaDrift}`);
-    const { files } = await generate({ schemaFile: opts.schema, outDir: opts.out, methodsFile: opts.methods, templatesDir: opts.templates, runtimeImport: opts.runtimeImport });
+    const files = await generateFrom(opts);
     const drift = compareWithDisk(opts.out, files);
     for (const s of drift.stale) problems.push(`stale    ${join(opts.out, s.path)}\n${s.diff}`);
     for (const m of drift.missing) problems.push(`missing  ${join(opts.out, m)}`);

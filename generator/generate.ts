@@ -67,8 +67,13 @@ function emitSdk(model: Model, runtimeImport: string): string {
 
 export async function generate(options: GenerateOptions): Promise<{ model: Model; files: GeneratedFile[] }> {
   const validators = startValidators();
-  const loaded = loadSchema(options.schemaFile, options.methodsFile, options.sourceName);
-  const model = buildModel(loaded);
+  let model: Model;
+  try {
+    model = buildModel(loadSchema(options.schemaFile, options.methodsFile, options.sourceName));
+  } catch (error) {
+    validators.cancel();
+    throw error;
+  }
   const runtimeImport = options.runtimeImport ?? defaultRuntimeImport(options.outDir);
   const validatorsContent = validators.emit(model, runtimeImport);
   const template = loadStubTemplate(options.templatesDir ?? resolve(projectRoot, "templates"));

@@ -96,3 +96,8 @@ export function messagesFrom(model: Model, side: "client" | "server", kind?: "re
   const direction = side === "client" ? "client-to-server" : "server-to-client";
   return model.messages.filter((m) => (m.direction === direction || m.direction === "both") && (kind === undefined || m.kind === kind));
 }
+
+/** Name of the guard and validator suffix for a message's params: its definition, or `<Message>$Params` when inline. */
+export function paramsGuardName(m: MessageModel): string {
+  return m.params.ref ?? `${m.message}$Params`;
+}

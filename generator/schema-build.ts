@@ -149,9 +149,9 @@ export function readPatches(file: string): Patch[] {
 }
 
 /** The combined schema text exactly as schema/schema.json must hold it. */
-export function buildCombinedText(sources: SchemaSources, baseOverride?: string): { text: string; conflicts: Conflict[] } {
+export function buildCombinedText(sources: SchemaSources): { text: string; conflicts: Conflict[] } {
   const overlay = readOverlay(sources.overlayFile);
-  const baseFile = baseOverride ?? sources.baseFile;
+  const baseFile = sources.baseFile;
   const base = parseJsonText(readFileSync(baseFile, "utf8"), baseFile);
   if (!isObject(base)) throw new SchemaError(baseFile, "a schema must be a JSON object", "");
   const { schema, conflicts } = applyOverlay(base, readPatches(sources.patchesFile), overlay);

@@ -5,7 +5,6 @@ import type { Command } from "commander";
 import { configFor } from "./config.js";
 import { SchemaError } from "./errors.js";
 import { writeFiles } from "./files.js";
-import { generate } from "./generate.js";
 import { defaultMethodsFile, projectRoot } from "./load.js";
 import { buildCombinedText, defaultSources } from "./schema-build.js";
 
@@ -68,6 +67,7 @@ export async function startWatch(options: WatchOptions, io: WatchIo): Promise<()
           io.out(`rebuilt  ${options.schema}`);
         }
       }
+      const { generate } = await import("./generate.js");
       const { files } = await generate({ schemaFile, outDir: options.out, ...(options.methods ? { methodsFile } : {}), ...(options.templates ? { templatesDir } : {}), ...(options.runtimeImport ? { runtimeImport: options.runtimeImport } : {}) });
       const written = writeFiles(options.out, files);
       const changedFiles = written.filter((f) => f.changed).map((f) => f.path);

@@ -1,10 +1,9 @@
 // `mcpgen schema rebase`: our patches and overlay on a new upstream base, with every entry that no longer applies named.
-import { readFileSync } from "node:fs";
 import { buildModel } from "../build-model.js";
 import { SchemaError } from "../errors.js";
-import { canonicalJson, parseJsonText } from "../json.js";
+import { readText } from "../json.js";
 import { loadDefinitions, parseMethodsSidecar, type MethodEntry } from "../load.js";
-import { applyOverlay, readOverlay, readPatches, type Conflict, type SchemaSources } from "../schema-build.js";
+import { buildCombinedText, type Conflict, type SchemaSources } from "../schema-build.js";
 import { deriveMethods } from "./convention.js";
 
 export interface RebaseResult {
@@ -21,7 +20,7 @@ function sidecarProblems(file: string, text: string, methodsFile: string): strin
   const defs = loadDefinitions(file, file, text);
   const key = defs.defsPointer === "/$defs" ? "$defs" : "definitions";
   const derived = deriveMethods(defs.definitions, key).methods;
-  const listed = parseMethodsSidecar(methodsFile, readFileSync(methodsFile, "utf8"));
+  const listed = parseMethodsSidecar(methodsFile, readText(methodsFile));
   const problems: string[] = [];
   const byMessage = new Map(listed.map((m) => [m.message, m]));
   for (const m of derived) {
@@ -47,9 +46,6 @@ function sidecarProblems(file: string, text: string, methodsFile: string): strin
 }
 
 export function rebase(sources: Omit<SchemaSources, "baseFile">, newBaseFile: string, methodsFile: string, label = "rebased schema.json"): RebaseResult {
-  const base = parseJsonText(readFileSync(newBaseFile, "utf8"), newBaseFile);
-  if (base === null || typeof base !== "object" || Array.isArray(base)) throw new SchemaError(newBaseFile, "a schema must be a JSON object", "");
-  const { schema, conflicts } = applyOverlay(base as Record<string, unknown>, readPatches(sources.patchesFile), readOverlay(sources.overlayFile));
-  const text = canonicalJson(schema);
+  const { text, conflicts } = buildCombinedText({ ...sources, baseFile: newBaseFile });
   return { text, conflicts, sidecar: sidecarProblems(label, text, methodsFile) };
 }

@@ -1,13 +1,8 @@
 // Emits dispatch.ts: per-direction method tables (kind, guards, validators, type names) as const objects,
 // and the type-level maps that make the stubs typed (ClientRequests, ParamsOf<M>, ResultOf<M>, ...).
 import type { MessageModel, Model } from "../model.js";
-import { messagesFrom } from "../model.js";
+import { messagesFrom, paramsGuardName } from "../model.js";
 import { header } from "./header.js";
-
-/** Name of the guard and validator suffix for a message's params. */
-export function paramsGuardName(m: MessageModel): string {
-  return m.params.ref ?? `${m.message}$Params`;
-}
 
 function entry(m: MessageModel): string {
   const p = paramsGuardName(m);

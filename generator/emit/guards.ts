@@ -1,6 +1,6 @@
 // Emits guards.ts: a plain-code predicate isX(value): value is X for every definition, with no schema
 // interpretation at run time. Tagged unions switch on their tag; unknown keys are allowed unless closed.
-import type { JsonValue, Model, SchemaNode } from "../model.js";
+import { paramsGuardName, type JsonValue, type Model, type SchemaNode } from "../model.js";
 import { header } from "./header.js";
 
 const lit = (value: JsonValue): string => JSON.stringify(value);
@@ -158,7 +158,7 @@ export function emitGuards(model: Model): string {
   for (const m of model.messages) {
     if (m.params.ref !== undefined) continue;
     const body = writer.expr(m.params, "value");
-    out.push(`/** Whether a value is the params of ${m.method}. */`, `export function is${m.message}$Params(value: unknown): value is ${m.paramsType} {`, `  return ${body};`, `}`, "");
+    out.push(`/** Whether a value is the params of ${m.method}. */`, `export function is${paramsGuardName(m)}(value: unknown): value is ${m.paramsType} {`, `  return ${body};`, `}`, "");
   }
   const helpers = writer.helperSource();
   out.push("// Shared checks of inline shapes.", ...helpers, "");

@@ -5,6 +5,8 @@ import type { Model } from "../model.js";
 export interface PendingValidators {
   /** Hands the model over; resolves to the emitted validators.ts. */
   emit(model: Model, runtimeImport: string): Promise<string>;
+  /** Stop the worker without emitting (the schema failed to load): a watch session would keep one per failed save. */
+  cancel(): void;
 }
 
 /**
@@ -14,7 +16,7 @@ export interface PendingValidators {
 export function startValidators(): PendingValidators {
   const workerUrl = new URL("./validators-worker.js", import.meta.url);
   if (import.meta.url.endsWith(".ts")) {
-    return { emit: async (model, runtimeImport) => (await import("./validators.js")).emitValidators(model, runtimeImport) };
+    return { emit: async (model, runtimeImport) => (await import("./validators.js")).emitValidators(model, runtimeImport), cancel() {} };
   }
   const worker = new Worker(workerUrl);
   worker.unref();
@@ -29,5 +31,6 @@ export function startValidators(): PendingValidators {
         worker.once("error", reject);
         worker.postMessage({ model, runtimeImport });
       }),
+    cancel: () => void worker.terminate(),
   };
 }

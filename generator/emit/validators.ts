@@ -2,7 +2,7 @@
 // wrapped so each definition has explainX(value) returning JSON-pointer issues.
 import { Ajv } from "ajv";
 import * as standaloneModule from "ajv/dist/standalone/index.js";
-import type { Model } from "../model.js";
+import { paramsGuardName, type Model } from "../model.js";
 import { header } from "./header.js";
 import { schemaOf } from "./schema-of.js";
 
@@ -14,7 +14,7 @@ export function emitValidators(model: Model, runtimeImport: string): string {
   for (const d of model.definitions) definitions[d.name] = schemaOf(d.node, { descriptions: false, ref });
   // Params declared inline in a message get a definition of their own, named as their guard is.
   const inline = model.messages.filter((m) => m.params.ref === undefined);
-  for (const m of inline) definitions[`${m.message}$Params`] = schemaOf(m.params, { descriptions: false, ref });
+  for (const m of inline) definitions[paramsGuardName(m)] = schemaOf(m.params, { descriptions: false, ref });
   const ajv = new Ajv({
     code: { source: true, esm: true, lines: false, optimize: false },
     strict: false,
@@ -27,7 +27,7 @@ export function emitValidators(model: Model, runtimeImport: string): string {
   ajv.addSchema({ definitions }, "mcp");
   const exports: Record<string, string> = {};
   for (const d of model.definitions) exports[`v_${d.name}`] = `mcp#/definitions/${d.name}`;
-  for (const m of inline) exports[`v_${m.message}$Params`] = `mcp#/definitions/${m.message}$Params`;
+  for (const m of inline) exports[`v_${paramsGuardName(m)}`] = `mcp#/definitions/${paramsGuardName(m)}`;
   const standalone = standaloneModule.default as unknown as (ajv: Ajv, refs: Record<string, string>) => string;
   let code = standalone(ajv, exports);
   if (/require\(/.test(code)) throw new Error("Ajv standalone code needs a runtime import; generated code may import only the runtime");
@@ -53,7 +53,7 @@ export function emitValidators(model: Model, runtimeImport: string): string {
   }
   for (const m of inline) {
     out.push(`/** Why a value is not the params of ${m.method}. */`);
-    out.push(`export function explain${m.message}$Params(value: unknown): ValidationIssue[] { return _issues(v_${m.message}$Params as AjvFn, value); }`);
+    out.push(`export function explain${paramsGuardName(m)}(value: unknown): ValidationIssue[] { return _issues(v_${paramsGuardName(m)} as AjvFn, value); }`);
   }
   out.push("");
   return out.join("\n");
