@@ -80,8 +80,3 @@ function withStamp(holder: unknown, stamp: SeqStamp): JsonObject {
   } else out._meta = { "io.mcpgen/resumable": stamp } as unknown as JsonObject;
   return out;
 }
-
-/** Same id, same JSON type: 1 and "1" are different requests. */
-export function sameId(a: RequestId, b: unknown): boolean {
-  return a === b;
-}

@@ -191,13 +191,18 @@ class ResumableRequest implements OperationOutlet {
     const id = `${this.manager.inputPrefix}${this.manager.inputCounter++}`;
     const op = new OutboundOperation(id, method);
     op.keeper = this.manager.inputKeeper;
+    // However the answer comes (this connection, a resume, another node's signal), the stored count follows it.
+    const settled = (): void => {
+      this.input.delete(id);
+      this.recordPendingInput();
+    };
     const promise = new Promise<JsonObject>((resolve, reject) => {
       op.resolve = (result) => {
-        this.input.delete(id);
+        settled();
         resolve(result);
       };
       op.reject = (error) => {
-        this.input.delete(id);
+        settled();
         reject(error);
       };
     });
@@ -219,10 +224,17 @@ class ResumableRequest implements OperationOutlet {
     this.queuedBytes += JSON.stringify(message).length;
     const store = this.manager.store;
     this.manager.chain(this, () => store.append(this.key, { seq, message }));
-    this.manager.chain(this, () => store.update(this.key, { pendingInput: this.input.size }));
+    this.recordPendingInput();
     if (this.attachment !== undefined) this.attachment.session.operations.outbound.set(id, op);
     this.deliver(message, seq);
     return promise;
+  }
+
+  /** The stored count of unanswered server-to-client requests (what another node's getStatus reports). */
+  private recordPendingInput(): void {
+    if (this.freed) return;
+    const store = this.manager.store;
+    this.manager.chain(this, () => store.update(this.key, { pendingInput: this.input.size }));
   }
 
   /** Hands a message to the live connection, if there is one; it stays queued until confirmed either way. */
@@ -870,8 +882,6 @@ export class ResumableRequests {
           const e = answer.error as JsonRpcErrorObject;
           pending.op.reject(new RpcError(e.code, e.message, e.data));
         } else pending.op.resolve(isObject(answer.result) ? answer.result : {});
-        const store = this.store;
-        this.chain(request, () => store.update(key, { pendingInput: request.input.size }));
         break;
       }
     }
@@ -1019,7 +1029,8 @@ export class ResumableRequests {
     this.byKey.delete(request.key);
     this.finished(request);
     if (this.direct !== undefined) this.direct.delete(request.key);
-    else void Promise.resolve(this.chain(request, () => this.store.delete(request.key))).finally(() => this.chains.delete(request));
+    // chain() tracks and forgets the work itself (and reports a failure); a .finally here would re-raise it unhandled.
+    else void this.chain(request, () => this.store.delete(request.key));
     this.idleWaiters.settle(this.byKey.size === 0);
   }
 

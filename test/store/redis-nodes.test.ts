@@ -89,6 +89,32 @@ describe("resumable requests across two nodes (Redis)", () => {
     await client.close();
   });
 
+  it("an elicitation answered on node A's own connection no longer counts as pending input on node B", async () => {
+    const answered = gate();
+    const finish = gate();
+    const { a, b, client, link, policies } = await twoNodes({
+      step: async (name, _args, i) => {
+        if (name === "ask" && i === 1) {
+          answered.open();
+          await finish.opened;
+        }
+      },
+    });
+    client.onRequest("elicitation/create", () => ({ action: "accept", content: { name: "Ada" } }));
+    const call = client.request("tools/call", { name: "ask", arguments: {} });
+    await answered.opened; // the answer reached the handler on A, over A's connection
+    link.cut();
+    while (b.stats.remoteResumes === 0) await new Promise((r) => setTimeout(r, 5));
+    const [requestId, resumeToken] = [...policies.entries()][0];
+    const status = (await client.request("requests/getStatus", { requestId, resumeToken })) as JsonObject;
+    expect(b.stats.remoteStatusChecks).toBe(1);
+    expect(status).toMatchObject({ status: "processing", hasInputRequest: false });
+    finish.open();
+    await call;
+    expect(a.stats.made).toBe(1);
+    await client.close();
+  });
+
   it("cancelling the resumed request on node B aborts the handler on node A; status on B reads it", async () => {
     let aborted: unknown;
     const running = gate();
