@@ -71,7 +71,8 @@ export function isRequestId(value: unknown): value is RequestId {
   return typeof value === "string" || (typeof value === "number" && Number.isInteger(value));
 }
 
-function isPlainObject(value: unknown): value is JsonObject {
+/** A JSON object: not null, not an array (the one check every layer here uses). */
+export function isPlainObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 

@@ -1,5 +1,6 @@
 // The MCP lifecycle on top of Session: initialize handshake, protocol version negotiation, capability checks, ping.
 import { ErrorCode, RpcError, type JsonObject } from "./jsonrpc.js";
+import { isPlainObject as isObject } from "./jsonrpc.js";
 import type { Transport } from "./transport.js";
 import type { RequestHandler, RequestOptions } from "./peer.js";
 import { CapabilityError, ProtocolVersionError } from "./errors.js";
@@ -11,7 +12,7 @@ import { RESUMABLE_CAPABILITY, RESUME_POLICY_NOTIFICATION } from "./resumable/pr
 
 /** Protocol revisions this runtime speaks, latest first. */
 export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-export const LATEST_PROTOCOL_VERSION = "2025-11-25";
+export const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0];
 
 export const INITIALIZE = "initialize";
 export const INITIALIZED_NOTIFICATION = "notifications/initialized";
@@ -73,9 +74,6 @@ export function negotiateProtocolVersion(requested: unknown, supported: readonly
   return typeof requested === "string" && supported.includes(requested) ? requested : supported[0];
 }
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function pong(): JsonObject {
   return {};

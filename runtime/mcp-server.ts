@@ -1,5 +1,6 @@
 // The high-level server: register tools, resources and prompts once; each connect(transport) serves them on a new ServerSession.
 import { ErrorCode, RpcError, type JsonObject } from "./jsonrpc.js";
+import { isPlainObject as isObject } from "./jsonrpc.js";
 import type { DispatchTable } from "./dispatch.js";
 import type { RequestContext } from "./peer.js";
 import type { Transport } from "./transport.js";
@@ -149,9 +150,6 @@ const LIST_CHANGED: Readonly<Record<Category, string>> = {
   prompts: "notifications/prompts/list_changed",
 };
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -248,13 +246,7 @@ export class McpServer {
     };
     this.templates.set(uriTemplate, entry);
     this.changed("resources");
-    return {
-      remove: () => {
-        if (this.templates.get(uriTemplate) !== entry) return;
-        this.templates.delete(uriTemplate);
-            this.changed("resources");
-      },
-    };
+    return { remove: () => this.unregister(this.templates, uriTemplate, entry, "resources") };
   }
 
   /** Register a prompt; missing required arguments are refused with -32602 before `get` runs. */
@@ -404,12 +396,12 @@ export class McpServer {
     connection.categories.add(category);
     switch (category) {
       case "tools":
-        session.onRequest("tools/list", () => this.list("tools"));
+        session.onRequest("tools/list", () => this.list(this.tools, "tools"));
         session.onRequest("tools/call", (params, ctx) => this.callTool(params, ctx, connection));
         break;
       case "resources":
-        session.onRequest("resources/list", () => this.list("resources"));
-        session.onRequest("resources/templates/list", () => this.listTemplates());
+        session.onRequest("resources/list", () => this.list(this.resources, "resources"));
+        session.onRequest("resources/templates/list", () => this.list(this.templates, "resourceTemplates"));
         session.onRequest("resources/read", (params, ctx) => this.readResource(params, ctx, connection));
         if (this.subscriptions) {
           session.onRequest("resources/subscribe", (params) => {
@@ -423,7 +415,7 @@ export class McpServer {
         }
         break;
       case "prompts":
-        session.onRequest("prompts/list", () => this.list("prompts"));
+        session.onRequest("prompts/list", () => this.list(this.prompts, "prompts"));
         session.onRequest("prompts/get", (params, ctx) => this.getPrompt(params, ctx, connection));
         break;
     }
@@ -467,17 +459,11 @@ export class McpServer {
   // ---- request handlers ---------------------------------------------------------------------------------
 
   // Built per call: the in-memory transport hands the result object itself to the client.
-  private list(category: Category): JsonObject {
-    const source = category === "tools" ? this.tools : category === "resources" ? this.resources : this.prompts;
+  /** A list result: `{ [key]: definitions }`, in registration order. */
+  private list(source: Map<string, { definition: JsonObject }>, key: string): JsonObject {
     const items: JsonObject[] = [];
     for (const entry of source.values()) items.push(entry.definition);
-    return { [category]: items };
-  }
-
-  private listTemplates(): JsonObject {
-    const items: JsonObject[] = [];
-    for (const entry of this.templates.values()) items.push(entry.definition);
-    return { resourceTemplates: items };
+    return { [key]: items };
   }
 
   private async callTool(params: JsonObject | undefined, rctx: RequestContext, connection: Connection): Promise<JsonObject> {

@@ -2,11 +2,11 @@
 import type { JsonObject, RequestId } from "./jsonrpc.js";
 import { ProgressOrderError } from "./errors.js";
 import type { ProgressToken } from "./operations.js";
+import { SENT } from "./transport.js";
 
 export const PROGRESS_NOTIFICATION = "notifications/progress";
 export const DEFAULT_PROGRESS_INTERVAL_MS = 50;
 
-const RESOLVED: Promise<void> = Promise.resolve();
 
 /** How a reporter hands a progress notification to the connection. */
 export interface ProgressSink {
@@ -37,7 +37,7 @@ export class ProgressReporter {
    * ProgressOrderError when `progress` does not increase, or TypeError when it is not a finite number.
    */
   report(progress: number, total?: number, message?: string): Promise<void> {
-    if (this.done) return RESOLVED;
+    if (this.done) return SENT;
     if (typeof progress !== "number" || !Number.isFinite(progress)) {
       return Promise.reject(new TypeError(`Progress must be a finite number, got ${String(progress)}`));
     }
@@ -54,7 +54,7 @@ export class ProgressReporter {
     }
     this.held = params;
     if (this.timer === undefined) this.timer = setTimeout(sendHeld, wait, this);
-    return RESOLVED;
+    return SENT;
   }
 
   /** Called just before the response is sent: the held value, if any, goes out first. */
@@ -65,7 +65,7 @@ export class ProgressReporter {
     const held = this.held;
     if (held !== undefined) {
       this.held = undefined;
-      this.sink.sendProgress(held, this.requestId).catch(ignore);
+      sendQuietly(this.sink.sendProgress(held, this.requestId));
     }
   }
 
@@ -83,7 +83,7 @@ export class ProgressReporter {
     if (held === undefined || this.done) return;
     this.held = undefined;
     this.lastSentAt = Date.now();
-    this.sink.sendProgress(held, this.requestId).catch(ignore);
+    sendQuietly(this.sink.sendProgress(held, this.requestId));
   }
 
   private clearTimer(): void {
@@ -117,4 +117,9 @@ export function withProgressToken(params: JsonObject | undefined, token: Progres
   const meta = params._meta;
   const baseMeta = typeof meta === "object" && meta !== null && !Array.isArray(meta) ? (meta as JsonObject) : undefined;
   return { ...params, _meta: baseMeta === undefined ? { progressToken: token } : { ...baseMeta, progressToken: token } };
+}
+
+/** Progress is best effort: a failed send is not the handler's problem. SENT needs no handler at all. */
+function sendQuietly(sent: Promise<void>): void {
+  if (sent !== SENT) sent.catch(ignore);
 }

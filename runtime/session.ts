@@ -42,7 +42,6 @@ export const CANCELLED_NOTIFICATION = "notifications/cancelled";
 export const RESUME_METHOD = "requests/resume";
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 
-const RESOLVED: Promise<void> = Promise.resolve();
 
 /** Something worth knowing when debugging that is not an error (ignored notifications, late messages). */
 export interface SessionDebugEvent {
@@ -223,7 +222,7 @@ export class Session implements Peer, ProgressSink {
    * reuses the original id): its response settles that operation.
    */
   resendAs(op: OutboundOperation, method: string, params: JsonObject | undefined): Promise<void> {
-    if (op.state !== "active") return RESOLVED;
+    if (op.state !== "active") return SENT;
     if (this.operations.outbound.get(op.id) !== op) this.operations.outbound.set(op.id, op);
     if (op.progressToken !== undefined) this.operations.byProgressToken.set(op.progressToken, op);
     const message: JsonRpcRequest =
@@ -326,33 +325,38 @@ export class Session implements Peer, ProgressSink {
 
   /** @internal */
   sendNotification(method: string, params: JsonObject | undefined, relatedRequestId: RequestId | undefined): Promise<void> {
-    const transport = this.transport;
-    if (this.status !== "open" || transport === undefined) {
-      return Promise.reject(new ConnectionClosedError("Not connected"));
-    }
+    if (this.status !== "open") return Promise.reject(new ConnectionClosedError("Not connected"));
     const refusal = this.checkOutbound(method);
     if (refusal !== undefined) return Promise.reject(refusal);
     const message: JsonRpcNotification =
       params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params };
-    return transport.send(message, relatedRequestId === undefined ? undefined : { relatedRequestId });
+    return this.transmit(message, relatedRequestId);
   }
 
   /** @internal ProgressSink: progress for a request we serve. */
   sendProgress(params: JsonObject, relatedRequestId: RequestId): Promise<void> {
     const transport = this.transport;
-    if (this.status !== "open" || transport === undefined) return RESOLVED;
+    if (this.status !== "open" || transport === undefined) return SENT;
     return transport.send({ jsonrpc: "2.0", method: PROGRESS_NOTIFICATION, params }, { relatedRequestId });
   }
 
-  private async transmitRequest(op: OutboundOperation, message: JsonRpcRequest, options: SendOptions | undefined): Promise<void> {
+  /** Not async: a transport that returns SENT costs no promise reaction per request. */
+  private transmitRequest(op: OutboundOperation, message: JsonRpcRequest, options: SendOptions | undefined): void {
+    let sent: Promise<void>;
     try {
-      await this.transport!.send(message, options);
+      sent = this.transport!.send(message, options);
     } catch (error) {
-      if (op.state !== "active") return;
-      op.state = "failed";
-      this.operations.releaseOutbound(op);
-      op.reject(error instanceof Error ? error : new Error(String(error)));
+      this.failSend(op, error);
+      return;
     }
+    if (sent !== SENT) sent.catch((error: unknown) => this.failSend(op, error));
+  }
+
+  private failSend(op: OutboundOperation, error: unknown): void {
+    if (op.state !== "active") return;
+    op.state = "failed";
+    this.operations.releaseOutbound(op);
+    op.reject(error instanceof Error ? error : new Error(String(error)));
   }
 
   private armTimeout(op: OutboundOperation): void {
@@ -754,7 +758,7 @@ class HandlerContext extends InboundOperation implements RequestContext, Progres
 
   progress(progress: number, total?: number, message?: string): Promise<void> {
     const reporter = this.reporter;
-    return reporter === undefined ? RESOLVED : reporter.report(progress, total, message);
+    return reporter === undefined ? SENT : reporter.report(progress, total, message);
   }
 
   request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
@@ -767,7 +771,7 @@ class HandlerContext extends InboundOperation implements RequestContext, Progres
     const outlet = this.outlet;
     if (outlet !== undefined) {
       outlet.send(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params });
-      return RESOLVED;
+      return SENT;
     }
     return this.session.sendNotification(method, params, this.id);
   }
@@ -777,7 +781,7 @@ class HandlerContext extends InboundOperation implements RequestContext, Progres
     const outlet = this.outlet;
     if (outlet !== undefined) {
       outlet.send({ jsonrpc: "2.0", method: PROGRESS_NOTIFICATION, params });
-      return RESOLVED;
+      return SENT;
     }
     return this.session.sendProgress(params, relatedRequestId);
   }

@@ -1,5 +1,6 @@
 // Client side of SEP-975: remember each policy, keep those requests pending across a disconnect, reconnect, resume, deduplicate.
 import type { JsonObject, JsonRpcMessage, RequestId } from "../jsonrpc.js";
+import { isPlainObject as isObject } from "../jsonrpc.js";
 import type { Transport } from "../transport.js";
 import type { RequestOptions } from "../peer.js";
 import { ConnectionClosedError } from "../errors.js";
@@ -68,9 +69,6 @@ function sessionIsGone(error: unknown): boolean {
   return error.name === "HttpStatusError" && (status === 400 || status === 404);
 }
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** One per ClientSession that advertised resumableRequests or can reconnect. */
 export class ClientResumer implements OperationKeeper {

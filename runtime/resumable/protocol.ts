@@ -1,5 +1,6 @@
 // SEP-975 wire names, the _meta keys this runtime adds, and the errors both sides raise.
 import { ErrorCode, RpcError, type JsonObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
+import { isPlainObject as isObject } from "../jsonrpc.js";
 
 export const RESUME_POLICY_NOTIFICATION = "notifications/requests/resumePolicy";
 export const RESUME_REQUEST = "requests/resume";
@@ -39,9 +40,6 @@ export interface SeqStamp {
   seq: number;
 }
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** The stamp on a message (in params._meta or result._meta), or undefined. */
 export function readSeqStamp(message: JsonObject): SeqStamp | undefined {

@@ -1,5 +1,6 @@
 // Server side of SEP-975 resumable requests: policy, per-request queue in a store, resume, status, expiry.
 import { randomBytes, timingSafeEqual } from "node:crypto";
+import { isPlainObject as isObject } from "../jsonrpc.js";
 import { IdleWaiters } from "../idle-waiters.js";
 import { tokenKey } from "../store/key.js";
 import { ErrorCode, RpcError, type JsonObject, type JsonRpcErrorObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
@@ -445,9 +446,6 @@ function sameToken(issued: string, presented: string): boolean {
 }
 
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /**
  * Makes requests resumable (SEP-975) and serves requests/resume and requests/getStatus. One instance per server

@@ -2,13 +2,13 @@
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ErrorCode, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
+import { SUPPORTED_PROTOCOL_VERSIONS } from "../lifecycle.js";
 import type { InboundInfo, SendOptions, Transport } from "../transport.js";
 import { EventReplayError, InMemoryEventStore, type EventStore } from "./event-store.js";
 import { nodeExchange, webExchange, type HeaderRecord, type HttpExchange, type StreamSink } from "./http-exchange.js";
 import { checkHostAndOrigin, type HostOriginPolicy } from "./http-security.js";
 import {
   DEFAULT_ASSUMED_PROTOCOL_VERSION,
-  KNOWN_PROTOCOL_VERSIONS,
   LAST_EVENT_ID_HEADER,
   PROTOCOL_VERSION_HEADER,
   SESSION_HEADER,
@@ -452,7 +452,7 @@ class ServerCore {
     this.options = options;
     this.store = options.eventStore ?? new InMemoryEventStore();
     this.retryMs = options.retryMs ?? 1000;
-    this.versions = new Set(options.supportedProtocolVersions ?? KNOWN_PROTOCOL_VERSIONS);
+    this.versions = new Set(options.supportedProtocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS);
     this.maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
   }
 

@@ -1,5 +1,6 @@
 // Shared HTTP wire details of the Streamable HTTP transport: header names, shape checks, error bodies.
 import { isRequestId, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
+import { isPlainObject } from "../jsonrpc.js";
 
 export const SESSION_HEADER = "mcp-session-id";
 export const PROTOCOL_VERSION_HEADER = "mcp-protocol-version";
@@ -7,13 +8,9 @@ export const LAST_EVENT_ID_HEADER = "last-event-id";
 
 /** The version a server assumes when a client sends no MCP-Protocol-Version header (spec, 2025-11-25). */
 export const DEFAULT_ASSUMED_PROTOCOL_VERSION = "2025-03-26";
-export const KNOWN_PROTOCOL_VERSIONS: readonly string[] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 export type MessageKind = "request" | "notification" | "response";
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** The kind of a JSON-RPC 2.0 message by its envelope alone, or undefined when it is not one. */
 export function classifyMessage(value: unknown): MessageKind | undefined {

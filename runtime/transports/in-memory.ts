@@ -2,7 +2,6 @@
 import type { JsonRpcMessage } from "../jsonrpc.js";
 import { SENT, type InboundInfo, type SendOptions, type Transport } from "../transport.js";
 
-const RESOLVED = SENT;
 /** Queued behind earlier messages so a close never overtakes data sent before it. */
 const CLOSE = Symbol("close");
 
@@ -54,7 +53,7 @@ export class InMemoryTransport implements Transport {
     this.started = true;
     // Messages may have arrived before start(); deliver them now.
     if (this.queue.length > 0) this.schedule();
-    return RESOLVED;
+    return SENT;
   }
 
   send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
@@ -62,7 +61,7 @@ export class InMemoryTransport implements Transport {
     if (this.closed || peer === undefined || peer.closed) return Promise.reject(new Error("InMemoryTransport is closed"));
     const ondelivered = options?.ondelivered;
     peer.enqueue(ondelivered === undefined ? message : new Delivery(message, ondelivered));
-    return RESOLVED;
+    return SENT;
   }
 
   /** Inject a raw frame as if it came off a wire: anything JSON.parse could return, delivered asynchronously. */
@@ -78,11 +77,11 @@ export class InMemoryTransport implements Transport {
   }
 
   close(): Promise<void> {
-    if (this.closed) return RESOLVED;
+    if (this.closed) return SENT;
     this.shut();
     const peer = this.peer;
     if (peer !== undefined && !peer.closed) peer.enqueue(CLOSE);
-    return RESOLVED;
+    return SENT;
   }
 
   private enqueue(item: unknown): void {

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { isUtf8 } from "node:buffer";
 import type { Readable, Writable } from "node:stream";
 import type { JsonRpcMessage } from "../jsonrpc.js";
-import { SENT, type SendOptions, type Transport } from "../transport.js";
+import { SENT, type Transport } from "../transport.js";
 import { BusyPoller } from "./busy-poll.js";
 
 export const DEFAULT_MAX_LINE_BYTES = 4 * 1024 * 1024;
@@ -149,14 +149,24 @@ abstract class StdioEnd implements Transport, LineSink {
   /** Exposed for tests and benchmarks: how often a reply was caught while polling. */
   readonly busyPoll: BusyPoller;
 
+  /** Where messages are written; undefined until the client end has spawned its child. */
+  protected writer: LineWriter | undefined = undefined;
+
   constructor(maxLineBytes: number | undefined, busyPollMicros: number | undefined) {
-    this.decoder = new LineDecoder(this, maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+    this.decoder = new LineDecoder(this, maxLineBytes);
     this.busyPoll = new BusyPoller(busyPollMicros);
   }
 
   abstract start(): Promise<void>;
-  abstract send(message: JsonRpcMessage, options?: SendOptions): Promise<void>;
   abstract close(): Promise<void>;
+
+  send(message: JsonRpcMessage): Promise<void> {
+    if (this.closed || this.writer === undefined) return Promise.reject(new Error(`${this.constructor.name} is closed`));
+    const written = this.writer.write(message);
+    // Requests and responses are what a peer answers quickly (a response, or the next request); notifications are not.
+    if ("id" in message) this.busyPoll.sent();
+    return written;
+  }
 
   protected readonly ondata = (chunk: Buffer | string): void => {
     this.busyPoll.arrived();
@@ -206,7 +216,6 @@ export interface StdioServerTransportOptions {
  */
 export class StdioServerTransport extends StdioEnd {
   private readonly stdin: Readable;
-  private readonly writer: LineWriter;
   private readonly stdout: Writable;
   private started = false;
 
@@ -227,18 +236,8 @@ export class StdioServerTransport extends StdioEnd {
     return RESOLVED;
   }
 
-  send(message: JsonRpcMessage): Promise<void> {
-    if (this.closed) return Promise.reject(new Error("StdioServerTransport is closed"));
-    const written = this.writer.write(message);
-    // Requests and responses are what a peer answers quickly (a response, or the next request); notifications are not.
-    if ("id" in message) this.busyPoll.sent();
-    return written;
-  }
-
   close(): Promise<void> {
-    if (this.closed) return RESOLVED;
-    this.detach();
-    this.markClosed();
+    if (!this.closed) this.onend();
     return RESOLVED;
   }
 
@@ -292,7 +291,6 @@ export interface StdioClientTransportOptions {
 export class StdioClientTransport extends StdioEnd {
   private child: ChildProcess | undefined = undefined;
   private exited: Promise<void> | undefined = undefined;
-  private writer: LineWriter | undefined = undefined;
 
   constructor(private readonly options: StdioClientTransportOptions) {
     super(options.maxLineBytes, options.busyPollMicros);
@@ -333,14 +331,6 @@ export class StdioClientTransport extends StdioEnd {
       });
       child.once("error", reject);
     });
-  }
-
-  send(message: JsonRpcMessage): Promise<void> {
-    if (this.closed || this.writer === undefined) return Promise.reject(new Error("StdioClientTransport is closed"));
-    const written = this.writer.write(message);
-    // Requests and responses are what a peer answers quickly (a response, or the next request); notifications are not.
-    if ("id" in message) this.busyPoll.sent();
-    return written;
   }
 
   /** End the child's stdin and wait for it to exit, escalating to SIGTERM then SIGKILL if it lingers. */
