@@ -90,7 +90,6 @@ export class InMemoryEventStore implements EventStore {
   }
 
   append(sessionId: string, streamId: string, message?: JsonRpcMessage): string {
-    if (parseEventId(formatEventId(streamId, 0)) === undefined) throw new Error(`invalid stream id: ${streamId}`);
     let session = this.sessions.get(sessionId);
     if (!session) {
       session = { streams: new Map(), order: [], orderHead: 0, bytes: 0 };
@@ -98,6 +97,8 @@ export class InMemoryEventStore implements EventStore {
     }
     let stream = session.streams.get(streamId);
     if (!stream) {
+      // Checked once per stream, not per event: the id must survive a round trip through Last-Event-ID.
+      if (parseEventId(formatEventId(streamId, 0)) === undefined) throw new Error(`invalid stream id: ${streamId}`);
       stream = { nextSeq: 0, firstKept: 0, events: [] };
       session.streams.set(streamId, stream);
     }

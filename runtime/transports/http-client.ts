@@ -2,7 +2,7 @@
 import { setMaxListeners } from "node:events";
 import type { JsonRpcErrorResponse, JsonRpcMessage, RequestId } from "../jsonrpc.js";
 import type { InboundInfo, SendOptions, Transport } from "../transport.js";
-import { LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER, classifyMessage, requestKey, responseId } from "./http-wire.js";
+import { LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER, classifyMessage, mediaTypeOf, requestKey, responseId } from "./http-wire.js";
 import { SseDecoder } from "./sse.js";
 import { fetchRequester, nodeRequester, type WireRequester, type WireResponse } from "./http-requester.js";
 
@@ -112,7 +112,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 function mediaType(response: WireResponse): string {
-  return (response.header("content-type") ?? "").split(";")[0].trim().toLowerCase();
+  return mediaTypeOf(response.header("content-type") ?? "");
 }
 
 export class StreamableHttpClientTransport implements Transport {

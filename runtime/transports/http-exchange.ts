@@ -13,6 +13,38 @@ export interface StreamSink {
   onClose(callback: () => void): void;
 }
 
+/**
+ * The close bookkeeping both kinds of stream share: `fire` (the peer went away, or we ended) runs the onClose
+ * callbacks once; writes after that are dropped. `gone` reports a close the platform knows of before firing.
+ */
+function closableSink(io: { write(chunk: string): void; end(): void; gone?: () => boolean }): { sink: StreamSink; fire: () => void } {
+  let closed = false;
+  const callbacks: (() => void)[] = [];
+  const fire = (): void => {
+    if (closed) return;
+    closed = true;
+    for (const cb of callbacks.splice(0)) cb();
+  };
+  const gone = io.gone;
+  const sink: StreamSink = {
+    get closed() {
+      return closed || (gone !== undefined && gone());
+    },
+    write(chunk) {
+      if (!sink.closed) io.write(chunk);
+    },
+    end() {
+      if (!closed) io.end();
+      fire();
+    },
+    onClose(cb) {
+      if (closed) cb();
+      else callbacks.push(cb);
+    },
+  };
+  return { sink, fire };
+}
+
 export interface HttpExchange {
   readonly method: string;
   readonly url: URL;
@@ -92,30 +124,13 @@ export function nodeExchange(req: IncomingMessage, res: ServerResponse): HttpExc
       res.writeHead(status, responseHeaders);
       res.flushHeaders();
       req.socket.setNoDelay(true);
-      let closed = false;
-      const callbacks: (() => void)[] = [];
-      const fire = () => {
-        if (closed) return;
-        closed = true;
-        for (const cb of callbacks.splice(0)) cb();
-      };
+      const { sink, fire } = closableSink({
+        gone: () => res.destroyed,
+        write: (chunk) => res.write(chunk),
+        end: () => res.end(),
+      });
       res.on("close", fire);
-      return {
-        get closed() {
-          return closed || res.destroyed;
-        },
-        write(chunk) {
-          if (!closed && !res.destroyed) res.write(chunk);
-        },
-        end() {
-          if (!closed) res.end();
-          fire();
-        },
-        onClose(cb) {
-          if (closed) cb();
-          else callbacks.push(cb);
-        },
-      };
+      return sink;
     },
   };
 }
@@ -170,14 +185,11 @@ export function webExchange(request: Request): { exchange: HttpExchange; respons
     },
     openStream(status, responseHeaders) {
       responded = true;
-      let closed = false;
       let controller!: ReadableStreamDefaultController<Uint8Array>;
-      const callbacks: (() => void)[] = [];
-      const fire = () => {
-        if (closed) return;
-        closed = true;
-        for (const cb of callbacks.splice(0)) cb();
-      };
+      const { sink, fire } = closableSink({
+        write: (chunk) => controller.enqueue(encoder.encode(chunk)),
+        end: () => controller.close(),
+      });
       const body = new ReadableStream<Uint8Array>({
         start(c) {
           controller = c;
@@ -188,22 +200,7 @@ export function webExchange(request: Request): { exchange: HttpExchange; respons
       });
       request.signal?.addEventListener("abort", fire, { once: true });
       resolveResponse(new Response(body, { status, headers: responseHeaders }));
-      return {
-        get closed() {
-          return closed;
-        },
-        write(chunk) {
-          if (!closed) controller.enqueue(encoder.encode(chunk));
-        },
-        end() {
-          if (!closed) controller.close();
-          fire();
-        },
-        onClose(cb) {
-          if (closed) cb();
-          else callbacks.push(cb);
-        },
-      };
+      return sink;
     },
   };
   return { exchange, response };

@@ -216,10 +216,14 @@ export class HttpServerTransport implements Transport {
   touch(): void {
     const idle = this.core.options.sessionIdleTimeoutMs;
     if (idle === undefined || this.sessionId === undefined || this.closed) return;
-    if (this.idleTimer) clearTimeout(this.idleTimer);
+    // One timer per session, restarted in place: a new one per HTTP request was wasted work.
+    if (this.idleTimer !== undefined) {
+      this.idleTimer.refresh();
+      return;
+    }
     this.idleTimer = setTimeout(() => {
       const busy = this.byRequest.size > 0 || this.standaloneConnected || [...this.streams.values()].some((s) => s.sink && !s.sink.closed);
-      if (busy) this.touch();
+      if (busy) this.idleTimer!.refresh();
       else void this.close();
     }, idle);
     this.idleTimer.unref?.();

@@ -48,10 +48,15 @@ export function errorBody(code: number, message: string): string {
   return JSON.stringify({ jsonrpc: "2.0", error: { code, message } });
 }
 
+/** The media type of a Content-Type or Accept entry: lower-cased, parameters dropped. */
+export function mediaTypeOf(value: string): string {
+  return value.split(";")[0].trim().toLowerCase();
+}
+
 /** Media types in an Accept header, lower-cased, parameters dropped. */
 export function acceptedTypes(accept: string | undefined): string[] {
   if (!accept) return [];
-  return accept.split(",").map((part) => part.split(";")[0].trim().toLowerCase()).filter((t) => t.length > 0);
+  return accept.split(",").map(mediaTypeOf).filter((t) => t.length > 0);
 }
 
 export function accepts(accept: string | undefined, type: string): boolean {
@@ -61,7 +66,7 @@ export function accepts(accept: string | undefined, type: string): boolean {
 }
 
 export function isJsonContentType(contentType: string | undefined): boolean {
-  return contentType !== undefined && contentType.split(";")[0].trim().toLowerCase() === "application/json";
+  return contentType !== undefined && mediaTypeOf(contentType) === "application/json";
 }
 
 /** Visible ASCII only (0x21-0x7E), as the spec requires of session ids. */
