@@ -79,10 +79,9 @@ export function checkHostAndOrigin(
   const mode = policy.dnsRebindingProtection ?? "auto";
   if (mode === false) return undefined;
   const explicit = policy.allowedHosts !== undefined || policy.allowedOrigins !== undefined;
-  if (mode === "auto" && !explicit && !isLoopbackAddress(localAddress)) return undefined;
-  const hosts = policy.allowedHosts ?? (policy.allowedOrigins === undefined || mode === true || isLoopbackAddress(localAddress) ? LOOPBACK_HOSTNAMES : undefined);
-  // Without an origin list, a page served from an allowed host may call its own server.
-  const origins = policy.allowedOrigins ?? (policy.allowedHosts ?? LOOPBACK_HOSTNAMES).map(hostnameOf);
+  const loopback = isLoopbackAddress(localAddress);
+  if (mode === "auto" && !explicit && !loopback) return undefined;
+  const hosts = policy.allowedHosts ?? (policy.allowedOrigins === undefined || mode === true || loopback ? LOOPBACK_HOSTNAMES : undefined);
   if (hosts !== undefined) {
     const host = headers["host"];
     if (host === undefined || !hostAllowed(host, hosts)) {
@@ -90,7 +89,9 @@ export function checkHostAndOrigin(
     }
   }
   const origin = headers["origin"];
-  if (origin !== undefined && !originAllowed(origin, origins)) {
+  // Without an origin list, a page served from an allowed host may call its own server. Built only when an
+  // Origin header is there to check (most MCP clients send none).
+  if (origin !== undefined && !originAllowed(origin, policy.allowedOrigins ?? (policy.allowedHosts ?? LOOPBACK_HOSTNAMES).map(hostnameOf))) {
     return { status: 403, message: `Origin not allowed: ${origin}` };
   }
   return undefined;
