@@ -368,7 +368,9 @@ export class RedisOperationStore implements SharedOperationStore {
         const node = (reply as (string | null)[] | null)?.[1];
         if (typeof node === "string") nodes.set(node, true);
       }
-      for (const node of nodes.keys()) nodes.set(node, await this.nodeAlive(node));
+      // Independent round trips go out together (one connection pipelines them), not one after another.
+      await Promise.all([...nodes.keys()].map(async (node) => nodes.set(node, await this.nodeAlive(node))));
+      const checks: Promise<void>[] = [];
       for (let i = 0; i < keys.length; i++) {
         const set = this.followers.get(keys[i]);
         if (set === undefined) continue;
@@ -376,13 +378,18 @@ export class RedisOperationStore implements SharedOperationStore {
         const gone = status === null;
         const lost = gone || (status === "processing" && node !== null && nodes.get(node) === false);
         for (const follower of [...set]) {
-          await this.pull(follower);
-          if (lost && !follower.closed) {
-            this.unfollow(follower);
-            follower.events.lost(gone ? "the request is gone (expired or deleted)" : NODE_LOST_REASON);
-          }
+          // Each follower gets what is queued before it hears that the request is lost.
+          checks.push(
+            this.pull(follower).then(() => {
+              if (lost && !follower.closed) {
+                this.unfollow(follower);
+                follower.events.lost(gone ? "the request is gone (expired or deleted)" : NODE_LOST_REASON);
+              }
+            }),
+          );
         }
       }
+      await Promise.all(checks);
     } catch (error) {
       this.report(error);
     }
