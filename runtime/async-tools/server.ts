@@ -395,7 +395,9 @@ export class AsyncTools {
     const timeout = typeof params.timeout === "number" && params.timeout >= 0 ? params.timeout : undefined;
     const final = await new Promise<JsonObject | undefined>((resolve) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const stop = this.followRun(key, 0, () => undefined, (m) => {
+      // Only the final message matters here: start at the last one queued (queues of runs are never trimmed, so
+      // the length is the last seq), not at the run's whole progress history, which a polling get re-read each time.
+      const stop = this.followRun(key, Math.max(0, (stored.queued ?? 0) - 1), () => undefined, (m) => {
         if (timer !== undefined) clearTimeout(timer);
         context.signal.removeEventListener("abort", stop);
         resolve(m);
