@@ -98,13 +98,6 @@ type Slotted = Record<symbol, SessionSlot | undefined>;
 /** Shared by every request that never asked the client anything: it is only read, never written. */
 const NO_INPUT: Map<RequestId, PendingInput> = new Map();
 
-/** Whether the client advertised resumableRequests (what hasCapability checks, without splitting a path). */
-function clientResumable(session: ServerSession): boolean {
-  const caps = session.clientCapabilities;
-  if (caps === undefined || !Object.hasOwn(caps, RESUMABLE_CAPABILITY)) return false;
-  const value = caps[RESUMABLE_CAPABILITY];
-  return value !== undefined && value !== null && value !== false;
-}
 
 /** One resumable request. It is the outlet of the handler's operation: everything it sends comes here. */
 class ResumableRequest implements OperationOutlet {
@@ -533,7 +526,7 @@ export class ResumableRequests {
       const wanted = this.policyFor(op.method, params);
       if (wanted === undefined || wanted === false) return;
       // Cheap checks now, so a request that could never be resumable costs nothing more.
-      if (op.outlet !== undefined || !session.isOpen || !clientResumable(session)) return;
+      if (op.outlet !== undefined || !session.isOpen || !hasCapability(session.clientCapabilities, RESUMABLE_CAPABILITY)) return;
       this.stats.selected++;
       const policy = wanted === true ? undefined : wanted;
       if (!this.deferPolicy) {
@@ -586,7 +579,7 @@ export class ResumableRequests {
   /** @internal Make the request resumable: the policy goes out now, before anything else of the request. */
   promote(context: InboundOperation & RequestContext, session: ServerSession, policy: Partial<ResumePolicy> | undefined): ResumableRequest | undefined {
     if (context.state !== "active" || !session.isOpen) return undefined;
-    if (!clientResumable(session)) return undefined;
+    if (!hasCapability(session.clientCapabilities, RESUMABLE_CAPABILITY)) return undefined;
     const slot = (session as unknown as Slotted)[this.slotKey];
     if (slot === undefined || slot.count >= this.maxPerSession) return undefined;
     const full: ResumePolicy =
