@@ -182,13 +182,20 @@ class ResumableRequest implements OperationOutlet {
     if (capability !== undefined && !hasCapability(clientCaps, capability)) {
       return Promise.reject(new RpcError(ErrorCode.InvalidRequest, `The client does not support ${capability}`));
     }
+    const signal = options?.signal;
+    if (signal?.aborted === true) return Promise.reject(new RequestCancelledError(method, signal.reason));
     const id = `${this.manager.inputPrefix}${this.manager.inputCounter++}`;
     const op = new OutboundOperation(id, method);
     op.keeper = this.manager.inputKeeper;
-    // However the answer comes (this connection, a resume, another node's signal), the stored count follows it.
+    // However the answer comes (this connection, a resume, another node's signal), the stored count follows it,
+    // and the caller's abort listener goes (a long-lived signal kept one closure per answered request).
     const settled = (): void => {
       this.input.delete(id);
       this.recordPendingInput();
+      if (op.abortListener !== undefined) {
+        op.callerSignal!.removeEventListener("abort", op.abortListener);
+        op.abortListener = undefined;
+      }
     };
     const promise = new Promise<JsonObject>((resolve, reject) => {
       op.resolve = (result) => {
@@ -200,14 +207,15 @@ class ResumableRequest implements OperationOutlet {
         reject(error);
       };
     });
-    const signal = options?.signal;
     if (signal !== undefined) {
-      signal.addEventListener("abort", () => {
+      op.callerSignal = signal;
+      op.abortListener = () => {
         if (!this.input.has(id)) return;
         this.input.get(id)!.op.state = "cancelled";
         this.attachment?.session.operations.outbound.delete(id);
         op.reject(new RequestCancelledError(method, signal.reason));
-      }, { once: true });
+      };
+      signal.addEventListener("abort", op.abortListener, { once: true });
     }
     const seq = this.nextSeq++;
     const message = stampMessage(
