@@ -284,10 +284,22 @@ class ResumableRequest implements OperationOutlet {
     const attachment = this.attachment;
     if (attachment === undefined) return;
     this.attachment = undefined;
-    for (const { op } of this.input.values()) {
-      if (attachment.session.operations.outbound.get(op.id) === op) attachment.session.operations.outbound.delete(op.id);
-    }
+    this.unregisterInput(attachment.session);
     this.manager.armExpiry(this);
+  }
+
+  /** The session no longer carries this request's unanswered server-to-client requests (unless newer ones took the ids). */
+  unregisterInput(session: Session): void {
+    if (this.input.size === 0) return;
+    const outbound = session.operations.outbound;
+    for (const { op } of this.input.values()) if (outbound.get(op.id) === op) outbound.delete(op.id);
+  }
+
+  /** A requests/resume attachment that will not carry the final response: its own request ends with `{}`. */
+  endResume(attachment: Attachment): void {
+    if (attachment.resume === undefined) return;
+    attachment.resume.context.state = "cancelled";
+    attachment.resume.settle({ jsonrpc: "2.0", id: this.requestId, result: {} });
   }
 
   /** The queue limit was passed: the request fails for good with a clear error. */
@@ -720,12 +732,9 @@ export class ResumableRequests {
     const previous = request.attachment;
     if (previous === undefined) return;
     request.attachment = undefined;
-    for (const { op } of request.input.values()) {
-      if (previous.session.operations.outbound.get(op.id) === op) previous.session.operations.outbound.delete(op.id);
-    }
+    request.unregisterInput(previous.session);
     if (previous.resume !== undefined) {
-      previous.resume.context.state = "cancelled";
-      previous.resume.settle({ jsonrpc: "2.0", id: request.requestId, result: {} });
+      request.endResume(previous);
     } else {
       const inbound = previous.session.operations.inbound;
       if (inbound.get(request.requestId) === request.context) inbound.delete(request.requestId);
@@ -1014,15 +1023,10 @@ export class ResumableRequests {
     this.clearExpiry(request);
     const attachment = request.attachment;
     request.attachment = undefined;
-    if (attachment?.resume !== undefined && request.final === undefined) {
-      attachment.resume.context.state = "cancelled";
-      attachment.resume.settle({ jsonrpc: "2.0", id: request.requestId, result: {} });
-    }
+    if (attachment !== undefined && request.final === undefined) request.endResume(attachment);
     if (request.input.size > 0) {
-      for (const { op } of request.input.values()) {
-        if (attachment !== undefined && attachment.session.operations.outbound.get(op.id) === op) attachment.session.operations.outbound.delete(op.id);
-        op.reject(new RequestCancelledError(op.method, "the resumable request ended"));
-      }
+      if (attachment !== undefined) request.unregisterInput(attachment.session);
+      for (const { op } of request.input.values()) op.reject(new RequestCancelledError(op.method, "the resumable request ended"));
       request.input.clear();
     }
     this.byKey.delete(request.key);
