@@ -2,6 +2,11 @@
 import { readFileSync } from "node:fs";
 import { SchemaError } from "./errors.js";
 
+/** A JSON object: not null, not an array (the one check every step of the generator uses). */
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
 /** Line and column (1-based) of a character offset. */
 function lineColumn(text: string, offset: number): string {
   let line = 1;

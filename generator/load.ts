@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { Ajv as Ajv7 } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { SchemaError } from "./errors.js";
-import { canonicalJson, parseJsonText, readText } from "./json.js";
+import { canonicalJson, parseJsonText, readText, isObject } from "./json.js";
 import { toPointer } from "./pointer.js";
 
 export type Dialect = "2020-12" | "draft-07";
@@ -35,7 +35,6 @@ export interface LoadedSchema {
   methodsFile: string;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
 export function detectDialect(schema: Record<string, unknown>): Dialect {
   const declared = typeof schema["$schema"] === "string" ? schema["$schema"] : "";

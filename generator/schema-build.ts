@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { SchemaError } from "./errors.js";
-import { canonicalJson, parseJsonText, readJson } from "./json.js";
+import { canonicalJson, parseJsonText, readJson, isObject } from "./json.js";
 import { getAt, parsePointer, toPointer } from "./pointer.js";
 
 export interface Patch {
@@ -38,7 +38,6 @@ export interface BuildResult {
   conflicts: Conflict[];
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
 function defsKey(schema: Record<string, unknown>): "$defs" | "definitions" {
   return isObject(schema["definitions"]) && !isObject(schema["$defs"]) ? "definitions" : "$defs";

@@ -1,6 +1,6 @@
 // Methods derived from a schema alone (no sidecar): its message unions plus the XRequest -> XResult naming rule.
 import type { MethodEntry } from "../load.js";
-import { compareCodeUnits } from "../json.js";
+import { compareCodeUnits, isObject } from "../json.js";
 
 /** Requests whose answer is the empty result rather than `<Stem>Result`. */
 export const EMPTY_RESULT_METHODS = ["logging/setLevel", "ping", "resources/subscribe", "resources/unsubscribe"] as const;
@@ -14,7 +14,6 @@ export interface DerivedMethods {
   notes: string[];
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
 function unionMembers(defs: Record<string, unknown>, union: string, prefix: string): string[] {
   const node = defs[union];

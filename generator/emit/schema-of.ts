@@ -9,8 +9,6 @@ export interface SchemaOfOptions {
   ref: (name: string) => Record<string, unknown>;
   /** Keep descriptions (types want them for doc comments; validators do not). */
   descriptions: boolean;
-  /** What an object without an additionalProperties keyword gets; undefined leaves the keyword out. */
-  implicitAdditional?: boolean;
 }
 
 export function schemaOf(node: SchemaNode, options: SchemaOfOptions): Record<string, unknown> {
@@ -42,11 +40,6 @@ export function schemaOf(node: SchemaNode, options: SchemaOfOptions): Record<str
   if (node.additional === "open") out["additionalProperties"] = true;
   else if (node.additional === "closed") out["additionalProperties"] = false;
   else if (node.additional !== undefined) out["additionalProperties"] = schemaOf(node.additional, options);
-  else if (options.implicitAdditional !== undefined && isObjectShaped(node)) out["additionalProperties"] = options.implicitAdditional;
   if (node.items !== undefined) out["items"] = schemaOf(node.items, options);
   return out;
-}
-
-function isObjectShaped(node: SchemaNode): boolean {
-  return node.properties !== undefined || (node.types?.length === 1 && node.types[0] === "object");
 }

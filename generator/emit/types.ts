@@ -43,7 +43,7 @@ export function indentTs(source: string): string {
 export async function emitTypes(model: Model): Promise<string> {
   const definitions: Record<string, unknown> = {};
   for (const d of model.definitions) {
-    definitions[d.name] = { ...schemaOf(d.node, { descriptions: true, tsHints: true, ref: (name) => ({ tsType: name }), implicitAdditional: false }), title: d.name };
+    definitions[d.name] = { ...schemaOf(d.node, { descriptions: true, tsHints: true, ref: (name) => ({ tsType: name }) }), title: d.name };
   }
   const root = { title: "_Root", type: "object", additionalProperties: false, properties: {}, definitions };
   const compiled = await compile(root as never, "_Root", {

@@ -1,6 +1,6 @@
 // The normalize step: the ordered passes over the raw schema, then conversion into model nodes.
 import type { JsonType, JsonValue, SchemaNode } from "../model.js";
-import { compareCodeUnits, sortKeys } from "../json.js";
+import { compareCodeUnits, sortKeys, isObject } from "../json.js";
 import { integers } from "./integers.js";
 import { OPAQUE, openObjects } from "./open-objects.js";
 import { refSiblings } from "./ref-siblings.js";
@@ -19,7 +19,6 @@ export function normalizeSchema(schema: RawSchema, defsKey: "$defs" | "definitio
   return out;
 }
 
-const isObject = (v: unknown): v is RawSchema => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** Converts one normalized raw subschema into a model node. */
 export function toNode(raw: unknown, refPrefix: string): SchemaNode {

@@ -1,10 +1,10 @@
 // Pass: tagged unions written as anyOf. When every member is an object with the same required property
+import { isObject } from "../json.js";
 // holding a distinct string const (`method`, `type`, ...), the union is marked with that discriminator so
 // guards can switch on the tag instead of trying each member.
 import { mapSchema, type RawSchema } from "./walk.js";
 
 export const DISCRIMINATOR = "x-mcpgen-discriminator";
-const isObject = (v: unknown): v is RawSchema => v !== null && typeof v === "object" && !Array.isArray(v);
 
 function resolve(defs: RawSchema, node: RawSchema, prefix: string): RawSchema | undefined {
   let current: RawSchema = node;

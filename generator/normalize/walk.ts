@@ -1,11 +1,11 @@
 // Bottom-up rewriting of every subschema in a raw JSON Schema value, skipping keywords that hold data.
+import { isObject } from "../json.js";
 export type RawSchema = Record<string, unknown>;
 
 const SCHEMA_MAPS = new Set(["properties", "$defs", "definitions", "patternProperties"]);
 const SCHEMA_LISTS = new Set(["anyOf", "allOf", "oneOf", "prefixItems"]);
 const SCHEMA_SINGLE = new Set(["items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames"]);
 
-const isObject = (v: unknown): v is RawSchema => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** Applies `fn` to every subschema, children first; returns a new value and leaves the input untouched. */
 export function mapSchema(schema: RawSchema, fn: (node: RawSchema) => RawSchema): RawSchema {
