@@ -1,11 +1,10 @@
 // mcpgen.config.json: project settings for generate and check, validated against schema/mcpgen.config.schema.json.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { Ajv2020 } from "ajv/dist/2020.js";
 import type { Command } from "commander";
 import { SchemaError } from "./errors.js";
 import { parseJsonText, readText } from "./json.js";
-import { projectRoot } from "./load.js";
+import { projectSchemaValidator } from "./load.js";
 import { escapeToken } from "./pointer.js";
 
 export interface McpgenConfig {
@@ -20,15 +19,10 @@ export interface McpgenConfig {
 
 export const CONFIG_FILE = "mcpgen.config.json";
 
-let validator: ReturnType<Ajv2020["compile"]> | undefined;
-
 /** Reads and validates a config file; paths in it become relative to the working directory. */
 export function loadConfig(file: string): McpgenConfig {
   const value = parseJsonText(readText(file), file);
-  if (!validator) {
-    const metaFile = resolve(projectRoot, "schema/mcpgen.config.schema.json");
-    validator = new Ajv2020({ strict: false, allErrors: false }).compile(parseJsonText(readFileSync(metaFile, "utf8"), metaFile) as object);
-  }
+  const validator = projectSchemaValidator("schema/mcpgen.config.schema.json");
   if (!validator(value)) {
     const err = validator.errors![0]!;
     const extra = err.keyword === "additionalProperties" ? String((err.params as { additionalProperty: string }).additionalProperty) : undefined;

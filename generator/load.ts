@@ -1,12 +1,11 @@
 // Load step: read a schema file and its methods sidecar, check them against their meta-schemas and resolve every $ref.
 import { createHash } from "node:crypto";
 import { basename, dirname, relative, resolve } from "node:path";
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Ajv as Ajv7 } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { SchemaError } from "./errors.js";
-import { canonicalJson, parseJsonText, readText, isObject } from "./json.js";
+import { canonicalJson, parseJsonText, readJson, readText, isObject } from "./json.js";
 import { toPointer } from "./pointer.js";
 
 export type Dialect = "2020-12" | "draft-07";
@@ -81,13 +80,23 @@ const here = dirname(fileURLToPath(import.meta.url));
 /** The project root, both from generator/ sources and from dist/generator/. */
 export const projectRoot = resolve(here, basename(dirname(here)) === "dist" ? "../.." : "..");
 
-let methodsValidator: ReturnType<Ajv2020["compile"]> | undefined;
-function validateMethodsShape(file: string, value: unknown): MethodEntry[] {
-  if (!methodsValidator) {
-    const metaFile = resolve(projectRoot, "schema/methods.schema.json");
-    const meta = parseJsonText(readFileSync(metaFile, "utf8"), metaFile);
-    methodsValidator = (metaValidator("2020-12") as Ajv2020).compile(meta as object);
+const projectValidators = new Map<string, ReturnType<Ajv2020["compile"]>>();
+/**
+ * A validator for one of the project's own 2020-12 schemas (`schema/methods.schema.json`, the config schema),
+ * compiled once on the shared instance, so the 2020-12 meta-schema is not compiled again for each.
+ */
+export function projectSchemaValidator(relPath: string): ReturnType<Ajv2020["compile"]> {
+  let validator = projectValidators.get(relPath);
+  if (validator === undefined) {
+    const metaFile = resolve(projectRoot, relPath);
+    validator = (metaValidator("2020-12") as Ajv2020).compile(readJson(metaFile) as object);
+    projectValidators.set(relPath, validator);
   }
+  return validator;
+}
+
+function validateMethodsShape(file: string, value: unknown): MethodEntry[] {
+  const methodsValidator = projectSchemaValidator("schema/methods.schema.json");
   if (!methodsValidator(value)) {
     const err = methodsValidator.errors![0]!;
     throw new SchemaError(file, `methods sidecar: ${err.message ?? "invalid"}${err.params && "additionalProperty" in err.params ? ` (${String(err.params["additionalProperty"])})` : ""}`, err.instancePath);
