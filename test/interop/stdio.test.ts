@@ -27,10 +27,18 @@ function text(result: unknown): string {
  * reports must still be the server's sequence from the start, missing at most that last value.
  */
 function expectProgressPrefix(seen: number[], count: number): void {
+  // Every value that shares the response's read is lost, not just the last: see PROGRESS_SPACING_MS.
   const all = Array.from({ length: count }, (_, i) => i + 1);
   expect(seen.length).toBeGreaterThanOrEqual(count - 1);
   expect(seen).toEqual(all.slice(0, seen.length));
 }
+
+/**
+ * Progress spacing in the calls checked with expectProgressPrefix. With values 5-10 ms apart, a client whose
+ * event loop stalled that long under a loaded test run read two of them with the response and lost both (seen
+ * once in a full run); 50 ms apart, only the last can share the response's read.
+ */
+const PROGRESS_SPACING_MS = 50;
 
 /** Poll a tool until it reports `expected` (the server learns of a cancellation asynchronously). */
 async function eventuallyText(call: () => Promise<string>, expected: string): Promise<void> {
@@ -72,7 +80,7 @@ describe("official SDK client -> our server (child process)", () => {
     expect(tools.map((t) => t.name)).toEqual(["add", "slow_count", "cancelled_count", "ask"]);
     expect(text(await client.callTool({ name: "add", arguments: { a: 20, b: 22 } }))).toBe("42");
     const progress: number[] = [];
-    const counted = await client.callTool({ name: "slow_count", arguments: { count: 4, delayMs: 5 } }, undefined, {
+    const counted = await client.callTool({ name: "slow_count", arguments: { count: 4, delayMs: PROGRESS_SPACING_MS } }, undefined, {
       onprogress: (p) => progress.push(p.progress),
     });
     expect(text(counted)).toBe("done 4");
@@ -122,7 +130,7 @@ describe("official SDK client -> our server (child process)", () => {
     const client = await sdkClient(exampleServer);
     expect(text(await client.callTool({ name: "add", arguments: { a: 1.5, b: 2 } }))).toBe("3.5");
     const progress: number[] = [];
-    const counted = await client.callTool({ name: "slow_count", arguments: { count: 3, delayMs: 10 } }, undefined, {
+    const counted = await client.callTool({ name: "slow_count", arguments: { count: 3, delayMs: PROGRESS_SPACING_MS } }, undefined, {
       onprogress: (p) => progress.push(p.progress),
     });
     expect(text(counted)).toBe("done 3");
