@@ -119,6 +119,8 @@ class ResumableRequest implements OperationOutlet {
   }
   /** The highest seq handed to a live connection. */
   sentSeq = 0;
+  /** The latest attachment number claimed for it in a shared store (see SharedOperationStore.claim). */
+  epoch = 0;
   /** @internal Its entry in the in-memory store, when that is the store (written through directly). */
   entry: MemoryEntry | undefined = undefined;
 
@@ -648,6 +650,23 @@ export class ResumableRequests {
     if (remoteKey !== undefined) return this.resumeRemote(session, remoteKey, ack, context);
     const request = this.find(params?.resumeToken, context.requestId, context.principal ?? undefined);
     this.stats.resumed++;
+    if (this.shared === undefined) return this.attachResume(session, request, ack, context);
+    // Other nodes may be resuming it too: the latest claim wins, whichever signal or reply arrives first.
+    return Promise.resolve(this.shared.claim(request.key)).then((epoch) => {
+      if (request.freed || epoch === 0) throw unknownResumableError();
+      if (epoch < request.epoch) return this.superseded(context);
+      request.epoch = epoch;
+      return this.attachResume(session, request, ack, context);
+    });
+  }
+
+  /** A resume overtaken by a later one gets no answer: the later one carries the request. */
+  private superseded(context: RequestContext): JsonObject {
+    (context as unknown as InboundOperation).state = "cancelled";
+    return {};
+  }
+
+  private attachResume(session: ServerSession, request: ResumableRequest, ack: number, context: RequestContext): Promise<JsonObject> {
     this.takeOver(request);
     this.clearExpiry(request);
     const resumeOp = context as unknown as InboundOperation;
@@ -779,18 +798,29 @@ export class ResumableRequests {
    */
   private async resumeRemote(session: ServerSession, key: string, ack: number, context: RequestContext): Promise<JsonObject> {
     const shared = this.shared!;
+    // The claim goes out with the read, on arrival: resumes are ordered by when they reached a node, not by how
+    // long each took to look the request up.
+    const claimed = Promise.resolve(shared.claim(key));
+    claimed.catch(() => undefined);
     const stored = await this.remoteRecord(key, context.requestId, context.principal ?? undefined);
     if (stored.lost === true) throw nodeLostError();
+    const epoch = await claimed;
+    if (epoch === 0) throw unknownResumableError();
     this.stats.resumed++;
     this.stats.remoteResumes++;
     const requestId = stored.requestId;
     const owner = stored.node;
     const tell = (signal: OwnerSignal) => {
-      if (owner !== undefined) void Promise.resolve(shared.signal(owner, key, signal)).catch((e: unknown) => this.report(e));
+      if (owner !== undefined) void Promise.resolve(shared.signal(owner, key, { ...signal, epoch })).catch((e: unknown) => this.report(e));
     };
     await shared.confirm(key, ack);
-    tell({ type: "attach", seq: ack });
     const resumeOp = context as unknown as InboundOperation;
+    // Its connection went while the store answered (the client may already be resuming elsewhere): no attach.
+    if (resumeOp.signal.aborted) {
+      if (resumeOp.signal.reason instanceof RequestCancelledError) tell({ type: "cancel", reason: String(resumeOp.signal.reason.message) });
+      return {};
+    }
+    tell({ type: "attach", seq: ack });
     const proxies = new Map<RequestId, OutboundOperation>();
     return new Promise<JsonObject>((resolve, reject) => {
       let ended = false;
@@ -865,6 +895,11 @@ export class ResumableRequests {
   private signalled(key: string, signal: OwnerSignal): void {
     const request = this.byKey.get(key);
     if (request === undefined || request.freed) return;
+    // From a resume a later one overtook: its client has gone elsewhere, so it may neither attach nor release.
+    if (signal.epoch !== undefined && signal.type !== "cancel" && signal.type !== "answer") {
+      if (signal.epoch < request.epoch) return;
+      request.epoch = signal.epoch;
+    }
     switch (signal.type) {
       case "attach":
         // The client is now served elsewhere: stop writing to the connection it left; expire unless touched.

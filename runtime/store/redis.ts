@@ -48,8 +48,14 @@ if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) 
 redis.call('PUBLISH', KEYS[2], ARGV[1])
 return 1`;
 
+/** HINCRBY would create a record that expired, without an expiry of its own: only count on one that exists. */
+const CLAIM_SCRIPT = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+return redis.call('HINCRBY', KEYS[1], 'epoch', 1)`;
+
 type RedisWithAppend = Redis & {
   mcpgenAppend(queue: string, wake: string, seq: number, message: string, ttlMs: number): Promise<unknown>;
+  mcpgenClaim(record: string): Promise<number>;
 };
 
 const STATUSES = new Set<string>(["processing", "completed", "failed"]);
@@ -94,6 +100,7 @@ export class RedisOperationStore implements SharedOperationStore {
     this.ownsClient = options.client === undefined;
     this.redis = base as RedisWithAppend;
     this.redis.defineCommand("mcpgenAppend", { numberOfKeys: 2, lua: APPEND_SCRIPT });
+    this.redis.defineCommand("mcpgenClaim", { numberOfKeys: 1, lua: CLAIM_SCRIPT });
     this.sub = base.duplicate();
     this.sub.on("message", (channel: string, payload: string) => this.heard(channel, payload));
     for (const connection of [this.redis, this.sub]) connection.on("error", (error: Error) => this.report(error));
@@ -236,6 +243,10 @@ export class RedisOperationStore implements SharedOperationStore {
       (error: unknown) => this.report(error),
     );
     return { close: () => this.unfollow(follower) };
+  }
+
+  async claim(key: string): Promise<number> {
+    return Number(await this.redis.mcpgenClaim(this.opKey(key)));
   }
 
   async signal(node: string, key: string, signal: OwnerSignal): Promise<void> {

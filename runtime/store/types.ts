@@ -86,6 +86,12 @@ export interface OwnerSignal {
   reason?: string;
   /** For touch/attach of async runs: keepAlive asked for, seconds. */
   keepAlive?: number;
+  /**
+   * For attach/touch/detach/delivered of a resumed request: the attachment number the sender claimed. Signals
+   * travel apart from the resumes themselves, so a resume overtaken by a later one (here or on another node)
+   * could otherwise arrive last and take the request from the client's live connection.
+   */
+  epoch?: number;
 }
 
 /**
@@ -101,6 +107,11 @@ export interface SharedOperationStore extends OperationStore {
   signal(node: string, key: string, signal: OwnerSignal): Awaitable<void>;
   /** Hear signals for operations this node runs. Returns the function that stops listening. */
   onSignal(listener: (key: string, signal: OwnerSignal) => void): () => void;
+  /**
+   * The next attachment number of an operation, increasing across all nodes (0 when its record is gone): each
+   * resume claims one, and the node running the operation follows only the highest it has seen.
+   */
+  claim(key: string): Awaitable<number>;
 }
 
 export function isSharedStore(store: OperationStore): store is SharedOperationStore {

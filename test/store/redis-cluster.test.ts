@@ -161,7 +161,7 @@ describe("two nodes sharing one Redis", () => {
   });
 
   it("seeded cuts: resumable calls hop between nodes A and B, each progress value arrives once, in order", async () => {
-    const random = rng(20975);
+    const random = rng(Number(process.env.CLUSTER_SEED ?? 20975));
     const CLIENTS = 10;
     const CALLS = 6;
     const COUNT = 20;
@@ -198,7 +198,13 @@ describe("two nodes sharing one Redis", () => {
       }
       void i;
     }
-    await Promise.all(calls);
+    // A hang must say where it stands: which calls are unfinished, how far each got, what each client is doing.
+    const watchdog = setTimeout(() => {
+      const unfinished = seen.map((p, k) => ({ call: k, progress: p.length })).filter((c) => c.progress < COUNT);
+      const clients = rigs.map((rig, k) => ({ client: k, open: rig.client.isOpen, recovering: rig.client.resumer!.isRecovering, pending: rig.client.resumer!.pending(), stats: rig.client.resumer!.stats }));
+      console.log(`[redis cluster] still waiting: ${JSON.stringify(unfinished)}\n${JSON.stringify(clients)}`);
+    }, 20_000);
+    await Promise.all(calls).finally(() => clearTimeout(watchdog));
     const expected = Array.from({ length: COUNT }, (_, i) => i + 1);
     for (const progress of seen) expect(progress).toEqual(expected);
     let resumes = 0;

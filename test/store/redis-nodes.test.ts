@@ -25,7 +25,7 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-async function twoNodes(behaviour: ToolBehaviour) {
+async function twoNodes(behaviour: ToolBehaviour, route: { next?: (n: number) => "a" | "b"; connected?: (node: "a" | "b", server: Transport, n: number) => void } = {}) {
   const prefix = `nodes${prefixes++}:`;
   const make = async () => {
     const store = new RedisOperationStore({ url: redis.url, prefix, leaseMs: 400 });
@@ -38,6 +38,7 @@ async function twoNodes(behaviour: ToolBehaviour) {
   const a = await make();
   const b = await make();
   const link = new InMemoryLink();
+  let reconnects = 0;
   await newServerSession(a, behaviour).connect(link.server);
   const client = new ClientSession({
     inbound: serverToClient,
@@ -46,10 +47,13 @@ async function twoNodes(behaviour: ToolBehaviour) {
     clientInfo: { name: "two-nodes", version: "1" },
     capabilities: { elicitation: {} },
     resumable: true,
-    // After a cut the client lands on node B, as a load balancer might send it.
+    // After a cut the client lands on node B (unless the test routes it), as a load balancer might send it.
     reconnect: async (): Promise<Transport> => {
+      const n = reconnects++;
+      const node = route.next?.(n) ?? "b";
       const [c, s] = link.reconnect();
-      await newServerSession(b, behaviour).connect(s);
+      await newServerSession(node === "a" ? a : b, behaviour).connect(s);
+      route.connected?.(node, s, n);
       return c;
     },
   });
@@ -151,5 +155,53 @@ describe("resumable requests across two nodes (Redis)", () => {
     await a.idle();
     expect(a.size).toBe(0);
     await client.close();
+  });
+
+  // On HTTP a session outlives its client's connection, so B may never hear that the client left.
+  it.each([
+    ["B's connection closes", false],
+    ["B never hears the client leave (half-open)", true],
+  ])("a resume on node B overtaken by a resume back on node A (%s): B's late attach does not take the request from A", async (_name, halfOpen) => {
+    const cutHere = gate();
+    const leftOpen: Transport[] = [];
+    const { a, b, client, link } = await twoNodes(
+      {
+        step: async (_name, _args, i) => {
+          if (i === 3) cutHere.open();
+          await new Promise((r) => setTimeout(r, 5));
+        },
+      },
+      {
+        next: (n) => (n === 0 ? "b" : "a"),
+        connected: (node, server) => {
+          if (node !== "b") return;
+          // Cut the moment B has the resume in hand, before B's attach can reach A: the client goes back to A.
+          const deliver = server.onmessage!;
+          server.onmessage = (message, info) => {
+            deliver(message, info);
+            if ((message as { method?: unknown }).method !== "requests/resume") return;
+            if (!halfOpen) return link.cut();
+            const { client: end } = link;
+            end.peer = undefined;
+            link.server.peer = undefined;
+            leftOpen.push(link.server);
+            link.server = end; // so the reconnect does not close B's end
+            void end.close();
+          };
+        },
+      },
+    );
+    const progress: number[] = [];
+    const call = client.request("tools/call", { name: "count", arguments: { steps: 30 } }, { onProgress: (p) => progress.push(p.progress) });
+    await cutHere.opened;
+    link.cut();
+    const outcome = await Promise.race([call.then(() => "done"), new Promise((r) => setTimeout(() => r("hung"), 4000))]);
+    expect(outcome).toBe("done");
+    expect(progress).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    expect(b.stats.remoteResumes).toBe(1);
+    expect(a.stats.resumed).toBeGreaterThanOrEqual(1);
+    expect(leftOpen).toHaveLength(halfOpen ? 1 : 0);
+    await client.close();
+    for (const end of leftOpen) await end.close();
   });
 });
