@@ -4,11 +4,11 @@ import { isPlainObject as isObject } from "../jsonrpc.js";
 import type { Transport } from "../transport.js";
 import type { RequestOptions } from "../peer.js";
 import { ConnectionClosedError } from "../errors.js";
-import { StableMap } from "../stable-map.js";
 import type { InboundOperation, OperationKeeper, OperationOutlet, OperationRegistry, OutboundOperation } from "../operations.js";
 import {
   GET_STATUS_REQUEST,
   LAST_SEQ_META_KEY,
+  RESUME_ATTEMPT_META_KEY,
   RESUME_REQUEST,
   ResumeFailedError,
   readSeqStamp,
@@ -44,17 +44,35 @@ export interface ResumerHost {
   closedForGood(): void;
 }
 
-interface Parked {
-  readonly op: OutboundOperation;
-  readonly token: string;
-  readonly minWait: number;
-  readonly maxWait: number;
+/**
+ * A request the server made resumable. It is its operation's keeper, so it is found through the session's own
+ * registry of requests in flight (no second table to fill and empty per request).
+ */
+class Parked implements OperationKeeper {
   /** Highest sequence number received: everything up to it reached the app exactly once. */
-  lastSeq: number;
+  lastSeq = 0;
   /** When the connection carrying it was lost; undefined while it is live. */
-  lostAt: number | undefined;
+  lostAt: number | undefined = undefined;
+  /** Resumes sent so far; each carries its number, so the server can tell a stale one from the latest. */
+  attempts = 0;
   /** Answers we gave to the server's requests made on its behalf, for when the server asks again; made on first use. */
-  answers: Map<RequestId, JsonRpcMessage | undefined> | undefined;
+  answers: Map<RequestId, JsonRpcMessage | undefined> | undefined = undefined;
+
+  constructor(
+    readonly resumer: ClientResumer,
+    readonly op: OutboundOperation,
+    readonly token: string,
+    readonly minWait: number,
+    readonly maxWait: number,
+  ) {}
+
+  connectionClosed(_op: OutboundOperation, byApp: boolean): void {
+    this.resumer.connectionClosedUnder(this, byApp);
+  }
+
+  released(): void {
+    this.resumer.forget(this);
+  }
 }
 
 function sleep(ms: number): Promise<void> {
@@ -71,9 +89,10 @@ function sessionIsGone(error: unknown): boolean {
 
 
 /** One per ClientSession that advertised resumableRequests or can reconnect. */
-export class ClientResumer implements OperationKeeper {
+export class ClientResumer {
   readonly stats = { policies: 0, resumes: 0, duplicatesDropped: 0, reconnects: 0, gaveUp: 0 };
-  private readonly byId = new StableMap<RequestId, Parked>();
+  /** Requests parked here (each is its operation's keeper; see Parked). */
+  private parkedCount = 0;
   private readonly defaultMaxWait: number;
   private readonly retryDelayMs: number;
   private readonly maxAttempts: number;
@@ -94,7 +113,7 @@ export class ClientResumer implements OperationKeeper {
 
   /** Requests the server made resumable that have not finished, with whether they wait for a resume. */
   pending(): { requestId: RequestId; method: string; disconnected: boolean }[] {
-    return [...this.byId.values()].map((p) => ({ requestId: p.op.id, method: p.op.method, disconnected: p.lostAt !== undefined }));
+    return this.parked().map((p) => ({ requestId: p.op.id, method: p.op.method, disconnected: p.lostAt !== undefined }));
   }
 
   /** Resolves when the session is connected (at once, or after the reconnection under way). */
@@ -106,7 +125,7 @@ export class ClientResumer implements OperationKeeper {
 
   /** requests/getStatus for a request of ours that the server made resumable. */
   getStatus(requestId: RequestId, options?: RequestOptions): Promise<JsonObject> {
-    const parked = this.byId.get(requestId);
+    const parked = this.parkedFor(requestId);
     if (parked === undefined) return Promise.reject(new Error(`No resumable request with id ${JSON.stringify(requestId)}`));
     return this.host.request(GET_STATUS_REQUEST, { requestId, resumeToken: parked.token }, options);
   }
@@ -120,26 +139,12 @@ export class ClientResumer implements OperationKeeper {
     const token = params.resumeToken;
     if ((typeof id !== "string" && typeof id !== "number") || typeof token !== "string") return;
     const op = this.host.operations.outbound.get(id);
-    if (op === undefined || op.state !== "active" || this.byId.has(id)) return;
+    if (op === undefined || op.state !== "active" || op.keeper instanceof Parked) return;
     const seconds = (v: unknown, fallback: number) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : fallback);
-    const parked: Parked = {
-      op,
-      token,
-      minWait: seconds(params.minWait, 0),
-      maxWait: seconds(params.maxWait, this.defaultMaxWait),
-      lastSeq: 0,
-      lostAt: undefined,
-      answers: undefined,
-    };
-    this.byId.set(id, parked);
-    this.stats.policies++;
     // As keeper it hears when the operation settles (released) and forgets it then.
-    op.keeper = this;
-  }
-
-  /** @internal OperationKeeper: the request settled. */
-  released(op: OutboundOperation): void {
-    this.forget(op);
+    op.keeper = new Parked(this, op, token, seconds(params.minWait, 0), seconds(params.maxWait, this.defaultMaxWait));
+    this.parkedCount++;
+    this.stats.policies++;
   }
 
   /** Every inbound message: false drops it (a duplicate, or the transport's notice that a stream was lost). */
@@ -151,7 +156,7 @@ export class ClientResumer implements OperationKeeper {
       }
       const expired = error.data.reason === "session-expired";
       const id = message.id;
-      const parked = typeof id === "string" || typeof id === "number" ? this.byId.get(id) : undefined;
+      const parked = typeof id === "string" || typeof id === "number" ? this.parkedFor(id) : undefined;
       if (parked === undefined) {
         // Not resumable: the request fails as it would anyway, but the session behind it must be opened again.
         if (expired && this.host.reconnectTransport !== undefined && !this.stopped) {
@@ -163,10 +168,10 @@ export class ClientResumer implements OperationKeeper {
       this.lost(parked, expired);
       return false;
     }
-    if (this.byId.size === 0) return true;
+    if (this.parkedCount === 0) return true;
     const stamp = readSeqStamp(message);
     if (stamp === undefined) return true;
-    const parked = this.byId.get(stamp.requestId);
+    const parked = this.parkedFor(stamp.requestId);
     if (parked === undefined) return true;
     if (stamp.seq > parked.lastSeq) {
       parked.lastSeq = stamp.seq;
@@ -184,9 +189,9 @@ export class ClientResumer implements OperationKeeper {
 
   /** A server-to-client request was accepted: when it belongs to a resumable request, its answer is kept. */
   requestStarted(context: InboundOperation, params: JsonObject | undefined): void {
-    if (this.byId.size === 0 || params === undefined) return;
+    if (this.parkedCount === 0 || params === undefined) return;
     const stamp = readSeqStamp({ params });
-    const parked = stamp === undefined ? undefined : this.byId.get(stamp.requestId);
+    const parked = stamp === undefined ? undefined : this.parkedFor(stamp.requestId);
     if (parked === undefined) return;
     const host = this.host;
     const outlet: OperationOutlet = {
@@ -200,10 +205,8 @@ export class ClientResumer implements OperationKeeper {
     context.outlet = outlet;
   }
 
-  /** OperationKeeper: the connection closed under a resumable request. */
-  connectionClosed(op: OutboundOperation, byApp: boolean): void {
-    const parked = this.byId.get(op.id);
-    if (parked === undefined) return;
+  /** @internal The connection closed under a resumable request. */
+  connectionClosedUnder(parked: Parked, byApp: boolean): void {
     if (byApp || this.stopped) {
       this.drop(parked, new ConnectionClosedError());
       return;
@@ -215,7 +218,7 @@ export class ClientResumer implements OperationKeeper {
   transportLost(): boolean {
     if (this.stopped) return false;
     if (this.host.reconnectTransport === undefined) {
-      for (const parked of [...this.byId.values()]) this.drop(parked, new ResumeFailedError(parked.op.id, "the connection closed and no reconnect is configured"));
+      for (const parked of this.parked()) this.drop(parked, new ResumeFailedError(parked.op.id, "the connection closed and no reconnect is configured"));
       return false;
     }
     this.transportGone = true;
@@ -227,7 +230,7 @@ export class ClientResumer implements OperationKeeper {
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
-    for (const parked of [...this.byId.values()]) this.drop(parked, new ConnectionClosedError());
+    for (const parked of this.parked()) this.drop(parked, new ConnectionClosedError());
     this.settleWaiters(new ConnectionClosedError());
   }
 
@@ -248,7 +251,7 @@ export class ClientResumer implements OperationKeeper {
     this.recovering = this.recover().finally(() => {
       this.recovering = undefined;
       if (this.host.isOpen) this.settleWaiters(undefined);
-      if (!this.stopped && (this.transportGone || this.needReinit || [...this.byId.values()].some((p) => p.lostAt !== undefined))) {
+      if (!this.stopped && (this.transportGone || this.needReinit || this.parked().some((p) => p.lostAt !== undefined))) {
         this.startRecovery();
       }
     });
@@ -257,7 +260,7 @@ export class ClientResumer implements OperationKeeper {
   private async recover(): Promise<void> {
     let failures = 0;
     while (!this.stopped) {
-      const lost = [...this.byId.values()].filter((p) => p.lostAt !== undefined);
+      const lost = this.parked().filter((p) => p.lostAt !== undefined);
       if (lost.length === 0 && !this.transportGone && !this.needReinit) return;
       // Wait out the longest minWait among them, counted from each disconnect.
       const now = Date.now();
@@ -280,13 +283,13 @@ export class ClientResumer implements OperationKeeper {
         }
         if (this.transportGone) throw new ConnectionClosedError();
         failures = 0;
-        for (const p of [...this.byId.values()]) {
+        for (const p of this.parked()) {
           if (p.lostAt === undefined) continue;
           p.lostAt = undefined;
           this.stats.resumes++;
-          const params: JsonObject = { resumeToken: p.token, _meta: { [LAST_SEQ_META_KEY]: p.lastSeq } };
+          const params: JsonObject = { resumeToken: p.token, _meta: { [LAST_SEQ_META_KEY]: p.lastSeq, [RESUME_ATTEMPT_META_KEY]: ++p.attempts } };
           this.host.resendAs(p.op, RESUME_REQUEST, params).catch((error: unknown) => {
-            if (!this.byId.has(p.op.id)) return;
+            if (p.op.keeper !== p) return;
             this.lost(p, sessionIsGone(error));
           });
         }
@@ -295,13 +298,13 @@ export class ClientResumer implements OperationKeeper {
         if (reconnecting || !this.host.isOpen) this.transportGone = true;
         else if (reinitializing) this.needReinit = true;
         const now2 = Date.now();
-        for (const p of [...this.byId.values()]) {
+        for (const p of this.parked()) {
           if (p.lostAt !== undefined && now2 - p.lostAt > p.maxWait * 1000) {
             this.stats.gaveUp++;
             this.drop(p, new ResumeFailedError(p.op.id, `no resume within maxWait (${p.maxWait} s)`));
           }
         }
-        const waiting = [...this.byId.values()].some((p) => p.lostAt !== undefined);
+        const waiting = this.parked().some((p) => p.lostAt !== undefined);
         if (!waiting && failures >= this.maxAttempts) {
           this.stopped = true;
           this.settleWaiters(new ConnectionClosedError("Could not reconnect"));
@@ -323,17 +326,33 @@ export class ClientResumer implements OperationKeeper {
     }
   }
 
-  private forget(op: OutboundOperation): void {
-    const parked = this.byId.get(op.id);
-    if (parked !== undefined && parked.op === op) this.byId.delete(op.id);
-    op.keeper = undefined;
+  /** The requests parked here, found through the session's registry of requests in flight. */
+  private parked(): Parked[] {
+    if (this.parkedCount === 0) return [];
+    const out: Parked[] = [];
+    for (const op of this.host.operations.outbound.values()) {
+      const keeper = op.keeper;
+      if (keeper instanceof Parked && keeper.resumer === this) out.push(keeper);
+    }
+    return out;
+  }
+
+  private parkedFor(id: RequestId): Parked | undefined {
+    const keeper = this.host.operations.outbound.get(id)?.keeper;
+    return keeper instanceof Parked && keeper.resumer === this ? keeper : undefined;
+  }
+
+  /** @internal The request settled (or is dropped): it is no longer parked. */
+  forget(parked: Parked): void {
+    if (parked.op.keeper !== parked) return;
+    parked.op.keeper = undefined;
+    this.parkedCount--;
   }
 
   /** Fail a kept request for good. */
   private drop(parked: Parked, error: Error): void {
     const op = parked.op;
-    this.byId.delete(op.id);
-    op.keeper = undefined;
+    this.forget(parked);
     if (op.state !== "active") return;
     op.state = "closed";
     this.host.operations.releaseOutbound(op);

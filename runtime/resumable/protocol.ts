@@ -11,6 +11,12 @@ export const RESUMABLE_CAPABILITY = "resumableRequests";
 export const SEQ_META_KEY = "io.mcpgen/resumable";
 /** `_meta` key of requests/resume params: the highest seq the client received (it confirms those). */
 export const LAST_SEQ_META_KEY = "io.mcpgen/lastSeq";
+/**
+ * `_meta` key of requests/resume params: which resume of this request it is (1, 2, ...), counted by the client.
+ * Two resumes can race (one on a connection the client already left, one on its new one, perhaps on two nodes);
+ * only the client knows which is newer, and the server honours the highest.
+ */
+export const RESUME_ATTEMPT_META_KEY = "io.mcpgen/resumeAttempt";
 
 /** The one answer to a wrong token, an unknown request and an expired one alike, so a guess learns nothing. */
 export function unknownResumableError(): RpcError {

@@ -17,6 +17,7 @@ import { isSharedStore, whenReady, type OperationStore, type OwnerSignal, type S
 import {
   GET_STATUS_REQUEST,
   LAST_SEQ_META_KEY,
+  RESUME_ATTEMPT_META_KEY,
   RESUMABLE_CAPABILITY,
   RESUMABLE_FAILED_CODE,
   RESUME_POLICY_NOTIFICATION,
@@ -75,6 +76,19 @@ interface Attachment {
 }
 
 const DEFAULT_MAX_WAIT = 60;
+/**
+ * A resume's rank is its attempt number (from the client) times this, plus its claim in a shared store: a later
+ * attempt always outranks an earlier one; between resumes of the same attempt (a client that does not number
+ * them) the later claim wins. Exact integers for any attempt count a client could reach.
+ */
+const CLAIMS_PER_ATTEMPT = 2 ** 32;
+
+/** The client's number for this resume (see RESUME_ATTEMPT_META_KEY); 0 when it gives none. */
+function resumeAttempt(meta: JsonObject | undefined): number {
+  const value = meta?.[RESUME_ATTEMPT_META_KEY];
+  return typeof value === "number" && Number.isSafeInteger(value) && value > 0 && value < 2 ** 20 ? value : 0;
+}
+
 /** Requests that are about resumable requests, or too short-lived to be worth it. */
 const NEVER_RESUMABLE = new Set([RESUME_REQUEST, GET_STATUS_REQUEST, "initialize", "ping"]);
 
@@ -92,6 +106,19 @@ interface PendingInput {
 interface SessionSlot {
   count: number;
   readonly origin: Attachment;
+  /** The client capabilities last looked at, and whether they advertise resumableRequests (read once per handshake). */
+  caps: JsonObject | undefined;
+  resumable: boolean;
+}
+
+/** Whether the session's client advertised resumableRequests; the answer is kept until its capabilities change. */
+function clientResumable(slot: SessionSlot, session: ServerSession): boolean {
+  const caps = session.clientCapabilities;
+  if (caps !== slot.caps) {
+    slot.caps = caps;
+    slot.resumable = hasCapability(caps, RESUMABLE_CAPABILITY);
+  }
+  return slot.resumable;
 }
 type Slotted = Record<symbol, SessionSlot | undefined>;
 
@@ -486,7 +513,9 @@ export class ResumableRequests {
   private readonly policyFor: ResumableServerOptions["policy"];
   private readonly deferPolicy: boolean;
   private readonly onerror: ((error: Error) => void) | undefined;
+  /** Requests by key; with the in-memory store they are found through its entries instead (one table, not two). */
   private readonly byKey = new StableMap<string, ResumableRequest>();
+  private held = 0;
   /** The property under which each installed session holds its SessionSlot for this manager. */
   private readonly slotKey: symbol = Symbol("mcpgen.resumable.slot");
   /** The policy of requests that set none of their own, shared (read only). */
@@ -530,25 +559,36 @@ export class ResumableRequests {
 
   /** Resumable requests held (running, or finished and waiting to be collected). */
   get size(): number {
-    return this.byKey.size;
+    return this.held;
+  }
+
+  private lookup(key: string): ResumableRequest | undefined {
+    if (this.direct === undefined) return this.byKey.get(key);
+    const holder = this.direct.holderOf(key);
+    return holder instanceof ResumableRequest && holder.manager === this ? holder : undefined;
+  }
+
+  private heldRequests(): ResumableRequest[] {
+    if (this.direct === undefined) return [...this.byKey.values()];
+    return [...this.direct.holders()].filter((h): h is ResumableRequest => h instanceof ResumableRequest && h.manager === this);
   }
 
   /** Resolves once nothing is held. */
   idle(): Promise<void> {
-    return this.idleWaiters.wait(this.byKey.size === 0);
+    return this.idleWaiters.wait(this.held === 0);
   }
 
   /** Serve requests/resume and requests/getStatus on this session and apply the policy to its requests. */
   install(session: ServerSession): void {
     const previous = session.onrequeststart;
-    (session as unknown as Slotted)[this.slotKey] ??= { count: 0, origin: { session } };
+    const slot = ((session as unknown as Slotted)[this.slotKey] ??= { count: 0, origin: { session }, caps: undefined, resumable: false });
     session.onrequeststart = (op, params) => {
       previous?.(op, params);
       if (this.policyFor === undefined || NEVER_RESUMABLE.has(op.method)) return;
       const wanted = this.policyFor(op.method, params);
       if (wanted === undefined || wanted === false) return;
       // Cheap checks now, so a request that could never be resumable costs nothing more.
-      if (op.outlet !== undefined || !session.isOpen || !hasCapability(session.clientCapabilities, RESUMABLE_CAPABILITY)) return;
+      if (op.outlet !== undefined || !session.isOpen || !clientResumable(slot, session)) return;
       this.stats.selected++;
       const policy = wanted === true ? undefined : wanted;
       if (!this.deferPolicy) {
@@ -601,21 +641,21 @@ export class ResumableRequests {
   /** @internal Make the request resumable: the policy goes out now, before anything else of the request. */
   promote(context: InboundOperation & RequestContext, session: ServerSession, policy: Partial<ResumePolicy> | undefined): ResumableRequest | undefined {
     if (context.state !== "active" || !session.isOpen) return undefined;
-    if (!hasCapability(session.clientCapabilities, RESUMABLE_CAPABILITY)) return undefined;
     const slot = (session as unknown as Slotted)[this.slotKey];
-    if (slot === undefined || slot.count >= this.maxPerSession) return undefined;
+    if (slot === undefined || !clientResumable(slot, session) || slot.count >= this.maxPerSession) return undefined;
     const full: ResumePolicy =
       policy === undefined ? this.defaultPolicy : { minWait: policy.minWait ?? this.minWait, maxWait: policy.maxWait ?? this.maxWait };
     const token = newToken();
     const key = this.keyOf(token);
     const request = new ResumableRequest(this, key, context, session, context.principal ?? undefined, full, this.direct !== undefined ? token : "", slot.origin);
     slot.count++;
-    this.byKey.set(key, request);
+    this.held++;
+    if (this.direct === undefined) this.byKey.set(key, request);
     this.stats.made++;
     const record = { kind: "resumable" as const, requestId: context.id, status: "processing" as const, pendingInput: 0, keepFor: full.maxWait };
     if (request.principal !== undefined) (record as { principal?: string }).principal = request.principal;
     if (this.shared !== undefined) (record as { node?: string }).node = this.shared.nodeId;
-    if (this.direct !== undefined) request.entry = this.direct.adopt(key, record);
+    if (this.direct !== undefined) request.entry = this.direct.adopt(key, record, request);
     else this.chain(request, () => this.store.create(key, record));
     context.outlet = request;
     // The policy goes out before anything else of the request, and is not itself queued: without it there is no resume.
@@ -630,7 +670,7 @@ export class ResumableRequests {
   private find(token: unknown, requestId: unknown, principal: string | undefined): ResumableRequest {
     if (typeof token !== "string" || token.length === 0 || token.length > 256) throw unknownResumableError();
     // Never compared byte by byte with an early exit: by its hash (shared store), or in constant time (in-memory).
-    const request = this.byKey.get(this.keyOf(token));
+    const request = this.lookup(this.keyOf(token));
     if (request === undefined || request.freed || request.requestId !== requestId || request.principal !== principal) {
       throw unknownResumableError();
     }
@@ -646,16 +686,24 @@ export class ResumableRequests {
   private resume(session: ServerSession, params: JsonObject | undefined, context: RequestContext): Promise<JsonObject> | JsonObject {
     const meta = isObject(params?._meta) ? params._meta : undefined;
     const ack = meta !== undefined && typeof meta[LAST_SEQ_META_KEY] === "number" ? (meta[LAST_SEQ_META_KEY] as number) : 0;
+    const attempt = resumeAttempt(meta);
     const remoteKey = this.remoteKey(params?.resumeToken);
-    if (remoteKey !== undefined) return this.resumeRemote(session, remoteKey, ack, context);
+    if (remoteKey !== undefined) return this.resumeRemote(session, remoteKey, ack, attempt, context);
     const request = this.find(params?.resumeToken, context.requestId, context.principal ?? undefined);
     this.stats.resumed++;
-    if (this.shared === undefined) return this.attachResume(session, request, ack, context);
-    // Other nodes may be resuming it too: the latest claim wins, whichever signal or reply arrives first.
-    return Promise.resolve(this.shared.claim(request.key)).then((epoch) => {
-      if (request.freed || epoch === 0) throw unknownResumableError();
-      if (epoch < request.epoch) return this.superseded(context);
-      request.epoch = epoch;
+    if (this.shared === undefined) {
+      const rank = attempt * CLAIMS_PER_ATTEMPT;
+      if (rank < request.epoch) return this.superseded(context);
+      request.epoch = rank;
+      return this.attachResume(session, request, ack, context);
+    }
+    // Other nodes may be resuming it too: the client's latest attempt wins, then the latest claim in the store,
+    // whichever signal or reply arrives first.
+    return Promise.resolve(this.shared.claim(request.key)).then((claim) => {
+      if (request.freed || claim === 0) throw unknownResumableError();
+      const rank = attempt * CLAIMS_PER_ATTEMPT + claim;
+      if (rank < request.epoch) return this.superseded(context);
+      request.epoch = rank;
       return this.attachResume(session, request, ack, context);
     });
   }
@@ -766,7 +814,7 @@ export class ResumableRequests {
   private remoteKey(token: unknown): string | undefined {
     if (this.shared === undefined || typeof token !== "string" || token.length === 0 || token.length > 256) return undefined;
     const key = this.keyOf(token);
-    return this.byKey.has(key) ? undefined : key;
+    return this.lookup(key) !== undefined ? undefined : key;
   }
 
   private async remoteRecord(key: string, requestId: unknown, principal: string | undefined) {
@@ -796,7 +844,7 @@ export class ResumableRequests {
    * live until the final response, which answers the resume. The running node is told (attach, touches while
    * following, detach or delivered at the end) so it neither expires the request nor keeps it longer than needed.
    */
-  private async resumeRemote(session: ServerSession, key: string, ack: number, context: RequestContext): Promise<JsonObject> {
+  private async resumeRemote(session: ServerSession, key: string, ack: number, attempt: number, context: RequestContext): Promise<JsonObject> {
     const shared = this.shared!;
     // The claim goes out with the read, on arrival: resumes are ordered by when they reached a node, not by how
     // long each took to look the request up.
@@ -804,8 +852,9 @@ export class ResumableRequests {
     claimed.catch(() => undefined);
     const stored = await this.remoteRecord(key, context.requestId, context.principal ?? undefined);
     if (stored.lost === true) throw nodeLostError();
-    const epoch = await claimed;
-    if (epoch === 0) throw unknownResumableError();
+    const claim = await claimed;
+    if (claim === 0) throw unknownResumableError();
+    const epoch = attempt * CLAIMS_PER_ATTEMPT + claim;
     this.stats.resumed++;
     this.stats.remoteResumes++;
     const requestId = stored.requestId;
@@ -893,7 +942,7 @@ export class ResumableRequests {
 
   /** A node serving one of our requests for its client: attach, touch, detach, delivered, cancel, answer. */
   private signalled(key: string, signal: OwnerSignal): void {
-    const request = this.byKey.get(key);
+    const request = this.lookup(key);
     if (request === undefined || request.freed) return;
     // From a resume a later one overtook: its client has gone elsewhere, so it may neither attach nor release.
     if (signal.epoch !== undefined && signal.type !== "cancel" && signal.type !== "answer") {
@@ -1064,12 +1113,15 @@ export class ResumableRequests {
       for (const { op } of request.input.values()) op.reject(new RequestCancelledError(op.method, "the resumable request ended"));
       request.input.clear();
     }
-    this.byKey.delete(request.key);
+    this.held--;
     this.finished(request);
     if (this.direct !== undefined) this.direct.delete(request.key);
-    // chain() tracks and forgets the work itself (and reports a failure); a .finally here would re-raise it unhandled.
-    else void this.chain(request, () => this.store.delete(request.key));
-    this.idleWaiters.settle(this.byKey.size === 0);
+    else {
+      this.byKey.delete(request.key);
+      // chain() tracks and forgets the work itself (and reports a failure); a .finally here would re-raise it unhandled.
+      void this.chain(request, () => this.store.delete(request.key));
+    }
+    this.idleWaiters.settle(this.held === 0);
   }
 
   /** Stop every timer and forget everything (server shutdown). Running handlers are aborted. */
@@ -1080,7 +1132,7 @@ export class ResumableRequests {
     this.sweeper = undefined;
     this.retained = [];
     this.retainedHead = 0;
-    for (const request of [...this.byKey.values()]) this.cancel(request, new RpcError(RESUMABLE_FAILED_CODE, "Server shutting down"));
+    for (const request of this.heldRequests()) this.cancel(request, new RpcError(RESUMABLE_FAILED_CODE, "Server shutting down"));
   }
 
   private report(error: unknown): void {

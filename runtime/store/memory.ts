@@ -8,6 +8,8 @@ export interface MemoryEntry {
   queue: QueuedMessage[];
   /** Index of the first unconfirmed message; confirmed ones are dropped in batches, not one shift at a time. */
   head: number;
+  /** What the caller that adopted it keeps with it (the resumable manager: its request, found by key on resume). */
+  holder: unknown;
 }
 
 export class MemoryOperationStore implements OperationStore {
@@ -15,18 +17,28 @@ export class MemoryOperationStore implements OperationStore {
 
   create(key: string, operation: StoredOperation): void {
     if (this.entries.has(key)) throw new Error("operation key already in use");
-    this.entries.set(key, { operation: { ...operation }, queue: [], head: 0 });
+    this.entries.set(key, { operation: { ...operation }, queue: [], head: 0, holder: undefined });
   }
 
   /**
    * @internal create() without the copy, returning the entry: for a caller that made the record for this call
    * alone and appends through the handle (the resumable manager, once per request).
    */
-  adopt(key: string, operation: StoredOperation): MemoryEntry {
+  adopt(key: string, operation: StoredOperation, holder: unknown): MemoryEntry {
     if (this.entries.has(key)) throw new Error("operation key already in use");
-    const entry: MemoryEntry = { operation, queue: [], head: 0 };
+    const entry: MemoryEntry = { operation, queue: [], head: 0, holder };
     this.entries.set(key, entry);
     return entry;
+  }
+
+  /** @internal The holder an adopted entry was given, found by key (one lookup table serves store and caller). */
+  holderOf(key: string): unknown {
+    return this.entries.get(key)?.holder;
+  }
+
+  /** @internal Every adopted entry's holder. */
+  *holders(): IterableIterator<unknown> {
+    for (const entry of this.entries.values()) if (entry.holder !== undefined) yield entry.holder;
   }
 
   get(key: string): StoredOperation | undefined {

@@ -1,10 +1,13 @@
 // Resumable requests over an in-memory link: policy first, resume after a cut, deduplicated progress, status, expiry, errors.
 import { describe, expect, it } from "vitest";
 import { ResumableRequests } from "../../runtime/resumable/server.js";
-import { LAST_SEQ_META_KEY, SEQ_META_KEY } from "../../runtime/resumable/protocol.js";
+import { LAST_SEQ_META_KEY, RESUME_ATTEMPT_META_KEY, SEQ_META_KEY } from "../../runtime/resumable/protocol.js";
+import { ClientSession } from "../../runtime/lifecycle.js";
+import { InMemoryLink } from "../../runtime/transports/in-memory.js";
+import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
 import type { ProgressInfo } from "../../runtime/peer.js";
-import { connectInMemory } from "./harness.js";
+import { connectInMemory, newServerSession } from "./harness.js";
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
@@ -216,6 +219,62 @@ describe("resumable requests, in memory", () => {
     expect(resume).toBeDefined();
     expect(((resume!.params as JsonObject)._meta as JsonObject)[LAST_SEQ_META_KEY]).toBe(3);
     expect(manager.stats.replayed).toBe(0);
+    await client.close();
+  });
+
+  it("numbers each resume; an earlier attempt delivered late on another connection does not take the request from the live one", async () => {
+    const manager = new ResumableRequests({ policy: () => true, retainDeliveredMs: 0 });
+    const firstCut = deferred();
+    const secondCut = deferred();
+    const go = deferred();
+    const { client, link } = await connectInMemory(manager, {
+      step: async (_n, _a, i) => {
+        if (i === 3) firstCut.resolve();
+        if (i === 5) {
+          secondCut.resolve();
+          await go.promise;
+        }
+      },
+    });
+    let policy: JsonObject | undefined;
+    client.onNotification("notifications/requests/resumePolicy", (p) => void (policy = p));
+    const attempts: unknown[] = [];
+    const spy = client as unknown as { resendAs: (op: unknown, method: string, params: JsonObject) => Promise<void> };
+    const original = spy.resendAs.bind(client);
+    spy.resendAs = (op, method, params) => {
+      attempts.push((params._meta as JsonObject)[RESUME_ATTEMPT_META_KEY]);
+      return original(op, method, params);
+    };
+    const progress: number[] = [];
+    const call = client.request("tools/call", { name: "count", arguments: { steps: 8 } }, { onProgress: (p) => progress.push(p.progress) });
+    await firstCut.promise;
+    link.cut();
+    await secondCut.promise;
+    await vi_waitFor(() => manager.stats.resumed === 1);
+    link.cut();
+    await vi_waitFor(() => manager.stats.resumed === 2);
+    expect(attempts).toEqual([1, 2]);
+
+    // Resume number 1 again, as if it had been held up on the connection the client left and arrived only now.
+    const stale = new InMemoryLink();
+    await newServerSession(manager).connect(stale.server);
+    const other = new ClientSession({ inbound: serverToClient, outbound: clientToServer, isMessage, clientInfo: { name: "stale", version: "1" }, resumable: true });
+    const heard: unknown[] = [];
+    other.onerror = (error) => heard.push(error);
+    await other.connect(stale.client);
+    await stale.client.send({
+      jsonrpc: "2.0",
+      id: policy!.requestId as number,
+      method: "requests/resume",
+      params: { resumeToken: policy!.resumeToken as string, _meta: { [LAST_SEQ_META_KEY]: 0, [RESUME_ATTEMPT_META_KEY]: 1 } },
+    });
+    await vi_waitFor(() => manager.stats.resumed === 3);
+    go.resolve();
+    const outcome = await Promise.race([call.then(() => "done"), new Promise((r) => setTimeout(() => r("hung"), 3000))]);
+    expect(outcome).toBe("done");
+    expect(progress).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(heard).toEqual([]); // the stale resume got no answer at all
+    await other.close();
     await client.close();
   });
 });
