@@ -168,6 +168,11 @@ export class ClientSession extends Session {
     if (method === RESUME_POLICY_NOTIFICATION) this.resumer?.policy(params);
   }
 
+  /** Found out outside any request (a GET stream, a notification): the resumer opens a new session. */
+  protected override sessionExpired(): void {
+    this.resumer?.sessionExpired();
+  }
+
   protected override acceptInbound(message: JsonObject): boolean {
     const resumer = this.resumer;
     return resumer === undefined ? true : resumer.accept(message);

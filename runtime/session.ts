@@ -131,6 +131,11 @@ export class Session implements Peer, ProgressSink {
     transport.onmalformed = this.handleMalformed;
     transport.onclose = this.handleClose;
     transport.onerror = this.reportError;
+    const appExpired = transport.onsessionexpired;
+    transport.onsessionexpired = (error) => {
+      appExpired?.call(transport, error);
+      if (this.transport === transport) this.sessionExpired(error);
+    };
     this.status = "open";
     try {
       await transport.start();
@@ -274,6 +279,9 @@ export class Session implements Peer, ProgressSink {
    * so subclasses can track protocol state that a user's handler registration must not displace.
    */
   protected observeNotification(_method: string, _params: JsonObject | undefined): void {}
+
+  /** The transport reports that the server forgot its session (see Transport.onsessionexpired). */
+  protected sessionExpired(_error: Error): void {}
 
   /** @internal Also used by handler contexts, with the inbound request id for routing. */
   sendRequest(

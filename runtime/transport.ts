@@ -44,6 +44,11 @@ export interface Transport {
   /** Transport session id, once known (HTTP). */
   readonly sessionId?: string;
   /**
+   * The server forgot the transport's session (HTTP 404) while the connection itself is fine: an initialize on
+   * the same transport opens a new one. The session chains onto a callback the app set before connecting.
+   */
+  onsessionexpired?(error: Error): void;
+  /**
    * True when the transport knows a message reached the peer and calls `ondelivered` then (in-memory). A
    * resumable request's final response is then dropped at once instead of kept in case it was lost.
    */

@@ -21,7 +21,7 @@ const LOST_REASONS = new Set(["stream-lost", "session-expired"]);
 export interface ResumableClientOptions {
   /** Seconds to keep trying when a policy gave no maxWait; default 60. */
   defaultMaxWait?: number;
-  /** First delay between failed reconnect attempts, ms (doubles up to 2 s); default 50. */
+  /** First delay between failed reconnect attempts, ms (doubles up to 2 s, or an eighth of the shortest waiting maxWait); default 50. */
   retryDelayMs?: number;
   /** Reconnect attempts in a row when no resumable request is waiting (plain auto-reconnect); default 5. */
   maxAttempts?: number;
@@ -214,6 +214,18 @@ export class ClientResumer {
     parked.lostAt ??= Date.now();
   }
 
+  /**
+   * The server forgot the session while the transport lives on (HTTP 404): run initialize again before anything
+   * else goes out. Requests in flight hear it through their own lost responses; this covers the case where
+   * none was (found by a GET stream or a notification), which otherwise left every later request refused for
+   * want of a session id.
+   */
+  sessionExpired(): void {
+    if (this.stopped || this.host.reconnectTransport === undefined) return;
+    this.needReinit = true;
+    this.startRecovery();
+  }
+
   /** The transport closed by itself; true when recovery takes over (the session stays usable). */
   transportLost(): boolean {
     if (this.stopped) return false;
@@ -311,7 +323,11 @@ export class ClientResumer {
           this.host.closedForGood();
           return;
         }
-        await sleep(Math.min(2000, this.retryDelayMs * 2 ** (failures - 1)));
+        // Back off, but keep several attempts inside the shortest maxWait still running: a doubling delay alone
+        // let a client that failed a few times in a row wake up after the server had given its request up.
+        let cap = 2000;
+        for (const p of this.parked()) if (p.lostAt !== undefined) cap = Math.min(cap, (p.maxWait * 1000) / 8);
+        await sleep(Math.min(Math.max(cap, this.retryDelayMs), this.retryDelayMs * 2 ** (failures - 1)));
       }
     }
   }

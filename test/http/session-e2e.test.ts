@@ -140,6 +140,33 @@ describe("ClientSession <-> ServerSession over Streamable HTTP", () => {
     expect(JSON.parse((result.content as { text: string }[])[0].text)).toMatchObject({ model: "m" });
   });
 
+  it("a session the server forgot while nothing was in flight is opened again before the next request", async () => {
+    const { url, sessions } = await start();
+    const transport = new StreamableHttpClientTransport({ url, reconnect: { maxAttempts: 2, initialDelayMs: 10 } });
+    const client = new ClientSession({
+      inbound: serverToClient,
+      outbound: clientToServer,
+      clientInfo: { name: "e2e-client", version: "1" },
+      progressInterval: 0,
+      reconnect: async () => new StreamableHttpClientTransport({ url }),
+    });
+    clients.push(client);
+    const expired: Error[] = [];
+    transport.onsessionexpired = (error) => void expired.push(error); // the app's own callback still runs
+    await client.connect(transport);
+    const oldId = transport.sessionId;
+    await eventually(() => sessions.length === 1 && sessions[0].server.initialized);
+    // The server ends the session: only the standalone GET stream notices (its reconnect gets 404).
+    await sessions[0].transport.close();
+    await eventually(() => expired.length === 1);
+    await client.resumer!.whenConnected();
+    expect(transport.sessionId).toBeDefined();
+    expect(transport.sessionId).not.toBe(oldId);
+    const result = await client.request("tools/call", { name: "t", arguments: { steps: 0 } });
+    expect(result).toEqual({ content: [{ type: "text", text: "steps=0" }] });
+    expect(sessions).toHaveLength(2);
+  });
+
   it("closing the client ends the server session", async () => {
     const { url, sessions, mcp } = await start();
     const { client } = await connectClient(url);

@@ -188,6 +188,40 @@ describe("resumable requests, in memory", () => {
     expect(manager.store.count()).toBe(0);
   });
 
+  it("keeps retrying inside maxWait: after failed reconnects the client backs off by at most an eighth of maxWait", async () => {
+    // A doubling delay (50, 100, 200, 400, 800 ms) would put the sixth attempt 1.55 s after the cut, past maxWait.
+    const manager = new ResumableRequests({ policy: () => true, maxWait: 1, retainDeliveredMs: 0 });
+    const cutNow = deferred();
+    let cutAt = 0;
+    const { client, link, reconnectAttempts } = await connectInMemory(
+      manager,
+      {
+        step: async (_n, _a, i) => {
+          if (i !== 2) return;
+          cutNow.resolve();
+          await new Promise((r) => setTimeout(r, 20));
+        },
+      },
+      {},
+      undefined,
+      { failReconnects: 5 },
+    );
+    const seen: number[] = [];
+    const call = client.request("tools/call", { name: "count", arguments: { steps: 3 } }, { onProgress: (p: ProgressInfo) => void seen.push(p.progress) });
+    await cutNow.promise;
+    cutAt = Date.now();
+    link.cut();
+    const result = await call;
+    expect((result.content as { text: string }[])[0].text).toBe("counted 3 for ");
+    expect(seen).toEqual([1, 2, 3]);
+    expect(reconnectAttempts).toHaveLength(6);
+    // Gaps never exceed maxWait / 8 (plus timer slack): the successful sixth attempt lands well inside maxWait.
+    for (let k = 1; k < reconnectAttempts.length; k++) expect(reconnectAttempts[k] - reconnectAttempts[k - 1]).toBeLessThan(125 + 60);
+    expect(reconnectAttempts[5] - cutAt).toBeLessThan(1000);
+    expect(manager.stats.expired).toBe(0);
+    await client.close();
+  });
+
   it("confirms with lastSeq on resume: the server replays only what the client did not get", async () => {
     const manager = new ResumableRequests({ policy: () => true, retainDeliveredMs: 0 });
     const gate = deferred();

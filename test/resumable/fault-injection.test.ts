@@ -233,7 +233,9 @@ describe.each([
         };
       },
       0.5,
-      2,
+      // Several times the server's SEP-1699 retry hint (1 s): a client told to wait a second before polling a
+      // stream that turns out gone (404) then needs a new session before it can resume.
+      5,
       deferPolicy,
     );
     cleanups.push(async () => {

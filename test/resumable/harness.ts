@@ -73,8 +73,8 @@ export async function connectInMemory(
   behaviour: ToolBehaviour = {},
   options: Partial<ClientSessionOptions> = {},
   principal?: string,
-  link_: { confirmsDelivery?: false } = {},
-): Promise<{ client: ClientSession; link: InMemoryLink; servers: ServerSession[] }> {
+  link_: { confirmsDelivery?: false; failReconnects?: number } = {},
+): Promise<{ client: ClientSession; link: InMemoryLink; servers: ServerSession[]; reconnectAttempts: number[] }> {
   const info = principal === undefined ? {} : { serverInfo: { principal } };
   const link = new InMemoryLink(info);
   const servers: ServerSession[] = [];
@@ -84,6 +84,7 @@ export async function connectInMemory(
     await server.connect(link_.confirmsDelivery === false ? withoutDeliveryConfirmation(transport) : transport);
   };
   await serve(link.server);
+  const reconnectAttempts: number[] = [];
   const client = new ClientSession({
     inbound: serverToClient,
     outbound: clientToServer,
@@ -92,6 +93,9 @@ export async function connectInMemory(
     capabilities: { elicitation: {} },
     resumable: true,
     reconnect: async () => {
+      reconnectAttempts.push(Date.now());
+      // As a network that is down for a while: the first attempts fail.
+      if (reconnectAttempts.length <= (link_.failReconnects ?? 0)) throw new Error("network unreachable");
       const [c, s] = link.reconnect();
       await serve(s);
       return c;
@@ -99,7 +103,7 @@ export async function connectInMemory(
     ...options,
   });
   await client.connect(link.client);
-  return { client, link, servers };
+  return { client, link, servers, reconnectAttempts };
 }
 
 /** The same transport, seen by the server as one that cannot tell when a message arrived (as over a network). */
