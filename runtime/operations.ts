@@ -82,8 +82,11 @@ export abstract class Operation {
  * connection closes; it tells the outlet instead.
  */
 export interface OperationOutlet {
-  /** A notification (progress, logging...) or the final response of the operation. */
-  send(message: JsonRpcMessage): void;
+  /**
+   * A notification (progress, logging...) or the final response of the operation. `owned`: the runtime made the
+   * message and its params for this call alone (a progress value), so the outlet may add to them instead of copying.
+   */
+  send(message: JsonRpcMessage, owned?: boolean): void;
   /** A request to the peer on behalf of the operation (sampling, elicitation). */
   request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject>;
   /** The connection the operation was attached to closed; `byApp` when our side closed it on purpose. */

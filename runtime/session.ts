@@ -788,7 +788,8 @@ class HandlerContext extends InboundOperation implements RequestContext, Progres
   sendProgress(params: JsonObject, relatedRequestId: RequestId): Promise<void> {
     const outlet = this.outlet;
     if (outlet !== undefined) {
-      outlet.send({ jsonrpc: "2.0", method: PROGRESS_NOTIFICATION, params });
+      // The reporter built params for this notification alone: the outlet may stamp them in place.
+      outlet.send({ jsonrpc: "2.0", method: PROGRESS_NOTIFICATION, params }, true);
       return SENT;
     }
     return this.session.sendProgress(params, relatedRequestId);

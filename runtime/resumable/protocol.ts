@@ -72,6 +72,22 @@ export function stampMessage(message: JsonRpcMessage, stamp: SeqStamp): JsonRpcM
   return out as unknown as JsonRpcMessage;
 }
 
+/**
+ * Stamp a message made for this send alone (see OperationOutlet.send's `owned`): its params gain the stamp and
+ * nothing is copied. Copying was most of what a progress value of a resumable request cost over a plain one.
+ */
+export function stampOwned(message: JsonRpcMessage, stamp: SeqStamp): JsonRpcMessage {
+  const params = (message as unknown as JsonObject).params;
+  if (!isObject(params)) return stampMessage(message, stamp);
+  const meta = params._meta;
+  if (isObject(meta)) {
+    const merged: JsonObject = Object.assign({}, meta);
+    merged[SEQ_META_KEY] = stamp as unknown as JsonObject;
+    params._meta = merged;
+  } else params._meta = { "io.mcpgen/resumable": stamp } as unknown as JsonObject;
+  return message;
+}
+
 // Copied key by key onto a fresh literal, then _meta set: a spread copy that then gains a property measured ~10x
 // slower (about 600 ns against 50 ns per message on Node 20), Object.assign about twice as slow, and every message
 // of a resumable request passes here.

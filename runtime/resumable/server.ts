@@ -24,6 +24,8 @@ import {
   RESUME_REQUEST,
   nodeLostError,
   stampMessage,
+  stampOwned,
+  type SeqStamp,
   unknownResumableError,
 } from "./protocol.js";
 
@@ -170,7 +172,7 @@ class ResumableRequest implements OperationOutlet {
     return this.context.id;
   }
 
-  send(message: JsonRpcMessage): void {
+  send(message: JsonRpcMessage, owned?: boolean): void {
     if (this.freed) return;
     const isFinal = (message as unknown as JsonObject).method === undefined;
     if (isFinal) {
@@ -181,10 +183,13 @@ class ResumableRequest implements OperationOutlet {
       return; // nothing may follow the final response
     }
     const seq = this.nextSeq++;
-    const stamped = stampMessage(message, { requestId: this.requestId, seq });
+    // Sized before stamping: an owned message is stamped in place. The final response is always kept whatever its
+    // size: the limit guards against endless streams of messages.
+    const size = isFinal ? 0 : progressSize(message);
+    const stamp: SeqStamp = { requestId: this.requestId, seq };
+    const stamped = owned === true ? stampOwned(message, stamp) : stampMessage(message, stamp);
     if (isFinal) this.final = stamped;
-    // The final response is always kept whatever its size: the limit guards against endless streams of messages.
-    if (!isFinal) this.queuedBytes += queuedSize(message, stamped);
+    else this.queuedBytes += size >= 0 ? size : JSON.stringify(stamped).length;
     const manager = this.manager;
     const entry = this.entry;
     if (entry !== undefined) {
@@ -380,10 +385,10 @@ class PendingResumable implements OperationOutlet {
     return request;
   }
 
-  send(message: JsonRpcMessage): void {
+  send(message: JsonRpcMessage, owned?: boolean): void {
     const promoted = this.promoted;
     if (promoted !== undefined) {
-      promoted.send(message);
+      promoted.send(message, owned);
       return;
     }
     const context = this.context;
@@ -398,7 +403,7 @@ class PendingResumable implements OperationOutlet {
     }
     const request = this.promote();
     if (request !== undefined) {
-      request.send(message);
+      request.send(message, owned);
       return;
     }
     // Refused (session limit, connection gone): sent as the plain request it now is.
@@ -437,24 +442,22 @@ class PendingResumable implements OperationOutlet {
 function ignore(): void {}
 
 /**
- * Bytes a queued message counts against the limit. Progress (the bulk of most queues) is sized from its few
- * flat fields, within a few bytes of its JSON, without serializing it; anything else is serialized.
+ * Bytes a progress notification counts against the queue limit, from its few flat fields (within a few bytes of
+ * its stamped JSON) without serializing it; -1 for any other message, which is serialized once stamped.
  */
-function queuedSize(original: JsonRpcMessage, stamped: JsonRpcMessage): number {
-  const m = original as unknown as JsonObject;
-  if (m.method === PROGRESS_NOTIFICATION && isObject(m.params)) {
-    // The envelope, the seq stamp and the punctuation come to about 150 bytes.
-    let n = 150;
-    const params = m.params;
-    for (const key in params) {
-      const value = params[key];
-      if (typeof value === "string") n += key.length + value.length + 6;
-      else if (typeof value === "number") n += key.length + 26;
-      else return JSON.stringify(stamped).length;
-    }
-    return n;
+function progressSize(message: JsonRpcMessage): number {
+  const m = message as unknown as JsonObject;
+  if (m.method !== PROGRESS_NOTIFICATION || !isObject(m.params)) return -1;
+  // The envelope, the seq stamp and the punctuation come to about 150 bytes.
+  let n = 150;
+  const params = m.params;
+  for (const key in params) {
+    const value = params[key];
+    if (typeof value === "string") n += key.length + value.length + 6;
+    else if (typeof value === "number") n += key.length + 26;
+    else return -1;
   }
-  return JSON.stringify(stamped).length;
+  return n;
 }
 
 // Tokens: 24 random bytes (192 bits) as 32 base64url characters. They are drawn and encoded 170 at a time: one

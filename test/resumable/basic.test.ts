@@ -37,6 +37,37 @@ describe("resumable requests, in memory", () => {
     await client.close();
   });
 
+  it("stamps a copy of params the handler passed (its objects stay as they were) and the progress values the runtime made itself", async () => {
+    const manager = new ResumableRequests({ policy: (method) => method === "tools/call", retainDeliveredMs: 0 });
+    const logged = { level: "info", data: "step one", _meta: { "app/trace": "t1" } };
+    const { client } = await connectInMemory(manager, {
+      step: async (_name, _args, i, ctx) => {
+        if (i === 1) await (ctx as unknown as { notify(method: string, params: JsonObject): Promise<void> }).notify("notifications/message", logged);
+      },
+    });
+    const seen: JsonObject[] = [];
+    const original = (client as unknown as { acceptInbound(m: JsonObject): boolean }).acceptInbound.bind(client);
+    (client as unknown as { acceptInbound(m: JsonObject): boolean }).acceptInbound = (m) => {
+      seen.push(m);
+      return original(m);
+    };
+    const progress: number[] = [];
+    await client.request("tools/call", { name: "count", arguments: { steps: 2 } }, { onProgress: (p) => progress.push(p.progress) });
+    expect(progress).toEqual([1, 2]);
+    expect(logged).toEqual({ level: "info", data: "step one", _meta: { "app/trace": "t1" } });
+    const stampOf = (m: JsonObject) => (((m.params ?? m.result) as JsonObject)._meta as JsonObject)[SEQ_META_KEY] as { seq: number };
+    const log = seen.find((m) => m.method === "notifications/message")!;
+    expect((log.params as JsonObject)._meta).toEqual({ "app/trace": "t1", [SEQ_META_KEY]: stampOf(log) });
+    expect(seen.slice(1).map((m) => [m.method ?? "response", stampOf(m).seq])).toEqual([
+      ["notifications/message", 1],
+      ["notifications/progress", 2],
+      ["notifications/progress", 3],
+      ["response", 4],
+    ]);
+    await client.close();
+    manager.close();
+  });
+
   it("drops a finished request as soon as the transport confirms the client has its response, not after retainDeliveredMs", async () => {
     const manager = new ResumableRequests({ policy: (method) => method === "tools/call", retainDeliveredMs: 60_000 });
     const { client, link } = await connectInMemory(manager);

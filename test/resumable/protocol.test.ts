@@ -1,6 +1,6 @@
 // The per-request sequence stamp: written into a copy of each message, read back by the client.
 import { describe, expect, it } from "vitest";
-import { readSeqStamp, SEQ_META_KEY, stampMessage } from "../../runtime/resumable/protocol.js";
+import { readSeqStamp, SEQ_META_KEY, stampMessage, stampOwned } from "../../runtime/resumable/protocol.js";
 import type { JsonObject, JsonRpcMessage } from "../../runtime/jsonrpc.js";
 
 describe("sequence stamps", () => {
@@ -26,6 +26,18 @@ describe("sequence stamps", () => {
     const ping = stampMessage({ jsonrpc: "2.0", id: "s1", method: "ping" } as unknown as JsonRpcMessage, { requestId: 0, seq: 2 }) as unknown as JsonObject;
     expect(ping).toEqual({ jsonrpc: "2.0", id: "s1", method: "ping", params: { _meta: { [SEQ_META_KEY]: { requestId: 0, seq: 2 } } } });
     expect(readSeqStamp(ping)).toEqual({ requestId: 0, seq: 2 });
+  });
+
+  it("stamps a message the runtime made for this send in place, keeping any _meta entries it had", () => {
+    const params = { progressToken: 0, progress: 1 };
+    const message = { jsonrpc: "2.0", method: "notifications/progress", params } as unknown as JsonRpcMessage;
+    expect(stampOwned(message, { requestId: 4, seq: 2 })).toBe(message);
+    expect((message as unknown as JsonObject).params).toBe(params);
+    expect(params).toEqual({ progressToken: 0, progress: 1, _meta: { [SEQ_META_KEY]: { requestId: 4, seq: 2 } } });
+    const withMeta = { jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: 1, _meta: { "app/k": 1 } } };
+    stampOwned(withMeta as unknown as JsonRpcMessage, { requestId: 4, seq: 3 });
+    expect(withMeta.params._meta).toEqual({ "app/k": 1, [SEQ_META_KEY]: { requestId: 4, seq: 3 } });
+    expect(readSeqStamp(withMeta as unknown as JsonObject)).toEqual({ requestId: 4, seq: 3 });
   });
 
   it("leaves an error response as it is (errors carry no _meta)", () => {
