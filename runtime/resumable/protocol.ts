@@ -93,10 +93,8 @@ export function stampOwned(message: JsonRpcMessage, stamp: SeqStamp): JsonRpcMes
 // of a resumable request passes here.
 function withStamp(holder: unknown, stamp: SeqStamp): JsonObject {
   const out: JsonObject = {};
-  if (isObject(holder)) {
-    const keys = Object.keys(holder);
-    for (let i = 0; i < keys.length; i++) out[keys[i]] = holder[keys[i]];
-  }
+  // for-in allocates no key array; a JSON result has no inherited enumerable keys to pick up.
+  if (isObject(holder)) for (const key in holder) out[key] = holder[key];
   const meta = out._meta;
   if (isObject(meta)) {
     const merged: JsonObject = Object.assign({}, meta);

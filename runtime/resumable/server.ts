@@ -194,8 +194,9 @@ class ResumableRequest implements OperationOutlet {
     const entry = this.entry;
     if (entry !== undefined) {
       // The default in-memory store: synchronous and in order, so no chain, no closure and no lookup per message.
-      entry.queue.push({ seq, message: stamped });
+      // The final response is not queued there: it is `final`, which a replay sends last (most calls queue nothing else).
       if (isFinal) entry.operation.status = this.status;
+      else entry.queue.push({ seq, message: stamped });
     } else {
       const store = manager.store;
       manager.chain(this, () => store.append(this.key, { seq, message: stamped }));
