@@ -135,7 +135,7 @@ async function replayTime() {
   // Cut, let the handler queue everything (progress and result) while detached, then let the client come back.
   rig.link.cut();
   cutNow();
-  while (queued(manager) < REPLAY + 1) await new Promise((r) => setImmediate(r));
+  while (!queuedAll(manager)) await new Promise((r) => setImmediate(r));
   allowReconnect();
   await call;
   const ms = performance.now() - resumeStarted;
@@ -145,10 +145,11 @@ async function replayTime() {
   return { ms, replayed: manager.stats.replayed };
 }
 
-/** Messages queued for the one request held (read through the memory store's readAfter). */
-function queued(manager) {
+/** Whether the one request held has queued every progress value and finished (its final response is kept apart from the queue). */
+function queuedAll(manager) {
   const keys = [...manager.store.entries.keys()];
-  return keys.length === 0 ? 0 : manager.store.readAfter(keys[0], 0).length;
+  if (keys.length === 0) return false;
+  return manager.store.readAfter(keys[0], 0).length >= REPLAY && manager.store.get(keys[0])?.status === "completed";
 }
 
 // ---- 3. overhead of a resumable call over a plain one on the same transport ---------------------------------------
