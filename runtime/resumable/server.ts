@@ -66,6 +66,12 @@ export interface ResumableServerOptions {
    * have been lost on the way; nothing in the protocol confirms it arrived). Default: 10 000, at most maxWait.
    */
   retainDeliveredMs?: number;
+  /**
+   * Finished requests kept that way at once, across all sessions; past it the oldest is dropped first (a resume
+   * of it then gets the unknown-request error). Without a bound, a fast client over a transport that cannot
+   * confirm delivery (stdio, HTTP) made memory grow with its call rate times retainDeliveredMs. Default 10 000.
+   */
+  maxRetained?: number;
   onerror?: (error: Error) => void;
 }
 
@@ -514,6 +520,7 @@ export class ResumableRequests {
   private readonly maxWait: number;
   private readonly maxPerSession: number;
   private readonly retainDeliveredMs: number;
+  private readonly maxRetained: number;
   private readonly policyFor: ResumableServerOptions["policy"];
   private readonly deferPolicy: boolean;
   private readonly onerror: ((error: Error) => void) | undefined;
@@ -549,6 +556,7 @@ export class ResumableRequests {
     this.maxPerSession = options.maxPerSession ?? 100;
     this.maxQueuedBytes = options.maxQueuedBytes ?? 1024 * 1024;
     this.retainDeliveredMs = options.retainDeliveredMs ?? Math.min(10_000, this.maxWait * 1000);
+    this.maxRetained = Math.max(0, options.maxRetained ?? 10_000);
     this.policyFor = options.policy;
     this.defaultPolicy = { minWait: this.minWait, maxWait: this.maxWait };
     this.deferPolicy = options.deferPolicy === true;
@@ -1042,7 +1050,21 @@ export class ResumableRequests {
     request.retainedUntil = Date.now() + this.retainDeliveredMs;
     // One timer for all of them: the delay is the same for every request, so deadlines come in order.
     this.retained.push({ request, until: request.retainedUntil });
+    // Over the bound, the oldest go now (the list may also hold stale entries: they count, and go too).
+    while (this.retained.length - this.retainedHead > this.maxRetained) this.dropOldestRetained();
     if (this.sweeper === undefined) this.scheduleSweep();
+  }
+
+  private dropOldestRetained(): void {
+    const list = this.retained;
+    const { request, until } = list[this.retainedHead];
+    list[this.retainedHead++] = undefined as unknown as { request: ResumableRequest; until: number };
+    // Only its latest entry stands for it (a resume after delivery re-delivers and re-enters the list).
+    if (request.retainedUntil === until) this.free(request);
+    if (this.retainedHead > 1024 && this.retainedHead * 2 > list.length) {
+      list.splice(0, this.retainedHead);
+      this.retainedHead = 0;
+    }
   }
 
   private scheduleSweep(): void {

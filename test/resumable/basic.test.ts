@@ -93,6 +93,24 @@ describe("resumable requests, in memory", () => {
     manager.close();
   });
 
+  it("keeps at most maxRetained delivered final responses, dropping the oldest first (a resume of one gets the unknown-request error)", async () => {
+    const manager = new ResumableRequests({ policy: (method) => method === "tools/call", retainDeliveredMs: 60_000, maxRetained: 3 });
+    const { client } = await connectInMemory(manager, {}, {}, undefined, { confirmsDelivery: false });
+    const tokens: { requestId: unknown; resumeToken: unknown }[] = [];
+    client.observe("notifications/requests/resumePolicy", (params) => void tokens.push({ requestId: params?.requestId, resumeToken: params?.resumeToken }));
+    for (let i = 0; i < 5; i++) await client.request("tools/call", { name: "count", arguments: { steps: 1 } });
+    await new Promise((r) => setImmediate(r));
+    expect(tokens).toHaveLength(5);
+    expect(manager.size).toBe(3);
+    expect(manager.store.count()).toBe(3);
+    // The newest three can still be looked at; the two oldest are gone.
+    const statusOf = (t: (typeof tokens)[number]) => client.request("requests/getStatus", t as JsonObject);
+    for (const t of tokens.slice(2)) expect((await statusOf(t)).status).toBe("completed");
+    for (const t of tokens.slice(0, 2)) await expect(statusOf(t)).rejects.toThrow(/Unknown or expired resumable request/);
+    await client.close();
+    manager.close();
+  });
+
   it("does nothing special for a client that did not advertise resumableRequests", async () => {
     const manager = new ResumableRequests({ policy: () => true });
     const { client } = await connectInMemory(manager, {}, { resumable: false });
