@@ -25,7 +25,8 @@ export interface SendOptions {
    */
   relatedRequestId?: RequestId;
   /**
-   * Called once the peer has received the message, by a transport whose `confirmsDelivery` is true; others
+   * Called once the message can no longer be lost short of losing the peer itself (in-memory: the peer's
+   * onmessage ran; stdio: the line went into the pipe), by a transport whose `confirmsDelivery` is true; others
    * never call it, so nothing may wait on it unless the transport says it will come.
    */
   ondelivered?: () => void;
@@ -49,8 +50,10 @@ export interface Transport {
    */
   onsessionexpired?(error: Error): void;
   /**
-   * True when the transport knows a message reached the peer and calls `ondelivered` then (in-memory). A
-   * resumable request's final response is then dropped at once instead of kept in case it was lost.
+   * True when the transport calls `ondelivered` (in-memory, stdio). A resumable request's final response is then
+   * dropped once confirmed instead of kept in case it was lost. Stdio qualifies because its connection cannot be
+   * reopened: a line written to the pipe is lost only with the peer process, and then no resume can follow.
+   * HTTP does not: a response stream can drop after the write while the client lives on and comes back.
    */
   readonly confirmsDelivery?: boolean;
 }

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { isUtf8 } from "node:buffer";
 import type { Readable, Writable } from "node:stream";
 import type { JsonRpcMessage } from "../jsonrpc.js";
-import { SENT, type Transport } from "../transport.js";
+import { SENT, type SendOptions, type Transport } from "../transport.js";
 import { BusyPoller } from "./busy-poll.js";
 
 export const DEFAULT_MAX_LINE_BYTES = 4 * 1024 * 1024;
@@ -123,9 +123,11 @@ class LineWriter {
 
   constructor(private readonly stream: Writable) {}
 
-  write(message: JsonRpcMessage): Promise<void> {
+  write(message: JsonRpcMessage, ondelivered?: () => void): Promise<void> {
     // JSON.stringify escapes newlines inside strings, so one message is always one line.
-    if (this.stream.write(JSON.stringify(message) + "\n")) return this.drain ?? SENT;
+    const line = JSON.stringify(message) + "\n";
+    const flushed = ondelivered === undefined ? this.stream.write(line) : this.stream.write(line, (error) => error == null && ondelivered());
+    if (flushed) return this.drain ?? SENT;
     if (this.drain === undefined) {
       this.drain = new Promise<void>((resolve) => {
         this.stream.once("drain", () => {
@@ -160,9 +162,16 @@ abstract class StdioEnd implements Transport, LineSink {
   abstract start(): Promise<void>;
   abstract close(): Promise<void>;
 
-  send(message: JsonRpcMessage): Promise<void> {
+  /**
+   * A line handed to the pipe counts as delivered: it is lost only if the peer process stops reading (dies), and
+   * then nothing can come back for it, since a stdio connection cannot be reopened (a new one is a new process).
+   * So a resumable request's final response need not be kept after it was written.
+   */
+  readonly confirmsDelivery = true;
+
+  send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
     if (this.closed || this.writer === undefined) return Promise.reject(new Error(`${this.constructor.name} is closed`));
-    const written = this.writer.write(message);
+    const written = this.writer.write(message, options?.ondelivered);
     // Requests and responses are what a peer answers quickly (a response, or the next request); notifications are not.
     if ("id" in message) this.busyPoll.sent();
     return written;

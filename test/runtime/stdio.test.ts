@@ -2,7 +2,10 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { ErrorCode } from "../../runtime/jsonrpc.js";
-import { ServerSession } from "../../runtime/lifecycle.js";
+import { LATEST_PROTOCOL_VERSION, ServerSession } from "../../runtime/lifecycle.js";
+import { ResumableRequests } from "../../runtime/resumable/server.js";
+import { SEQ_META_KEY } from "../../runtime/resumable/protocol.js";
+import { clientToServer as generatedInbound, isMessage, serverToClient as generatedOutbound } from "../../generated/dispatch.js";
 import {
   FrameTooLargeError,
   InvalidUtf8Error,
@@ -124,6 +127,62 @@ describe("StdioServerTransport with a session (PassThrough streams)", () => {
     stdin.end();
     await settle();
     expect(closed()).toBe(true);
+  });
+});
+
+describe("StdioServerTransport delivery confirmation", () => {
+  it("confirms a message once its line is written to the pipe, and never one whose write failed", async () => {
+    const stdout = new PassThrough();
+    const transport = new StdioServerTransport({ stdin: new PassThrough(), stdout });
+    expect(transport.confirmsDelivery).toBe(true);
+    await transport.start();
+    const confirmed: string[] = [];
+    await transport.send({ jsonrpc: "2.0", id: 1, result: {} }, { ondelivered: () => confirmed.push("first") });
+    await settle();
+    expect(confirmed).toEqual(["first"]);
+    expect(String(stdout.read())).toBe('{"jsonrpc":"2.0","id":1,"result":{}}\n');
+    stdout.on("error", () => undefined);
+    stdout.destroy();
+    // Not awaited: a write to a destroyed stream never drains.
+    transport.send({ jsonrpc: "2.0", id: 2, result: {} }, { ondelivered: () => confirmed.push("second") }).catch(() => undefined);
+    await settle();
+    expect(confirmed).toEqual(["first"]);
+    await transport.close();
+  });
+
+  it("frees a resumable request as soon as its final response is written, instead of keeping it for retainDeliveredMs", async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const lines: Record<string, unknown>[] = [];
+    let buffered = "";
+    stdout.on("data", (c: Buffer) => {
+      buffered += c.toString("utf8");
+      let nl: number;
+      while ((nl = buffered.indexOf("\n")) !== -1) {
+        lines.push(JSON.parse(buffered.slice(0, nl)));
+        buffered = buffered.slice(nl + 1);
+      }
+    });
+    const manager = new ResumableRequests({ policy: (method) => method === "tools/call", retainDeliveredMs: 60_000 });
+    const session = new ServerSession({ inbound: generatedInbound, outbound: generatedOutbound, isMessage, serverInfo: { name: "s", version: "1" }, capabilities: { tools: {} } });
+    manager.install(session);
+    session.onRequest("tools/call", async () => ({ content: [{ type: "text", text: "ok" }] }));
+    await session.connect(new StdioServerTransport({ stdin, stdout }));
+    const send = (m: object) => stdin.write(JSON.stringify(m) + "\n");
+    send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: { resumableRequests: {} }, clientInfo: { name: "c", version: "1" } } });
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo" } });
+    for (let i = 0; i < 50 && lines.length < 3; i++) await settle();
+    // All three lines were written at once, so initialize's answer may come after the call's first line.
+    const ofCall = lines.filter((l) => l.id !== 0);
+    expect(ofCall.map((l) => l.method ?? l.id)).toEqual(["notifications/requests/resumePolicy", 1]);
+    expect((((ofCall[1].result as Record<string, unknown>)._meta as Record<string, unknown>)[SEQ_META_KEY])).toEqual({ requestId: 1, seq: 1 });
+    await settle();
+    expect(manager.stats.made).toBe(1);
+    expect(manager.size).toBe(0);
+    expect(manager.store.count()).toBe(0);
+    stdin.end();
+    manager.close();
   });
 });
 
