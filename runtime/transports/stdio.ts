@@ -129,11 +129,22 @@ class LineWriter {
     const flushed = ondelivered === undefined ? this.stream.write(line) : this.stream.write(line, (error) => error == null && ondelivered());
     if (flushed) return this.drain ?? SENT;
     if (this.drain === undefined) {
-      this.drain = new Promise<void>((resolve) => {
-        this.stream.once("drain", () => {
+      const stream = this.stream;
+      // A stream destroyed while full never drains: the wait ends with it instead of hanging every later send.
+      if (stream.destroyed) return Promise.reject(new Error("The stdio stream is closed"));
+      this.drain = new Promise<void>((resolve, reject) => {
+        const drained = (): void => {
+          stream.off("close", closed);
           this.drain = undefined;
           resolve();
-        });
+        };
+        const closed = (): void => {
+          stream.off("drain", drained);
+          this.drain = undefined;
+          reject(new Error("The stdio stream closed before it drained"));
+        };
+        stream.once("drain", drained);
+        stream.once("close", closed);
       });
     }
     return this.drain;

@@ -143,8 +143,7 @@ describe("StdioServerTransport delivery confirmation", () => {
     expect(String(stdout.read())).toBe('{"jsonrpc":"2.0","id":1,"result":{}}\n');
     stdout.on("error", () => undefined);
     stdout.destroy();
-    // Not awaited: a write to a destroyed stream never drains.
-    transport.send({ jsonrpc: "2.0", id: 2, result: {} }, { ondelivered: () => confirmed.push("second") }).catch(() => undefined);
+    await expect(transport.send({ jsonrpc: "2.0", id: 2, result: {} }, { ondelivered: () => confirmed.push("second") })).rejects.toThrow(/closed/);
     await settle();
     expect(confirmed).toEqual(["first"]);
     await transport.close();
@@ -183,6 +182,26 @@ describe("StdioServerTransport delivery confirmation", () => {
     expect(manager.store.count()).toBe(0);
     stdin.end();
     manager.close();
+  });
+});
+
+describe("StdioServerTransport backpressure", () => {
+  it("makes sends wait while the pipe is full, and fails them instead of hanging when the stream is destroyed before it drains", async () => {
+    const stdout = new PassThrough({ highWaterMark: 16 });
+    stdout.on("error", () => undefined);
+    const transport = new StdioServerTransport({ stdin: new PassThrough(), stdout });
+    await transport.start();
+    const big = { jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "x".repeat(64) } } as const;
+    let settled: string | undefined;
+    const first = transport.send(big);
+    first.then(() => (settled = "resolved"), () => (settled = "rejected"));
+    await settle();
+    expect(settled).toBeUndefined(); // nobody reads: the write waits for a drain
+    stdout.destroy();
+    await settle();
+    expect(settled).toBe("rejected");
+    await expect(transport.send(big)).rejects.toThrow(/closed/);
+    await transport.close();
   });
 });
 
