@@ -79,12 +79,7 @@ export function stampMessage(message: JsonRpcMessage, stamp: SeqStamp): JsonRpcM
 export function stampOwned(message: JsonRpcMessage, stamp: SeqStamp): JsonRpcMessage {
   const params = (message as unknown as JsonObject).params;
   if (!isObject(params)) return stampMessage(message, stamp);
-  const meta = params._meta;
-  if (isObject(meta)) {
-    const merged: JsonObject = Object.assign({}, meta);
-    merged[SEQ_META_KEY] = stamp as unknown as JsonObject;
-    params._meta = merged;
-  } else params._meta = { "io.mcpgen/resumable": stamp } as unknown as JsonObject;
+  setStamp(params, stamp);
   return message;
 }
 
@@ -95,11 +90,16 @@ function withStamp(holder: unknown, stamp: SeqStamp): JsonObject {
   const out: JsonObject = {};
   // for-in allocates no key array; a JSON result has no inherited enumerable keys to pick up.
   if (isObject(holder)) for (const key in holder) out[key] = holder[key];
-  const meta = out._meta;
+  setStamp(out, stamp);
+  return out;
+}
+
+/** Sets `holder._meta` to a new object with the stamp added; a `_meta` it already had is copied, not modified. */
+function setStamp(holder: JsonObject, stamp: SeqStamp): void {
+  const meta = holder._meta;
   if (isObject(meta)) {
     const merged: JsonObject = Object.assign({}, meta);
     merged[SEQ_META_KEY] = stamp as unknown as JsonObject;
-    out._meta = merged;
-  } else out._meta = { "io.mcpgen/resumable": stamp } as unknown as JsonObject;
-  return out;
+    holder._meta = merged;
+  } else holder._meta = { "io.mcpgen/resumable": stamp } as unknown as JsonObject;
 }

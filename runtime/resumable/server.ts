@@ -1055,11 +1055,12 @@ export class ResumableRequests {
     if (this.sweeper === undefined) this.scheduleSweep();
   }
 
+  /** Takes the oldest entry off the retained list and frees its request, if that entry is still its latest. */
   private dropOldestRetained(): void {
     const list = this.retained;
     const { request, until } = list[this.retainedHead];
     list[this.retainedHead++] = undefined as unknown as { request: ResumableRequest; until: number };
-    // Only its latest entry stands for it (a resume after delivery re-delivers and re-enters the list).
+    // Only its latest entry stands for it (a resume after delivery re-delivers and re-enters the list, or clears it).
     if (request.retainedUntil === until) this.free(request);
     if (this.retainedHead > 1024 && this.retainedHead * 2 > list.length) {
       list.splice(0, this.retainedHead);
@@ -1077,17 +1078,7 @@ export class ResumableRequests {
     }
     this.sweeper = setTimeout(() => {
       const now = Date.now();
-      const list = this.retained;
-      while (this.retainedHead < list.length && list[this.retainedHead].until <= now) {
-        const { request } = list[this.retainedHead];
-        list[this.retainedHead++] = undefined as unknown as { request: ResumableRequest; until: number };
-        // A resume after delivery re-delivers and re-enters the list; only the latest entry may free it.
-        if (request.retainedUntil <= now) this.free(request);
-      }
-      if (this.retainedHead > 1024 && this.retainedHead * 2 > list.length) {
-        list.splice(0, this.retainedHead);
-        this.retainedHead = 0;
-      }
+      while (this.retainedHead < this.retained.length && this.retained[this.retainedHead].until <= now) this.dropOldestRetained();
       this.scheduleSweep();
     }, Math.max(0, first.until - Date.now()));
     this.sweeper.unref?.();

@@ -7,7 +7,7 @@ import { InMemoryLink } from "../../runtime/transports/in-memory.js";
 import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
 import type { ProgressInfo } from "../../runtime/peer.js";
-import { connectInMemory, newServerSession } from "./harness.js";
+import { connectInMemory, newServerSession, recordInbound, stampOf } from "./harness.js";
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
@@ -19,19 +19,13 @@ describe("resumable requests, in memory", () => {
   it("sends the policy before any other message of the request, and stamps the rest with sequence numbers", async () => {
     const manager = new ResumableRequests({ policy: (method) => method === "tools/call", retainDeliveredMs: 0 });
     const { client } = await connectInMemory(manager);
-    const seen: JsonObject[] = [];
-    const original = (client as unknown as { acceptInbound(m: JsonObject): boolean }).acceptInbound.bind(client);
-    (client as unknown as { acceptInbound(m: JsonObject): boolean }).acceptInbound = (m) => {
-      seen.push(m);
-      return original(m);
-    };
+    const seen = recordInbound(client);
     const progress: number[] = [];
     const result = await client.request("tools/call", { name: "count", arguments: { steps: 3 } }, { onProgress: (p) => progress.push(p.progress) });
     expect(progress).toEqual([1, 2, 3]);
     expect((result.content as { text: string }[])[0].text).toBe("counted 3 for ");
     expect(seen[0].method).toBe("notifications/requests/resumePolicy");
-    const seqs = seen.slice(1).map((m) => (((m.params ?? m.result) as JsonObject)._meta as JsonObject)[SEQ_META_KEY] as { seq: number });
-    expect(seqs.map((s) => s.seq)).toEqual([1, 2, 3, 4]);
+    expect(seen.slice(1).map((m) => stampOf(m)!.seq)).toEqual([1, 2, 3, 4]);
     await manager.idle();
     expect(manager.store.count()).toBe(0);
     await client.close();
@@ -45,20 +39,14 @@ describe("resumable requests, in memory", () => {
         if (i === 1) await (ctx as unknown as { notify(method: string, params: JsonObject): Promise<void> }).notify("notifications/message", logged);
       },
     });
-    const seen: JsonObject[] = [];
-    const original = (client as unknown as { acceptInbound(m: JsonObject): boolean }).acceptInbound.bind(client);
-    (client as unknown as { acceptInbound(m: JsonObject): boolean }).acceptInbound = (m) => {
-      seen.push(m);
-      return original(m);
-    };
+    const seen = recordInbound(client);
     const progress: number[] = [];
     await client.request("tools/call", { name: "count", arguments: { steps: 2 } }, { onProgress: (p) => progress.push(p.progress) });
     expect(progress).toEqual([1, 2]);
     expect(logged).toEqual({ level: "info", data: "step one", _meta: { "app/trace": "t1" } });
-    const stampOf = (m: JsonObject) => (((m.params ?? m.result) as JsonObject)._meta as JsonObject)[SEQ_META_KEY] as { seq: number };
     const log = seen.find((m) => m.method === "notifications/message")!;
     expect((log.params as JsonObject)._meta).toEqual({ "app/trace": "t1", [SEQ_META_KEY]: stampOf(log) });
-    expect(seen.slice(1).map((m) => [m.method ?? "response", stampOf(m).seq])).toEqual([
+    expect(seen.slice(1).map((m) => [m.method ?? "response", stampOf(m)!.seq])).toEqual([
       ["notifications/message", 1],
       ["notifications/progress", 2],
       ["notifications/progress", 3],

@@ -6,6 +6,7 @@ import type { JsonObject } from "../../runtime/jsonrpc.js";
 import type { RequestContext } from "../../runtime/peer.js";
 import type { Transport } from "../../runtime/transport.js";
 import { ResumableRequests } from "../../runtime/resumable/server.js";
+import { SEQ_META_KEY, type SeqStamp } from "../../runtime/resumable/protocol.js";
 
 /** Deterministic PRNG (mulberry32): the same seed gives the same cuts. */
 export function rng(seed: number): () => number {
@@ -118,4 +119,22 @@ function withoutDeliveryConfirmation(transport: Transport): Transport {
       return Reflect.set(target, property, value, target);
     },
   });
+}
+
+/** Every message the client receives from now on, in order (before the resumer drops duplicates). */
+export function recordInbound(client: ClientSession): JsonObject[] {
+  const seen: JsonObject[] = [];
+  const spy = client as unknown as { acceptInbound(m: JsonObject): boolean };
+  const original = spy.acceptInbound.bind(client);
+  spy.acceptInbound = (m) => {
+    seen.push(m);
+    return original(m);
+  };
+  return seen;
+}
+
+/** The sequence stamp a message carries in params._meta or result._meta, if any. */
+export function stampOf(m: JsonObject): SeqStamp | undefined {
+  const holder = (m.params ?? m.result) as JsonObject | undefined;
+  return (holder?._meta as JsonObject | undefined)?.[SEQ_META_KEY] as SeqStamp | undefined;
 }

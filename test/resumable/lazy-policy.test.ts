@@ -1,27 +1,9 @@
 // deferPolicy: a selected call answered within its first tick goes out plain; a slower one gets the policy first. Default: eager.
 import { describe, expect, it } from "vitest";
 import { ResumableRequests } from "../../runtime/resumable/server.js";
-import { SEQ_META_KEY } from "../../runtime/resumable/protocol.js";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
-import type { ClientSession } from "../../runtime/lifecycle.js";
-import { connectInMemory } from "./harness.js";
+import { connectInMemory, recordInbound as record, stampOf } from "./harness.js";
 
-/** Every message the client receives, in order. */
-function record(client: ClientSession): JsonObject[] {
-  const seen: JsonObject[] = [];
-  const spy = client as unknown as { acceptInbound(m: JsonObject): boolean };
-  const original = spy.acceptInbound.bind(client);
-  spy.acceptInbound = (m) => {
-    seen.push(m);
-    return original(m);
-  };
-  return seen;
-}
-
-function stampOf(m: JsonObject): unknown {
-  const holder = (m.params ?? m.result) as JsonObject | undefined;
-  return (holder?._meta as JsonObject | undefined)?.[SEQ_META_KEY];
-}
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -71,7 +53,7 @@ describe("deferred resume policy", () => {
       "notifications/progress",
       "response",
     ]);
-    expect(seen.slice(1).map((m) => (stampOf(m) as { seq: number }).seq)).toEqual([1, 2, 3, 4]);
+    expect(seen.slice(1).map((m) => stampOf(m)!.seq)).toEqual([1, 2, 3, 4]);
     expect(manager.stats).toMatchObject({ selected: 1, made: 1, answeredPlain: 0 });
     await manager.idle();
     expect(manager.store.count()).toBe(0);

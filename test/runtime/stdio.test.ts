@@ -80,20 +80,26 @@ describe("LineDecoder", () => {
   });
 });
 
+/** Every JSON line written to `stdout`, parsed, as it arrives. */
+function collectLines(stdout: PassThrough): Record<string, unknown>[] {
+  const lines: Record<string, unknown>[] = [];
+  let buffered = "";
+  stdout.on("data", (c: Buffer) => {
+    buffered += c.toString("utf8");
+    let nl: number;
+    while ((nl = buffered.indexOf("\n")) !== -1) {
+      lines.push(JSON.parse(buffered.slice(0, nl)));
+      buffered = buffered.slice(nl + 1);
+    }
+  });
+  return lines;
+}
+
 describe("StdioServerTransport with a session (PassThrough streams)", () => {
   async function serve() {
     const stdin = new PassThrough();
     const stdout = new PassThrough();
-    const lines: unknown[] = [];
-    let buffered = "";
-    stdout.on("data", (c: Buffer) => {
-      buffered += c.toString("utf8");
-      let nl: number;
-      while ((nl = buffered.indexOf("\n")) !== -1) {
-        lines.push(JSON.parse(buffered.slice(0, nl)));
-        buffered = buffered.slice(nl + 1);
-      }
-    });
+    const lines = collectLines(stdout);
     const transport = new StdioServerTransport({ stdin, stdout, maxLineBytes: 256 });
     const session = new ServerSession({ inbound: clientToServer, serverInfo: { name: "s", version: "1" } });
     let closed = false;
@@ -152,16 +158,7 @@ describe("StdioServerTransport delivery confirmation", () => {
   it("frees a resumable request as soon as its final response is written, instead of keeping it for retainDeliveredMs", async () => {
     const stdin = new PassThrough();
     const stdout = new PassThrough();
-    const lines: Record<string, unknown>[] = [];
-    let buffered = "";
-    stdout.on("data", (c: Buffer) => {
-      buffered += c.toString("utf8");
-      let nl: number;
-      while ((nl = buffered.indexOf("\n")) !== -1) {
-        lines.push(JSON.parse(buffered.slice(0, nl)));
-        buffered = buffered.slice(nl + 1);
-      }
-    });
+    const lines = collectLines(stdout);
     const manager = new ResumableRequests({ policy: (method) => method === "tools/call", retainDeliveredMs: 60_000 });
     const session = new ServerSession({ inbound: generatedInbound, outbound: generatedOutbound, isMessage, serverInfo: { name: "s", version: "1" }, capabilities: { tools: {} } });
     manager.install(session);
