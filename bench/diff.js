@@ -7,7 +7,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = resolve(fileURLToPath(import.meta.url), "../..");
-const ref = resolve(root, "../shared/reference/mcp-schema");
+const ref = join(root, "test/fixtures/reference/mcp-schema");
 const runs = Number(process.env.RUNS ?? 7);
 const work = mkdtempSync(join(tmpdir(), "mcpgen-bench-diff-"));
 

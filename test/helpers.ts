@@ -5,7 +5,8 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-export const referenceDir = resolve(repoRoot, "../shared/reference");
+/** The official spec files the tests read, vendored (see its SOURCE.md for the upstream revision). */
+export const referenceDir = join(repoRoot, "test/fixtures/reference");
 
 /** A fresh directory under .tmp/ (inside the project, so generated code resolves the project's runtime). */
 export function tempDir(prefix: string): string {

@@ -2,7 +2,7 @@
 import { cpSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { repoRoot, runCli, tempDir } from "../helpers.js";
+import { referenceDir, repoRoot, runCli, tempDir } from "../helpers.js";
 
 let work: string;
 beforeAll(() => {
@@ -169,7 +169,7 @@ describe("mcpgen schema build", () => {
   });
 
   it("keeps the vendored base byte for byte equal to the official file", () => {
-    expect(readFileSync(join(repoRoot, "schema/base/2025-11-25.schema.json"))).toEqual(readFileSync(join(repoRoot, "../shared/reference/mcp-schema/2025-11-25/schema.json")));
+    expect(readFileSync(join(repoRoot, "schema/base/2025-11-25.schema.json"))).toEqual(readFileSync(join(referenceDir, "mcp-schema/2025-11-25/schema.json")));
   });
 
   it("reports an overlay entry that no longer applies, with exit 2", () => {
