@@ -38,7 +38,13 @@ export interface RequestContext {
 }
 
 export type RequestHandler = (params: JsonObject | undefined, context: RequestContext) => Promise<JsonObject> | JsonObject;
-export type NotificationHandler = (params: JsonObject | undefined) => void | Promise<void>;
+/** Who sent a notification, as far as the transport knows: authorization checks need it as much as requests do. */
+export interface NotificationContext {
+  readonly principal?: string;
+  readonly sessionId?: string;
+}
+
+export type NotificationHandler = (params: JsonObject | undefined, context: NotificationContext) => void | Promise<void>;
 
 /** One side of an MCP connection, as the generated stubs see it. */
 export interface Peer {

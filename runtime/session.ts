@@ -41,6 +41,8 @@ export const CANCELLED_NOTIFICATION = "notifications/cancelled";
 /** SEP-975: a resume reuses the id of the request it resumes. */
 export const RESUME_METHOD = "requests/resume";
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+/** What a notification handler is told about a sender the transport knows nothing of. */
+const NO_SENDER: InboundInfo = Object.freeze({});
 
 
 /** Something worth knowing when debugging that is not an error (ignored notifications, late messages). */
@@ -427,7 +429,7 @@ export class Session implements Peer, ProgressSink {
     const method = m.method as string | undefined;
     if (method !== undefined) {
       if (m.id !== undefined) this.handleRequest(m as unknown as JsonRpcRequest, info);
-      else this.handleNotification(method, m.params as JsonObject | undefined);
+      else this.handleNotification(method, m.params as JsonObject | undefined, info);
     } else {
       this.handleResponse(m);
     }
@@ -535,7 +537,7 @@ export class Session implements Peer, ProgressSink {
     if (sent !== SENT) sent.catch(this.reportError);
   }
 
-  private handleNotification(method: string, params: JsonObject | undefined): void {
+  private handleNotification(method: string, params: JsonObject | undefined, info: InboundInfo | undefined): void {
     const spec = this.inboundSpecs.get(method);
     if (spec !== undefined) {
       if (spec.kind !== "notification") {
@@ -569,7 +571,7 @@ export class Session implements Peer, ProgressSink {
     const handler = this.notificationHandlers.get(method);
     if (handler === undefined) return;
     try {
-      const r = handler(params);
+      const r = handler(params, info ?? NO_SENDER);
       if (r !== undefined && typeof (r as Promise<void>).then === "function") (r as Promise<void>).then(undefined, this.reportError);
     } catch (error) {
       this.reportError(error);

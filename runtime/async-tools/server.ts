@@ -1,4 +1,5 @@
 // Server side of async tool calls (PR #617): tools/async/call|join|get and the tools/async/cancel notification.
+import { Buffer } from "node:buffer";
 import { randomBytes } from "node:crypto";
 import { IdleWaiters } from "../idle-waiters.js";
 import { ErrorCode, RpcError, type JsonObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
@@ -27,8 +28,24 @@ export interface AsyncToolsOptions {
   defaultKeepAlive?: number;
   /** Return a reason to refuse the call (`accepted: false`; the reason is what tools/async/get then says). */
   accept?: (name: string, args: JsonObject | undefined) => true | string;
-  /** Runs held at once (running or waiting to be collected); past it calls are refused. Default 1000. */
+  /**
+   * Tool calls running at once in this process, all principals together; past it calls are refused. Finished
+   * runs (kept for their result) and refused calls do not count. Default 1000.
+   */
   maxRuns?: number;
+  /**
+   * Tool calls running at once per principal, or per session when the connection has no principal; past it
+   * that principal's (session's) calls are refused until one of its runs ends. Default 100.
+   */
+  maxRunsPerPrincipal?: number;
+  /**
+   * Memory for finished runs kept for tools/async/get: the JSON size of each result (or error) plus a fixed
+   * allowance per run, over all runs. Past it the oldest finished runs are dropped (they then read as expired);
+   * a result larger than the whole bound reaches only the gets already waiting for it. Default 32 MiB.
+   */
+  maxKeptResultBytes?: number;
+  /** Refused calls whose reason tools/async/get can still tell; past it the oldest are forgotten. Default 1000. */
+  maxRefusals?: number;
   /**
    * A store shared between nodes (runtime/store/redis.ts): runs are recorded there with their progress and
    * outcome, so tools/async/join|get|cancel work on any node. Default: none (runs live in this process only).
@@ -40,7 +57,22 @@ export interface AsyncToolsOptions {
 /** The outcome of a run that was cancelled, as recorded for other nodes: they tell their joined sessions. */
 const CANCELLED_STATUS = "cancelled";
 
-type RunStatus = "processing" | "completed" | "failed" | "cancelled" | "rejected";
+type RunStatus = "processing" | "completed" | "failed" | "cancelled";
+
+/** Counted against maxKeptResultBytes for each kept run besides its result: what a finished run held on the heap (measured about 1.5 KiB). */
+const KEPT_RUN_OVERHEAD = 1536;
+
+/** Who a running call counts against: its principal, or the session it came in on when there is none. */
+type RunOwner = string | Session;
+
+/** A refused call: only what tools/async/get needs to tell why, until it expires. */
+interface Refusal {
+  readonly reason: string;
+  readonly principal: string | undefined;
+  readonly keepAlive: number;
+  /** Date.now() after which the token reads as unknown. */
+  readonly expires: number;
+}
 
 interface Joined {
   session: Session;
@@ -78,6 +110,10 @@ class AsyncRun extends InboundOperation implements RequestContext {
   nextSeq = 1;
   /** Its key in the shared store (the token's hash), when there is one. */
   storeKey: string | undefined = undefined;
+  /** What it counts against maxKeptResultBytes once finished and kept. */
+  keptBytes = 0;
+  /** Forgotten (expired, dropped, or shut down): nothing may re-arm it. */
+  freed = false;
 
   constructor(
     readonly manager: AsyncTools,
@@ -134,6 +170,7 @@ class AsyncRun extends InboundOperation implements RequestContext {
     const waiters = [...this.waiters];
     this.waiters.clear();
     for (const wake of waiters) wake();
+    this.manager.keep(this);
   }
 }
 
@@ -142,6 +179,17 @@ function progressParams(token: ProgressToken | undefined, progress: number, tota
   if (typeof total === "number") params.total = total;
   if (typeof message === "string") params.message = message;
   return params;
+}
+
+/** The JSON size of what a finished run answers tools/async/get with, plus its bookkeeping. */
+function keptSize(run: AsyncRun): number {
+  const answer: unknown = run.status === "completed" ? run.outcome : run.failure?.toJSON();
+  try {
+    return KEPT_RUN_OVERHEAD + Buffer.byteLength(JSON.stringify(answer) ?? "");
+  } catch {
+    // Not JSON (a cycle, a BigInt): it cannot be sent either, so only the bookkeeping is held.
+    return KEPT_RUN_OVERHEAD;
+  }
 }
 
 function nodeLost(): RpcError {
@@ -157,7 +205,18 @@ export class AsyncTools {
   private readonly defaultKeepAlive: number;
   private readonly acceptCall: AsyncToolsOptions["accept"];
   private readonly maxRuns: number;
+  private readonly maxRunsPerPrincipal: number;
+  private readonly maxKeptResultBytes: number;
+  private readonly maxRefusals: number;
   private readonly runs = new Map<string, AsyncRun>();
+  /** Runs whose handler has not returned yet, by owner; an owner with none has no entry. */
+  private readonly runningBy = new Map<RunOwner, number>();
+  private runningCount = 0;
+  /** Finished runs kept for their result, oldest first, and their total keptBytes. */
+  private readonly kept = new Set<AsyncRun>();
+  private keptTotal = 0;
+  /** Refused calls by token, oldest first. */
+  private readonly refusals = new Map<string, Refusal>();
   private readonly shared: SharedOperationStore | undefined;
   /** Runs by store key (shared store only), for signals from other nodes. */
   private readonly byKey = new Map<string, AsyncRun>();
@@ -166,7 +225,8 @@ export class AsyncTools {
   /** Joins and gets this node serves for runs on other nodes: each entry ends one (shutdown). */
   private readonly remoteFollows = new Set<() => void>();
   private readonly idleWaiters = new IdleWaiters();
-  readonly stats = { accepted: 0, rejected: 0, joins: 0, cancelled: 0, expired: 0 };
+  /** evicted: finished runs dropped before their keepAlive ended, to stay within maxKeptResultBytes. */
+  readonly stats = { accepted: 0, rejected: 0, joins: 0, cancelled: 0, expired: 0, evicted: 0 };
 
   /** `runTool` defaults to the tools/call handler registered on the session that receives the call. */
   constructor(
@@ -177,6 +237,9 @@ export class AsyncTools {
     this.defaultKeepAlive = Math.min(options.defaultKeepAlive ?? 60, this.maxKeepAlive);
     this.acceptCall = options.accept;
     this.maxRuns = options.maxRuns ?? 1000;
+    this.maxRunsPerPrincipal = options.maxRunsPerPrincipal ?? 100;
+    this.maxKeptResultBytes = options.maxKeptResultBytes ?? 32 * 1024 * 1024;
+    this.maxRefusals = options.maxRefusals ?? 1000;
     this.onerror = options.onerror;
     if (options.store !== undefined && isSharedStore(options.store)) {
       this.shared = options.store;
@@ -189,8 +252,19 @@ export class AsyncTools {
     return { async: { maxKeepAliveTime: this.maxKeepAlive } };
   }
 
+  /** Runs held: running, or finished and kept for their result. */
   get size(): number {
     return this.runs.size;
+  }
+
+  /** Runs whose handler has not returned yet (a cancelled handler counts until it returns). */
+  get running(): number {
+    return this.runningCount;
+  }
+
+  /** What the kept finished runs count against maxKeptResultBytes. */
+  get keptBytes(): number {
+    return this.keptTotal;
   }
 
   /** Resolves once no run is held. */
@@ -209,10 +283,11 @@ export class AsyncTools {
       const key = this.remoteKey(params?.token);
       return key === undefined ? this.get(params ?? {}, context) : this.getRemote(key, params ?? {}, context);
     });
-    session.onNotification(ASYNC_CANCEL, (params) => {
+    session.onNotification(ASYNC_CANCEL, (params, sender) => {
       const key = this.remoteKey(params?.token);
-      if (key === undefined) this.cancelByToken(params);
-      else void this.cancelRemote(key).catch((error: unknown) => this.report(error));
+      const principal = sender.principal ?? undefined;
+      if (key === undefined) this.cancelByToken(params, principal);
+      else void this.cancelRemote(key, principal).catch((error: unknown) => this.report(error));
     });
   }
 
@@ -226,22 +301,25 @@ export class AsyncTools {
     const args = typeof params.arguments === "object" && params.arguments !== null ? (params.arguments as JsonObject) : undefined;
     const keepAlive = this.grant(params.keepAlive);
     const token = randomBytes(18).toString("base64url");
-    const verdict = this.runs.size >= this.maxRuns ? "Too many async tool calls in progress" : this.acceptCall?.(name, args) ?? true;
-    const run = new AsyncRun(this, token, context.requestId, keepAlive, context.principal ?? undefined);
+    const principal = context.principal ?? undefined;
+    const owner: RunOwner = principal ?? session;
+    const verdict = this.verdict(owner, name, args);
+    if (verdict !== true) {
+      // Refused, but with a token: tools/async/get tells why, for keepAlive seconds (this node only).
+      this.stats.rejected++;
+      this.refuse(token, { reason: verdict, principal, keepAlive, expires: Date.now() + keepAlive * 1000 });
+      return { accepted: false, token, keepAlive };
+    }
+    const run = new AsyncRun(this, token, context.requestId, keepAlive, principal);
     this.runs.set(token, run);
+    this.runningCount++;
+    this.runningBy.set(owner, (this.runningBy.get(owner) ?? 0) + 1);
     if (this.shared !== undefined) {
       const key = (run.storeKey = tokenKey(token));
       this.byKey.set(key, run);
       const record: StoredOperation = { kind: "async", requestId: context.requestId, status: "processing", pendingInput: 0, node: this.shared.nodeId, keepFor: keepAlive };
       if (run.principal !== undefined) record.principal = run.principal;
       this.write(() => this.shared!.create(key, record));
-    }
-    if (verdict !== true) {
-      // Refused, but with a token: tools/async/get tells why, for keepAlive seconds.
-      this.stats.rejected++;
-      run.settle("rejected", undefined, new RpcError(ErrorCode.InvalidRequest, verdict));
-      this.armKeepAlive(run);
-      return { accepted: false, token, keepAlive };
     }
     this.stats.accepted++;
     this.attach(run, session, context.requestId, readProgressToken(params));
@@ -250,8 +328,12 @@ export class AsyncTools {
     Promise.resolve()
       .then(() => runner(toolParams, run))
       .then(
-        (result) => run.settle("completed", result, undefined),
+        (result) => {
+          this.release(owner);
+          run.settle("completed", result, undefined);
+        },
         (error: unknown) => {
+          this.release(owner);
           if (run.status === "cancelled") return;
           const rpc = error instanceof RpcError ? error : new RpcError(ErrorCode.InternalError, error instanceof Error ? error.message : String(error));
           run.settle("failed", undefined, rpc);
@@ -261,6 +343,48 @@ export class AsyncTools {
     return { accepted: true, token, keepAlive };
   }
 
+  /**
+   * A handler returned: its slot is free again, before anyone hears the result. A cancelled handler keeps its
+   * slot until it returns, since it may still be working.
+   */
+  private release(owner: RunOwner): void {
+    this.runningCount--;
+    const left = (this.runningBy.get(owner) ?? 1) - 1;
+    if (left === 0) this.runningBy.delete(owner);
+    else this.runningBy.set(owner, left);
+  }
+
+  /** true, or why the call is refused: the caller's running calls, everyone's, then the app's own rule. */
+  private verdict(owner: RunOwner, name: string, args: JsonObject | undefined): true | string {
+    if ((this.runningBy.get(owner) ?? 0) >= this.maxRunsPerPrincipal) {
+      const whose = typeof owner === "string" ? "for this principal" : "in this session";
+      return `Too many async tool calls running ${whose} (limit ${this.maxRunsPerPrincipal}); call again once one has finished`;
+    }
+    if (this.runningCount >= this.maxRuns) return `Too many async tool calls running on this server (limit ${this.maxRuns}); call again later`;
+    return this.acceptCall?.(name, args) ?? true;
+  }
+
+  /** Keep a refusal's reason, forgetting expired ones at the front and the oldest past maxRefusals. */
+  private refuse(token: string, refusal: Refusal): void {
+    if (this.maxRefusals <= 0) return;
+    const now = Date.now();
+    for (const [old, r] of this.refusals) {
+      if (this.refusals.size < this.maxRefusals && r.expires > now) break;
+      this.refusals.delete(old);
+    }
+    this.refusals.set(token, refusal);
+  }
+
+  private refusal(token: unknown, principal: string | undefined): Refusal | undefined {
+    const refusal = typeof token === "string" ? this.refusals.get(token) : undefined;
+    if (refusal === undefined || refusal.principal !== principal) return undefined;
+    if (refusal.expires <= Date.now()) {
+      this.refusals.delete(token as string);
+      return undefined;
+    }
+    return refusal;
+  }
+
   private find(token: unknown, principal: string | undefined): AsyncRun {
     const run = typeof token === "string" ? this.runs.get(token) : undefined;
     if (run === undefined || run.principal !== principal) throw unknownRun();
@@ -268,14 +392,18 @@ export class AsyncTools {
   }
 
   private join(session: ServerSession, params: JsonObject, context: RequestContext): JsonObject {
+    const refused = this.refusal(params.token, context.principal ?? undefined);
+    if (refused !== undefined) return { accepted: false, token: params.token as string, keepAlive: refused.keepAlive };
     const run = this.find(params.token, context.principal ?? undefined);
     if (params.keepAlive !== undefined) run.keepAlive = Math.max(run.keepAlive, this.grant(params.keepAlive));
     this.stats.joins++;
     this.attach(run, session, context.requestId, readProgressToken(params));
-    return { accepted: run.status !== "rejected", token: run.token, keepAlive: run.keepAlive };
+    return { accepted: true, token: run.token, keepAlive: run.keepAlive };
   }
 
   private async get(params: JsonObject, context: RequestContext): Promise<JsonObject> {
+    const refused = this.refusal(params.token, context.principal ?? undefined);
+    if (refused !== undefined) return { content: [{ type: "text", text: refused.reason }], isError: true };
     const run = this.find(params.token, context.principal ?? undefined);
     if (!run.done) {
       const timeout = typeof params.timeout === "number" && params.timeout >= 0 ? params.timeout : undefined;
@@ -293,15 +421,15 @@ export class AsyncTools {
       if (!run.done) return { content: [], isPending: true };
     }
     if (run.status === "completed") return run.outcome!;
-    if (run.status === "rejected") return { content: [{ type: "text", text: run.failure!.message }], isError: true };
     throw run.failure ?? new RpcError(ErrorCode.InternalError, "Async tool call failed");
   }
 
-  private cancelByToken(params: JsonObject | undefined): void {
+  private cancelByToken(params: JsonObject | undefined, principal: string | undefined): void {
     const token = params?.token;
     const run = typeof token === "string" ? this.runs.get(token) : undefined;
-    // Like a cancellation of an unknown request id: nothing to answer, nothing revealed.
-    if (run === undefined || run.done) return;
+    // Like a cancellation of an unknown request id: nothing to answer, nothing revealed. Another principal's
+    // run is unknown to this one, as for join and get; a notification cannot be refused, so it is ignored.
+    if (run === undefined || run.principal !== principal || run.done) return;
     this.cancel(run, "Cancelled by the client");
   }
 
@@ -323,14 +451,13 @@ export class AsyncTools {
     if (shared === undefined || key === undefined) return;
     let final: JsonRpcMessage;
     if (run.status === "completed") final = { jsonrpc: "2.0", id: run.id, result: run.outcome ?? {} };
-    else if (run.status === "rejected") final = { jsonrpc: "2.0", id: run.id, result: { content: [{ type: "text", text: run.failure?.message ?? "" }], isError: true } };
     else {
       const error = (run.failure ?? new RpcError(ErrorCode.InternalError, "Async tool call failed")).toJSON();
       final = { jsonrpc: "2.0", id: run.id, error: run.status === "cancelled" ? { ...error, data: { status: CANCELLED_STATUS } } : error };
     }
     const seq = run.nextSeq++;
     this.write(() => shared.append(key, { seq, message: final }));
-    this.write(() => shared.update(key, { status: run.status === "completed" || run.status === "rejected" ? "completed" : "failed" }));
+    this.write(() => shared.update(key, { status: run.status === "completed" ? "completed" : "failed" }));
   }
 
   private write(work: () => unknown): void {
@@ -348,7 +475,7 @@ export class AsyncTools {
 
   /** The store key of a token this node does not hold, when the store is shared; else undefined (served here). */
   private remoteKey(token: unknown): string | undefined {
-    if (this.shared === undefined || typeof token !== "string" || this.runs.has(token) || token.length > 256) return undefined;
+    if (this.shared === undefined || typeof token !== "string" || this.runs.has(token) || this.refusals.has(token) || token.length > 256) return undefined;
     return tokenKey(token);
   }
 
@@ -448,9 +575,9 @@ export class AsyncTools {
     return { accepted: true, token: params.token as string, keepAlive };
   }
 
-  private async cancelRemote(key: string): Promise<void> {
+  private async cancelRemote(key: string, principal: string | undefined): Promise<void> {
     const stored = await this.shared!.get(key);
-    if (stored === undefined || stored.kind !== "async" || stored.status !== "processing" || stored.lost === true) return;
+    if (stored === undefined || stored.kind !== "async" || stored.principal !== principal || stored.status !== "processing" || stored.lost === true) return;
     this.tell(stored.node, key, { type: "cancel", reason: "Cancelled by the client" });
   }
 
@@ -516,6 +643,7 @@ export class AsyncTools {
    * going with nobody attached is cancelled then. A join restarts the clock.
    */
   private armKeepAlive(run: AsyncRun): void {
+    if (run.freed) return;
     if (run.keepTimer !== undefined) clearTimeout(run.keepTimer);
     run.keepTimer = setTimeout(() => {
       run.keepTimer = undefined;
@@ -530,7 +658,34 @@ export class AsyncTools {
     run.keepTimer.unref?.();
   }
 
+  /** @internal A run just finished: count its result against maxKeptResultBytes, dropping the oldest past it. */
+  keep(run: AsyncRun): void {
+    if (run.freed) return;
+    const size = keptSize(run);
+    if (size > this.maxKeptResultBytes) {
+      // Never kept; freed once whoever settled it has told its joined sessions (cancel does after settling).
+      this.stats.evicted++;
+      queueMicrotask(() => this.free(run));
+      return;
+    }
+    run.keptBytes = size;
+    this.kept.add(run);
+    this.keptTotal += size;
+    for (const oldest of this.kept) {
+      if (this.keptTotal <= this.maxKeptResultBytes) break;
+      this.stats.evicted++;
+      this.free(oldest);
+    }
+  }
+
   private free(run: AsyncRun): void {
+    if (run.freed) return;
+    run.freed = true;
+    if (run.keepTimer !== undefined) {
+      clearTimeout(run.keepTimer);
+      run.keepTimer = undefined;
+    }
+    if (this.kept.delete(run)) this.keptTotal -= run.keptBytes;
     this.runs.delete(run.token);
     const key = run.storeKey;
     if (key !== undefined) {
@@ -548,8 +703,8 @@ export class AsyncTools {
     for (const end of [...this.remoteFollows]) end();
     for (const run of [...this.runs.values()]) {
       this.cancel(run, "Server shutting down");
-      if (run.keepTimer !== undefined) clearTimeout(run.keepTimer);
       this.free(run);
     }
+    this.refusals.clear();
   }
 }

@@ -1,52 +1,8 @@
 // Async tool calls over in-memory links: call, progress fan-out to joined sessions, get with/without timeout, cancel, keepAlive, refusal.
 import { describe, expect, it } from "vitest";
-import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
-import { ClientSession, ServerSession } from "../../runtime/lifecycle.js";
-import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
-import type { RequestContext } from "../../runtime/peer.js";
 import { AsyncTools } from "../../runtime/async-tools/server.js";
 import { AsyncCallRejectedError, callToolAsync, callToolPreferAsync, joinToolAsync } from "../../runtime/async-tools/client.js";
-
-interface Gate {
-  promise: Promise<void>;
-  open: () => void;
-}
-function gate(): Gate {
-  let open!: () => void;
-  const promise = new Promise<void>((r) => (open = r));
-  return { promise, open };
-}
-
-/** `steps` progress values, each after the test opens that step's gate (gates[i]); or at once without gates. */
-function makeTools(gates: Gate[] = [], aborted: { value: boolean } = { value: false }) {
-  return async (params: JsonObject, ctx: RequestContext): Promise<JsonObject> => {
-    const steps = Number((params.arguments as JsonObject | undefined)?.steps ?? 3);
-    ctx.signal.addEventListener("abort", () => (aborted.value = true));
-    for (let i = 1; i <= steps; i++) {
-      if (gates[i] !== undefined) await gates[i].promise;
-      if (ctx.signal.aborted) throw new Error("aborted");
-      await ctx.progress(i, steps);
-    }
-    return { content: [{ type: "text", text: `done ${steps}` }] };
-  };
-}
-
-async function connect(tools: AsyncTools | undefined, principal?: string): Promise<{ client: ClientSession; server: ServerSession }> {
-  const [c, s] = createInMemoryPair(principal === undefined ? {} : { serverInfo: { principal } });
-  const server = new ServerSession({ inbound: clientToServer, outbound: serverToClient, isMessage, serverInfo: { name: "async", version: "1" }, capabilities: { tools: {} } });
-  tools?.install(server);
-  server.onRequest("tools/call", async (params, ctx) => makeTools()(params ?? {}, ctx));
-  await server.connect(s);
-  const client = new ClientSession({ inbound: serverToClient, outbound: clientToServer, isMessage, clientInfo: { name: "c", version: "1" } });
-  await client.connect(c);
-  return { client, server };
-}
-
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 10_000 && !check(); i++) await new Promise((r) => setImmediate(r));
-  if (!check()) throw new Error("condition not reached");
-}
+import { connect, gate, makeTools, until, type Gate } from "./helpers.js";
 
 describe("async tool calls", () => {
   it("advertises async.maxKeepAliveTime, accepts, runs detached and answers get without timeout with the result", async () => {

@@ -1,0 +1,58 @@
+// Test helpers for async tool calls: gates a tool waits on, a counting tool, sessions over in-memory links.
+import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
+import { ClientSession, ServerSession } from "../../runtime/lifecycle.js";
+import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
+import type { Transport } from "../../runtime/transport.js";
+import type { JsonObject } from "../../runtime/jsonrpc.js";
+import type { RequestContext } from "../../runtime/peer.js";
+import type { AsyncTools } from "../../runtime/async-tools/server.js";
+
+export interface Gate {
+  promise: Promise<void>;
+  open: () => void;
+}
+
+export function gate(): Gate {
+  let open!: () => void;
+  const promise = new Promise<void>((r) => (open = r));
+  return { promise, open };
+}
+
+/**
+ * A tool reporting `arguments.steps` (default 3) progress values, each after the test opens that step's gate
+ * (gates[i]), or at once without gates; with `arguments.hold`, it first waits for the gate named by it.
+ */
+export function makeTools(gates: Gate[] = [], aborted: { value: boolean } = { value: false }, held: Map<string, Gate> = new Map()) {
+  return async (params: JsonObject, ctx: RequestContext): Promise<JsonObject> => {
+    const args = (params.arguments as JsonObject | undefined) ?? {};
+    const steps = Number(args.steps ?? 3);
+    ctx.signal.addEventListener("abort", () => (aborted.value = true));
+    if (typeof args.hold === "string") await held.get(args.hold)?.promise;
+    for (let i = 1; i <= steps; i++) {
+      if (gates[i] !== undefined) await gates[i].promise;
+      if (ctx.signal.aborted) throw new Error("aborted");
+      await ctx.progress(i, steps);
+    }
+    return { content: [{ type: "text", text: `done ${steps}` }] };
+  };
+}
+
+/** A server session with `tools` installed (and a plain tools/call) on `server`, and a client connected to it. */
+export async function connectOver(tools: AsyncTools | undefined, c: Transport, s: Transport): Promise<{ client: ClientSession; server: ServerSession }> {
+  const server = new ServerSession({ inbound: clientToServer, outbound: serverToClient, isMessage, serverInfo: { name: "async", version: "1" }, capabilities: { tools: {} } });
+  tools?.install(server);
+  server.onRequest("tools/call", async (params, ctx) => makeTools()(params ?? {}, ctx));
+  await server.connect(s);
+  const client = new ClientSession({ inbound: serverToClient, outbound: clientToServer, isMessage, clientInfo: { name: "c", version: "1" } });
+  await client.connect(c);
+  return { client, server };
+}
+
+/** As connectOver, over an in-memory link whose server end tags every message with `principal`. */
+export function connect(tools: AsyncTools | undefined, principal?: string): Promise<{ client: ClientSession; server: ServerSession }> {
+  const [c, s] = createInMemoryPair(principal === undefined ? {} : { serverInfo: { principal } });
+  return connectOver(tools, c, s);
+}
+
+/** Polls until a condition holds (the shared helper; its timeout is only a hang guard). */
+export { until } from "../server/helpers.js";
