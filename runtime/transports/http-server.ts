@@ -72,11 +72,20 @@ export interface StreamableHttpServerOptions extends HostOriginPolicy {
   onerror?: (error: Error) => void;
 }
 
+/** What a fetch adapter knows of a request beyond the Request itself. */
+export interface FetchRequestInfo {
+  /** The local address the request arrived on (e.g. `127.0.0.1`, `::1`, `10.0.0.5`), or the address listened on. */
+  localAddress?: string;
+}
+
 export interface StreamableHttpServer {
   /** A Node request listener: `http.createServer(server.nodeListener)`, or call it from any router. */
   readonly nodeListener: (req: IncomingMessage, res: ServerResponse) => void;
-  /** A web-standard handler for fetch-style runtimes. */
-  readonly fetch: (request: Request) => Promise<Response>;
+  /**
+   * A web-standard handler for fetch-style runtimes. Pass `info.localAddress` when the adapter knows the
+   * address the request arrived on; without it the Host/Origin allow-list applies (see dnsRebindingProtection).
+   */
+  readonly fetch: (request: Request, info?: FetchRequestInfo) => Promise<Response>;
   /** Live sessions by id. */
   readonly sessions: ReadonlyMap<string, HttpServerTransport>;
   /** Ends every session (onclose fires on each). */
@@ -656,8 +665,8 @@ export function createStreamableHttpServer(options: StreamableHttpServerOptions)
     nodeListener: (req, res) => {
       void core.handle(nodeExchange(req, res));
     },
-    fetch: async (request) => {
-      const { exchange, response } = webExchange(request);
+    fetch: async (request, info) => {
+      const { exchange, response } = webExchange(request, info?.localAddress);
       void core.handle(exchange);
       return response;
     },
