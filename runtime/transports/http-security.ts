@@ -1,4 +1,4 @@
-// Host and Origin allow-lists: DNS-rebinding protection for HTTP servers, on by default for loopback binds.
+// Host and Origin allow-lists: DNS-rebinding protection for HTTP servers, on by default for loopback and unknown local addresses.
 
 export interface HostOriginPolicy {
   /**

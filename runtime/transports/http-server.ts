@@ -84,7 +84,10 @@ export interface FetchRequestInfo {
 }
 
 export interface StreamableHttpServer {
-  /** A Node request listener: `http.createServer(server.nodeListener)`, or call it from any router. */
+  /**
+   * A Node request listener: `listenHttp(server.nodeListener)` or `createHttpServer(...)` (which set request
+   * timeouts), `http.createServer(...)`, or call it from any router.
+   */
   readonly nodeListener: (req: IncomingMessage, res: ServerResponse) => void;
   /**
    * A web-standard handler for fetch-style runtimes. Pass `info.localAddress` when the adapter knows the
