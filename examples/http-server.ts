@@ -1,8 +1,6 @@
 // Example: the stdio example's tools (add, slow_count) served over Streamable HTTP at http://127.0.0.1:PORT/mcp (`PORT=N npm run -s example:http-server`; with REDIS_URL, nodes share a Redis store).
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
-import { AsyncTools, ResumableRequests, createMcpServer, createStreamableHttpServer, type McpServer } from "../generated/sdk.js";
+import { AsyncTools, ResumableRequests, createMcpServer, createStreamableHttpServer, listenHttp, type McpServer } from "../generated/sdk.js";
 import type { OperationStore } from "../runtime/store/types.js";
 import { addExampleTools } from "./tools.js";
 
@@ -55,20 +53,16 @@ export async function startExampleHttpServer(port: number, options: ExampleServe
     },
     onerror: (error) => console.error("[example http server]", error.message),
   });
-  const http = createServer(mcp.nodeListener);
-  await new Promise<void>((resolve, reject) => {
-    http.once("error", reject);
-    http.listen(port, "127.0.0.1", () => resolve());
-  });
+  // The default header, body and keep-alive timeouts of listenHttp bound slow clients.
+  const http = await listenHttp(mcp.nodeListener, { port, host: "127.0.0.1" });
   return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
+    url: `${http.origin}/mcp`,
     async stop() {
       resumable.close();
       asyncTools.close();
       await mcp.close();
       await server.close();
-      http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
+      await http.close();
     },
   };
 }

@@ -13,6 +13,7 @@ export * from "./transports/in-memory.js";
 export * from "./transports/stdio.js";
 export * from "./transports/busy-poll.js";
 export * from "./transports/http-server.js";
+export * from "./transports/http-listen.js";
 export * from "./transports/http-client.js";
 export * from "./transports/event-store.js";
 export * from "./transports/http-security.js";

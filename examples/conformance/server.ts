@@ -1,11 +1,10 @@
 // Conformance fixture server: the tools, resources and prompts the official MCP conformance suite asks for, over Streamable HTTP.
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
 import {
   RpcError,
   Server,
   createStreamableHttpServer,
+  listenHttp,
   type CallToolRequestParams,
   type CallToolResult,
   type GetPromptResult,
@@ -341,17 +340,12 @@ export async function startConformanceServer(port: number): Promise<{ port: numb
     retryMs: 500,
     onerror: (error) => console.error(`[conformance-server] ${error.message}`),
   });
-  const http = createServer(mcp.nodeListener);
-  await new Promise<void>((resolve, reject) => {
-    http.once("error", reject);
-    http.listen(port, "127.0.0.1", () => resolve());
-  });
+  const http = await listenHttp(mcp.nodeListener, { port, host: "127.0.0.1" });
   return {
-    port: (http.address() as AddressInfo).port,
+    port: http.port,
     async stop() {
       await mcp.close();
-      http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
+      await http.close();
     },
   };
 }

@@ -50,7 +50,10 @@ export interface HttpExchange {
   readonly url: URL;
   /** Lower-cased names; repeated headers joined with ", ". */
   readonly headers: HeaderRecord;
-  /** Address the request arrived on (Node) or the request URL's hostname (fetch); for DNS-rebinding defaults. */
+  /**
+   * Address the request arrived on (the Node socket's, or what a fetch adapter reports; undefined when
+   * unknown), for the DNS-rebinding defaults. Never taken from Host or the URL: the client chooses those.
+   */
   readonly localAddress: string | undefined;
   /** The body, or "too-large" once more than `limit` bytes arrived (the rest is discarded). */
   readBody(limit: number): Promise<Buffer | "too-large">;
@@ -135,15 +138,18 @@ export function nodeExchange(req: IncomingMessage, res: ServerResponse): HttpExc
   };
 }
 
-/** Wraps a fetch Request; `response` settles when the server logic responds or starts a stream. */
-export function webExchange(request: Request): { exchange: HttpExchange; response: Promise<Response> } {
+/**
+ * Wraps a fetch Request; `response` settles when the server logic responds or starts a stream. `localAddress`
+ * is the address the adapter accepted the request on, when it knows it.
+ */
+export function webExchange(request: Request, localAddress?: string): { exchange: HttpExchange; response: Promise<Response> } {
   const headers: Record<string, string | undefined> = {};
   request.headers.forEach((value, name) => {
     headers[name.toLowerCase()] = value;
   });
+  // No Host header is made up from the URL: adapters build the URL from Host, so it proves nothing, and a
+  // request without Host is refused where the allow-list applies, as the Node listener does.
   const url = new URL(request.url);
-  // Fetch-style runtimes build request.url from the Host header; a hand-made Request has no Host at all.
-  headers["host"] ??= url.host;
   let resolveResponse!: (response: Response) => void;
   const response = new Promise<Response>((resolve) => (resolveResponse = resolve));
   let responded = false;
@@ -152,7 +158,7 @@ export function webExchange(request: Request): { exchange: HttpExchange; respons
     method: request.method.toUpperCase(),
     url,
     headers,
-    localAddress: url.hostname,
+    localAddress,
     get responded() {
       return responded;
     },

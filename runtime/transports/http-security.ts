@@ -1,4 +1,4 @@
-// Host and Origin allow-lists: DNS-rebinding protection for HTTP servers, on by default for loopback binds.
+// Host and Origin allow-lists: DNS-rebinding protection for HTTP servers, on by default for loopback and unknown local addresses.
 
 export interface HostOriginPolicy {
   /**
@@ -7,14 +7,15 @@ export interface HostOriginPolicy {
    */
   allowedHosts?: readonly string[];
   /**
-   * Accepted Origin header values: a full origin (`https://app.example:8443`) or a bare hostname (any scheme
-   * and port). Requests without an Origin header (non-browser clients) are not affected. Default: the
-   * hostnames of allowedHosts, else the loopback names.
+   * Accepted Origin header values: a full origin (`https://app.example:8443`, pinning scheme, host and port)
+   * or a bare hostname (any scheme and port). Requests without an Origin header (non-browser clients) are not
+   * affected. Default: the hostnames of allowedHosts, else the loopback names (any port: see the README).
    */
   allowedOrigins?: readonly string[];
   /**
    * `true` checks always (using the loopback defaults for any list not given), `false` never,
-   * `"auto"` (default) checks when a list is given or the server is reached on a loopback address.
+   * `"auto"` (default) checks when a list is given, when the server is reached on a loopback address, and
+   * when the address it was reached on is unknown (a fetch handler called without `localAddress`).
    */
   dnsRebindingProtection?: boolean | "auto";
 }
@@ -52,6 +53,17 @@ function hostAllowed(host: string, allowed: readonly string[]): boolean {
   });
 }
 
+/** An allow-list entry as compared: a full origin in URL form (`https://app.example`, default port dropped), or a hostname. */
+function originEntry(entry: string): string {
+  const e = entry.trim().toLowerCase();
+  if (!e.includes("://")) return e;
+  try {
+    return new URL(e).origin;
+  } catch {
+    return e;
+  }
+}
+
 function originAllowed(origin: string, allowed: readonly string[]): boolean {
   let url: URL;
   try {
@@ -59,17 +71,21 @@ function originAllowed(origin: string, allowed: readonly string[]): boolean {
   } catch {
     return false;
   }
+  // Sandboxed frames, file: pages and some redirects send "null": nothing to match it against.
   if (url.origin === "null") return false;
+  const full = url.origin.toLowerCase();
   const name = url.hostname.toLowerCase();
   return allowed.some((entry) => {
-    const e = entry.toLowerCase().replace(/\/+$/, "");
-    return e.includes("://") ? e === url.origin.toLowerCase() : e === name;
+    const e = originEntry(entry);
+    return e.includes("://") ? e === full : e === name;
   });
 }
 
 /**
- * Checks a request's Host and Origin. `localAddress` is the address the request arrived on (Node socket) or
- * the hostname of the request URL (fetch handlers), used by the "auto" mode.
+ * Checks a request's Host and Origin. `localAddress` is the address the request arrived on (the Node socket's,
+ * or what a fetch adapter reports), used by the "auto" mode; undefined counts as loopback, so an unknown
+ * address never switches the check off. It must never come from the Host header or the request URL, which
+ * the client chooses.
  */
 export function checkHostAndOrigin(
   headers: Readonly<Record<string, string | undefined>>,
@@ -79,7 +95,7 @@ export function checkHostAndOrigin(
   const mode = policy.dnsRebindingProtection ?? "auto";
   if (mode === false) return undefined;
   const explicit = policy.allowedHosts !== undefined || policy.allowedOrigins !== undefined;
-  const loopback = isLoopbackAddress(localAddress);
+  const loopback = localAddress === undefined || isLoopbackAddress(localAddress);
   if (mode === "auto" && !explicit && !loopback) return undefined;
   const hosts = policy.allowedHosts ?? (policy.allowedOrigins === undefined || mode === true || loopback ? LOOPBACK_HOSTNAMES : undefined);
   if (hosts !== undefined) {

@@ -65,18 +65,35 @@ export interface StreamableHttpServerOptions extends HostOriginPolicy {
   supportedProtocolVersions?: readonly string[];
   /**
    * Close sessions that saw no HTTP request for this long while nothing is in flight and no stream is
-   * connected (ms). Default: sessions live until DELETE or close().
+   * connected (ms). Default 30 minutes; 0 keeps sessions until DELETE or close().
    */
   sessionIdleTimeoutMs?: number;
+  /**
+   * Most live sessions; an initialize beyond it is answered 503 with a JSON-RPC error and opens nothing, while
+   * the existing sessions go on. Default 10,000; 0 for no limit.
+   */
+  maxSessions?: number;
   /** Errors that have no HTTP request to report to (a failing onSession, a send to a closed stream...). */
   onerror?: (error: Error) => void;
 }
 
+/** What a fetch adapter knows of a request beyond the Request itself. */
+export interface FetchRequestInfo {
+  /** The local address the request arrived on (e.g. `127.0.0.1`, `::1`, `10.0.0.5`), or the address listened on. */
+  localAddress?: string;
+}
+
 export interface StreamableHttpServer {
-  /** A Node request listener: `http.createServer(server.nodeListener)`, or call it from any router. */
+  /**
+   * A Node request listener: `listenHttp(server.nodeListener)` or `createHttpServer(...)` (which set request
+   * timeouts), `http.createServer(...)`, or call it from any router.
+   */
   readonly nodeListener: (req: IncomingMessage, res: ServerResponse) => void;
-  /** A web-standard handler for fetch-style runtimes. */
-  readonly fetch: (request: Request) => Promise<Response>;
+  /**
+   * A web-standard handler for fetch-style runtimes. Pass `info.localAddress` when the adapter knows the
+   * address the request arrived on; without it the Host/Origin allow-list applies (see dnsRebindingProtection).
+   */
+  readonly fetch: (request: Request, info?: FetchRequestInfo) => Promise<Response>;
   /** Live sessions by id. */
   readonly sessions: ReadonlyMap<string, HttpServerTransport>;
   /** Ends every session (onclose fires on each). */
@@ -121,6 +138,24 @@ interface OutStream {
 }
 
 const BACKLOG_LIMIT = 1000;
+
+/** Defaults of the session limits (see StreamableHttpServerOptions). */
+export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
+export const DEFAULT_MAX_SESSIONS = 10_000;
+/** JSON-RPC error code of a refused initialize (implementation-defined server error range). */
+const SERVER_BUSY = -32000;
+
+/** setTimeout fires at once for longer delays. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A count or duration option: a non-negative integer, or the default when not given. */
+function limit(name: string, value: number | undefined, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 0 || value > max) {
+    throw new RangeError(`${name} must be an integer from 0 (no limit) to ${max}, got ${value}`);
+  }
+  return value;
+}
 
 /**
  * The per-session Transport handed to `onSession`. POSTed messages arrive on onmessage with InboundInfo
@@ -214,8 +249,8 @@ export class HttpServerTransport implements Transport {
 
   /** @internal Restarts the idle clock; called for every HTTP request naming this session. */
   touch(): void {
-    const idle = this.core.options.sessionIdleTimeoutMs;
-    if (idle === undefined || this.sessionId === undefined || this.closed) return;
+    const idle = this.core.idleTimeoutMs;
+    if (idle === 0 || this.sessionId === undefined || this.closed) return;
     // One timer per session, restarted in place: a new one per HTTP request was wasted work.
     if (this.idleTimer !== undefined) {
       this.idleTimer.refresh();
@@ -448,9 +483,11 @@ class ServerCore {
   readonly options: StreamableHttpServerOptions;
   readonly store: EventStore;
   readonly retryMs: number;
+  readonly idleTimeoutMs: number;
   readonly sessions = new Map<string, HttpServerTransport>();
   private readonly versions: ReadonlySet<string>;
   private readonly maxBody: number;
+  private readonly maxSessions: number;
 
   constructor(options: StreamableHttpServerOptions) {
     this.options = options;
@@ -458,6 +495,8 @@ class ServerCore {
     this.retryMs = options.retryMs ?? 1000;
     this.versions = new Set(options.supportedProtocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS);
     this.maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
+    this.idleTimeoutMs = limit("sessionIdleTimeoutMs", options.sessionIdleTimeoutMs, DEFAULT_SESSION_IDLE_TIMEOUT_MS, MAX_TIMER_MS);
+    this.maxSessions = limit("maxSessions", options.maxSessions, DEFAULT_MAX_SESSIONS);
   }
 
   forget(transport: HttpServerTransport): void {
@@ -566,6 +605,15 @@ class ServerCore {
       if (ex.headers[SESSION_HEADER] !== undefined) {
         return fail(ex, 400, ErrorCode.InvalidRequest, "Bad Request: initialize must not carry Mcp-Session-Id");
       }
+      if (this.maxSessions > 0 && this.sessions.size >= this.maxSessions) {
+        // Abandoned sessions hold memory until they expire; refusing the newcomer keeps the live ones whole.
+        const body = JSON.stringify({
+          jsonrpc: "2.0",
+          id: (message as { id: RequestId }).id,
+          error: { code: SERVER_BUSY, message: `Server busy: too many sessions (limit ${this.maxSessions}); try again later` },
+        });
+        return ex.respond(503, JSON_HEADERS, body);
+      }
       const id = (this.options.sessionIdGenerator ?? (() => randomBytes(24).toString("base64url")))();
       if (!isVisibleAscii(id) || this.sessions.has(id)) throw new Error("sessionIdGenerator returned an unusable id");
       transport = new HttpServerTransport(this, id, principal);
@@ -656,8 +704,8 @@ export function createStreamableHttpServer(options: StreamableHttpServerOptions)
     nodeListener: (req, res) => {
       void core.handle(nodeExchange(req, res));
     },
-    fetch: async (request) => {
-      const { exchange, response } = webExchange(request);
+    fetch: async (request, info) => {
+      const { exchange, response } = webExchange(request, info?.localAddress);
       void core.handle(exchange);
       return response;
     },

@@ -6,6 +6,8 @@ import { createStreamableHttpServer, type StreamableHttpServer } from "../../run
 import { ACCEPT_BOTH, eventually, initializeMessage, makeResponder, readSse, sessionHeaders } from "./helpers.js";
 
 const URL_ = "http://127.0.0.1:3000/mcp";
+// What an adapter passes on from the wire; a Request made in process has no Host until given one.
+const HOST = { host: "127.0.0.1:3000" };
 let mcp: StreamableHttpServer | undefined;
 afterEach(async () => {
   await mcp?.close();
@@ -15,7 +17,7 @@ afterEach(async () => {
 function postRequest(body: unknown, headers: Record<string, string> = {}): Request {
   return new Request(URL_, {
     method: "POST",
-    headers: { accept: ACCEPT_BOTH, "content-type": "application/json", ...headers },
+    headers: { ...HOST, accept: ACCEPT_BOTH, "content-type": "application/json", ...headers },
     body: JSON.stringify(body),
   });
 }
@@ -42,7 +44,7 @@ describe("fetch-style handler", () => {
     const init = await mcp.fetch(postRequest(initializeMessage(1)));
     const sid = init.headers.get("mcp-session-id")!;
     await readSse(init);
-    const get = await mcp.fetch(new Request(URL_, { headers: { accept: "text/event-stream", ...sessionHeaders(sid) } }));
+    const get = await mcp.fetch(new Request(URL_, { headers: { ...HOST, accept: "text/event-stream", ...sessionHeaders(sid) } }));
     expect(get.status).toBe(200);
     expect(get.headers.get("content-type")).toBe("text/event-stream");
     const reading = readSse(get, (r) => r.messages.length === 1);
@@ -54,7 +56,7 @@ describe("fetch-style handler", () => {
 
     const tooBig = await mcp.fetch(postRequest({ jsonrpc: "2.0", id: 3, method: "echo", params: { pad: "z".repeat(2000) } }, sessionHeaders(sid)));
     expect(tooBig.status).toBe(413);
-    const bad = await mcp.fetch(new Request(URL_, { method: "POST", headers: { accept: ACCEPT_BOTH, "content-type": "application/json", ...sessionHeaders(sid) }, body: "{" }));
+    const bad = await mcp.fetch(new Request(URL_, { method: "POST", headers: { ...HOST, accept: ACCEPT_BOTH, "content-type": "application/json", ...sessionHeaders(sid) }, body: "{" }));
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { code: number } }).error.code).toBe(-32700);
     const evil = await mcp.fetch(postRequest(initializeMessage(1), { origin: "http://evil.example" }));
@@ -65,7 +67,12 @@ describe("fetch-style handler", () => {
     const responder = makeResponder();
     const server = createStreamableHttpServer({ onSession: responder.attach });
     mcp = server;
-    const client = new StreamableHttpClientTransport({ url: URL_, fetch: (input, init) => server.fetch(new Request(input, init)) });
+    const inProcess = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      const request = new Request(input, init);
+      request.headers.set("host", new URL(request.url).host);
+      return server.fetch(request);
+    };
+    const client = new StreamableHttpClientTransport({ url: URL_, fetch: inProcess });
     const messages: JsonObject[] = [];
     client.onmessage = (m) => messages.push(m as JsonObject);
     await client.send(initializeMessage(0));

@@ -1,6 +1,5 @@
 // Test fixtures for the HTTP transport: a real node:http server on 127.0.0.1, a tiny responder, raw fetch helpers.
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, Server } from "node:http";
 import type { InboundInfo } from "../../runtime/transport.js";
 import type { JsonObject, JsonRpcMessage, RequestId } from "../../runtime/jsonrpc.js";
 import {
@@ -9,6 +8,7 @@ import {
   type StreamableHttpServer,
   type StreamableHttpServerOptions,
 } from "../../runtime/transports/http-server.js";
+import { listenHttp, type HttpServerTimeouts } from "../../runtime/transports/http-listen.js";
 import { SseDecoder } from "../../runtime/transports/sse.js";
 
 export interface Received {
@@ -120,22 +120,20 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export async function startServer(options: Partial<StreamableHttpServerOptions> = {}): Promise<RunningServer> {
+/** The MCP endpoint with a responder, on a listenHttp server at 127.0.0.1 (its timeouts as given, else the defaults). */
+export async function startServer(options: Partial<StreamableHttpServerOptions> = {}, timeouts: HttpServerTimeouts = {}): Promise<RunningServer> {
   const responder = makeResponder();
   const mcp = createStreamableHttpServer({ onSession: responder.attach, ...options });
-  const http = createServer(mcp.nodeListener);
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const port = (http.address() as AddressInfo).port;
+  const listening = await listenHttp(mcp.nodeListener, { ...timeouts, host: "127.0.0.1", port: 0 });
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    port,
+    url: `${listening.origin}/mcp`,
+    port: listening.port,
     mcp,
     responder,
-    http,
+    http: listening.server,
     async stop() {
       await mcp.close();
-      http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
+      await listening.close();
     },
   };
 }
