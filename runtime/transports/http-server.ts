@@ -118,6 +118,8 @@ interface OutStream {
   /** Standalone only: messages sent while no GET was connected, for the next fresh GET. */
   backlog: { eventId?: string; message: JsonRpcMessage }[];
   done: boolean;
+  /** Something was appended to the event store for this stream, so finishing it must tell the store. */
+  logged?: boolean;
 }
 
 const BACKLOG_LIMIT = 1000;
@@ -311,6 +313,9 @@ export class HttpServerTransport implements Transport {
         wrote = true;
       }
       if (!live || live.done) {
+        // A finished stream, now replayed to its end: once the client has all of it, nobody needs its events.
+        const sessionId = this.sessionId;
+        sink.onDelivered(() => this.tellStore(() => this.core.store.deleteStream?.(sessionId, replay.streamId)));
         sink.end();
         return;
       }
@@ -342,7 +347,7 @@ export class HttpServerTransport implements Transport {
       } else {
         await this.emit(stream, message);
       }
-      if (stream.pending.size === 0) this.finishStream(stream, false);
+      if (stream.pending.size === 0) this.finishStream(stream, false, true);
       return;
     }
     const related = options?.relatedRequestId === undefined ? undefined : this.byRequest.get(requestKey(options.relatedRequestId));
@@ -364,6 +369,7 @@ export class HttpServerTransport implements Transport {
   private async beginSse(stream: OutStream, exchange: HttpExchange, headers: Record<string, string>): Promise<void> {
     const sink = exchange.openStream(200, { ...SSE_HEADERS, ...headers });
     if (this.sessionId !== undefined) {
+      stream.logged = true;
       const primingId = await this.core.store.append(this.sessionId, stream.id);
       sink.write(encodeSseEvent({ id: primingId, data: "" }));
     }
@@ -404,6 +410,7 @@ export class HttpServerTransport implements Transport {
       stream.sink?.write(encodeSseEvent({ data: JSON.stringify(message) }));
       return;
     }
+    stream.logged = true;
     const eventId = await this.core.store.append(this.sessionId, stream.id, message);
     if (stream.sink && !stream.sink.closed) {
       this.writeEvent(stream, eventId, message);
@@ -418,7 +425,23 @@ export class HttpServerTransport implements Transport {
     stream.sink?.write(encodeSseEvent({ id: eventId, data: JSON.stringify(message) }));
   }
 
-  private finishStream(stream: OutStream, sessionEnding: boolean): void {
+  /** Runs an optional store call whose failure has no request to report to. */
+  private tellStore(call: () => void | Promise<void> | undefined): void {
+    try {
+      const done = call();
+      if (done) done.catch((error: unknown) => this.reportError(error));
+    } catch (error) {
+      this.reportError(error);
+    }
+  }
+
+  /**
+   * `completed`: the stream's last response was just emitted. If that went out on a live connection and the
+   * client is then seen to have received the whole body, it has every event and will not come back for them:
+   * the store frees the stream at once. Otherwise (cut before the end, taken over by a resume, or no proof of
+   * delivery) the stream stays resumable for the store's retention window.
+   */
+  private finishStream(stream: OutStream, sessionEnding: boolean, completed = false): void {
     if (stream.closeTimer) clearTimeout(stream.closeTimer);
     if (stream.kind === "request") {
       stream.done = true;
@@ -431,6 +454,12 @@ export class HttpServerTransport implements Transport {
     }
     const sink = stream.sink;
     stream.sink = undefined;
+    const sessionId = this.sessionId;
+    if (stream.kind === "request" && !sessionEnding && sessionId !== undefined && stream.logged) {
+      const store = this.core.store;
+      this.tellStore(() => store.finishStream?.(sessionId, stream.id));
+      if (completed && sink && !sink.closed) sink.onDelivered(() => this.tellStore(() => store.deleteStream?.(sessionId, stream.id)));
+    }
     if (sink && (stream.kind === "request" || sessionEnding)) sink.end();
     // A stateless transport lives exactly as long as its one request.
     if (this.sessionId === undefined && stream.kind === "request" && !sessionEnding) void this.close();
