@@ -10,6 +10,8 @@ export interface StreamSink {
   end(): void;
   /** True once ended by us or closed by the peer. */
   readonly closed: boolean;
+  /** Bytes written but not yet taken by the connection: what a reader that does not read makes pile up. */
+  readonly buffered: number;
   /** Called once when the peer goes away or the sink is ended. */
   onClose(callback: () => void): void;
   /**
@@ -25,7 +27,7 @@ export interface StreamSink {
  * callbacks once and writes after it are dropped; `confirm` runs the onDelivered callbacks once. `gone`
  * reports a close the platform knows of before firing.
  */
-function closableSink(io: { write(chunk: string): void; end(): void; gone?: () => boolean }): {
+function closableSink(io: { write(chunk: string): void; end(): void; buffered(): number; gone?: () => boolean }): {
   sink: StreamSink;
   fire: () => void;
   confirm: () => void;
@@ -48,6 +50,9 @@ function closableSink(io: { write(chunk: string): void; end(): void; gone?: () =
   const sink: StreamSink = {
     get closed() {
       return closed || (gone !== undefined && gone());
+    },
+    get buffered() {
+      return io.buffered();
     },
     write(chunk) {
       if (!sink.closed) io.write(chunk);
@@ -163,6 +168,8 @@ export function nodeExchange(req: IncomingMessage, res: ServerResponse): HttpExc
         gone: () => res.destroyed,
         write: (chunk) => res.write(chunk),
         end: () => res.end(),
+        // The response's own queue plus the socket's: writes go to the socket once headers are out.
+        buffered: () => res.writableLength,
       });
       res.on("close", fire);
       // "finish" (the end handed to the OS) is no proof the client got it: a client already gone answers the
@@ -230,15 +237,20 @@ export function webExchange(request: Request): { exchange: HttpExchange; respons
       const { sink, fire } = closableSink({
         write: (chunk) => controller.enqueue(encoder.encode(chunk)),
         end: () => controller.close(),
+        // With a high-water mark of 0 and sizes in bytes, -desiredSize is what the consumer has not taken yet.
+        buffered: () => -(controller.desiredSize ?? 0),
       });
-      const body = new ReadableStream<Uint8Array>({
-        start(c) {
-          controller = c;
+      const body = new ReadableStream<Uint8Array>(
+        {
+          start(c) {
+            controller = c;
+          },
+          cancel() {
+            fire();
+          },
         },
-        cancel() {
-          fire();
-        },
-      });
+        { highWaterMark: 0, size: (chunk) => chunk.byteLength },
+      );
       request.signal?.addEventListener("abort", fire, { once: true });
       resolveResponse(new Response(body, { status, headers: responseHeaders }));
       return sink;

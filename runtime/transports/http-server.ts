@@ -70,6 +70,12 @@ export interface StreamableHttpServerOptions extends HostOriginPolicy {
   sessionIdleTimeoutMs?: number;
   /** Errors that have no HTTP request to report to (a failing onSession, a send to a closed stream...). */
   onerror?: (error: Error) => void;
+  /**
+   * Bytes an SSE connection may hold unsent (its reader is slow or stopped) before the server stops writing to
+   * it; default 1 MiB. Past it the connection is closed with `retry` and later events wait in the event store
+   * for the client to resume with Last-Event-ID. A stateless stream, which cannot be resumed, is just closed.
+   */
+  sseHighWaterMarkBytes?: number;
 }
 
 export interface StreamableHttpServer {
@@ -123,6 +129,7 @@ interface OutStream {
 }
 
 const BACKLOG_LIMIT = 1000;
+const DEFAULT_SSE_HIGH_WATER_MARK = 1024 * 1024;
 
 /**
  * The per-session Transport handed to `onSession`. POSTed messages arrive on onmessage with InboundInfo
@@ -309,6 +316,12 @@ export class HttpServerTransport implements Transport {
       let wrote = false;
       for (const event of replay.events) {
         if (event.message === undefined) continue;
+        if (this.overHighWaterMark(sink)) {
+          // The reader is not keeping up even with the replay: it resumes again from what it got.
+          sink.write(encodeSseEvent({ retry: this.core.retryMs }));
+          sink.end();
+          return;
+        }
         sink.write(encodeSseEvent({ id: event.eventId, data: JSON.stringify(event.message) }));
         wrote = true;
       }
@@ -407,7 +420,7 @@ export class HttpServerTransport implements Transport {
   private async emit(stream: OutStream, message: JsonRpcMessage): Promise<void> {
     if (this.sessionId === undefined) {
       // Stateless: no ids, nothing stored; there is no GET to resume with.
-      stream.sink?.write(encodeSseEvent({ data: JSON.stringify(message) }));
+      this.writeEvent(stream, undefined, message);
       return;
     }
     stream.logged = true;
@@ -421,8 +434,27 @@ export class HttpServerTransport implements Transport {
     // A request stream without a connection: the event waits in the store for a resuming GET.
   }
 
+  /** Writes to the stream's connection unless it holds too much unsent: then the connection is let go instead. */
   private writeEvent(stream: OutStream, eventId: string | undefined, message: JsonRpcMessage): void {
-    stream.sink?.write(encodeSseEvent({ id: eventId, data: JSON.stringify(message) }));
+    const sink = stream.sink;
+    if (!sink) return;
+    if (this.overHighWaterMark(sink)) {
+      if (this.sessionId !== undefined) {
+        // The event is in the store already; the client gets it by resuming once it reads again.
+        this.dropConnection(stream);
+      } else {
+        stream.sink = undefined;
+        sink.end();
+        this.reportError(new UndeliverableMessageError("stateless SSE stream closed: its client is not reading"));
+      }
+      return;
+    }
+    sink.write(encodeSseEvent({ id: eventId, data: JSON.stringify(message) }));
+  }
+
+  /** Checked before a write, so a connection holds at most the mark plus one event (and a `retry`). */
+  private overHighWaterMark(sink: StreamSink): boolean {
+    return sink.buffered >= (this.core.options.sseHighWaterMarkBytes ?? DEFAULT_SSE_HIGH_WATER_MARK);
   }
 
   /** Runs an optional store call whose failure has no request to report to. */
