@@ -42,6 +42,14 @@ export interface EventStore {
   replayAfter(sessionId: string, lastEventId: string): ReplayResult | Promise<ReplayResult>;
   /** Frees all of a session's events. */
   deleteSession(sessionId: string): void | Promise<void>;
+  /**
+   * Optional. Nothing will be appended to this stream again (its request was answered or taken over). A
+   * client cut off before the end may still resume it, so the store keeps it for a while, then frees it.
+   * A store without this method keeps a finished stream's events until deleteSession.
+   */
+  finishStream?(sessionId: string, streamId: string): void | Promise<void>;
+  /** Optional. A finished stream reached its client in full, so no resume will ask for it: free it now. */
+  deleteStream?(sessionId: string, streamId: string): void | Promise<void>;
 }
 
 /** Stream ids must not contain the separator; the transport only makes base64url ids. */
@@ -66,46 +74,82 @@ interface StreamLog {
   /** Events with seq < firstKept were dropped; replay from before that point would be partial. */
   firstKept: number;
   events: { seq: number; message?: JsonRpcMessage; bytes: number }[];
+  bytes: number;
+  /** Set when the log is freed, so its leftover entries in the session's order queue are skipped. */
+  dropped: boolean;
 }
 
 interface SessionLog {
   streams: Map<string, StreamLog>;
-  /** Append order across streams, so the oldest event of the session is dropped first. */
-  order: { streamId: string; seq: number }[];
+  /** Append order across streams (one entry per event), so the oldest event of the session is dropped first. */
+  order: StreamLog[];
   orderHead: number;
+  /** Events held across the session's streams. */
+  events: number;
   bytes: number;
+  /** Finished streams and when each may be freed, in finishing order (the window is the same for all). */
+  finished: Map<string, number>;
 }
 
 export interface InMemoryEventStoreOptions {
   /** Upper bound on stored message bytes per session; oldest events are dropped past it. Default 1 MiB. */
   maxBytesPerSession?: number;
+  /**
+   * How long a finished stream that may not have reached its client stays resumable, in ms. Default 60 000:
+   * longer than a client's reconnect schedule (about 13 s with the default backoff) with room for a restart.
+   */
+  finishedStreamRetentionMs?: number;
+  /** At most this many such finished streams are kept per session; the oldest goes first. Default 1000. */
+  maxFinishedStreamsPerSession?: number;
+}
+
+/** What an InMemoryEventStore holds, summed over all sessions. */
+export interface EventStoreStats {
+  sessions: number;
+  /** Stream logs, including finished ones still kept for a resume. */
+  streams: number;
+  /** Of those, finished ones. */
+  finishedStreams: number;
+  events: number;
+  bytes: number;
 }
 
 export class InMemoryEventStore implements EventStore {
   private readonly sessions = new Map<string, SessionLog>();
   private readonly maxBytes: number;
+  private readonly retentionMs: number;
+  private readonly maxFinished: number;
 
   constructor(options: InMemoryEventStoreOptions = {}) {
     this.maxBytes = options.maxBytesPerSession ?? 1024 * 1024;
+    this.retentionMs = Math.max(0, options.finishedStreamRetentionMs ?? 60_000);
+    this.maxFinished = Math.max(0, options.maxFinishedStreamsPerSession ?? 1000);
   }
 
   append(sessionId: string, streamId: string, message?: JsonRpcMessage): string {
     let session = this.sessions.get(sessionId);
+    if (session && session.finished.size > 0) {
+      // Expiry is checked as the session is used, not by a timer per stream. Freeing its last stream frees the session.
+      this.sweep(sessionId, session, Date.now());
+      session = this.sessions.get(sessionId);
+    }
     if (!session) {
-      session = { streams: new Map(), order: [], orderHead: 0, bytes: 0 };
+      session = { streams: new Map(), order: [], orderHead: 0, events: 0, bytes: 0, finished: new Map() };
       this.sessions.set(sessionId, session);
     }
     let stream = session.streams.get(streamId);
     if (!stream) {
       // Checked once per stream, not per event: the id must survive a round trip through Last-Event-ID.
       if (parseEventId(formatEventId(streamId, 0)) === undefined) throw new Error(`invalid stream id: ${streamId}`);
-      stream = { nextSeq: 0, firstKept: 0, events: [] };
+      stream = { nextSeq: 0, firstKept: 0, events: [], bytes: 0, dropped: false };
       session.streams.set(streamId, stream);
     }
     const seq = stream.nextSeq++;
     const bytes = message === undefined ? 16 : Buffer.byteLength(JSON.stringify(message)) + 16;
     stream.events.push({ seq, message, bytes });
-    session.order.push({ streamId, seq });
+    stream.bytes += bytes;
+    session.order.push(stream);
+    session.events++;
     session.bytes += bytes;
     this.trim(session);
     return formatEventId(streamId, seq);
@@ -114,7 +158,9 @@ export class InMemoryEventStore implements EventStore {
   replayAfter(sessionId: string, lastEventId: string): ReplayResult {
     const parsed = parseEventId(lastEventId);
     if (!parsed) throw new EventReplayError("malformed", `malformed Last-Event-ID: ${JSON.stringify(lastEventId)}`);
-    const stream = this.sessions.get(sessionId)?.streams.get(parsed.streamId);
+    const session = this.sessions.get(sessionId);
+    if (session && session.finished.size > 0) this.sweep(sessionId, session, Date.now());
+    const stream = session?.streams.get(parsed.streamId);
     if (!stream || parsed.seq >= stream.nextSeq) {
       throw new EventReplayError("unknown", `unknown Last-Event-ID: ${lastEventId}`);
     }
@@ -139,24 +185,89 @@ export class InMemoryEventStore implements EventStore {
     this.sessions.delete(sessionId);
   }
 
+  finishStream(sessionId: string, streamId: string): void {
+    const session = this.sessions.get(sessionId);
+    if (!session?.streams.has(streamId) || session.finished.has(streamId)) return;
+    const now = Date.now();
+    session.finished.set(streamId, now + this.retentionMs);
+    this.sweep(sessionId, session, now);
+  }
+
+  deleteStream(sessionId: string, streamId: string): void {
+    const session = this.sessions.get(sessionId);
+    if (session) this.drop(sessionId, session, streamId);
+  }
+
   /** Bytes held for a session (for tests and metrics). */
   sizeOf(sessionId: string): number {
     return this.sessions.get(sessionId)?.bytes ?? 0;
   }
 
+  /** Totals over all sessions, after freeing finished streams whose retention ended (for tests and metrics). */
+  stats(): EventStoreStats {
+    const now = Date.now();
+    const out: EventStoreStats = { sessions: 0, streams: 0, finishedStreams: 0, events: 0, bytes: 0 };
+    for (const [id, session] of [...this.sessions]) {
+      this.sweep(id, session, now);
+      if (!this.sessions.has(id)) continue;
+      out.sessions++;
+      out.streams += session.streams.size;
+      out.finishedStreams += session.finished.size;
+      out.events += session.events;
+      out.bytes += session.bytes;
+    }
+    return out;
+  }
+
+  /** Frees finished streams past their retention, then the oldest ones beyond the count bound. */
+  private sweep(sessionId: string, session: SessionLog, now: number): void {
+    for (const [streamId, expires] of session.finished) {
+      if (expires > now && session.finished.size <= this.maxFinished) break;
+      this.drop(sessionId, session, streamId);
+    }
+  }
+
+  private drop(sessionId: string, session: SessionLog, streamId: string): void {
+    session.finished.delete(streamId);
+    const stream = session.streams.get(streamId);
+    if (!stream) return;
+    session.streams.delete(streamId);
+    stream.dropped = true;
+    session.events -= stream.events.length;
+    session.bytes -= stream.bytes;
+    stream.events = [];
+    if (session.streams.size === 0) {
+      this.sessions.delete(sessionId);
+      return;
+    }
+    this.compact(session);
+  }
+
   private trim(session: SessionLog): void {
     while (session.bytes > this.maxBytes && session.orderHead < session.order.length) {
-      const { streamId } = session.order[session.orderHead++];
-      const stream = session.streams.get(streamId);
-      const dropped = stream?.events.shift();
-      if (!stream || !dropped) continue;
+      const stream = session.order[session.orderHead++];
+      const dropped = stream.dropped ? undefined : stream.events.shift();
+      if (!dropped) continue;
+      session.events--;
       session.bytes -= dropped.bytes;
+      stream.bytes -= dropped.bytes;
       stream.firstKept = dropped.seq + 1;
     }
-    // Compact the order queue now and then instead of shifting on every drop.
-    if (session.orderHead > 1024 && session.orderHead * 2 > session.order.length) {
-      session.order = session.order.slice(session.orderHead);
-      session.orderHead = 0;
+    this.compact(session);
+  }
+
+  /**
+   * The order queue gets one entry per event; trimming consumes entries from the head and a freed stream leaves
+   * its entries behind. Rebuilt once those outnumber the events held, so it stays proportional to what is held
+   * (amortized constant work per event).
+   */
+  private compact(session: SessionLog): void {
+    if (session.order.length <= 2 * session.events + 1024) return;
+    const order: StreamLog[] = [];
+    for (let i = session.orderHead; i < session.order.length; i++) {
+      if (!session.order[i].dropped) order.push(session.order[i]);
     }
+    session.order = order;
+    session.orderHead = 0;
   }
 }

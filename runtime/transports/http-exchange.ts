@@ -1,5 +1,6 @@
 // One HTTP request/response pair behind a small interface, so the server logic serves node:http and fetch alike.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 
 export type HeaderRecord = Readonly<Record<string, string | undefined>>;
 
@@ -9,26 +10,49 @@ export interface StreamSink {
   end(): void;
   /** True once ended by us or closed by the peer. */
   readonly closed: boolean;
+  /** Bytes written but not yet taken by the connection: what a reader that does not read makes pile up. */
+  readonly buffered: number;
   /** Called once when the peer goes away or the sink is ended. */
   onClose(callback: () => void): void;
+  /**
+   * Called at most once, when the platform shows that the client received the whole body after we ended it.
+   * Node: the client sent its next request on the same keep-alive connection, which HTTP/1.1 clients do
+   * only once the previous response was read to its end. A fetch adapter shows nothing of the kind.
+   */
+  onDelivered(callback: () => void): void;
 }
 
 /**
- * The close bookkeeping both kinds of stream share: `fire` (the peer went away, or we ended) runs the onClose
- * callbacks once; writes after that are dropped. `gone` reports a close the platform knows of before firing.
+ * The bookkeeping both kinds of stream share: `fire` (the peer went away, or we ended) runs the onClose
+ * callbacks once and writes after it are dropped; `confirm` runs the onDelivered callbacks once. `gone`
+ * reports a close the platform knows of before firing.
  */
-function closableSink(io: { write(chunk: string): void; end(): void; gone?: () => boolean }): { sink: StreamSink; fire: () => void } {
+function closableSink(io: { write(chunk: string): void; end(): void; buffered(): number; gone?: () => boolean }): {
+  sink: StreamSink;
+  fire: () => void;
+  confirm: () => void;
+} {
   let closed = false;
+  let delivered = false;
   const callbacks: (() => void)[] = [];
+  const deliveredCallbacks: (() => void)[] = [];
   const fire = (): void => {
     if (closed) return;
     closed = true;
     for (const cb of callbacks.splice(0)) cb();
   };
+  const confirm = (): void => {
+    if (delivered) return;
+    delivered = true;
+    for (const cb of deliveredCallbacks.splice(0)) cb();
+  };
   const gone = io.gone;
   const sink: StreamSink = {
     get closed() {
       return closed || (gone !== undefined && gone());
+    },
+    get buffered() {
+      return io.buffered();
     },
     write(chunk) {
       if (!sink.closed) io.write(chunk);
@@ -41,9 +65,19 @@ function closableSink(io: { write(chunk: string): void; end(): void; gone?: () =
       if (closed) cb();
       else callbacks.push(cb);
     },
+    onDelivered(cb) {
+      if (delivered) cb();
+      else deliveredCallbacks.push(cb);
+    },
   };
-  return { sink, fire };
+  return { sink, fire, confirm };
 }
+
+/**
+ * Per keep-alive connection: confirms the last SSE body finished on it, once the next request arrives there.
+ * Weak, so a connection that closes takes its unconfirmed entry with it.
+ */
+const awaitingNextRequest = new WeakMap<Socket, () => void>();
 
 export interface HttpExchange {
   readonly method: string;
@@ -73,6 +107,12 @@ function nodeHeaders(req: IncomingMessage): HeaderRecord {
 export function nodeExchange(req: IncomingMessage, res: ServerResponse): HttpExchange {
   const headers = nodeHeaders(req);
   let responded = false;
+  const socket = req.socket;
+  const previous = awaitingNextRequest.get(socket);
+  if (previous) {
+    awaitingNextRequest.delete(socket);
+    previous();
+  }
   return {
     method: (req.method ?? "GET").toUpperCase(),
     url: new URL(req.url ?? "/", "http://localhost"),
@@ -127,12 +167,20 @@ export function nodeExchange(req: IncomingMessage, res: ServerResponse): HttpExc
       res.writeHead(status, responseHeaders);
       res.flushHeaders();
       req.socket.setNoDelay(true);
-      const { sink, fire } = closableSink({
+      const { sink, fire, confirm } = closableSink({
         gone: () => res.destroyed,
         write: (chunk) => res.write(chunk),
         end: () => res.end(),
+        // The response's own queue plus the socket's: writes go to the socket once headers are out.
+        buffered: () => res.writableLength,
       });
       res.on("close", fire);
+      // "finish" (the end handed to the OS) is no proof the client got it: a client already gone answers the
+      // bytes with a reset later. Its next request on this connection is. Node emits "finish" even when a dying
+      // socket failed the last write, hence the destroyed check.
+      res.on("finish", () => {
+        if (!socket.destroyed) awaitingNextRequest.set(socket, confirm);
+      });
       return sink;
     },
   };
@@ -195,15 +243,20 @@ export function webExchange(request: Request, localAddress?: string): { exchange
       const { sink, fire } = closableSink({
         write: (chunk) => controller.enqueue(encoder.encode(chunk)),
         end: () => controller.close(),
+        // With a high-water mark of 0 and sizes in bytes, -desiredSize is what the consumer has not taken yet.
+        buffered: () => -(controller.desiredSize ?? 0),
       });
-      const body = new ReadableStream<Uint8Array>({
-        start(c) {
-          controller = c;
+      const body = new ReadableStream<Uint8Array>(
+        {
+          start(c) {
+            controller = c;
+          },
+          cancel() {
+            fire();
+          },
         },
-        cancel() {
-          fire();
-        },
-      });
+        { highWaterMark: 0, size: (chunk) => chunk.byteLength },
+      );
       request.signal?.addEventListener("abort", fire, { once: true });
       resolveResponse(new Response(body, { status, headers: responseHeaders }));
       return sink;

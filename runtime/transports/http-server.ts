@@ -75,6 +75,12 @@ export interface StreamableHttpServerOptions extends HostOriginPolicy {
   maxSessions?: number;
   /** Errors that have no HTTP request to report to (a failing onSession, a send to a closed stream...). */
   onerror?: (error: Error) => void;
+  /**
+   * Bytes an SSE connection may hold unsent (its reader is slow or stopped) before the server stops writing to
+   * it; default 1 MiB. Past it the connection is closed with `retry` and later events wait in the event store
+   * for the client to resume with Last-Event-ID. A stateless stream, which cannot be resumed, is just closed.
+   */
+  sseHighWaterMarkBytes?: number;
 }
 
 /** What a fetch adapter knows of a request beyond the Request itself. */
@@ -135,9 +141,12 @@ interface OutStream {
   /** Standalone only: messages sent while no GET was connected, for the next fresh GET. */
   backlog: { eventId?: string; message: JsonRpcMessage }[];
   done: boolean;
+  /** Something was appended to the event store for this stream, so finishing it must tell the store. */
+  logged?: boolean;
 }
 
 const BACKLOG_LIMIT = 1000;
+const DEFAULT_SSE_HIGH_WATER_MARK = 1024 * 1024;
 
 /** Defaults of the session limits (see StreamableHttpServerOptions). */
 export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
@@ -342,10 +351,19 @@ export class HttpServerTransport implements Transport {
       let wrote = false;
       for (const event of replay.events) {
         if (event.message === undefined) continue;
+        if (this.overHighWaterMark(sink)) {
+          // The reader is not keeping up even with the replay: it resumes again from what it got.
+          sink.write(encodeSseEvent({ retry: this.core.retryMs }));
+          sink.end();
+          return;
+        }
         sink.write(encodeSseEvent({ id: event.eventId, data: JSON.stringify(event.message) }));
         wrote = true;
       }
       if (!live || live.done) {
+        // A finished stream, now replayed to its end: once the client has all of it, nobody needs its events.
+        const sessionId = this.sessionId;
+        sink.onDelivered(() => this.tellStore(() => this.core.store.deleteStream?.(sessionId, replay.streamId)));
         sink.end();
         return;
       }
@@ -377,7 +395,7 @@ export class HttpServerTransport implements Transport {
       } else {
         await this.emit(stream, message);
       }
-      if (stream.pending.size === 0) this.finishStream(stream, false);
+      if (stream.pending.size === 0) this.finishStream(stream, false, true);
       return;
     }
     const related = options?.relatedRequestId === undefined ? undefined : this.byRequest.get(requestKey(options.relatedRequestId));
@@ -399,6 +417,7 @@ export class HttpServerTransport implements Transport {
   private async beginSse(stream: OutStream, exchange: HttpExchange, headers: Record<string, string>): Promise<void> {
     const sink = exchange.openStream(200, { ...SSE_HEADERS, ...headers });
     if (this.sessionId !== undefined) {
+      stream.logged = true;
       const primingId = await this.core.store.append(this.sessionId, stream.id);
       sink.write(encodeSseEvent({ id: primingId, data: "" }));
     }
@@ -436,9 +455,10 @@ export class HttpServerTransport implements Transport {
   private async emit(stream: OutStream, message: JsonRpcMessage): Promise<void> {
     if (this.sessionId === undefined) {
       // Stateless: no ids, nothing stored; there is no GET to resume with.
-      stream.sink?.write(encodeSseEvent({ data: JSON.stringify(message) }));
+      this.writeEvent(stream, undefined, message);
       return;
     }
+    stream.logged = true;
     const eventId = await this.core.store.append(this.sessionId, stream.id, message);
     if (stream.sink && !stream.sink.closed) {
       this.writeEvent(stream, eventId, message);
@@ -449,11 +469,46 @@ export class HttpServerTransport implements Transport {
     // A request stream without a connection: the event waits in the store for a resuming GET.
   }
 
+  /** Writes to the stream's connection unless it holds too much unsent: then the connection is let go instead. */
   private writeEvent(stream: OutStream, eventId: string | undefined, message: JsonRpcMessage): void {
-    stream.sink?.write(encodeSseEvent({ id: eventId, data: JSON.stringify(message) }));
+    const sink = stream.sink;
+    if (!sink) return;
+    if (this.overHighWaterMark(sink)) {
+      if (this.sessionId !== undefined) {
+        // The event is in the store already; the client gets it by resuming once it reads again.
+        this.dropConnection(stream);
+      } else {
+        stream.sink = undefined;
+        sink.end();
+        this.reportError(new UndeliverableMessageError("stateless SSE stream closed: its client is not reading"));
+      }
+      return;
+    }
+    sink.write(encodeSseEvent({ id: eventId, data: JSON.stringify(message) }));
   }
 
-  private finishStream(stream: OutStream, sessionEnding: boolean): void {
+  /** Checked before a write, so a connection holds at most the mark plus one event (and a `retry`). */
+  private overHighWaterMark(sink: StreamSink): boolean {
+    return sink.buffered >= (this.core.options.sseHighWaterMarkBytes ?? DEFAULT_SSE_HIGH_WATER_MARK);
+  }
+
+  /** Runs an optional store call whose failure has no request to report to. */
+  private tellStore(call: () => void | Promise<void> | undefined): void {
+    try {
+      const done = call();
+      if (done) done.catch((error: unknown) => this.reportError(error));
+    } catch (error) {
+      this.reportError(error);
+    }
+  }
+
+  /**
+   * `completed`: the stream's last response was just emitted. If that went out on a live connection and the
+   * client is then seen to have received the whole body, it has every event and will not come back for them:
+   * the store frees the stream at once. Otherwise (cut before the end, taken over by a resume, or no proof of
+   * delivery) the stream stays resumable for the store's retention window.
+   */
+  private finishStream(stream: OutStream, sessionEnding: boolean, completed = false): void {
     if (stream.closeTimer) clearTimeout(stream.closeTimer);
     if (stream.kind === "request") {
       stream.done = true;
@@ -466,6 +521,12 @@ export class HttpServerTransport implements Transport {
     }
     const sink = stream.sink;
     stream.sink = undefined;
+    const sessionId = this.sessionId;
+    if (stream.kind === "request" && !sessionEnding && sessionId !== undefined && stream.logged) {
+      const store = this.core.store;
+      this.tellStore(() => store.finishStream?.(sessionId, stream.id));
+      if (completed && sink && !sink.closed) sink.onDelivered(() => this.tellStore(() => store.deleteStream?.(sessionId, stream.id)));
+    }
     if (sink && (stream.kind === "request" || sessionEnding)) sink.end();
     // A stateless transport lives exactly as long as its one request.
     if (this.sessionId === undefined && stream.kind === "request" && !sessionEnding) void this.close();

@@ -9,6 +9,7 @@ import {
   StreamableHttpClientTransport,
   type StreamableHttpClientOptions,
 } from "../../runtime/transports/http-client.js";
+import { InMemoryEventStore } from "../../runtime/transports/event-store.js";
 import { eventually, initializeMessage, startServer, type RunningServer } from "./helpers.js";
 
 let server: RunningServer | undefined;
@@ -268,7 +269,11 @@ describe("resumption", () => {
 
 describe("resuming a finished stream", () => {
   it("replays it, then stops after the attempt bound instead of polling an empty stream forever", async () => {
-    server = await startServer();
+    // A store that never frees a finished stream early: every GET finds it, replayed to its end, then empty.
+    const store = new InMemoryEventStore();
+    server = await startServer({
+      eventStore: { append: store.append.bind(store), replayAfter: store.replayAfter.bind(store), deleteSession: store.deleteSession.bind(store) },
+    });
     const tokens: string[] = [];
     const h = harness({ standaloneStream: "manual", onResumptionToken: (t, info) => void (info.requestId === 6 && tokens.push(t)) });
     await connect(h);

@@ -101,6 +101,15 @@ export function makeResponder(): ResponderControl & { attach: (t: HttpServerTran
         await t.send({ jsonrpc: "2.0", id: askId, method: "elicitation/create", params: { message: "name?" } }, { relatedRequestId: id });
         return reply({ answer: (await answer) as JsonObject });
       }
+      case "flood": {
+        // Large related notifications as fast as the transport takes them, for slow-reader tests.
+        const count = Number(params.count ?? 10);
+        const pad = "x".repeat(Number(params.size ?? 1000));
+        for (let i = 0; i < count; i++) {
+          await t.send({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: { i, pad } } }, { relatedRequestId: id });
+        }
+        return reply({ done: count });
+      }
       case "broadcast":
         await t.send({ jsonrpc: "2.0", method: "notifications/message", params: { text: String(params.text ?? "") } });
         return reply({});

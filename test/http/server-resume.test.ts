@@ -169,11 +169,15 @@ describe("replay failures", () => {
     server = await startServer({ eventStore: store });
     const a = await initialize(server.url);
     const b = await initialize(server.url);
-    const aRead = await readSse(await post(server.url, { jsonrpc: "2.0", id: 1, method: "progress", params: { count: 2 } }, sessionHeaders(a)));
+    // A's request is still running when its connection is cut, so its stream stays resumable.
+    const aRes = await post(server.url, { jsonrpc: "2.0", id: 1, method: "wait", params: { gate: "a", before: 2, after: 0 } }, sessionHeaders(a));
+    const aRead = await readSse(aRes, (r) => r.messages.length === 2);
     const primingOfA = aRead.events[0].id;
     const asB = await resumeGet(server.url, b, primingOfA);
     expect(asB.status).toBe(400);
-    const asA = await readSse(await resumeGet(server.url, a, primingOfA));
+    const resumed = await resumeGet(server.url, a, primingOfA);
+    server.responder.open("a");
+    const asA = await readSse(resumed);
     expect(progressValues(asA.messages)).toEqual([1, 2, "response"]);
   });
 

@@ -1,5 +1,6 @@
 // Unit tests of the SSE codec and the in-memory event store.
 import { describe, expect, it } from "vitest";
+import { eventually } from "./helpers.js";
 import { EventReplayError, InMemoryEventStore, parseEventId } from "../../runtime/transports/event-store.js";
 import { SseDecoder, encodeSseEvent, type SseEvent } from "../../runtime/transports/sse.js";
 
@@ -108,5 +109,75 @@ describe("InMemoryEventStore", () => {
     s.deleteSession("S");
     expect(s.sizeOf("S")).toBe(0);
     expect(() => s.replayAfter("S", "a:0")).toThrow(EventReplayError);
+  });
+
+  it("frees a deleted stream at once, and the session with its last stream", () => {
+    const s = new InMemoryEventStore();
+    s.append("S", "a", undefined);
+    s.append("S", "a", msg(1));
+    s.append("S", "b", msg(2));
+    const before = s.sizeOf("S");
+    s.deleteStream("S", "a");
+    expect(s.stats()).toEqual({ sessions: 1, streams: 1, finishedStreams: 0, events: 1, bytes: before - 16 - (JSON.stringify(msg(1)).length + 16) });
+    expect(() => s.replayAfter("S", "a:0")).toThrow(/unknown/);
+    expect(s.replayAfter("S", "b:0").events).toEqual([]);
+    s.deleteStream("S", "b");
+    expect(s.stats()).toEqual({ sessions: 0, streams: 0, finishedStreams: 0, events: 0, bytes: 0 });
+    expect(s.sizeOf("S")).toBe(0);
+  });
+
+  it("keeps a finished stream resumable for its retention window, then frees it without a timer of its own", async () => {
+    const s = new InMemoryEventStore({ finishedStreamRetentionMs: 50 });
+    s.append("S", "a", undefined);
+    s.append("S", "a", msg(1));
+    s.append("S", "live", msg(2));
+    s.finishStream("S", "a");
+    // Unknown streams and a second finish change nothing.
+    s.finishStream("S", "nope");
+    s.finishStream("S", "a");
+    expect(s.stats().finishedStreams).toBe(1);
+    expect(s.replayAfter("S", "a:0").events).toEqual([{ eventId: "a:1", message: msg(1) }]);
+    await eventually(() => s.stats().streams === 1);
+    expect(() => s.replayAfter("S", "a:0")).toThrow(/unknown/);
+    // A stream that is not finished stays, however old.
+    expect(s.replayAfter("S", "live:0").events).toEqual([]);
+  });
+
+  it("keeps at most maxFinishedStreamsPerSession finished streams, the oldest freed first", () => {
+    const s = new InMemoryEventStore({ maxFinishedStreamsPerSession: 3 });
+    for (let i = 0; i < 5; i++) {
+      s.append("S", `r${i}`, msg(i));
+      s.finishStream("S", `r${i}`);
+    }
+    s.append("T", "r0", msg(0));
+    s.finishStream("T", "r0");
+    expect(s.stats()).toMatchObject({ sessions: 2, streams: 4, finishedStreams: 4 });
+    expect(() => s.replayAfter("S", "r1:0")).toThrow(/unknown/);
+    expect(s.replayAfter("S", "r2:0").events).toEqual([]);
+    expect(s.replayAfter("T", "r0:0").events).toEqual([]);
+  });
+
+  it("with retention 0, finishing a stream frees it", () => {
+    const s = new InMemoryEventStore({ finishedStreamRetentionMs: 0 });
+    s.append("S", "a", msg(1));
+    s.finishStream("S", "a");
+    expect(s.stats().streams).toBe(0);
+  });
+
+  it("still drops the oldest events first after many streams came and went", () => {
+    const s = new InMemoryEventStore({ maxBytesPerSession: 2000 });
+    s.append("S", "keep", msg(-1));
+    for (let i = 0; i < 5000; i++) {
+      s.append("S", `r${i}`, msg(i));
+      s.deleteStream("S", `r${i}`);
+    }
+    // The order queue behind the byte bound stays proportional to what is held, not to what was ever appended.
+    const order = (s as unknown as { sessions: Map<string, { order: unknown[] }> }).sessions.get("S")!.order;
+    expect(order.length).toBeLessThan(2000);
+    for (let i = 0; i < 100; i++) s.append("S", "keep", msg(i));
+    expect(s.sizeOf("S")).toBeLessThanOrEqual(2000);
+    const kept = s.stats().events;
+    const replay = s.replayAfter("S", `keep:${100 - kept}`).events;
+    expect(replay.map((e) => e.eventId)).toEqual(Array.from({ length: kept }, (_, i) => `keep:${101 - kept + i}`));
   });
 });
