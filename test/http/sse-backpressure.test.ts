@@ -128,7 +128,7 @@ describe("SSE backpressure", () => {
       handler(
         new Request("http://127.0.0.1/mcp", {
           method: "POST",
-          headers: { accept: ACCEPT_BOTH, "content-type": "application/json", ...(sid ? sessionHeaders(sid) : {}) },
+          headers: { host: "127.0.0.1", accept: ACCEPT_BOTH, "content-type": "application/json", ...(sid ? sessionHeaders(sid) : {}) },
           body: JSON.stringify(body),
         }),
       );
@@ -153,7 +153,7 @@ describe("SSE backpressure", () => {
     const flood = await server.mcp.fetch(
       new Request("http://127.0.0.1/mcp", {
         method: "POST",
-        headers: { accept: ACCEPT_BOTH, "content-type": "application/json", "mcp-protocol-version": "2025-11-25" },
+        headers: { host: "127.0.0.1", accept: ACCEPT_BOTH, "content-type": "application/json", "mcp-protocol-version": "2025-11-25" },
         body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "flood", params: { count: 200, size: PAD } }),
       }),
     );

@@ -164,7 +164,7 @@ describe("finished streams in the event store", () => {
       fetchHandler(
         new Request("http://127.0.0.1/mcp", {
           method: "POST",
-          headers: { accept: ACCEPT_BOTH, "content-type": "application/json", ...(sid ? sessionHeaders(sid) : {}) },
+          headers: { host: "127.0.0.1", accept: ACCEPT_BOTH, "content-type": "application/json", ...(sid ? sessionHeaders(sid) : {}) },
           body: JSON.stringify(body),
         }),
       );
