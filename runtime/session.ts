@@ -419,14 +419,21 @@ export class Session implements Peer, ProgressSink {
       return;
     }
     const m = message as Fields;
+    const method = m.method as string | undefined;
+    const id = m.id;
+    // JSON-RPC allows a null id (and the generated guard reads an odd id as a notification's extra member), but MCP
+    // ids are strings or integers: such a request is refused here, for every transport, before anything serves it.
+    if (method !== undefined && id !== undefined && !isRequestId(id)) {
+      this.sendError(undefined, ErrorCode.InvalidRequest, "Invalid Request: id must be a string or an integer");
+      return;
+    }
     if (!this.isMessage(m)) {
       this.handleInvalidEnvelope(m);
       return;
     }
     if (!this.acceptInbound(m)) return;
-    const method = m.method as string | undefined;
     if (method !== undefined) {
-      if (m.id !== undefined) this.handleRequest(m as unknown as JsonRpcRequest, info);
+      if (id !== undefined) this.handleRequest(m as unknown as JsonRpcRequest, info);
       else this.handleNotification(method, m.params as JsonObject | undefined);
     } else {
       this.handleResponse(m);

@@ -9,6 +9,8 @@ import { BusyPoller } from "./busy-poll.js";
 export const DEFAULT_MAX_LINE_BYTES = 4 * 1024 * 1024;
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
+const SPACE = 0x20;
+const TAB = 0x09;
 const RESOLVED: Promise<void> = Promise.resolve();
 
 /** A line longer than the limit; it was discarded up to its newline. */
@@ -98,8 +100,11 @@ export class LineDecoder {
   }
 
   private emit(buffer: Buffer, start: number, end: number): void {
-    if (end > start && buffer[end - 1] === CARRIAGE_RETURN) end--;
-    if (end === start) return;
+    // A line of JSON whitespace only carries nothing; a message never starts with it, so this loop stops at once.
+    let first = start;
+    while (first < end && isSpace(buffer[first])) first++;
+    if (first === end) return;
+    if (buffer[end - 1] === CARRIAGE_RETURN) end--;
     const text = buffer.toString("utf8", start, end);
     // toString never fails; U+FFFD in the output is the only sign of bad bytes, and it can also be legitimate.
     if (text.includes("\ufffd") && !isUtf8(buffer.subarray(start, end))) {
@@ -115,6 +120,10 @@ export class LineDecoder {
     }
     this.sink.onLine(value);
   }
+}
+
+function isSpace(byte: number): boolean {
+  return byte === SPACE || byte === TAB || byte === CARRIAGE_RETURN;
 }
 
 /** Writes one message per line, honouring backpressure with one shared drain wait. */
