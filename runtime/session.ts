@@ -41,6 +41,8 @@ export const CANCELLED_NOTIFICATION = "notifications/cancelled";
 /** SEP-975: a resume reuses the id of the request it resumes. */
 export const RESUME_METHOD = "requests/resume";
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+/** Requests one session serves at once by default; see SessionOptions.maxInFlightRequests. */
+export const DEFAULT_MAX_IN_FLIGHT_REQUESTS = 100;
 
 
 /** Something worth knowing when debugging that is not an error (ignored notifications, late messages). */
@@ -69,6 +71,11 @@ export interface SessionOptions {
   progressInterval?: number;
   /** How many finished tokens/ids to remember for quiet late-message handling; default 256. */
   recentLimit?: number;
+  /**
+   * How many of the peer's requests this session serves at once; one more is answered -32000 "too many requests
+   * in flight" without running its handler. Default 100; 0 or Infinity for no cap.
+   */
+  maxInFlightRequests?: number;
   onerror?: (error: Error) => void;
   ondebug?: (event: SessionDebugEvent) => void;
 }
@@ -102,6 +109,7 @@ export class Session implements Peer, ProgressSink {
   private readonly isMessage: (value: unknown) => boolean;
   private readonly defaultTimeout: number;
   private readonly progressInterval: number;
+  private readonly maxInFlight: number;
 
   constructor(options: SessionOptions) {
     // Maps, not the table objects: a method named "constructor" or "__proto__" must not hit Object.prototype.
@@ -110,6 +118,9 @@ export class Session implements Peer, ProgressSink {
     this.isMessage = options.isMessage ?? isJsonRpcMessage;
     this.defaultTimeout = options.defaultTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.progressInterval = options.progressInterval ?? DEFAULT_PROGRESS_INTERVAL_MS;
+    const maxInFlight = options.maxInFlightRequests ?? DEFAULT_MAX_IN_FLIGHT_REQUESTS;
+    if (!(maxInFlight >= 0)) throw new RangeError(`maxInFlightRequests must be 0 or more, got ${maxInFlight}`);
+    this.maxInFlight = maxInFlight === 0 ? Infinity : maxInFlight;
     this.operations = new OperationRegistry(options.recentLimit ?? 256);
     this.onerror = options.onerror;
     this.ondebug = options.ondebug;
@@ -482,6 +493,12 @@ export class Session implements Peer, ProgressSink {
     const existing = inbound.get(id);
     if (existing !== undefined && !(method === RESUME_METHOD && (existing.outlet !== undefined || existing.method === RESUME_METHOD))) {
       this.sendError(id, ErrorCode.InvalidRequest, `Request id ${JSON.stringify(id)} is already in use`);
+      return;
+    }
+    // Counted as what the peer awaits an answer for: a cancelled request frees its place at once, and a resume that
+    // takes over its request's id adds nothing.
+    if (existing === undefined && inbound.size >= this.maxInFlight) {
+      this.sendError(id, ErrorCode.TooManyRequestsInFlight, "too many requests in flight", { maxInFlightRequests: this.maxInFlight });
       return;
     }
     const context = new HandlerContext(this, id, method, info);
