@@ -686,8 +686,10 @@ export class Session implements Peer, ProgressSink {
     this.status = "closed";
     const byApp = this.closingByApp;
     const ops = this.operations;
+    // A transport that knows why it closed (a child process that exited) says so to every pending call.
+    const closeError = this.transport?.closeError ?? new ConnectionClosedError();
     if (ops.outbound.size > 0) {
-      const error = new ConnectionClosedError();
+      const error = closeError;
       for (const op of [...ops.outbound.values()]) {
         // A kept operation stays registered (its response may arrive on the next connection).
         const keeper = op.keeper;
@@ -701,7 +703,7 @@ export class Session implements Peer, ProgressSink {
       }
     }
     if (ops.inbound.size > 0) {
-      const reason = new ConnectionClosedError();
+      const reason = closeError;
       for (const context of [...ops.inbound.values()]) {
         const outlet = context.outlet;
         if (outlet !== undefined) {
