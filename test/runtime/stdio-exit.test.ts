@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ConnectionClosedError, ProcessExitedError } from "../../runtime/errors.js";
+import { ClientSession } from "../../runtime/lifecycle.js";
 import { Session } from "../../runtime/session.js";
 import { InvalidJsonLineError, LineTail, StdioClientTransport, type StdioClientTransportOptions } from "../../runtime/transports/stdio.js";
 import { until } from "../server/helpers.js";
@@ -54,6 +55,14 @@ describe("a stdio server that exits before the client closes", () => {
       expect(passed).toBe(mode === "ignore" ? "" : crashStderr.join("\n"));
     },
   );
+
+  it("fails connect() with the same error when it dies at initialize", async () => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [fixture, "crash"], stderr: "ignore" });
+    const client = new ClientSession({ inbound: serverToClient, outbound: clientToServer, clientInfo: { name: "c", version: "1" } });
+    const error = await client.connect(transport).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProcessExitedError);
+    expect((error as ProcessExitedError).message).toContain("fatal: DATABASE_URL is not set");
+  });
 
   it("says which signal killed it (SIGKILL)", async () => {
     const { transport, client } = await spawnFixture("hang");
