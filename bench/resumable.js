@@ -61,6 +61,8 @@ function serverSession(manager, handler) {
     serverInfo: { name: "bench", version: "1" },
     capabilities: { tools: {} },
     progressInterval: 0,
+    // The parked-memory row holds PARKED calls open in one session, far above the default cap.
+    maxInFlightRequests: 0,
   });
   manager.install(session);
   session.onRequest("tools/call", handler);

@@ -19,10 +19,34 @@ export const LocalErrorCode = {
 
 /** The connection closed (or was never open) while the request was pending. */
 export class ConnectionClosedError extends RpcError {
-  constructor(message = "Connection closed") {
-    super(LocalErrorCode.ConnectionClosed, message);
+  constructor(message = "Connection closed", data?: unknown) {
+    super(LocalErrorCode.ConnectionClosed, message, data);
     this.name = "ConnectionClosedError";
   }
+}
+
+/**
+ * The server process of a stdio connection exited before the client closed the connection. Carries how it ended
+ * and what it last wrote to stderr, which is usually the reason (a crash, a missing setting).
+ */
+export class ProcessExitedError extends ConnectionClosedError {
+  constructor(
+    /** The exit code, or null when a signal ended the process. */
+    readonly exitCode: number | null,
+    /** The signal that ended the process (e.g. "SIGKILL"), or null. */
+    readonly signal: string | null,
+    /** The last lines the process wrote to stderr, oldest first (bounded; empty when none were kept). */
+    readonly stderrTail: readonly string[],
+  ) {
+    super(describeExit(exitCode, signal, stderrTail), { exitCode, signal, stderrTail });
+    this.name = "ProcessExitedError";
+  }
+}
+
+function describeExit(exitCode: number | null, signal: string | null, stderrTail: readonly string[]): string {
+  const how = signal !== null ? `was killed by ${signal}` : `exited with code ${exitCode ?? "unknown"}`;
+  const tail = stderrTail.length === 0 ? "" : `; last stderr lines:\n${stderrTail.map((line) => `  ${line}`).join("\n")}`;
+  return `Server process ${how} before the connection was closed${tail}`;
 }
 
 /** No response arrived in time; a notifications/cancelled was sent for the request. */

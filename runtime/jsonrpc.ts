@@ -48,6 +48,8 @@ export const ErrorCode = {
   UrlElicitationRequired: -32042,
   // MCP: the resource named in resources/read does not exist.
   ResourceNotFound: -32002,
+  // A request refused because its session already serves as many as it may at once (the generic server-error code).
+  TooManyRequestsInFlight: -32000,
 } as const;
 
 /** An error that crosses the wire as a JSON-RPC error object. */

@@ -363,6 +363,7 @@ export class McpServer {
       defaultTimeout: options.defaultTimeout,
       progressInterval: options.progressInterval,
       recentLimit: options.recentLimit,
+      maxInFlightRequests: options.maxInFlightRequests,
       onerror: options.onerror,
       ondebug: options.ondebug,
     };

@@ -43,6 +43,8 @@ export const RESUME_METHOD = "requests/resume";
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 /** What a notification handler is told about a sender the transport knows nothing of. */
 const NO_SENDER: InboundInfo = Object.freeze({});
+/** Requests one session serves at once by default; see SessionOptions.maxInFlightRequests. */
+export const DEFAULT_MAX_IN_FLIGHT_REQUESTS = 100;
 
 
 /** Something worth knowing when debugging that is not an error (ignored notifications, late messages). */
@@ -71,6 +73,11 @@ export interface SessionOptions {
   progressInterval?: number;
   /** How many finished tokens/ids to remember for quiet late-message handling; default 256. */
   recentLimit?: number;
+  /**
+   * How many of the peer's requests this session serves at once; one more is answered -32000 "too many requests
+   * in flight" without running its handler. Default 100; 0 or Infinity for no cap.
+   */
+  maxInFlightRequests?: number;
   onerror?: (error: Error) => void;
   ondebug?: (event: SessionDebugEvent) => void;
 }
@@ -104,6 +111,7 @@ export class Session implements Peer, ProgressSink {
   private readonly isMessage: (value: unknown) => boolean;
   private readonly defaultTimeout: number;
   private readonly progressInterval: number;
+  private readonly maxInFlight: number;
 
   constructor(options: SessionOptions) {
     // Maps, not the table objects: a method named "constructor" or "__proto__" must not hit Object.prototype.
@@ -112,6 +120,9 @@ export class Session implements Peer, ProgressSink {
     this.isMessage = options.isMessage ?? isJsonRpcMessage;
     this.defaultTimeout = options.defaultTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.progressInterval = options.progressInterval ?? DEFAULT_PROGRESS_INTERVAL_MS;
+    const maxInFlight = options.maxInFlightRequests ?? DEFAULT_MAX_IN_FLIGHT_REQUESTS;
+    if (!(maxInFlight >= 0)) throw new RangeError(`maxInFlightRequests must be 0 or more, got ${maxInFlight}`);
+    this.maxInFlight = maxInFlight === 0 ? Infinity : maxInFlight;
     this.operations = new OperationRegistry(options.recentLimit ?? 256);
     this.onerror = options.onerror;
     this.ondebug = options.ondebug;
@@ -421,14 +432,21 @@ export class Session implements Peer, ProgressSink {
       return;
     }
     const m = message as Fields;
+    const method = m.method as string | undefined;
+    const id = m.id;
+    // JSON-RPC allows a null id (and the generated guard reads an odd id as a notification's extra member), but MCP
+    // ids are strings or integers: such a request is refused here, for every transport, before anything serves it.
+    if (method !== undefined && id !== undefined && !isRequestId(id)) {
+      this.sendError(undefined, ErrorCode.InvalidRequest, "Invalid Request: id must be a string or an integer");
+      return;
+    }
     if (!this.isMessage(m)) {
       this.handleInvalidEnvelope(m);
       return;
     }
     if (!this.acceptInbound(m)) return;
-    const method = m.method as string | undefined;
     if (method !== undefined) {
-      if (m.id !== undefined) this.handleRequest(m as unknown as JsonRpcRequest, info);
+      if (id !== undefined) this.handleRequest(m as unknown as JsonRpcRequest, info);
       else this.handleNotification(method, m.params as JsonObject | undefined, info);
     } else {
       this.handleResponse(m);
@@ -477,6 +495,12 @@ export class Session implements Peer, ProgressSink {
     const existing = inbound.get(id);
     if (existing !== undefined && !(method === RESUME_METHOD && (existing.outlet !== undefined || existing.method === RESUME_METHOD))) {
       this.sendError(id, ErrorCode.InvalidRequest, `Request id ${JSON.stringify(id)} is already in use`);
+      return;
+    }
+    // Counted as what the peer awaits an answer for: a cancelled request frees its place at once, and a resume that
+    // takes over its request's id adds nothing.
+    if (existing === undefined && inbound.size >= this.maxInFlight) {
+      this.sendError(id, ErrorCode.TooManyRequestsInFlight, "too many requests in flight", { maxInFlightRequests: this.maxInFlight });
       return;
     }
     const context = new HandlerContext(this, id, method, info);
@@ -664,8 +688,10 @@ export class Session implements Peer, ProgressSink {
     this.status = "closed";
     const byApp = this.closingByApp;
     const ops = this.operations;
+    // A transport that knows why it closed (a child process that exited) says so to every pending call.
+    const closeError = this.transport?.closeError ?? new ConnectionClosedError();
     if (ops.outbound.size > 0) {
-      const error = new ConnectionClosedError();
+      const error = closeError;
       for (const op of [...ops.outbound.values()]) {
         // A kept operation stays registered (its response may arrive on the next connection).
         const keeper = op.keeper;
@@ -679,7 +705,7 @@ export class Session implements Peer, ProgressSink {
       }
     }
     if (ops.inbound.size > 0) {
-      const reason = new ConnectionClosedError();
+      const reason = closeError;
       for (const context of [...ops.inbound.values()]) {
         const outlet = context.outlet;
         if (outlet !== undefined) {

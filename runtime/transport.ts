@@ -1,5 +1,6 @@
 // The transport contract: moves whole JSON-RPC messages and knows nothing of their meaning.
 import type { JsonRpcMessage, RequestId } from "./jsonrpc.js";
+import type { ConnectionClosedError } from "./errors.js";
 
 /** What a transport knows about where an inbound message came from. */
 export interface InboundInfo {
@@ -56,4 +57,9 @@ export interface Transport {
    * HTTP does not: a response stream can drop after the write while the client lives on and comes back.
    */
   readonly confirmsDelivery?: boolean;
+  /**
+   * Why the connection closed, when the transport knows more than that it did (a stdio child that exited on its
+   * own: exit code, signal, last stderr lines). Read once onclose fired; pending calls reject with it.
+   */
+  readonly closeError?: ConnectionClosedError;
 }

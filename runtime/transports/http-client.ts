@@ -66,6 +66,8 @@ export interface StreamableHttpClientOptions {
   headers?: Record<string, string> | (() => Record<string, string> | Promise<Record<string, string>>);
   /** Use this fetch for every HTTP request. Default: node:http with a keep-alive pool (much lighter per call). */
   fetch?: typeof fetch;
+  /** With node:http (no `fetch`): how long a pooled connection may stay idle, ms; default 4000, 0 for no limit. */
+  idleSocketTimeoutMs?: number;
   /** Reuse an existing session (e.g. after a restart, with resumeStream). */
   sessionId?: string;
   /** Sent as MCP-Protocol-Version from the start; otherwise set after negotiation. */
@@ -139,7 +141,7 @@ export class StreamableHttpClientTransport implements Transport {
   constructor(options: StreamableHttpClientOptions) {
     this.options = options;
     this.url = new URL(options.url);
-    this.http = options.fetch ? fetchRequester(options.fetch) : nodeRequester();
+    this.http = options.fetch ? fetchRequester(options.fetch) : nodeRequester({ idleSocketTimeoutMs: options.idleSocketTimeoutMs });
     this._sessionId = options.sessionId;
     this._protocolVersion = options.protocolVersion;
   }

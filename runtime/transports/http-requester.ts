@@ -153,34 +153,75 @@ function abortError(signal: AbortSignal): Error {
   return error;
 }
 
-/** node:http(s) with a keep-alive pool owned by this requester. */
-export function nodeRequester(): WireRequester {
-  const httpAgent = new HttpAgent({ keepAlive: true });
-  const httpsAgent = new HttpsAgent({ keepAlive: true });
+export interface NodeRequesterOptions {
+  /**
+   * How long a pooled connection may sit idle before it is closed, ms; default 4000. A server closes idle
+   * connections after its own timeout (Node's: 5 s), and a request written into one it is closing fails; closing
+   * ours first avoids most of those, and a shorter `Keep-Alive: timeout` from the server wins. 0 keeps idle
+   * connections until the server closes them.
+   */
+  idleSocketTimeoutMs?: number;
+}
+
+export const DEFAULT_IDLE_SOCKET_TIMEOUT_MS = 4000;
+
+/** Errors of a reused connection the server had already closed: nothing of the request can have been served. */
+const STALE_SOCKET_CODES = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED"]);
+
+/**
+ * node:http(s) with a keep-alive pool owned by this requester. A request that fails on a reused connection before
+ * any byte of a response arrived is sent once more on a new connection: the server closed that connection while
+ * idle (the race every keep-alive client has with a server's idle timeout), so it never saw the request.
+ */
+export function nodeRequester(options: NodeRequesterOptions = {}): WireRequester {
+  const idle = options.idleSocketTimeoutMs ?? DEFAULT_IDLE_SOCKET_TIMEOUT_MS;
+  if (!(idle >= 0)) throw new RangeError(`idleSocketTimeoutMs must be 0 or more, got ${idle}`);
+  // The agent's timeout closes a connection idle in the pool; on one in use it only emits an event nobody acts on.
+  const agentOptions = idle > 0 ? { keepAlive: true, timeout: idle } : { keepAlive: true };
+  const httpAgent = new HttpAgent(agentOptions);
+  const httpsAgent = new HttpsAgent(agentOptions);
   return {
     send(url, request) {
       const secure = url.protocol === "https:";
       const headers: Record<string, string> = { ...request.headers };
       if (request.body !== undefined) headers["content-length"] = String(Buffer.byteLength(request.body));
       const signal = request.signal;
-      return new Promise((resolve, reject) => {
-        if (signal?.aborted) return reject(abortError(signal));
-        // Not node:http's own `signal` option: its listener outlives a keep-alive exchange, and one long-lived
-        // signal serves every request of a session.
-        const onAbort = () => req.destroy(abortError(signal!));
-        const release = () => signal?.removeEventListener("abort", onAbort);
-        const req = (secure ? httpsRequest : httpRequest)(url, { method: request.method, headers, agent: secure ? httpsAgent : httpAgent }, (res) => {
-          res.once("close", release);
-          resolve(new NodeResponse(res));
+      const attempt = (fresh: boolean): Promise<WireResponse> =>
+        new Promise((resolve, reject) => {
+          if (signal?.aborted) return reject(abortError(signal));
+          // Not node:http's own `signal` option: its listener outlives a keep-alive exchange, and one long-lived
+          // signal serves every request of a session.
+          const onAbort = () => req.destroy(abortError(signal!));
+          const release = () => signal?.removeEventListener("abort", onAbort);
+          // agent false: a connection of its own, which cannot be a stale one from the pool.
+          const agent = fresh ? false : secure ? httpsAgent : httpAgent;
+          let settled = false;
+          const req = (secure ? httpsRequest : httpRequest)(url, { method: request.method, headers, agent }, (res) => {
+            settled = true;
+            res.once("close", release);
+            resolve(new NodeResponse(res));
+          });
+          let readBefore = 0;
+          req.once("socket", (socket) => (readBefore = socket.bytesRead));
+          signal?.addEventListener("abort", onAbort, { once: true });
+          // `on`, not `once`: a connection can fail more than once (reset, then closed), and an error event nobody
+          // listens to would end the process.
+          req.on("error", (error: NodeJS.ErrnoException) => {
+            release();
+            if (settled) return;
+            settled = true;
+            const socket = req.socket;
+            const untouched = socket === null || socket.bytesRead === readBefore;
+            if (!fresh && req.reusedSocket && untouched && !signal?.aborted && STALE_SOCKET_CODES.has(error.code ?? "")) {
+              resolve(attempt(true));
+              return;
+            }
+            reject(error);
+          });
+          req.setNoDelay(true);
+          req.end(request.body);
         });
-        signal?.addEventListener("abort", onAbort, { once: true });
-        req.once("error", (error) => {
-          release();
-          reject(error);
-        });
-        req.setNoDelay(true);
-        req.end(request.body);
-      });
+      return attempt(false);
     },
     close() {
       httpAgent.destroy();

@@ -1,14 +1,21 @@
 // Newline-delimited JSON over stdio: a line decoder, the server side (own stdin/stdout) and the client side (child process).
 import { spawn, type ChildProcess } from "node:child_process";
 import { isUtf8 } from "node:buffer";
-import type { Readable, Writable } from "node:stream";
+import { Transform, type Readable, type Writable } from "node:stream";
 import type { JsonRpcMessage } from "../jsonrpc.js";
+import { ProcessExitedError } from "../errors.js";
 import { SENT, type SendOptions, type Transport } from "../transport.js";
 import { BusyPoller } from "./busy-poll.js";
 
 export const DEFAULT_MAX_LINE_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_STDERR_TAIL_LINES = 20;
+export const DEFAULT_STDERR_TAIL_BYTES = 4096;
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
+const SPACE = 0x20;
+const TAB = 0x09;
+/** How much of a bad line an error quotes: enough to recognise a stray log line, never the whole of a huge one. */
+const EXCERPT_CHARS = 120;
 const RESOLVED: Promise<void> = Promise.resolve();
 
 /** A line longer than the limit; it was discarded up to its newline. */
@@ -24,6 +31,18 @@ export class InvalidUtf8Error extends Error {
   constructor() {
     super("Message is not valid UTF-8");
     this.name = "InvalidUtf8Error";
+  }
+}
+
+/** A line that is not JSON (often a log line written to stdout by mistake); quotes the start of it. */
+export class InvalidJsonLineError extends SyntaxError {
+  /** The first characters of the line. */
+  readonly excerpt: string;
+  constructor(line: string, reason: string) {
+    const excerpt = line.length > EXCERPT_CHARS ? line.slice(0, EXCERPT_CHARS) : line;
+    super(`Line is not JSON (${reason}): ${JSON.stringify(excerpt)}${excerpt.length < line.length ? "..." : ""}`);
+    this.name = "InvalidJsonLineError";
+    this.excerpt = excerpt;
   }
 }
 
@@ -98,8 +117,11 @@ export class LineDecoder {
   }
 
   private emit(buffer: Buffer, start: number, end: number): void {
-    if (end > start && buffer[end - 1] === CARRIAGE_RETURN) end--;
-    if (end === start) return;
+    // A line of JSON whitespace only carries nothing; a message never starts with it, so this loop stops at once.
+    let first = start;
+    while (first < end && isSpace(buffer[first])) first++;
+    if (first === end) return;
+    if (buffer[end - 1] === CARRIAGE_RETURN) end--;
     const text = buffer.toString("utf8", start, end);
     // toString never fails; U+FFFD in the output is the only sign of bad bytes, and it can also be legitimate.
     if (text.includes("\ufffd") && !isUtf8(buffer.subarray(start, end))) {
@@ -110,10 +132,84 @@ export class LineDecoder {
     try {
       value = JSON.parse(text);
     } catch (error) {
-      this.sink.onBadLine(error instanceof Error ? error : new Error(String(error)));
+      this.sink.onBadLine(new InvalidJsonLineError(text, error instanceof Error ? error.message : String(error)));
       return;
     }
     this.sink.onLine(value);
+  }
+}
+
+function isSpace(byte: number): boolean {
+  return byte === SPACE || byte === TAB || byte === CARRIAGE_RETURN;
+}
+
+/**
+ * The last lines of a byte stream, bounded by count and by bytes (a longer line keeps its start): what a child
+ * wrote to stderr before it died, for the error that reports it. Holds copies, never the chunks it was fed.
+ */
+export class LineTail {
+  private readonly kept: { text: string; bytes: number }[] = [];
+  private keptBytes = 0;
+  private partial: Buffer[] = [];
+  private partialBytes = 0;
+  private cut = false;
+
+  constructor(
+    readonly maxLines: number = DEFAULT_STDERR_TAIL_LINES,
+    readonly maxBytes: number = DEFAULT_STDERR_TAIL_BYTES,
+  ) {}
+
+  push(chunk: Buffer): void {
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(NEWLINE, start);
+      this.append(chunk, start, nl === -1 ? chunk.length : nl);
+      if (nl === -1) return;
+      this.endLine();
+      start = nl + 1;
+    }
+  }
+
+  /** The kept lines, oldest first, with an unfinished last line if there is one. */
+  lines(): string[] {
+    const kept = this.kept;
+    const last = this.partialBytes === 0 ? "" : this.text();
+    if (last.trim() === "") return kept.map((line) => line.text);
+    // The unfinished line counts against the same bounds as the others.
+    let first = 0;
+    let bytes = this.keptBytes + this.partialBytes;
+    while (first < kept.length && (kept.length - first + 1 > this.maxLines || bytes > this.maxBytes)) bytes -= kept[first++].bytes;
+    const lines = kept.slice(first).map((line) => line.text);
+    lines.push(last);
+    return lines;
+  }
+
+  private append(chunk: Buffer, start: number, end: number): void {
+    const room = this.maxBytes - this.partialBytes;
+    const take = Math.min(room, end - start);
+    if (take < end - start) this.cut = true;
+    if (take <= 0) return;
+    this.partial.push(Buffer.from(chunk.subarray(start, start + take)));
+    this.partialBytes += take;
+  }
+
+  private text(): string {
+    let text = Buffer.concat(this.partial, this.partialBytes).toString("utf8");
+    if (text.endsWith("\r")) text = text.slice(0, -1);
+    return this.cut ? `${text}...` : text;
+  }
+
+  private endLine(): void {
+    const bytes = this.partialBytes;
+    const text = bytes === 0 ? "" : this.text();
+    this.partial = [];
+    this.partialBytes = 0;
+    this.cut = false;
+    if (text.trim() === "") return;
+    const kept = this.kept;
+    kept.push({ text, bytes });
+    this.keptBytes += bytes;
+    while (kept.length > this.maxLines || this.keptBytes > this.maxBytes) this.keptBytes -= kept.shift()!.bytes;
   }
 }
 
@@ -298,8 +394,18 @@ export interface StdioClientTransportOptions {
   /** Added to the clean default environment (which does not include the parent's other variables). */
   env?: Record<string, string>;
   cwd?: string;
-  /** The child's stderr: inherited by default; "pipe" exposes it as `transport.stderr`. */
+  /**
+   * The child's stderr: "inherit" (default) passes it on to this process's stderr, "pipe" exposes it as
+   * `transport.stderr`, "ignore" drops it. In every mode its last lines are also kept for ProcessExitedError.
+   */
   stderr?: "inherit" | "pipe" | "ignore";
+  /**
+   * How many of the child's last stderr lines ProcessExitedError carries; default 20. 0 keeps none and hands the
+   * `stderr` mode to the child as is (the child then writes to an inherited stderr directly, e.g. a terminal).
+   */
+  stderrTailLines?: number;
+  /** Bound on the bytes of those lines together (a longer line keeps its start); default 4096. */
+  stderrTailBytes?: number;
   maxLineBytes?: number;
   /** After each send, poll this long for the reply before letting the process sleep (adaptive; 0 disables). Default 100. */
   busyPollMicros?: number;
@@ -307,13 +413,24 @@ export interface StdioClientTransportOptions {
   closeTimeoutMs?: number;
 }
 
-/** The client end: spawns the server and speaks over its stdin/stdout. onclose fires when the child exits. */
+/**
+ * The client end: spawns the server and speaks over its stdin/stdout. onclose fires when the child exits; when it
+ * exits on its own, `closeError` (a ProcessExitedError) says how, and pending calls reject with it.
+ */
 export class StdioClientTransport extends StdioEnd {
   private child: ChildProcess | undefined = undefined;
   private exited: Promise<void> | undefined = undefined;
+  private closing = false;
+  private piped: Readable | null = null;
+  private readonly tail: LineTail | undefined;
+  private exitError: ProcessExitedError | undefined = undefined;
 
   constructor(private readonly options: StdioClientTransportOptions) {
     super(options.maxLineBytes, options.busyPollMicros);
+    const lines = options.stderrTailLines ?? DEFAULT_STDERR_TAIL_LINES;
+    const bytes = options.stderrTailBytes ?? DEFAULT_STDERR_TAIL_BYTES;
+    if (!(lines >= 0) || !(bytes >= 0)) throw new RangeError("stderrTailLines and stderrTailBytes must be 0 or more");
+    this.tail = lines > 0 && bytes > 0 ? new LineTail(lines, bytes) : undefined;
   }
 
   get pid(): number | undefined {
@@ -322,16 +439,35 @@ export class StdioClientTransport extends StdioEnd {
 
   /** The child's stderr when options.stderr is "pipe". */
   get stderr(): Readable | null {
-    return this.child?.stderr ?? null;
+    return this.piped;
+  }
+
+  /** The last lines the child wrote to stderr (empty when stderrTailLines is 0). */
+  get stderrTail(): string[] {
+    return this.tail?.lines() ?? [];
+  }
+
+  /** Set when the child exited before close() was called. */
+  get closeError(): ProcessExitedError | undefined {
+    return this.exitError;
+  }
+
+  /** @internal LineSink: a line that is not a message is usually the server logging to stdout; the app hears of it. */
+  override onBadLine(error: Error): void {
+    super.onBadLine(error);
+    this.onerror?.(error);
   }
 
   start(): Promise<void> {
     if (this.child !== undefined) return Promise.reject(new Error("StdioClientTransport already started"));
     const options = this.options;
+    const mode = options.stderr ?? "inherit";
+    const tail = this.tail;
     const child = spawn(options.command, options.args ?? [], {
       env: { ...defaultChildEnvironment(), ...options.env },
       cwd: options.cwd,
-      stdio: ["pipe", "pipe", options.stderr ?? "inherit"],
+      // Keeping a tail means reading stderr here, then passing it on as the mode says.
+      stdio: ["pipe", "pipe", tail === undefined ? mode : "pipe"],
       shell: false,
       windowsHide: true,
     });
@@ -341,8 +477,13 @@ export class StdioClientTransport extends StdioEnd {
     child.stdout!.on("data", this.ondata);
     child.stdin!.on("error", this.onstreamerror);
     child.stdout!.on("error", this.onstreamerror);
-    // "close" comes after stdout is drained, so every message the child wrote is delivered before onclose.
-    child.once("close", () => this.markClosed());
+    if (tail === undefined) this.piped = child.stderr;
+    else this.piped = keepTail(child.stderr!, tail, mode, this.onstreamerror);
+    // "close" comes after stdout and stderr are drained: every message is delivered and the tail is complete.
+    child.once("close", (code: number | null, signal: NodeJS.Signals | null) => {
+      if (!this.closing) this.exitError = new ProcessExitedError(code, signal, this.stderrTail);
+      this.markClosed();
+    });
     return new Promise<void>((resolve, reject) => {
       child.once("spawn", () => {
         child.off("error", reject);
@@ -355,6 +496,7 @@ export class StdioClientTransport extends StdioEnd {
 
   /** End the child's stdin and wait for it to exit, escalating to SIGTERM then SIGKILL if it lingers. */
   async close(): Promise<void> {
+    this.closing = true;
     const child = this.child;
     if (child === undefined || this.exited === undefined) {
       this.markClosed();
@@ -377,4 +519,36 @@ export class StdioClientTransport extends StdioEnd {
     }
     this.markClosed();
   }
+}
+
+/**
+ * Feeds a child's stderr to `tail` while passing it on as `mode` says: to this process's stderr (with backpressure,
+ * as an inherited descriptor would have), to the returned stream for the app to read ("pipe"), or nowhere.
+ */
+function keepTail(stderr: Readable, tail: LineTail, mode: "inherit" | "pipe" | "ignore", onerror: (error: Error) => void): Readable | null {
+  stderr.on("error", onerror);
+  if (mode === "pipe") {
+    // Recorded as the app reads, so an app that never reads still blocks the child as the raw pipe would.
+    const passed = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        tail.push(chunk);
+        done(null, chunk);
+      },
+    });
+    stderr.pipe(passed);
+    return passed;
+  }
+  if (mode === "ignore") {
+    stderr.on("data", (chunk: Buffer) => tail.push(chunk));
+    return null;
+  }
+  const out = process.stderr;
+  stderr.on("data", (chunk: Buffer) => {
+    tail.push(chunk);
+    if (!out.write(chunk)) {
+      stderr.pause();
+      out.once("drain", () => stderr.resume());
+    }
+  });
+  return null;
 }

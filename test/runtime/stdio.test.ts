@@ -13,7 +13,7 @@ import {
   StdioServerTransport,
   defaultChildEnvironment,
 } from "../../runtime/transports/stdio.js";
-import { clientToServer, settle } from "./helpers.js";
+import { clientToServer, collectLines, settle } from "./helpers.js";
 
 function decoder(max?: number) {
   const values: unknown[] = [];
@@ -79,21 +79,6 @@ describe("LineDecoder", () => {
     expect(values).toEqual([{ s: "\ufffd" }]);
   });
 });
-
-/** Every JSON line written to `stdout`, parsed, as it arrives. */
-function collectLines(stdout: PassThrough): Record<string, unknown>[] {
-  const lines: Record<string, unknown>[] = [];
-  let buffered = "";
-  stdout.on("data", (c: Buffer) => {
-    buffered += c.toString("utf8");
-    let nl: number;
-    while ((nl = buffered.indexOf("\n")) !== -1) {
-      lines.push(JSON.parse(buffered.slice(0, nl)));
-      buffered = buffered.slice(nl + 1);
-    }
-  });
-  return lines;
-}
 
 describe("StdioServerTransport with a session (PassThrough streams)", () => {
   async function serve() {
