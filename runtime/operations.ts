@@ -169,6 +169,11 @@ export class RecentSet<K> {
 export class OperationRegistry {
   // StableMap: a session making one call at a time would otherwise reallocate these tables on every request.
   readonly inbound = new StableMap<RequestId, InboundOperation>();
+  /**
+   * Operations that answer no request of this connection but must hear it close (a session joined to a run that
+   * outlives it): kept apart from `inbound`, whose size is what the peer awaits answers for.
+   */
+  readonly attachments = new StableMap<RequestId, InboundOperation>();
   readonly outbound = new StableMap<RequestId, OutboundOperation>();
   /** Our outbound requests that asked for progress, by the token we put in their _meta. */
   readonly byProgressToken = new StableMap<ProgressToken, OutboundOperation>();

@@ -719,6 +719,12 @@ export class Session implements Peer, ProgressSink {
         context.abort(reason);
       }
     }
+    if (ops.attachments.size > 0) {
+      for (const [key, attachment] of [...ops.attachments]) {
+        ops.attachments.delete(key);
+        attachment.outlet?.connectionClosed(attachment, byApp);
+      }
+    }
     for (const [token, op] of ops.byProgressToken) if (op.keeper === undefined) ops.byProgressToken.delete(token);
     if (!byApp && this.transportLost()) return;
     const onclose = this.onclose;

@@ -550,7 +550,7 @@ export class AsyncTools {
     // Runs' queues are never trimmed, so their length is the last seq: the join hears progress from now on.
     const from = stored.queued ?? 0;
     const marker = new InboundOperation(`mcpgen-async-remote-${key}`, "tools/async/attachment");
-    const previous = session.operations.inbound.get(marker.id);
+    const previous = session.operations.attachments.get(marker.id);
     if (previous?.outlet !== undefined) previous.outlet.connectionClosed(previous, false);
     this.tell(owner, key, { type: "attach", keepAlive });
     const stop = this.followRun(
@@ -561,7 +561,7 @@ export class AsyncTools {
         session.transmit({ jsonrpc: "2.0", method: PROGRESS_NOTIFICATION, params: progressParams(progressToken, Number(p.progress), p.total, p.message) }).catch(() => undefined);
       },
       (final) => {
-        if (session.operations.inbound.get(marker.id) === marker) session.operations.inbound.delete(marker.id);
+        if (session.operations.attachments.get(marker.id) === marker) session.operations.attachments.delete(marker.id);
         if (final === undefined) this.tell(owner, key, { type: "detach" });
         const error = final?.error as { data?: { status?: unknown } } | undefined;
         if (error?.data?.status === CANCELLED_STATUS) {
@@ -570,7 +570,7 @@ export class AsyncTools {
       },
     );
     marker.outlet = { send() {}, request: (method, p, options) => session.request(method, p, options), connectionClosed: () => stop() };
-    session.operations.inbound.set(marker.id, marker);
+    session.operations.attachments.set(marker.id, marker);
     this.stats.joins++;
     return { accepted: true, token: params.token as string, keepAlive };
   }
@@ -619,7 +619,7 @@ export class AsyncTools {
     }
     if (run.done) this.armKeepAlive(run);
     const previous = run.joined.get(session);
-    if (previous !== undefined) session.operations.inbound.delete(previous.marker.id);
+    if (previous !== undefined) session.operations.attachments.delete(previous.marker.id);
     const marker = new InboundOperation(`mcpgen-async-${run.token}`, "tools/async/attachment");
     const outlet: OperationOutlet = {
       send() {},
@@ -627,7 +627,7 @@ export class AsyncTools {
       connectionClosed: () => this.detach(run, session, marker),
     };
     marker.outlet = outlet;
-    session.operations.inbound.set(marker.id, marker);
+    session.operations.attachments.set(marker.id, marker);
     run.joined.set(session, { session, requestId, progressToken, marker });
   }
 
@@ -692,7 +692,7 @@ export class AsyncTools {
       this.byKey.delete(key);
       this.write(() => this.shared!.delete(key));
     }
-    for (const j of run.joined.values()) j.session.operations.inbound.delete(j.marker.id);
+    for (const j of run.joined.values()) j.session.operations.attachments.delete(j.marker.id);
     run.joined.clear();
     this.idleWaiters.settle(this.runs.size === 0);
   }
