@@ -4,7 +4,6 @@
 
 export type * from "./types.js";
 export * from "./guards.js";
-export * from "./validators.js";
 export * from "./dispatch.js";
 export { Client, type ClientOptions } from "./client.js";
 export { Server, createMcpServer, type ServerOptions } from "./server.js";

@@ -35,12 +35,15 @@ export function defaultRuntimeImport(outDir: string): string {
   return `${rel.split(sep).join("/")}/index.js`;
 }
 
+/**
+ * The detailed validators (validators.ts) are left out: a static export would put them in every bundle, and the
+ * dispatch tables load them on demand. Code that wants them synchronously imports that module itself.
+ */
 function emitIndex(model: Model): string {
   return [
     header(model, "Entry point of the generated SDK."),
     `export type * from "./types.js";`,
     `export * from "./guards.js";`,
-    `export * from "./validators.js";`,
     `export * from "./dispatch.js";`,
     `export { Client, type ClientOptions } from "./client.js";`,
     `export { Server, createMcpServer, type ServerOptions } from "./server.js";`,

@@ -6,6 +6,12 @@ export interface ValidationIssue {
   message: string;
 }
 
+/**
+ * What an explainer returns: the issues, or a promise of them when the detailed validators live in a module
+ * loaded on demand (the generated tables do that, so bundles leave the validators out of their entry chunk).
+ */
+export type Explanation = ValidationIssue[] | PromiseLike<ValidationIssue[]>;
+
 export interface MethodSpec {
   readonly kind: "request" | "notification";
   /** Name of the params type in the generated types. */
@@ -15,10 +21,10 @@ export interface MethodSpec {
   /** Fast guard over the `params` member of the message (undefined when the message has none). */
   readonly isParams: (params: unknown) => boolean;
   /** Detailed errors for params that failed `isParams`; empty when they are valid. */
-  readonly explainParams: (params: unknown) => ValidationIssue[];
+  readonly explainParams: (params: unknown) => Explanation;
   /** Fast guard over a response's `result`; requests only. */
   readonly isResult?: (result: unknown) => boolean;
-  readonly explainResult?: (result: unknown) => ValidationIssue[];
+  readonly explainResult?: (result: unknown) => Explanation;
 }
 
 /** Method name to its spec, for one direction of traffic. */

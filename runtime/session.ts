@@ -11,7 +11,7 @@ import {
   type JsonRpcRequest,
   type RequestId,
 } from "./jsonrpc.js";
-import type { DispatchTable, MethodSpec } from "./dispatch.js";
+import type { DispatchTable, Explanation, MethodSpec, ValidationIssue } from "./dispatch.js";
 import { SENT, type InboundInfo, type SendOptions, type Transport } from "./transport.js";
 import type {
   NotificationHandler,
@@ -486,7 +486,7 @@ export class Session implements Peer, ProgressSink {
     }
     const params = m.params;
     if (!spec.isParams(params)) {
-      this.sendError(id, ErrorCode.InvalidParams, `Invalid params for ${method}`, { errors: spec.explainParams(params) });
+      withIssues(spec.explainParams(params), (errors) => this.sendError(id, ErrorCode.InvalidParams, `Invalid params for ${method}`, { errors }), this.reportError);
       return;
     }
     const inbound = this.operations.inbound;
@@ -569,7 +569,7 @@ export class Session implements Peer, ProgressSink {
         return;
       }
       if (!spec.isParams(params)) {
-        this.debug({ kind: "invalid-notification-params", method, detail: spec.explainParams(params) });
+        withIssues(spec.explainParams(params), (detail) => this.debug({ kind: "invalid-notification-params", method, detail }), this.reportError);
         return;
       }
     } else if (method !== PROGRESS_NOTIFICATION && method !== CANCELLED_NOTIFICATION) {
@@ -675,8 +675,7 @@ export class Session implements Peer, ProgressSink {
     const spec = this.outboundSpecs.get(op.method);
     if (spec !== undefined && spec.isResult !== undefined && !spec.isResult(result)) {
       op.state = "failed";
-      const issues = spec.explainResult !== undefined ? spec.explainResult(result) : [];
-      op.reject(new InvalidResultError(op.method, op.id, result, issues));
+      withIssues(spec.explainResult !== undefined ? spec.explainResult(result) : [], (issues) => op.reject(new InvalidResultError(op.method, op.id, result, issues)), this.reportError);
       return;
     }
     op.state = "completed";
@@ -828,4 +827,23 @@ class HandlerContext extends InboundOperation implements RequestContext, Progres
     }
     return this.session.sendProgress(params, relatedRequestId);
   }
+}
+
+/**
+ * Hands the issues to `use`: in the same turn when the explainer answered synchronously, else once they have
+ * loaded. If the validators cannot be loaded, `use` still runs, with one issue at the root saying why, so the
+ * peer gets its error either way; `onerror` receives what `use` throws after an asynchronous load.
+ */
+function withIssues(explanation: Explanation, use: (issues: ValidationIssue[]) => void, onerror: (error: unknown) => void): void {
+  if (Array.isArray(explanation)) {
+    use(explanation);
+    return;
+  }
+  Promise.resolve(explanation)
+    .then(
+      (issues) => issues,
+      (error: unknown): ValidationIssue[] => [{ pointer: "", message: `does not match the schema (details unavailable: ${error instanceof Error ? error.message : String(error)})` }],
+    )
+    .then(use)
+    .then(undefined, onerror);
 }

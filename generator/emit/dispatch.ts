@@ -1,5 +1,5 @@
-// Emits dispatch.ts: per-direction method tables (kind, guards, validators, type names) as const objects,
-// and the type-level maps that make the stubs typed (ClientRequests, ParamsOf<M>, ResultOf<M>, ...).
+// Emits dispatch.ts: per-direction method tables (kind, guards, lazily loaded explainers, type names) as const
+// objects, and the type-level maps that make the stubs typed (ClientRequests, ParamsOf<M>, ResultOf<M>, ...).
 import type { MessageModel, Model } from "../model.js";
 import { messagesFrom, paramsGuardName } from "../model.js";
 import { header } from "./header.js";
@@ -7,14 +7,14 @@ import { header } from "./header.js";
 function entry(m: MessageModel): string {
   const p = paramsGuardName(m);
   const isParams = m.paramsRequired ? `is${p}` : `(p: unknown) => p === undefined || is${p}(p)`;
-  const explainParams = m.paramsRequired ? `explain${p}` : `(p: unknown) => (p === undefined ? [] : explain${p}(p))`;
+  const explainParams = m.paramsRequired ? `explain("explain${p}")` : `explain("explain${p}", true)`;
   const fields = [
     `kind: ${JSON.stringify(m.kind)}`,
     `paramsType: ${JSON.stringify(m.paramsType)}`,
     ...(m.result ? [`resultType: ${JSON.stringify(m.result)}`] : []),
     `isParams: ${isParams}`,
     `explainParams: ${explainParams}`,
-    ...(m.result ? [`isResult: is${m.result}`, `explainResult: explain${m.result}`] : []),
+    ...(m.result ? [`isResult: is${m.result}`, `explainResult: explain("explain${m.result}")`] : []),
   ];
   return `  ${JSON.stringify(m.method)}: { ${fields.join(", ")} },`;
 }
@@ -44,11 +44,24 @@ export function emitDispatch(model: Model, runtimeImport: string): string {
   const s2c = messagesFrom(model, "server");
   const lines = [
     header(model, "Dispatch tables per direction and the type-level method maps."),
-    `import type { DispatchTable } from "${runtimeImport}";`,
+    `import type { DispatchTable, ValidationIssue } from "${runtimeImport}";`,
     `import { ${guards.map((g) => `is${g}`).join(", ")} } from "./guards.js";`,
-    `import { ${guards.map((g) => `explain${g}`).join(", ")} } from "./validators.js";`,
     `import type { ${sorted(typeNames).join(", ")} } from "./types.js";`,
     `export { isJSONRPCMessage as isMessage } from "./guards.js";`,
+    "",
+    "// The detailed validators are most of the SDK's code and only a message that fails its fast guard needs them:",
+    "// they load on first use, through import(), so bundlers put them in a chunk of their own, off the entry.",
+    `type Explainers = typeof import("./validators.js");`,
+    "let explainers: Promise<Explainers> | undefined;",
+    "/** An explainer that loads the validators module on first call; `optional` params may be absent. */",
+    "function explain(name: keyof Explainers, optional = false): (value: unknown) => ValidationIssue[] | Promise<ValidationIssue[]> {",
+    "  return (value) => {",
+    "    if (optional && value === undefined) return [];",
+    "    // A failed load is not kept, so a later call tries again.",
+    `    explainers ??= import("./validators.js").catch((error: unknown) => { explainers = undefined; throw error; });`,
+    "    return explainers.then((m) => m[name](value));",
+    "  };",
+    "}",
     "",
     "/** Methods the client sends and the server receives. */",
     "export const clientToServer = {",

@@ -1,5 +1,5 @@
 // Emits validators.ts: Ajv standalone code compiled at generate time (no schema compilation at run time),
-// wrapped so each definition has explainX(value) returning JSON-pointer issues.
+// wrapped so each definition has explainX(value) returning JSON-pointer issues; the explainers are its only exports.
 import { Ajv } from "ajv";
 import * as standaloneModule from "ajv/dist/standalone/index.js";
 import { paramsGuardName, type Model } from "../model.js";
@@ -31,10 +31,14 @@ export function emitValidators(model: Model, runtimeImport: string): string {
   const standalone = standaloneModule.default as unknown as (ajv: Ajv, refs: Record<string, string>) => string;
   let code = standalone(ajv, exports);
   if (/require\(/.test(code)) throw new Error("Ajv standalone code needs a runtime import; generated code may import only the runtime");
+  // The Ajv functions stay private: the file is not type-checked (`@ts-nocheck`), so anything exported without a
+  // written type would reach the emitted declarations as untyped code that fails a consumer's strict check.
+  code = code.replace(/(^|[;}])export const (v_[\w$]+ = )/g, "$1\nconst $2");
+  if (/(^|[;}\n])export (const|function|default|\{)/.test(code)) throw new Error("Ajv standalone code exports something other than the named validators");
   // One validator function per line, so a stale file's diff points at the definition that changed.
-  code = code.replace(/^"use strict";/, "").replace(/;(export const |const schema\d+ = |function validate\d+\()/g, ";\n$1");
+  code = code.replace(/^"use strict";/, "").replace(/;(const schema\d+ = |function validate\d+\()/g, ";\n$1");
   const out = [
-    header(model, "Detailed validators: Ajv standalone code, compiled when the SDK was generated."),
+    header(model, "Detailed validators: Ajv standalone code, compiled when the SDK was generated; the dispatch tables load it on demand."),
     "// @ts-nocheck",
     "/* eslint-disable */",
     `import type { ValidationIssue } from "${runtimeImport}";`,
