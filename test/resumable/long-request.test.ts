@@ -1,4 +1,5 @@
 // Long resumable requests on a healthy connection: what reached the client leaves the queue, so the queue limit bounds only what did not.
+import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
 import { ClientSession } from "../../runtime/lifecycle.js";
@@ -7,7 +8,8 @@ import { ResumableRequests } from "../../runtime/resumable/server.js";
 import { RECEIVED_NOTIFICATION, RESUMABLE_FAILED_CODE } from "../../runtime/resumable/protocol.js";
 import type { MemoryOperationStore } from "../../runtime/store/memory.js";
 import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
-import { connectInMemory, cuttableFetch, startResumableHttp, type ToolBehaviour } from "./harness.js";
+import { StdioServerTransport } from "../../runtime/transports/stdio.js";
+import { connectInMemory, cuttableFetch, newServerSession, startResumableHttp, type ToolBehaviour } from "./harness.js";
 
 const STEPS = 20_000;
 const CUT_AT = 10_000;
@@ -123,14 +125,45 @@ describe("a resumable request longer than the queue limit, on a healthy connecti
   }, 120_000);
 });
 
-describe("the queue limit still bounds what is not confirmed", () => {
-  /** A client whose confirmations never reach the server (as one that does not know the notification). */
-  function silence(client: ClientSession): void {
-    const spy = client as unknown as { transmit(message: JsonObject, relatedRequestId?: unknown): Promise<void> };
-    const transmit = spy.transmit.bind(client);
-    spy.transmit = (message, relatedRequestId) => (message.method === RECEIVED_NOTIFICATION ? Promise.resolve() : transmit(message, relatedRequestId));
-  }
+/** A client whose confirmations never reach the server (as one that does not know the notification). */
+function silence(client: ClientSession): void {
+  const spy = client as unknown as { transmit(message: JsonObject, relatedRequestId?: unknown): Promise<void> };
+  const transmit = spy.transmit.bind(client);
+  spy.transmit = (message, relatedRequestId) => (message.method === RECEIVED_NOTIFICATION ? Promise.resolve() : transmit(message, relatedRequestId));
+}
 
+describe("a resumable request longer than the queue limit, over stdio", () => {
+  it(`completes with ${STEPS} progress values: a line written to the pipe confirms itself, the client need not`, async () => {
+    const manager = new ResumableRequests({ policy: (method) => method === "tools/call", maxQueuedBytes: LIMIT, retainDeliveredMs: 0 });
+    const { seen, sample } = sampler(manager);
+    // Two line-framed ends on a pair of pipes, as a client and a server process would have.
+    const up = new PassThrough();
+    const down = new PassThrough();
+    const server = newServerSession(manager, {
+      step: async (_name, _args, i) => {
+        if (i % 250 === 0) sample();
+        // A handler doing some work per value: the pipe's write callbacks (which confirm) run between steps.
+        await new Promise((r) => setImmediate(r));
+      },
+    });
+    await server.connect(new StdioServerTransport({ stdin: up, stdout: down, busyPollMicros: 0 }));
+    const client = new ClientSession({ inbound: serverToClient, outbound: clientToServer, isMessage, clientInfo: { name: "stdio", version: "1" }, resumable: true });
+    await client.connect(new StdioServerTransport({ stdin: down, stdout: up, busyPollMicros: 0 }));
+    silence(client);
+    const progress: number[] = [];
+    const result = await client.request("tools/call", { name: "count", arguments: { steps: STEPS } }, { onProgress: (p) => progress.push(p.progress), timeout: 120_000 });
+    expect((result.content as { text: string }[])[0].text).toBe(`counted ${STEPS} for `);
+    expect(progress).toEqual(Array.from({ length: STEPS }, (_, i) => i + 1));
+    expect(seen.storeBytes).toBeLessThanOrEqual(LIMIT);
+    expect(seen.managerBytes).toBeLessThanOrEqual(LIMIT);
+    await manager.idle();
+    expect(manager.store.count()).toBe(0);
+    await client.close();
+    await server.close();
+  }, 120_000);
+});
+
+describe("the queue limit still bounds what is not confirmed", () => {
   it("fails the request with -32010 once a client that never confirms has the limit outstanding", async () => {
     const manager = new ResumableRequests({ policy: (method) => method === "tools/call", maxQueuedBytes: 16 * 1024, retainDeliveredMs: 0 });
     const { seen, sample } = sampler(manager);
