@@ -44,7 +44,11 @@ export interface ResumableServerOptions {
   store?: OperationStore;
   /** Seconds the client should wait before resuming; default 0. */
   minWait?: number;
-  /** Seconds without a resume or status check after which a detached request is cancelled; default 60. */
+  /**
+   * Seconds a request whose connection is gone waits for a resume (or a status check, which restarts the clock)
+   * before it is cancelled; default 60. Over HTTP the clock starts when the connection carrying the request's reply
+   * stream closes, and stops if the client takes the stream up again (GET with Last-Event-ID).
+   */
   maxWait?: number;
   /**
    * Which requests become resumable without the handler asking (when the client advertised
