@@ -206,6 +206,13 @@ export class ClientSession extends Session {
       },
       // A transport with sessions (HTTP) clears its id when the server forgot it; with an id, someone already opened a new one.
       reinitialize: () => (this.transport?.sessionId !== undefined ? Promise.resolve() : this.handshake(undefined)),
+      dropTransport: () => {
+        const transport = this.transport;
+        if (!session.isOpen) return;
+        session.abandonTransport();
+        transport?.close().catch(() => undefined);
+      },
+      skipStreamResume: (requestId: RequestId) => this.transport?.skipStreamResume?.(requestId),
       resendAs: (op: OutboundOperation, method: string, params: JsonObject | undefined) => this.resendAs(op, method, params),
       transmit: (message: JsonRpcMessage, relatedRequestId?: RequestId) => this.transmit(message, relatedRequestId),
       request: (method: string, params: JsonObject | undefined, options?: RequestOptions) => this.request(method, params, options),

@@ -12,7 +12,7 @@ import {
   type RequestId,
 } from "./jsonrpc.js";
 import type { DispatchTable, Explanation, MethodSpec, ValidationIssue } from "./dispatch.js";
-import { SENT, type InboundInfo, type SendOptions, type Transport } from "./transport.js";
+import { SENT, type InboundInfo, type ReplyChannel, type SendOptions, type Transport } from "./transport.js";
 import type {
   NotificationHandler,
   Peer,
@@ -480,13 +480,15 @@ export class Session implements Peer, ProgressSink {
     const method = m.method;
     const spec = this.inboundSpecs.get(method);
     const handler = this.requestHandlers.get(method);
+    // Errors go on the request's own reply channel: its id may be that of another request still in flight.
+    const reply = info?.reply;
     if (spec === undefined || spec.kind !== "request" || handler === undefined) {
-      this.sendError(id, ErrorCode.MethodNotFound, `Method not found: ${method}`);
+      this.sendError(id, ErrorCode.MethodNotFound, `Method not found: ${method}`, undefined, reply);
       return;
     }
     const params = m.params;
     if (!spec.isParams(params)) {
-      withIssues(spec.explainParams(params), (errors) => this.sendError(id, ErrorCode.InvalidParams, `Invalid params for ${method}`, { errors }), this.reportError);
+      withIssues(spec.explainParams(params), (errors) => this.sendError(id, ErrorCode.InvalidParams, `Invalid params for ${method}`, { errors }, reply), this.reportError);
       return;
     }
     const inbound = this.operations.inbound;
@@ -494,7 +496,7 @@ export class Session implements Peer, ProgressSink {
     // itself, or an earlier resume of it that the new one supersedes).
     const existing = inbound.get(id);
     if (existing !== undefined && !(method === RESUME_METHOD && (existing.outlet !== undefined || existing.method === RESUME_METHOD))) {
-      this.sendError(id, ErrorCode.InvalidRequest, `Request id ${JSON.stringify(id)} is already in use`);
+      this.sendError(id, ErrorCode.InvalidRequest, `Request id ${JSON.stringify(id)} is already in use`, undefined, reply);
       return;
     }
     // Counted as what the peer awaits an answer for: a cancelled request frees its place at once, and a resume that
@@ -509,7 +511,9 @@ export class Session implements Peer, ProgressSink {
       context.progressToken = token;
       context.reporter = new ProgressReporter(token, id, context, this.progressInterval);
     }
-    inbound.set(id, context);
+    // A resume leaves the registered request alone: only the layer serving it, once it accepted the resume, takes
+    // the id over (a resume with a wrong token must change nothing about a live request).
+    if (existing === undefined) inbound.set(id, context);
     const onstart = this.onrequeststart;
     if (onstart !== undefined) {
       try {
@@ -557,7 +561,8 @@ export class Session implements Peer, ProgressSink {
       return;
     }
     if (context.hold(message)) return;
-    const sent = this.transport!.send(message, { relatedRequestId: context.requestId });
+    const reply = context.reply;
+    const sent = this.transport!.send(message, reply === undefined ? { relatedRequestId: context.requestId } : { relatedRequestId: context.requestId, reply });
     if (sent !== SENT) sent.catch(this.reportError);
   }
 
@@ -736,12 +741,13 @@ export class Session implements Peer, ProgressSink {
     }
   };
 
-  private sendError(id: RequestId | undefined, code: number, message: string, data?: unknown): void {
+  private sendError(id: RequestId | undefined, code: number, message: string, data?: unknown, channel?: ReplyChannel): void {
     const transport = this.transport;
     if (this.status !== "open" || transport === undefined) return;
     const error: JsonRpcErrorObject = data === undefined ? { code, message } : { code, message, data };
     const reply: JsonRpcMessage = id === undefined ? { jsonrpc: "2.0", error } : { jsonrpc: "2.0", id, error };
-    transport.send(reply, id === undefined ? undefined : { relatedRequestId: id }).catch(this.reportError);
+    const options: SendOptions | undefined = id === undefined ? undefined : channel === undefined ? { relatedRequestId: id } : { relatedRequestId: id, reply: channel };
+    transport.send(reply, options).catch(this.reportError);
   }
 
   private debug(event: SessionDebugEvent): void {
@@ -774,6 +780,8 @@ function reasonText(reason: unknown): string | undefined {
 class HandlerContext extends InboundOperation implements RequestContext, ProgressSink {
   readonly principal?: string;
   readonly sessionId?: string;
+  /** @internal The transport's reply path for this request, when it has one per request (HTTP). */
+  readonly reply?: ReplyChannel;
 
   constructor(
     private readonly session: Session,
@@ -785,6 +793,7 @@ class HandlerContext extends InboundOperation implements RequestContext, Progres
     if (info !== undefined) {
       if (info.principal !== undefined) this.principal = info.principal;
       if (info.sessionId !== undefined) this.sessionId = info.sessionId;
+      if (info.reply !== undefined) this.reply = info.reply;
     }
   }
 

@@ -10,6 +10,32 @@ export interface InboundInfo {
   sessionId?: string;
   /** Request headers, lower-cased names (HTTP). */
   headers?: Readonly<Record<string, string | undefined>>;
+  /** The inbound request's own reply path, on a transport that has one per request (HTTP). */
+  reply?: ReplyChannel;
+}
+
+/**
+ * Where the replies to one inbound request go, on a transport that has a path per request (HTTP: the response
+ * of the POST that carried it). The request outlives its connection there: a client may come back for it.
+ */
+export interface ReplyChannel {
+  /** Whether a connection carries the channel now (HTTP: the POST's response, or a GET that resumed it). */
+  readonly connected: boolean;
+  /**
+   * Set by the layer above: called with false when the channel loses its connection before the request's response
+   * went out, and with true when a new connection takes it up again.
+   */
+  onconnection?: (connected: boolean) => void;
+  /**
+   * For a request that arrived while its id was still in flight (a SEP-975 requests/resume reuses the id of the
+   * request it resumes); for any other request they do nothing. Until one of them is called, the earlier request
+   * keeps its reply path and everything sent for this one, its response included, goes on its own channel, so a
+   * resume that is refused changes nothing about the request it names.
+   * takeOver: from now on messages related to the id go here, and the earlier request's path is released.
+   * release: this request will not be answered (a later one with its id carries the answer); its path may go.
+   */
+  takeOver?(): void;
+  release?(): void;
 }
 
 /**
@@ -31,6 +57,11 @@ export interface SendOptions {
    * never call it, so nothing may wait on it unless the transport says it will come.
    */
   ondelivered?: () => void;
+  /**
+   * The reply channel of the inbound request this message answers or belongs to, when the transport gave it one
+   * (InboundInfo.reply): a transport that has several requests in flight under one id routes by it.
+   */
+  reply?: ReplyChannel;
 }
 
 export interface Transport {
@@ -62,4 +93,10 @@ export interface Transport {
    * own: exit code, signal, last stderr lines). Read once onclose fired; pending calls reject with it.
    */
   readonly closeError?: ConnectionClosedError;
+  /**
+   * Called by the layer above for a request it will resume by its own means if the stream carrying the reply
+   * is lost (SEP-975 requests/resume): the transport then reports the loss at once (the synthesized error response)
+   * instead of trying to resume the stream itself. A transport without reply streams has nothing to do.
+   */
+  skipStreamResume?(requestId: RequestId): void;
 }

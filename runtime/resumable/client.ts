@@ -1,6 +1,6 @@
 // Client side of SEP-975: remember each policy, keep those requests pending across a disconnect, reconnect, resume, deduplicate.
 import type { JsonObject, JsonRpcMessage, RequestId } from "../jsonrpc.js";
-import { isPlainObject as isObject } from "../jsonrpc.js";
+import { RpcError, isPlainObject as isObject } from "../jsonrpc.js";
 import type { Transport } from "../transport.js";
 import type { RequestOptions } from "../peer.js";
 import { ConnectionClosedError } from "../errors.js";
@@ -8,6 +8,7 @@ import type { InboundOperation, OperationKeeper, OperationOutlet, OperationRegis
 import {
   GET_STATUS_REQUEST,
   LAST_SEQ_META_KEY,
+  RECEIVED_NOTIFICATION,
   RESUME_ATTEMPT_META_KEY,
   RESUME_REQUEST,
   ResumeFailedError,
@@ -21,8 +22,14 @@ const LOST_REASONS = new Set(["stream-lost", "session-expired"]);
 export interface ResumableClientOptions {
   /** Seconds to keep trying when a policy gave no maxWait; default 60. */
   defaultMaxWait?: number;
-  /** First delay between failed reconnect attempts, ms (doubles up to 2 s, or an eighth of the shortest waiting maxWait); default 50. */
+  /**
+   * First delay between failed attempts to reconnect or resume, ms; default 50. It doubles per failure in a row up to
+   * maxRetryDelayMs (or an eighth of the shortest maxWait still running, so several attempts fit in it), and each
+   * delay is jittered down to between half and all of it.
+   */
   retryDelayMs?: number;
+  /** Longest delay between two attempts, ms; default 2000. */
+  maxRetryDelayMs?: number;
   /** Reconnect attempts in a row when no resumable request is waiting (plain auto-reconnect); default 5. */
   maxAttempts?: number;
 }
@@ -37,6 +44,10 @@ export interface ResumerHost {
   reattach(transport: Transport): Promise<void>;
   /** Run the initialize handshake again on the current transport (its server session is gone). */
   reinitialize(): Promise<void>;
+  /** Give up the current transport as lost (not closed by the app): the next attempt makes a new one. */
+  dropTransport(): void;
+  /** Tell the transport that a lost reply stream of this request is recovered here (Transport.skipStreamResume). */
+  skipStreamResume(requestId: RequestId): void;
   resendAs(op: OutboundOperation, method: string, params: JsonObject | undefined): Promise<void>;
   transmit(message: JsonRpcMessage, relatedRequestId?: RequestId): Promise<void>;
   request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject>;
@@ -51,8 +62,18 @@ export interface ResumerHost {
 class Parked implements OperationKeeper {
   /** Highest sequence number received: everything up to it reached the app exactly once. */
   lastSeq = 0;
-  /** When the connection carrying it was lost; undefined while it is live. */
+  /**
+   * When the connection carrying it was lost; undefined while it is live. Failed attempts leave it as it is: the
+   * server's maxWait runs from the disconnect, and so does the deadline here.
+   */
   lostAt: number | undefined = undefined;
+  /** No resume before this time (the policy's minWait, or the server's retry hint, from the disconnect). */
+  notBefore = 0;
+  /** Rejects the request maxWait after the disconnect unless a resume was accepted by then. */
+  deadline: ReturnType<typeof setTimeout> | undefined = undefined;
+  /** A resume is on its way; `lostAgainAt`: its own connection was lost meanwhile. */
+  resuming = false;
+  lostAgainAt: number | undefined = undefined;
   /** Resumes sent so far; each carries its number, so the server can tell a stale one from the latest. */
   attempts = 0;
   /** Answers we gave to the server's requests made on its behalf, for when the server asks again; made on first use. */
@@ -87,6 +108,12 @@ function sessionIsGone(error: unknown): boolean {
   return error.name === "HttpStatusError" && (status === 400 || status === 404);
 }
 
+/** A send failed without any answer from the server (refused, reset, unreachable): the connection is no good. */
+function unreachable(error: unknown): boolean {
+  if (!(error instanceof Error)) return true;
+  return error.name !== "HttpStatusError" && error.name !== "SessionExpiredError" && !(error instanceof RpcError);
+}
+
 
 /** One per ClientSession that advertised resumableRequests or can reconnect. */
 export class ClientResumer {
@@ -95,6 +122,7 @@ export class ClientResumer {
   private parkedCount = 0;
   private readonly defaultMaxWait: number;
   private readonly retryDelayMs: number;
+  private readonly maxRetryDelayMs: number;
   private readonly maxAttempts: number;
   private recovering: Promise<void> | undefined = undefined;
   private transportGone = false;
@@ -107,7 +135,8 @@ export class ClientResumer {
     options: ResumableClientOptions = {},
   ) {
     this.defaultMaxWait = options.defaultMaxWait ?? 60;
-    this.retryDelayMs = options.retryDelayMs ?? 50;
+    this.retryDelayMs = Math.max(1, options.retryDelayMs ?? 50);
+    this.maxRetryDelayMs = Math.max(this.retryDelayMs, options.maxRetryDelayMs ?? 2000);
     this.maxAttempts = options.maxAttempts ?? 5;
   }
 
@@ -145,6 +174,8 @@ export class ClientResumer {
     op.keeper = new Parked(this, op, token, seconds(params.minWait, 0), seconds(params.maxWait, this.defaultMaxWait));
     this.parkedCount++;
     this.stats.policies++;
+    // Recovered here with requests/resume, which the deadline above bounds, rather than by the transport's own retries.
+    this.host.skipStreamResume(id);
   }
 
   /** Every inbound message: false drops it (a duplicate, or the transport's notice that a stream was lost). */
@@ -155,6 +186,7 @@ export class ClientResumer {
         return true;
       }
       const expired = error.data.reason === "session-expired";
+      const retryMs = typeof error.data.retryMs === "number" && error.data.retryMs >= 0 ? error.data.retryMs : 0;
       const id = message.id;
       const parked = typeof id === "string" || typeof id === "number" ? this.parkedFor(id) : undefined;
       if (parked === undefined) {
@@ -165,7 +197,7 @@ export class ClientResumer {
         }
         return true;
       }
-      this.lost(parked, expired);
+      this.lost(parked, expired, retryMs);
       return false;
     }
     if (this.parkedCount === 0) return true;
@@ -173,6 +205,7 @@ export class ClientResumer {
     if (stamp === undefined) return true;
     const parked = this.parkedFor(stamp.requestId);
     if (parked === undefined) return true;
+    if (stamp.ack === true) this.confirmReceived(parked, Math.max(parked.lastSeq, stamp.seq));
     if (stamp.seq > parked.lastSeq) {
       parked.lastSeq = stamp.seq;
       if (message.id !== undefined) (parked.answers ??= new Map()).set(message.id as RequestId, undefined);
@@ -205,13 +238,22 @@ export class ClientResumer {
     context.outlet = outlet;
   }
 
+  /**
+   * The server asked (a stamp with `ack`) for a confirmation of what arrived: it then drops those messages from the
+   * request's queue, which otherwise fills up on a connection where nothing else confirms them (HTTP).
+   */
+  private confirmReceived(parked: Parked, lastSeq: number): void {
+    const params: JsonObject = { requestId: parked.op.id, resumeToken: parked.token, lastSeq };
+    this.host.transmit({ jsonrpc: "2.0", method: RECEIVED_NOTIFICATION, params }).catch(() => undefined);
+  }
+
   /** @internal The connection closed under a resumable request. */
   connectionClosedUnder(parked: Parked, byApp: boolean): void {
     if (byApp || this.stopped) {
       this.drop(parked, new ConnectionClosedError());
       return;
     }
-    parked.lostAt ??= Date.now();
+    this.markLost(parked, 0);
   }
 
   /**
@@ -252,10 +294,37 @@ export class ClientResumer {
 
   // ---- recovery ----
 
-  private lost(parked: Parked, reinitialize: boolean): void {
-    parked.lostAt ??= Date.now();
+  private lost(parked: Parked, reinitialize: boolean, retryMs = 0): void {
+    this.markLost(parked, retryMs);
     if (reinitialize) this.needReinit = true;
     this.startRecovery();
+  }
+
+  /** A disconnect under the request: its maxWait starts now (unless it already runs from an earlier one). */
+  private markLost(parked: Parked, retryMs: number, at = Date.now()): void {
+    // Lost while a resume is on its way: the resume may still be accepted, and this loss then comes after it.
+    if (parked.resuming) parked.lostAgainAt ??= at;
+    if (parked.lostAt !== undefined) return;
+    parked.lostAt = at;
+    parked.notBefore = at + Math.max(parked.minWait * 1000, retryMs);
+    parked.deadline = setTimeout(() => this.giveUp(parked), Math.max(0, at + parked.maxWait * 1000 - Date.now()));
+  }
+
+  /** A resume was accepted: the server carries the request again. */
+  private markLive(parked: Parked): void {
+    parked.lostAt = undefined;
+    if (parked.deadline !== undefined) {
+      clearTimeout(parked.deadline);
+      parked.deadline = undefined;
+    }
+  }
+
+  /** maxWait passed since the disconnect without an accepted resume: the server may have given the request up. */
+  private giveUp(parked: Parked): void {
+    parked.deadline = undefined;
+    if (parked.op.keeper !== parked || parked.lostAt === undefined) return;
+    this.stats.gaveUp++;
+    this.drop(parked, new ResumeFailedError(parked.op.id, `no resume within maxWait (${parked.maxWait} s)`));
   }
 
   private startRecovery(): void {
@@ -272,14 +341,16 @@ export class ClientResumer {
   private async recover(): Promise<void> {
     let failures = 0;
     while (!this.stopped) {
-      const lost = this.parked().filter((p) => p.lostAt !== undefined);
+      const lost = this.parked().filter((p) => p.lostAt !== undefined && !p.resuming);
       if (lost.length === 0 && !this.transportGone && !this.needReinit) return;
-      // Wait out the longest minWait among them, counted from each disconnect.
-      const now = Date.now();
+      // Not before each request's minWait (or the server's retry hint), counted from its disconnect.
       let wait = 0;
-      for (const p of lost) wait = Math.max(wait, p.lostAt! + p.minWait * 1000 - now);
-      if (wait > 0) await sleep(wait);
-      if (this.stopped) return;
+      const now = Date.now();
+      for (const p of lost) wait = Math.max(wait, p.notBefore - now);
+      if (wait > 0) {
+        await sleep(wait);
+        continue; // what is lost may have changed meanwhile (given up, resumed)
+      }
       const reconnecting = this.transportGone;
       const reinitializing = !reconnecting && this.needReinit;
       try {
@@ -289,32 +360,23 @@ export class ClientResumer {
           this.needReinit = false;
           await this.host.reattach(transport);
           this.stats.reconnects++;
-        } else if (this.needReinit) {
+        } else if (reinitializing) {
           this.needReinit = false;
           await this.host.reinitialize();
         }
         if (this.transportGone) throw new ConnectionClosedError();
+        const results = await Promise.all(lost.map((p) => this.resume(p)));
+        const failed = results.find((r) => r !== undefined);
+        if (failed !== undefined) throw failed.error;
         failures = 0;
-        for (const p of this.parked()) {
-          if (p.lostAt === undefined) continue;
-          p.lostAt = undefined;
-          this.stats.resumes++;
-          const params: JsonObject = { resumeToken: p.token, _meta: { [LAST_SEQ_META_KEY]: p.lastSeq, [RESUME_ATTEMPT_META_KEY]: ++p.attempts } };
-          this.host.resendAs(p.op, RESUME_REQUEST, params).catch((error: unknown) => {
-            if (p.op.keeper !== p) return;
-            this.lost(p, sessionIsGone(error));
-          });
-        }
-      } catch {
+      } catch (error) {
         failures++;
         if (reconnecting || !this.host.isOpen) this.transportGone = true;
-        else if (reinitializing) this.needReinit = true;
-        const now2 = Date.now();
-        for (const p of this.parked()) {
-          if (p.lostAt !== undefined && now2 - p.lostAt > p.maxWait * 1000) {
-            this.stats.gaveUp++;
-            this.drop(p, new ResumeFailedError(p.op.id, `no resume within maxWait (${p.maxWait} s)`));
-          }
+        else if (reinitializing || sessionIsGone(error)) this.needReinit = true;
+        else if (unreachable(error) && this.host.reconnectTransport !== undefined) {
+          // Nothing answers on this connection: the app's reconnect hook makes the next one (perhaps elsewhere).
+          this.transportGone = true;
+          this.host.dropTransport();
         }
         const waiting = this.parked().some((p) => p.lostAt !== undefined);
         if (!waiting && failures >= this.maxAttempts) {
@@ -323,13 +385,53 @@ export class ClientResumer {
           this.host.closedForGood();
           return;
         }
-        // Back off, but keep several attempts inside the shortest maxWait still running: a doubling delay alone
-        // let a client that failed a few times in a row wake up after the server had given its request up.
-        let cap = 2000;
-        for (const p of this.parked()) if (p.lostAt !== undefined) cap = Math.min(cap, (p.maxWait * 1000) / 8);
-        await sleep(Math.min(Math.max(cap, this.retryDelayMs), this.retryDelayMs * 2 ** (failures - 1)));
+        await sleep(this.retryDelay(failures));
       }
     }
+  }
+
+  /** Sends requests/resume; resolves with the failure, if the send failed (a failed resume is retried by the loop). */
+  private async resume(p: Parked): Promise<{ error: unknown } | undefined> {
+    if (p.op.keeper !== p || p.lostAt === undefined) return undefined;
+    p.resuming = true;
+    p.lostAgainAt = undefined;
+    this.stats.resumes++;
+    this.host.skipStreamResume(p.op.id);
+    const params: JsonObject = { resumeToken: p.token, _meta: { [LAST_SEQ_META_KEY]: p.lastSeq, [RESUME_ATTEMPT_META_KEY]: ++p.attempts } };
+    try {
+      await this.host.resendAs(p.op, RESUME_REQUEST, params);
+    } catch (error) {
+      return { error };
+    } finally {
+      p.resuming = false;
+    }
+    if (p.op.keeper !== p) return undefined;
+    // Accepted: the server carries the request again (and restarted its maxWait). Lost again on the way: from then.
+    const again = p.lostAgainAt;
+    this.markLive(p);
+    if (again !== undefined) {
+      this.markLost(p, 0, again);
+      this.startRecovery();
+    }
+    return undefined;
+  }
+
+  /**
+   * Exponential backoff with jitter: several attempts fit in the shortest maxWait still running (a doubling delay
+   * alone let a client wake up after the server had given its request up), and none waits past the nearest deadline.
+   */
+  private retryDelay(failures: number): number {
+    let cap = this.maxRetryDelayMs;
+    let nearest = Infinity;
+    const now = Date.now();
+    for (const p of this.parked()) {
+      if (p.lostAt === undefined) continue;
+      cap = Math.min(cap, (p.maxWait * 1000) / 8);
+      nearest = Math.min(nearest, p.lostAt + p.maxWait * 1000 - now);
+    }
+    const base = Math.min(Math.max(cap, this.retryDelayMs), this.retryDelayMs * 2 ** Math.min(failures - 1, 30));
+    const jittered = base * (0.5 + Math.random() * 0.5);
+    return Math.max(this.retryDelayMs / 2, Math.min(jittered, nearest));
   }
 
   private settleWaiters(error: Error | undefined): void {
@@ -363,6 +465,10 @@ export class ClientResumer {
     if (parked.op.keeper !== parked) return;
     parked.op.keeper = undefined;
     this.parkedCount--;
+    if (parked.deadline !== undefined) {
+      clearTimeout(parked.deadline);
+      parked.deadline = undefined;
+    }
   }
 
   /** Fail a kept request for good. */

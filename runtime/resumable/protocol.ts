@@ -6,8 +6,16 @@ export const RESUME_POLICY_NOTIFICATION = "notifications/requests/resumePolicy";
 export const RESUME_REQUEST = "requests/resume";
 export const GET_STATUS_REQUEST = "requests/getStatus";
 export const RESUMABLE_CAPABILITY = "resumableRequests";
+/**
+ * Not part of SEP-975 (an mcpgen addition, in the schema overlay): the client confirms it received a resumable
+ * request's messages up to a seq, so the server can drop them from the request's replay queue while it runs.
+ */
+export const RECEIVED_NOTIFICATION = "notifications/requests/received";
 
-/** `_meta` key on every message of a resumable request: `{ requestId, seq }`, seq counting from 1. */
+/**
+ * `_meta` key on every message of a resumable request: `{ requestId, seq }`, seq counting from 1, and `ack: true`
+ * on the messages after which the server asks the client to confirm what it received (RECEIVED_NOTIFICATION).
+ */
 export const SEQ_META_KEY = "io.mcpgen/resumable";
 /** `_meta` key of requests/resume params: the highest seq the client received (it confirms those). */
 export const LAST_SEQ_META_KEY = "io.mcpgen/lastSeq";
@@ -44,6 +52,8 @@ export class ResumeFailedError extends RpcError {
 export interface SeqStamp {
   requestId: RequestId;
   seq: number;
+  /** The server asks for a confirmation of everything up to this message. */
+  ack?: true;
 }
 
 

@@ -5,7 +5,7 @@ import { IdleWaiters } from "../idle-waiters.js";
 import { tokenKey } from "../store/key.js";
 import { ErrorCode, RpcError, type JsonObject, type JsonRpcErrorObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import type { RequestContext, RequestOptions } from "../peer.js";
-import { SENT } from "../transport.js";
+import { SENT, type ReplyChannel } from "../transport.js";
 import { InboundOperation, OutboundOperation, type OperationKeeper, type OperationOutlet } from "../operations.js";
 import { ConnectionClosedError, RequestCancelledError } from "../errors.js";
 import { PROGRESS_NOTIFICATION } from "../progress.js";
@@ -17,6 +17,7 @@ import { isSharedStore, whenReady, type OperationStore, type OwnerSignal, type S
 import {
   GET_STATUS_REQUEST,
   LAST_SEQ_META_KEY,
+  RECEIVED_NOTIFICATION,
   RESUME_ATTEMPT_META_KEY,
   RESUMABLE_CAPABILITY,
   RESUMABLE_FAILED_CODE,
@@ -43,7 +44,11 @@ export interface ResumableServerOptions {
   store?: OperationStore;
   /** Seconds the client should wait before resuming; default 0. */
   minWait?: number;
-  /** Seconds without a resume or status check after which a detached request is cancelled; default 60. */
+  /**
+   * Seconds a request whose connection is gone waits for a resume (or a status check, which restarts the clock)
+   * before it is cancelled; default 60. Over HTTP the clock starts when the connection carrying the request's reply
+   * stream closes, and stops if the client takes the stream up again (GET with Last-Event-ID).
+   */
   maxWait?: number;
   /**
    * Which requests become resumable without the handler asking (when the client advertised
@@ -59,7 +64,12 @@ export interface ResumableServerOptions {
   deferPolicy?: boolean;
   /** Resumable requests one session may have running at a time; past it requests run as plain ones. Default 100. */
   maxPerSession?: number;
-  /** Bytes of unconfirmed messages one request may queue; past it the request fails. Default 1 MiB. */
+  /**
+   * Bytes of unconfirmed messages one request may queue; past it the request fails (-32010). Messages leave the
+   * queue once confirmed: by a resume, by the client's notifications/requests/received (asked for every quarter of
+   * this limit), or by a transport that reports delivery (stdio, in-memory). So the limit bounds what a client
+   * that is away (or one that never confirms) can leave behind, not the length of a request. Default 1 MiB.
+   */
   maxQueuedBytes?: number;
   /**
    * Milliseconds a final response that was sent on a live connection stays available for a resume (it may
@@ -137,7 +147,20 @@ const NO_INPUT: Map<RequestId, PendingInput> = new Map();
 /** One resumable request. It is the outlet of the handler's operation: everything it sends comes here. */
 class ResumableRequest implements OperationOutlet {
   nextSeq = 1;
-  queuedBytes = 0;
+  /** Bytes of every message queued so far (the final response aside), and how many of those were confirmed. */
+  totalBytes = 0;
+  confirmedBytes = 0;
+  /** The highest seq the client confirmed, and the seq of the last message queued (the final response aside). */
+  confirmedSeq = 0;
+  lastQueuedSeq = 0;
+  /** Seq of the final response, once there is one. */
+  finalSeq = 0;
+  /** Messages that asked the client to confirm: their seq and totalBytes after them (confirming one frees those). */
+  marks: { seq: number; bytes: number }[] | undefined = undefined;
+  /** totalBytes past which the next message asks for a confirmation. */
+  nextAskAt: number;
+  /** The connection under the current attachment is gone for now (HTTP: its reply stream closed): maxWait runs. */
+  linkDown = false;
   status: StoredStatus = "processing";
   final: JsonRpcMessage | undefined = undefined;
   attachment: Attachment | undefined;
@@ -172,10 +195,21 @@ class ResumableRequest implements OperationOutlet {
     attachment: Attachment,
   ) {
     this.attachment = attachment;
+    this.nextAskAt = manager.ackEveryBytes;
   }
 
   get requestId(): RequestId {
     return this.context.id;
+  }
+
+  /** Bytes queued and not confirmed: what maxQueuedBytes bounds. */
+  get queuedBytes(): number {
+    return this.totalBytes - this.confirmedBytes;
+  }
+
+  /** No connection carries it now, so its maxWait clock runs. */
+  get waiting(): boolean {
+    return this.attachment === undefined || this.linkDown;
   }
 
   send(message: JsonRpcMessage, owned?: boolean): void {
@@ -192,10 +226,21 @@ class ResumableRequest implements OperationOutlet {
     // Sized before stamping: an owned message is stamped in place. The final response is always kept whatever its
     // size: the limit guards against endless streams of messages.
     const size = isFinal ? 0 : progressSize(message);
-    const stamp: SeqStamp = { requestId: this.requestId, seq };
+    // Past the mark, this message asks the client to confirm what it has; its answer empties the queue up to here.
+    const ask = !isFinal && this.totalBytes >= this.nextAskAt;
+    const stamp: SeqStamp = ask ? { requestId: this.requestId, seq, ack: true } : { requestId: this.requestId, seq };
     const stamped = owned === true ? stampOwned(message, stamp) : stampMessage(message, stamp);
-    if (isFinal) this.final = stamped;
-    else this.queuedBytes += size >= 0 ? size : JSON.stringify(stamped).length;
+    if (isFinal) {
+      this.final = stamped;
+      this.finalSeq = seq;
+    } else {
+      this.totalBytes += size >= 0 ? size : JSON.stringify(stamped).length;
+      this.lastQueuedSeq = seq;
+      if (ask) {
+        (this.marks ??= []).push({ seq, bytes: this.totalBytes });
+        this.nextAskAt = this.totalBytes + this.manager.ackEveryBytes;
+      }
+    }
     const manager = this.manager;
     const entry = this.entry;
     if (entry !== undefined) {
@@ -212,7 +257,7 @@ class ResumableRequest implements OperationOutlet {
       this.overflow();
       return;
     }
-    this.deliver(stamped, seq);
+    this.deliver(stamped, seq, ask);
   }
 
   request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
@@ -264,7 +309,8 @@ class ResumableRequest implements OperationOutlet {
       { requestId: this.requestId, seq },
     );
     (this.inputMap ??= new Map()).set(id, { op, message, seq });
-    this.queuedBytes += JSON.stringify(message).length;
+    this.totalBytes += JSON.stringify(message).length;
+    this.lastQueuedSeq = seq;
     const store = this.manager.store;
     this.manager.chain(this, () => store.append(this.key, { seq, message }));
     this.recordPendingInput();
@@ -280,8 +326,11 @@ class ResumableRequest implements OperationOutlet {
     this.manager.chain(this, () => store.update(this.key, { pendingInput: this.input.size }));
   }
 
-  /** Hands a message to the live connection, if there is one; it stays queued until confirmed either way. */
-  deliver(message: JsonRpcMessage, seq: number): void {
+  /**
+   * Hands a message to the live connection, if there is one; it stays queued until confirmed either way. `ask`: it
+   * asks for a confirmation, which a transport that reports delivery gives by itself.
+   */
+  deliver(message: JsonRpcMessage, seq: number, ask = false): void {
     const attachment = this.attachment;
     if (attachment === undefined) return;
     if (attachment.held !== undefined) {
@@ -304,7 +353,9 @@ class ResumableRequest implements OperationOutlet {
     const confirmed = isFinal && session.confirmsDelivery;
     const sent = confirmed
       ? session.transmit(message, this.requestId, () => this.manager.deliveryConfirmed(this))
-      : session.transmit(message, this.requestId);
+      : ask && session.confirmsDelivery
+        ? session.transmit(message, this.requestId, () => this.manager.confirmUpTo(this, seq))
+        : session.transmit(message, this.requestId);
     if (sent !== SENT) {
       sent.catch(() => {
         if (this.attachment === attachment) this.detach();
@@ -325,6 +376,7 @@ class ResumableRequest implements OperationOutlet {
     const attachment = this.attachment;
     if (attachment === undefined) return;
     this.attachment = undefined;
+    this.linkDown = false;
     this.unregisterInput(attachment.session);
     this.manager.armExpiry(this);
   }
@@ -448,6 +500,18 @@ class PendingResumable implements OperationOutlet {
 
 function ignore(): void {}
 
+/** Drops the marks up to `seq` (confirmed); returns totalBytes at the last of them, or 0 when none was passed. */
+function passMarks(request: ResumableRequest, seq: number): number {
+  const marks = request.marks;
+  if (marks === undefined) return 0;
+  let passed = 0;
+  while (passed < marks.length && marks[passed].seq <= seq) passed++;
+  if (passed === 0) return 0;
+  const bytes = marks[passed - 1].bytes;
+  marks.splice(0, passed);
+  return bytes;
+}
+
 /**
  * Bytes a progress notification counts against the queue limit, from its few flat fields (within a few bytes of
  * its stamped JSON) without serializing it; -1 for any other message, which is serialized once stamped.
@@ -509,6 +573,8 @@ export class ResumableRequests {
   /** @internal The store, when it is exactly the in-memory one (synchronous, cannot fail): called without chaining. */
   readonly direct: MemoryOperationStore | undefined;
   readonly maxQueuedBytes: number;
+  /** @internal Bytes of messages between two requests for a confirmation: a quarter of maxQueuedBytes. */
+  readonly ackEveryBytes: number;
   /** @internal */
   readonly inputPrefix = `mcpgen-rr-${randomBytes(3).toString("hex")}-`;
   /** @internal */
@@ -536,6 +602,8 @@ export class ResumableRequests {
   private readonly remoteFollows = new Set<() => void>();
   /** The latest such resume of each request: a newer one supersedes it, as takeOver does for local ones. */
   private readonly remoteByKey = new Map<string, () => void>();
+  /** For those resumes: the session they serve, and how to pass the client's confirmations on to the running node. */
+  private readonly remoteAcks = new Map<string, { session: Session; requestId: RequestId; tell: (signal: OwnerSignal) => void }>();
   private readonly idleWaiters = new IdleWaiters();
   private retained: { request: ResumableRequest; until: number }[] = [];
   private retainedHead = 0;
@@ -555,6 +623,7 @@ export class ResumableRequests {
     this.maxWait = options.maxWait ?? DEFAULT_MAX_WAIT;
     this.maxPerSession = options.maxPerSession ?? 100;
     this.maxQueuedBytes = options.maxQueuedBytes ?? 1024 * 1024;
+    this.ackEveryBytes = Math.max(1, Math.floor(this.maxQueuedBytes / 4));
     this.retainDeliveredMs = options.retainDeliveredMs ?? Math.min(10_000, this.maxWait * 1000);
     this.maxRetained = Math.max(0, options.maxRetained ?? 10_000);
     this.policyFor = options.policy;
@@ -572,6 +641,13 @@ export class ResumableRequests {
   /** Resumable requests held (running, or finished and waiting to be collected). */
   get size(): number {
     return this.held;
+  }
+
+  /** Bytes of messages queued and not yet confirmed, over every request held (for metrics and tests). */
+  get queuedBytes(): number {
+    let n = 0;
+    for (const request of this.heldRequests()) n += request.queuedBytes;
+    return n;
   }
 
   private lookup(key: string): ResumableRequest | undefined {
@@ -613,6 +689,7 @@ export class ResumableRequests {
     };
     session.onRequest(RESUME_REQUEST, (params, context) => this.resume(session, params, context));
     session.onRequest(GET_STATUS_REQUEST, (params, context) => this.getStatus(params, context));
+    session.onNotification(RECEIVED_NOTIFICATION, (params) => this.received(session, params));
   }
 
   /**
@@ -670,6 +747,8 @@ export class ResumableRequests {
     if (this.direct !== undefined) request.entry = this.direct.adopt(key, record, request);
     else this.chain(request, () => this.store.create(key, record));
     context.outlet = request;
+    const reply = (context as { reply?: ReplyChannel }).reply;
+    if (reply !== undefined) this.watchLink(request, request.attachment!, reply);
     // The policy goes out before anything else of the request, and is not itself queued: without it there is no resume.
     const params: JsonObject = { requestId: context.id, resumeToken: token, minWait: full.minWait, maxWait: full.maxWait };
     const sent = session.transmit({ jsonrpc: "2.0", method: RESUME_POLICY_NOTIFICATION, params }, context.id);
@@ -723,13 +802,36 @@ export class ResumableRequests {
   /** A resume overtaken by a later one gets no answer: the later one carries the request. */
   private superseded(context: RequestContext): JsonObject {
     (context as unknown as InboundOperation).state = "cancelled";
+    (context as { reply?: ReplyChannel }).reply?.release?.();
     return {};
+  }
+
+  /**
+   * Follows the connection of a reply channel (HTTP) under an attachment: while it is gone the request waits for
+   * the client as a detached one does (maxWait runs) but stays attached, so a client that comes back on that
+   * channel (GET with Last-Event-ID) goes on reading it, and an expiry can end the reply there.
+   */
+  private watchLink(request: ResumableRequest, attachment: Attachment, reply: ReplyChannel): void {
+    reply.onconnection = (connected) => this.linkChanged(request, attachment, connected);
+    if (!reply.connected) this.linkChanged(request, attachment, false);
+  }
+
+  private linkChanged(request: ResumableRequest, attachment: Attachment, connected: boolean): void {
+    if (request.freed || request.attachment !== attachment || request.final !== undefined) return;
+    request.linkDown = !connected;
+    if (connected) this.clearExpiry(request);
+    else this.armExpiry(request);
   }
 
   private attachResume(session: ServerSession, request: ResumableRequest, ack: number, context: RequestContext): Promise<JsonObject> {
     this.takeOver(request);
     this.clearExpiry(request);
     const resumeOp = context as unknown as InboundOperation;
+    // Accepted: the transport now routes the id's messages to this resume, and the session knows it by the id.
+    const reply = (context as { reply?: ReplyChannel }).reply;
+    reply?.takeOver?.();
+    const inbound = session.operations.inbound;
+    if (inbound.get(request.requestId) !== resumeOp) inbound.set(request.requestId, resumeOp);
     let settle!: (message: JsonRpcMessage) => void;
     const answered = new Promise<JsonObject>((resolve, reject) => {
       settle = (message) => {
@@ -742,6 +844,7 @@ export class ResumableRequests {
     });
     const attachment: Attachment = { session, resume: { context: resumeOp, settle }, held: [] };
     request.attachment = attachment;
+    if (reply !== undefined) this.watchLink(request, attachment, reply);
     resumeOp.signal.addEventListener(
       "abort",
       () => {
@@ -777,7 +880,12 @@ export class ResumableRequests {
           }
           this.stats.replayed += sent;
           if (last > request.sentSeq) request.sentSeq = last;
-          request.queuedBytes = queued.reduce((n, item) => n + JSON.stringify(item.message).length, 0);
+          // What is still queued is exactly what was not confirmed (the final response aside, as in send).
+          let unconfirmed = 0;
+          for (const item of queued) if (item.seq !== finalSeq) unconfirmed += JSON.stringify(item.message).length;
+          request.confirmedBytes = request.totalBytes - unconfirmed;
+          if (ack > request.confirmedSeq) request.confirmedSeq = ack;
+          passMarks(request, ack);
           const held = attachment.held ?? [];
           attachment.held = undefined;
           let finalDone = false;
@@ -792,12 +900,64 @@ export class ResumableRequests {
     )).then(() => answered);
   }
 
+  /**
+   * notifications/requests/received: the client has the request's messages up to lastSeq. Only the session the
+   * request's messages go to can have received them, so a confirmation from any other is ignored (it cannot be
+   * answered: a notification), as is one with a wrong token.
+   */
+  private received(session: ServerSession, params: JsonObject | undefined): void {
+    const seq = params?.lastSeq;
+    const token = params?.resumeToken;
+    const requestId = params?.requestId;
+    if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 1) return;
+    if (typeof token !== "string" || token.length === 0 || token.length > 256) return;
+    const key = this.keyOf(token);
+    const request = this.lookup(key);
+    if (request === undefined) {
+      const remote = this.remoteAcks.get(key);
+      if (remote !== undefined && remote.session === session && remote.requestId === requestId) remote.tell({ type: "confirm", seq });
+      return;
+    }
+    if (request.freed || request.requestId !== requestId || request.attachment?.session !== session) return;
+    if (this.direct !== undefined && !sameToken(request.token, token)) return;
+    this.confirmUpTo(request, seq);
+  }
+
+  /** @internal The client has everything of the request up to `seq`: those messages leave the queue. */
+  confirmUpTo(request: ResumableRequest, seq: number): void {
+    if (request.freed) return;
+    // Only what exists can have arrived; the final response stays until the request is freed (a resume sends it).
+    let upTo = Math.min(seq, request.nextSeq - 1);
+    if (request.finalSeq > 0 && upTo >= request.finalSeq) upTo = request.finalSeq - 1;
+    if (upTo <= request.confirmedSeq) return;
+    this.confirmedThrough(request, upTo);
+    if (this.direct !== undefined) this.direct.confirm(request.key, upTo);
+    else {
+      const store = this.store;
+      void this.chain(request, () => store.confirm(request.key, upTo));
+    }
+  }
+
+  /** Bookkeeping of a confirmation up to `seq` (the store is told by the caller). */
+  private confirmedThrough(request: ResumableRequest, seq: number): void {
+    if (seq <= request.confirmedSeq) return;
+    request.confirmedSeq = seq;
+    if (seq >= request.lastQueuedSeq) {
+      request.confirmedBytes = request.totalBytes;
+      request.marks = undefined;
+      return;
+    }
+    // Only bytes up to a mark are known without sizing each message: a confirmation between marks frees up to the last one.
+    const bytes = passMarks(request, seq);
+    if (bytes > request.confirmedBytes) request.confirmedBytes = bytes;
+  }
+
   private getStatus(params: JsonObject | undefined, context: RequestContext): JsonObject | Promise<JsonObject> {
     const remoteKey = this.remoteKey(params?.resumeToken);
     if (remoteKey !== undefined) return this.getStatusRemote(remoteKey, params?.requestId, context);
     const request = this.find(params?.resumeToken, params?.requestId, context.principal ?? undefined);
     this.stats.statusChecks++;
-    if (request.attachment === undefined) this.armExpiry(request);
+    if (request.waiting) this.armExpiry(request);
     return {
       requestId: request.requestId,
       status: request.status,
@@ -811,6 +971,7 @@ export class ResumableRequests {
     const previous = request.attachment;
     if (previous === undefined) return;
     request.attachment = undefined;
+    request.linkDown = false;
     request.unregisterInput(previous.session);
     if (previous.resume !== undefined) {
       request.endResume(previous);
@@ -882,6 +1043,7 @@ export class ResumableRequests {
       return {};
     }
     tell({ type: "attach", seq: ack });
+    (context as { reply?: ReplyChannel }).reply?.takeOver?.();
     const proxies = new Map<RequestId, OutboundOperation>();
     return new Promise<JsonObject>((resolve, reject) => {
       let ended = false;
@@ -894,7 +1056,10 @@ export class ResumableRequests {
         clearInterval(touch);
         following.close();
         this.remoteFollows.delete(stop);
-        if (this.remoteByKey.get(key) === supersede) this.remoteByKey.delete(key);
+        if (this.remoteByKey.get(key) === supersede) {
+          this.remoteByKey.delete(key);
+          this.remoteAcks.delete(key);
+        }
         resumeOp.signal.removeEventListener("abort", onAbort);
         for (const [id, op] of proxies) if (session.operations.outbound.get(id) === op) session.operations.outbound.delete(id);
         after();
@@ -908,6 +1073,7 @@ export class ResumableRequests {
         });
       this.remoteByKey.get(key)?.();
       this.remoteByKey.set(key, supersede);
+      this.remoteAcks.set(key, { session, requestId, tell });
       const onAbort = () =>
         end(() => {
           const reason = resumeOp.signal.reason;
@@ -969,10 +1135,13 @@ export class ResumableRequests {
         break;
       case "touch":
       case "detach":
-        if (request.attachment === undefined) this.armExpiry(request);
+        if (request.waiting) this.armExpiry(request);
         break;
       case "delivered":
         if (request.final !== undefined && request.attachment === undefined) this.delivered(request);
+        break;
+      case "confirm":
+        if (typeof signal.seq === "number") this.confirmUpTo(request, signal.seq);
         break;
       case "cancel":
         this.cancel(request, new RequestCancelledError(request.context.method, signal.reason ?? "cancelled on another node"));
@@ -1087,11 +1256,18 @@ export class ResumableRequests {
   /** @internal Detached: cancel after maxWait unless resumed or checked on. */
   armExpiry(request: ResumableRequest): void {
     this.clearExpiry(request);
-    request.expiry = setTimeout(() => {
-      this.stats.expired++;
-      this.cancel(request, new RpcError(RESUMABLE_FAILED_CODE, "Resumable request expired (no resume within maxWait)"));
-    }, request.policy.maxWait * 1000);
+    request.expiry = setTimeout(() => this.expire(request), request.policy.maxWait * 1000);
     request.expiry.unref?.();
+  }
+
+  private expire(request: ResumableRequest): void {
+    if (request.freed) return;
+    this.stats.expired++;
+    const error = new RpcError(RESUMABLE_FAILED_CODE, "Resumable request expired (no resume within maxWait)");
+    // Still attached to a reply path without a connection (HTTP): the error is its response there, which ends that
+    // path in the transport (and is what a client coming back on it reads).
+    if (request.attachment !== undefined && request.final === undefined) request.send({ jsonrpc: "2.0", id: request.requestId, error: error.toJSON() });
+    this.cancel(request, error);
   }
 
   private clearExpiry(request: ResumableRequest): void {

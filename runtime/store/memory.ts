@@ -89,4 +89,17 @@ export class MemoryOperationStore implements OperationStore {
   count(): number {
     return this.entries.size;
   }
+
+  /** Messages queued and not confirmed, over every operation, and their size as JSON (for tests and metrics: it serializes them). */
+  queued(): { messages: number; bytes: number } {
+    let messages = 0;
+    let bytes = 0;
+    for (const entry of this.entries.values()) {
+      for (let i = entry.head; i < entry.queue.length; i++) {
+        messages++;
+        bytes += JSON.stringify(entry.queue[i].message).length;
+      }
+    }
+    return { messages, bytes };
+  }
 }

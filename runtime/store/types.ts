@@ -76,9 +76,12 @@ export interface Following {
 
 /** A request from one node to the node running an operation. */
 export interface OwnerSignal {
-  /** attach/detach/touch: a resume or join on another node started, ended, or checked in. cancel: stop it. */
-  type: "attach" | "detach" | "touch" | "cancel" | "delivered" | "answer";
-  /** For attach: the highest seq the client confirmed. For answer: the answered request's id. */
+  /**
+   * attach/detach/touch: a resume or join on another node started, ended, or checked in. cancel: stop it.
+   * confirm: the client confirmed it received the messages up to `seq`.
+   */
+  type: "attach" | "detach" | "touch" | "cancel" | "delivered" | "answer" | "confirm";
+  /** For attach and confirm: the highest seq the client confirmed. For answer: the answered request's id. */
   seq?: number;
   id?: RequestId;
   /** For answer: the response message (result or error) of a server-to-client request. */

@@ -47,7 +47,10 @@ export class StreamLostError extends Error {
 export interface ReconnectOptions {
   /** Failed reconnect attempts allowed in a row, for every stream (default 5). A successful GET resets it. */
   maxAttempts?: number;
-  /** Backoff when the server sent no `retry`: initial delay (default 1000 ms)... */
+  /**
+   * Backoff between attempts: initial delay (default 1000 ms)... A `retry` the server sent is waited exactly before
+   * the first attempt, and is the floor of the backoff after that.
+   */
   initialDelayMs?: number;
   /** ...growth factor (default 1.5)... */
   factor?: number;
@@ -136,6 +139,8 @@ export class StreamableHttpClientTransport implements Transport {
   private standaloneOpen = false;
   /** Requests sent and not yet answered, with the stream carrying their reply once known. */
   private readonly inflight = new Map<string, RequestId>();
+  /** Requests whose lost reply stream the layer above recovers (skipStreamResume), until answered or lost. */
+  private readonly recoveredAbove = new Set<string>();
   private initializeKey: string | undefined;
 
   constructor(options: StreamableHttpClientOptions) {
@@ -183,7 +188,7 @@ export class StreamableHttpClientTransport implements Transport {
         signal,
       });
     } catch (error) {
-      if (key !== undefined) this.inflight.delete(key);
+      if (key !== undefined) this.unanswerable(key);
       throw error;
     }
     const issued = response.header(SESSION_HEADER);
@@ -191,12 +196,12 @@ export class StreamableHttpClientTransport implements Transport {
 
     if (response.status === 404 && sentSessionId !== undefined) {
       await response.discard();
-      if (key !== undefined) this.inflight.delete(key);
+      if (key !== undefined) this.unanswerable(key);
       throw this.expireSession(sentSessionId);
     }
     if (!response.ok) {
       const text = await response.text().catch(() => "");
-      if (key !== undefined) this.inflight.delete(key);
+      if (key !== undefined) this.unanswerable(key);
       throw new HttpStatusError(response.status, text);
     }
     if (id === undefined || response.status === 202) {
@@ -227,7 +232,7 @@ export class StreamableHttpClientTransport implements Transport {
       return;
     }
     await response.discard();
-    if (key !== undefined) this.inflight.delete(key);
+    if (key !== undefined) this.unanswerable(key);
     throw new HttpStatusError(response.status, "", `unexpected content type ${JSON.stringify(type)} for a request`);
   }
 
@@ -289,6 +294,15 @@ export class StreamableHttpClientTransport implements Transport {
     this.runStream(undefined, ctx).catch((error: unknown) => this.report(error));
   }
 
+  /**
+   * The layer above resumes this request itself (SEP-975 requests/resume) when its reply stream is lost: such a
+   * stream is not resumed with GET, its loss is reported at once (the synthesized -32000 response, whose
+   * `data.retryMs` carries the server's retry hint), so that recovery runs on the request's own deadline.
+   */
+  skipStreamResume(requestId: RequestId): void {
+    if (!this.closed) this.recoveredAbove.add(requestKey(requestId));
+  }
+
   /** DELETE the session on the server (405 tolerated) and forget its id. */
   async terminateSession(): Promise<void> {
     const sessionId = this._sessionId;
@@ -343,13 +357,16 @@ export class StreamableHttpClientTransport implements Transport {
       }
       // The response may also have come another way (e.g. on the standalone stream): then there is nothing to resume.
       if (ctx.signal.aborted || (ctx.requestId !== undefined && (ctx.gotResponse || !this.inflight.has(requestKey(ctx.requestId))))) return;
+      if (ctx.requestId !== undefined && this.recoveredAbove.has(requestKey(ctx.requestId))) {
+        return this.streamFailed(ctx, "the SSE stream ended; the request is resumed by the session");
+      }
       if (!immediate) {
         if (ctx.lastEventId === undefined && !ctx.standalone) {
           return this.streamFailed(ctx, "the SSE stream ended before any event id; it cannot be resumed");
         }
         failures++;
         if (failures > maxAttempts) return this.streamFailed(ctx, `could not resume the SSE stream after ${maxAttempts} attempts`);
-        await sleep(ctx.retryMs ?? this.backoff(failures), ctx.signal);
+        await sleep(this.retryDelay(failures, ctx.retryMs), ctx.signal);
         if (ctx.signal.aborted) return;
       }
       immediate = false;
@@ -376,6 +393,16 @@ export class StreamableHttpClientTransport implements Transport {
         return this.streamFailed(ctx, `resuming the SSE stream failed: ${new HttpStatusError(next.status, text).message}`);
       }
     }
+  }
+
+  /**
+   * The wait before reconnect attempt `attempt` (1 after a connection that carried something). The server's retry
+   * is honoured exactly the first time (SEP-1699 polling); failures in a row then back off from it with jitter, so
+   * a server that is gone is not polled at a fixed rate.
+   */
+  private retryDelay(attempt: number, retryMs: number | undefined): number {
+    if (retryMs !== undefined && attempt <= 1) return retryMs;
+    return Math.max(retryMs ?? 0, this.backoff(attempt));
   }
 
   private backoff(attempt: number): number {
@@ -433,6 +460,7 @@ export class StreamableHttpClientTransport implements Transport {
       if (id !== undefined) {
         const key = requestKey(id);
         this.inflight.delete(key);
+        this.recoveredAbove.delete(key);
         if (key === this.initializeKey) {
           this.initializeKey = undefined;
           const version = (value as { result?: { protocolVersion?: unknown } }).result?.protocolVersion;
@@ -443,6 +471,12 @@ export class StreamableHttpClientTransport implements Transport {
     this.onmessage?.(value, this.info());
   }
 
+  /** A request whose POST failed: no reply stream will come for it. */
+  private unanswerable(key: string): void {
+    this.inflight.delete(key);
+    this.recoveredAbove.delete(key);
+  }
+
   private info(): InboundInfo {
     return this._sessionId === undefined ? {} : { sessionId: this._sessionId };
   }
@@ -450,8 +484,13 @@ export class StreamableHttpClientTransport implements Transport {
   /** Fails the request a lost stream carried, by handing the session an error response for it. */
   private streamFailed(ctx: StreamContext, reason: string): void {
     const error = new StreamLostError(reason, ctx.requestId);
-    if (ctx.requestId !== undefined && this.inflight.delete(requestKey(ctx.requestId))) {
-      this.onmessage?.(lostResponse(ctx.requestId, reason, "stream-lost"), this.info());
+    if (ctx.requestId !== undefined) {
+      const key = requestKey(ctx.requestId);
+      // Handed back to the layer above, which marks it again if it resumes the request on this transport.
+      const above = this.recoveredAbove.delete(key);
+      if (this.inflight.delete(key)) this.onmessage?.(lostResponse(ctx.requestId, reason, "stream-lost", ctx.retryMs), this.info());
+      // Expected, and handled above: not an error worth reporting.
+      if (above) return;
     }
     this.report(error);
   }
@@ -467,6 +506,7 @@ export class StreamableHttpClientTransport implements Transport {
     this.lifetime = sessionLifetime();
     const failed = [...this.inflight.values()];
     this.inflight.clear();
+    this.recoveredAbove.clear();
     for (const id of failed) this.onmessage?.(lostResponse(id, error.message, "session-expired"), { sessionId });
     this.onsessionexpired?.(error);
     return error;
@@ -477,8 +517,9 @@ export class StreamableHttpClientTransport implements Transport {
   }
 }
 
-function lostResponse(id: RequestId, message: string, reason: "stream-lost" | "session-expired"): JsonRpcErrorResponse {
-  return { jsonrpc: "2.0", id, error: { code: CONNECTION_LOST_CODE, message, data: { reason } } };
+function lostResponse(id: RequestId, message: string, reason: "stream-lost" | "session-expired", retryMs?: number): JsonRpcErrorResponse {
+  const data = retryMs === undefined ? { reason } : { reason, retryMs };
+  return { jsonrpc: "2.0", id, error: { code: CONNECTION_LOST_CODE, message, data } };
 }
 
 /**

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ErrorCode, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "../lifecycle.js";
-import type { InboundInfo, SendOptions, Transport } from "../transport.js";
+import type { InboundInfo, ReplyChannel, SendOptions, Transport } from "../transport.js";
 import { EventReplayError, InMemoryEventStore, type EventStore } from "./event-store.js";
 import { nodeExchange, webExchange, type HeaderRecord, type HttpExchange, type StreamSink } from "./http-exchange.js";
 import { checkHostAndOrigin, type HostOriginPolicy } from "./http-security.js";
@@ -143,6 +143,8 @@ interface OutStream {
   done: boolean;
   /** Something was appended to the event store for this stream, so finishing it must tell the store. */
   logged?: boolean;
+  /** Request streams: the channel the layer above sees (InboundInfo.reply). */
+  reply?: HttpReplyChannel;
 }
 
 const BACKLOG_LIMIT = 1000;
@@ -216,6 +218,8 @@ export class HttpServerTransport implements Transport {
   async start(): Promise<void> {}
 
   send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
+    const reply = options?.reply;
+    if (reply instanceof HttpReplyChannel && reply.ownRoute) return this.enqueue(() => this.sendOnOwnStream(reply.stream, message));
     return this.enqueue(() => this.route(message, options));
   }
 
@@ -287,16 +291,65 @@ export class HttpServerTransport implements Transport {
     return this.byRequest.has(requestKey(id));
   }
 
-  /** @internal The request's reply will go elsewhere (a resume took it over): its old stream stops waiting for it. */
-  releaseRequest(id: RequestId): Promise<void> {
+  /** @internal The reply channel of a request whose stream openRequestStream registered. */
+  replyChannel(id: RequestId): ReplyChannel | undefined {
+    const key = requestKey(id);
+    const stream = this.byRequest.get(key);
+    if (stream === undefined) return undefined;
+    return (stream.reply ??= new HttpReplyChannel(this, stream, key, "owner"));
+  }
+
+  /**
+   * @internal A request that reuses the id of one still in flight (requests/resume): it gets a stream of its own,
+   * outside the id's routing, and answers there until its channel takes the id over (see ReplyChannel).
+   */
+  openContender(id: RequestId, exchange: HttpExchange, mode: ResponseMode, headers: Record<string, string>): Promise<ReplyChannel> {
+    const key = requestKey(id);
+    const stream: OutStream = { id: newStreamId(), kind: "request", pending: new Set([key]), backlog: [], done: false, replyHeaders: headers };
+    const channel = new HttpReplyChannel(this, stream, key, "contending");
+    stream.reply = channel;
+    this.streams.set(stream.id, stream);
+    if (mode === "json") {
+      stream.jsonReply = exchange;
+      return Promise.resolve(channel);
+    }
     return this.enqueue(async () => {
-      const key = requestKey(id);
-      const stream = this.byRequest.get(key);
-      if (!stream) return;
-      this.byRequest.delete(key);
-      stream.pending.delete(key);
-      if (stream.pending.size === 0) this.finishStream(stream, false);
+      await this.beginSse(stream, exchange, headers);
+      return channel;
     });
+  }
+
+  /** @internal A contender's messages, before it took its id over: on its own stream; its response ends that stream. */
+  private async sendOnOwnStream(stream: OutStream, message: JsonRpcMessage): Promise<void> {
+    if (this.closed || stream.done) throw new UndeliverableMessageError("the request's reply stream is closed");
+    const isResponse = classifyMessage(message) === "response";
+    const exchange = stream.jsonReply;
+    if (exchange !== undefined) {
+      stream.jsonReply = undefined;
+      if (isResponse) exchange.respond(200, { ...JSON_HEADERS, ...stream.replyHeaders }, JSON.stringify(message));
+      else await this.beginSse(stream, exchange, stream.replyHeaders);
+    }
+    if (exchange === undefined || !isResponse) await this.emit(stream, message);
+    if (isResponse) this.endOwnStream(stream);
+  }
+
+  /** @internal The contender takes its id over: the id's earlier stream lets go of it, later messages come here. */
+  handOver(stream: OutStream, key: string): void {
+    if (this.closed || stream.done) return;
+    const previous = this.byRequest.get(key);
+    if (previous !== undefined && previous !== stream) {
+      previous.pending.delete(key);
+      if (previous.pending.size === 0) this.finishStream(previous, false);
+    }
+    this.byRequest.set(key, stream);
+  }
+
+  /** @internal Ends a contender's stream; its id is not touched (it still belongs to the earlier request). */
+  endOwnStream(stream: OutStream): void {
+    if (stream.done) return;
+    // Emptied first: finishing a stream forgets the ids it waits for, and this one's id is not its own.
+    stream.pending.clear();
+    this.finishStream(stream, false);
   }
 
   /** @internal Registers a POSTed request's reply stream; SSE mode opens and primes it at once. */
@@ -426,9 +479,11 @@ export class HttpServerTransport implements Transport {
 
   private attach(stream: OutStream, sink: StreamSink): void {
     stream.sink = sink;
+    stream.reply?.changed();
     sink.onClose(() => {
       if (stream.sink === sink) stream.sink = undefined;
       if (stream.closeTimer) clearTimeout(stream.closeTimer);
+      stream.reply?.changed();
     });
     const after = this.core.options.closeSseAfterMs;
     // Without event ids (stateless) a closed connection could not be resumed, so never close early there.
@@ -536,6 +591,58 @@ export class HttpServerTransport implements Transport {
     const err = error instanceof Error ? error : new Error(String(error));
     if (this.onerror) this.onerror(err);
     else this.core.options.onerror?.(err);
+  }
+}
+
+/** The ReplyChannel of one request stream: reports its connection coming and going, and a contender's take-over. */
+class HttpReplyChannel implements ReplyChannel {
+  onconnection?: (connected: boolean) => void;
+  /** What the layer above was last told (it starts connected: the POST that carried the request is open). */
+  private reported: boolean;
+
+  constructor(
+    private readonly transport: HttpServerTransport,
+    readonly stream: OutStream,
+    readonly key: string,
+    /**
+     * owner: the id routes here. contending: the request shares its id with an earlier one still in flight and has
+     * not taken it over (see openContender). released: it never will; nothing more is sent for it.
+     */
+    private state: "owner" | "contending" | "released",
+  ) {
+    this.reported = this.connected;
+  }
+
+  /** Whether what is sent for this request goes on its own stream rather than by its id. */
+  get ownRoute(): boolean {
+    return this.state !== "owner";
+  }
+
+  get connected(): boolean {
+    const sink = this.stream.sink;
+    return sink !== undefined && !sink.closed;
+  }
+
+  /** @internal The stream's connection may have changed; told only while the request still waits for its response. */
+  changed(): void {
+    const now = this.connected;
+    if (now === this.reported) return;
+    this.reported = now;
+    if (this.stream.done || !this.stream.pending.has(this.key)) return;
+    this.onconnection?.(now);
+  }
+
+  takeOver(): void {
+    if (this.state !== "contending" || this.stream.done) return;
+    // At once, so what is sent from here on takes the id's route; the switch itself queues behind earlier sends.
+    this.state = "owner";
+    void this.transport.enqueue(async () => this.transport.handOver(this.stream, this.key)).catch(() => undefined);
+  }
+
+  release(): void {
+    if (this.state !== "contending") return;
+    this.state = "released";
+    void this.transport.enqueue(async () => this.transport.endOwnStream(this.stream)).catch(() => undefined);
   }
 }
 
@@ -697,16 +804,20 @@ class ServerCore {
       return;
     }
     const id = (message as { id: RequestId }).id;
+    const configured = this.options.responseMode ?? "sse";
+    const mode = typeof configured === "function" ? configured((message as { method: string }).method) : configured;
     if (transport.hasPendingRequest(id)) {
-      // SEP-975: requests/resume reuses the id of the request it resumes; its reply takes over that request's stream.
       if ((message as { method: string }).method !== "requests/resume") {
         return fail(ex, 400, ErrorCode.InvalidRequest, `Invalid Request: request id ${JSON.stringify(id)} is already in flight`);
       }
-      await transport.releaseRequest(id);
+      // SEP-975: requests/resume reuses the id of the request it resumes. It answers on a stream of its own, and the
+      // request it names keeps its stream, until the layer above accepted the resume (ReplyChannel.takeOver).
+      info.reply = await transport.openContender(id, ex, mode, sessionHeaders);
+      transport.deliver(value, info);
+      return;
     }
-    const configured = this.options.responseMode ?? "sse";
-    const mode = typeof configured === "function" ? configured((message as { method: string }).method) : configured;
     await transport.openRequestStream(id, ex, mode, sessionHeaders);
+    info.reply = transport.replyChannel(id);
     transport.deliver(value, info);
   }
 

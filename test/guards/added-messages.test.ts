@@ -48,6 +48,7 @@ const cases: Case[] = [
   { file: "JoinCallToolAsyncRequest.json", definition: "JoinCallToolAsyncRequest", ...asRequest("ClientRequest", "ServerRequest") },
   { file: "GetToolAsyncResultRequest.json", definition: "GetToolAsyncResultRequest", ...asRequest("ClientRequest", "ServerRequest") },
   { file: "CancelToolAsyncNotification.json", definition: "CancelToolAsyncNotification", ...asNotification("ClientNotification", "ServerNotification") },
+  { file: "RequestsReceivedNotification.json", definition: "RequestsReceivedNotification", ...asNotification("ClientNotification", "ServerNotification") },
   { file: "CallToolAsyncResult.json", definition: "CallToolAsyncResult", ...asServerResult },
   { file: "CallToolResult.pending.json", definition: "CallToolResult", ...asServerResult },
   {
@@ -109,6 +110,9 @@ const broken: Broken[] = [
   { name: "getStatus with a null requestId", file: "GetRequestStatusRequest.json", definition: "GetRequestStatusRequest", mutate: (v) => { v.params.requestId = null; return v; }, pointer: "/params/requestId", unions: ["ClientRequest"] },
   { name: "status result with an unknown status", file: "GetRequestStatusResult.json", definition: "GetRequestStatusResult", mutate: (v) => { v.status = "pending"; return v; }, pointer: "/status", unions: [] },
   { name: "status result without hasPendingMessage", file: "GetRequestStatusResult.json", definition: "GetRequestStatusResult", mutate: (v) => { delete v.hasPendingMessage; return v; }, pointer: "", unions: [] },
+  { name: "received without a resumeToken", file: "RequestsReceivedNotification.json", definition: "RequestsReceivedNotification", mutate: (v) => { delete v.params.resumeToken; return v; }, pointer: "/params", unions: ["ClientNotification"] },
+  { name: "received with lastSeq 0", file: "RequestsReceivedNotification.json", definition: "RequestsReceivedNotification", mutate: (v) => { v.params.lastSeq = 0; return v; }, pointer: "/params/lastSeq", unions: ["ClientNotification"] },
+  { name: "received with a fractional lastSeq", file: "RequestsReceivedNotification.json", definition: "RequestsReceivedNotification", mutate: (v) => { v.params.lastSeq = 2.5; return v; }, pointer: "/params/lastSeq", unions: ["ClientNotification"] },
   { name: "async call without a tool name", file: "CallToolAsyncRequest.json", definition: "CallToolAsyncRequest", mutate: (v) => { delete v.params.name; return v; }, pointer: "/params", unions: ["ClientRequest"] },
   { name: "async call with array arguments", file: "CallToolAsyncRequest.json", definition: "CallToolAsyncRequest", mutate: (v) => { v.params.arguments = ["intro"]; return v; }, pointer: "/params/arguments", unions: ["ClientRequest"] },
   { name: "async call with jsonrpc 1.0", file: "CallToolAsyncRequest.json", definition: "CallToolAsyncRequest", mutate: (v) => { v.jsonrpc = "1.0"; return v; }, pointer: "/jsonrpc", unions: ["ClientRequest", "JSONRPCMessage"] },

@@ -1,4 +1,6 @@
-// Test fixtures for resumable requests: a tool server on the generated tables, in-memory links that can be cut, a seeded RNG.
+// Test fixtures for resumable requests: a tool server on the generated tables, in-memory links that can be cut, an HTTP server, a seeded RNG.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
 import { ClientSession, ServerSession, type ClientSessionOptions } from "../../runtime/lifecycle.js";
 import { InMemoryLink } from "../../runtime/transports/in-memory.js";
@@ -7,6 +9,7 @@ import type { RequestContext } from "../../runtime/peer.js";
 import type { Transport } from "../../runtime/transport.js";
 import { ResumableRequests } from "../../runtime/resumable/server.js";
 import { SEQ_META_KEY, type SeqStamp } from "../../runtime/resumable/protocol.js";
+import { createStreamableHttpServer, type StreamableHttpServer, type StreamableHttpServerOptions } from "../../runtime/transports/http-server.js";
 
 /** Deterministic PRNG (mulberry32): the same seed gives the same cuts. */
 export function rng(seed: number): () => number {
@@ -137,4 +140,68 @@ export function recordInbound(client: ClientSession): JsonObject[] {
 export function stampOf(m: JsonObject): SeqStamp | undefined {
   const holder = (m.params ?? m.result) as JsonObject | undefined;
   return (holder?._meta as JsonObject | undefined)?.[SEQ_META_KEY] as SeqStamp | undefined;
+}
+
+export interface ResumableHttp {
+  url: string;
+  port: number;
+  mcp: StreamableHttpServer;
+  http: Server;
+  /** The server session of each MCP session, in order of creation. */
+  servers: ServerSession[];
+  /** Ends the sessions and stops listening; the port then has nothing listening on it. */
+  stop(): Promise<void>;
+}
+
+/** A Streamable HTTP server on 127.0.0.1 whose sessions are the tool servers above, all on one manager. */
+export async function startResumableHttp(
+  resumable: ResumableRequests,
+  behaviour: ToolBehaviour = {},
+  options: Partial<StreamableHttpServerOptions> = {},
+): Promise<ResumableHttp> {
+  const servers: ServerSession[] = [];
+  const mcp = createStreamableHttpServer({
+    ...options,
+    onSession: async (transport) => {
+      const server = newServerSession(resumable, behaviour);
+      servers.push(server);
+      await server.connect(transport);
+    },
+  });
+  const http = createServer(mcp.nodeListener);
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  const port = (http.address() as AddressInfo).port;
+  let stopped = false;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    port,
+    mcp,
+    http,
+    servers,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+      await mcp.close();
+    },
+  };
+}
+
+/** A fetch whose connections the test can drop all at once, as a failing network would. */
+export function cuttableFetch(): { fetch: typeof fetch; cut(): void } {
+  const live = new Set<AbortController>();
+  return {
+    fetch: (input, init) => {
+      const controller = new AbortController();
+      live.add(controller);
+      // The caller's signal outlives this request (it is the transport's own), so no listener is left on it.
+      const signal = init?.signal ? AbortSignal.any([init.signal, controller.signal]) : controller.signal;
+      return fetch(input, { ...init, signal });
+    },
+    cut() {
+      for (const c of live) c.abort();
+      live.clear();
+    },
+  };
 }

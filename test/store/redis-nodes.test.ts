@@ -25,12 +25,16 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-async function twoNodes(behaviour: ToolBehaviour, route: { next?: (n: number) => "a" | "b"; connected?: (node: "a" | "b", server: Transport, n: number) => void } = {}) {
+async function twoNodes(
+  behaviour: ToolBehaviour,
+  route: { next?: (n: number) => "a" | "b"; connected?: (node: "a" | "b", server: Transport, n: number) => void } = {},
+  maxQueuedBytes?: number,
+) {
   const prefix = `nodes${prefixes++}:`;
   const make = async () => {
     const store = new RedisOperationStore({ url: redis.url, prefix, leaseMs: 400 });
     stores.push(store);
-    const manager = new ResumableRequests({ store, policy: (method) => method === "tools/call", retainDeliveredMs: 200 });
+    const manager = new ResumableRequests({ store, policy: (method) => method === "tools/call", retainDeliveredMs: 200, maxQueuedBytes });
     managers.push(manager);
     await store.ready();
     return manager;
@@ -154,6 +158,39 @@ describe("resumable requests across two nodes (Redis)", () => {
     expect(String(aborted)).toMatch(/cancel/i);
     await a.idle();
     expect(a.size).toBe(0);
+    await client.close();
+  });
+
+  it("a long request served through node B: the client's confirmations reach node A, whose queue stays within its limit", async () => {
+    const steps = 1500;
+    const cutHere = gate();
+    let nodeB: ResumableRequests | undefined;
+    const { a, b, client, link } = await twoNodes(
+      {
+        step: async (_name, _args, i) => {
+          if (i === 20) {
+            cutHere.open();
+            // Nothing is confirmed while the client is away: wait until B serves it again.
+            while (nodeB === undefined || nodeB.stats.remoteResumes === 0) await new Promise((r) => setTimeout(r, 2));
+          }
+          // Slow enough for confirmations to travel B -> Redis -> A while the request runs.
+          if (i % 5 === 0) await new Promise((r) => setTimeout(r, 1));
+        },
+      },
+      {},
+      16 * 1024,
+    );
+    nodeB = b;
+    const progress: number[] = [];
+    const call = client.request("tools/call", { name: "count", arguments: { steps } }, { onProgress: (p) => progress.push(p.progress) });
+    await cutHere.opened;
+    link.cut();
+    const result = await call;
+    expect((result.content as { text: string }[])[0].text).toBe(`counted ${steps} for `);
+    expect(progress).toEqual(Array.from({ length: steps }, (_, i) => i + 1));
+    expect(b.stats.remoteResumes).toBe(1);
+    // About 300 KB went through a queue limited to 16 KiB: A freed what the client confirmed through B.
+    expect(a.stats.made).toBe(1);
     await client.close();
   });
 
