@@ -653,6 +653,8 @@ export class Session implements Peer, ProgressSink {
     context.abort(new RequestCancelledError(context.method, typeof reason === "string" ? reason : undefined));
     const outlet = context.outlet;
     if (outlet !== undefined && outlet.cancelled !== undefined) outlet.cancelled(context);
+    // Nothing will be sent as its answer, so the transport need not keep a path open for one.
+    if (context instanceof HandlerContext) context.reply?.abandon?.();
   }
 
   private handleResponse(m: Fields): void {

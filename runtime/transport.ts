@@ -36,6 +36,11 @@ export interface ReplyChannel {
    */
   takeOver?(): void;
   release?(): void;
+  /**
+   * The request will get no response: the peer cancelled it, and a cancelled request is not answered. Its reply
+   * path may go now instead of waiting for the end of the session (HTTP: the request's SSE stream ends).
+   */
+  abandon?(): void;
 }
 
 /**

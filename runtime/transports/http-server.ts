@@ -344,6 +344,14 @@ export class HttpServerTransport implements Transport {
     this.byRequest.set(key, stream);
   }
 
+  /** @internal A request that will not be answered (cancelled) stops holding its stream; the stream ends once nothing else waits on it. */
+  abandonRequest(stream: OutStream, key: string): void {
+    if (this.closed || stream.done || !stream.pending.has(key)) return;
+    stream.pending.delete(key);
+    if (this.byRequest.get(key) === stream) this.byRequest.delete(key);
+    if (stream.pending.size === 0) this.finishStream(stream, false);
+  }
+
   /** @internal Ends a contender's stream; its id is not touched (it still belongs to the earlier request). */
   endOwnStream(stream: OutStream): void {
     if (stream.done) return;
@@ -643,6 +651,15 @@ class HttpReplyChannel implements ReplyChannel {
     if (this.state !== "contending") return;
     this.state = "released";
     void this.transport.enqueue(async () => this.transport.endOwnStream(this.stream)).catch(() => undefined);
+  }
+
+  abandon(): void {
+    if (this.state === "released") return;
+    const contending = this.state === "contending";
+    this.state = "released";
+    void this.transport
+      .enqueue(async () => (contending ? this.transport.endOwnStream(this.stream) : this.transport.abandonRequest(this.stream, this.key)))
+      .catch(() => undefined);
   }
 }
 
