@@ -75,7 +75,7 @@ describe("a bogus requests/resume with the id of a request in flight", () => {
     const sid = await openSession(server.url, { resumableRequests: {} });
     const original = await post(server.url, { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "count", arguments: { steps: 3 }, _meta: { progressToken: "p" } } }, sessionHeaders(sid));
     const live: SseRead = { events: [], messages: [], ended: false };
-    readSse(original, undefined, live).catch(() => undefined); // cancelled: the stream stays open until the server stops
+    readSse(original, undefined, live).catch(() => undefined); // cancelled below: the stream then ends with no response
     await eventually(() => live.messages.some((m) => m.method === "notifications/progress"));
     const refused = await readSse(await post(server.url, { jsonrpc: "2.0", id: 7, method: "requests/resume", params: { resumeToken: "x".repeat(32) } }, sessionHeaders(sid)));
     expect(lastOf(refused)).toMatchObject({ id: 7, error: { code: -32602 } });
