@@ -1,5 +1,4 @@
 // Streamable HTTP server transport (MCP 2025-11-25 + SEP-1699 polling): sessions, SSE routing, resumption.
-import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ErrorCode, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "../lifecycle.js";
@@ -17,6 +16,7 @@ import {
   errorBody,
   isJsonContentType,
   isVisibleAscii,
+  randomId,
   requestKey,
   responseId,
 } from "./http-wire.js";
@@ -122,7 +122,7 @@ const SSE_HEADERS = {
 const JSON_HEADERS = { "content-type": "application/json" };
 
 function newStreamId(): string {
-  return randomBytes(9).toString("base64url");
+  return randomId(9);
 }
 
 /** One logical SSE stream: a request's reply stream or the session's standalone GET stream. */
@@ -260,14 +260,18 @@ export class HttpServerTransport implements Transport {
   touch(): void {
     const idle = this.core.idleTimeoutMs;
     if (idle === 0 || this.sessionId === undefined || this.closed) return;
-    // One timer per session, restarted in place: a new one per HTTP request was wasted work.
+    // One timer per session, restarted in place: a new one per HTTP request was wasted work. Browsers and
+    // workers give a number, with no refresh(): there the timer is replaced.
     if (this.idleTimer !== undefined) {
-      this.idleTimer.refresh();
-      return;
+      if (typeof this.idleTimer.refresh === "function") {
+        this.idleTimer.refresh();
+        return;
+      }
+      clearTimeout(this.idleTimer);
     }
     this.idleTimer = setTimeout(() => {
       const busy = this.byRequest.size > 0 || this.standaloneConnected || [...this.streams.values()].some((s) => s.sink && !s.sink.closed);
-      if (busy) this.idleTimer!.refresh();
+      if (busy) this.touch();
       else void this.close();
     }, idle);
     this.idleTimer.unref?.();
@@ -675,7 +679,7 @@ class ServerCore {
         });
         return ex.respond(503, JSON_HEADERS, body);
       }
-      const id = (this.options.sessionIdGenerator ?? (() => randomBytes(24).toString("base64url")))();
+      const id = (this.options.sessionIdGenerator ?? (() => randomId(24)))();
       if (!isVisibleAscii(id) || this.sessions.has(id)) throw new Error("sessionIdGenerator returned an unusable id");
       transport = new HttpServerTransport(this, id, principal);
       this.sessions.set(id, transport);
