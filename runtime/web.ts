@@ -14,6 +14,7 @@ export * from "./transports/http-server.js";
 export * from "./transports/http-client.js";
 export * from "./transports/event-store.js";
 export * from "./transports/http-security.js";
+export type { CorsOptions } from "./transports/http-cors.js";
 export * from "./mcp-types.js";
 export * from "./mcp-schema.js";
 export * from "./mcp-uri-template.js";

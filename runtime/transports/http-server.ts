@@ -4,6 +4,7 @@ import { ErrorCode, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "../lifecycle.js";
 import type { InboundInfo, SendOptions, Transport } from "../transport.js";
 import { EventReplayError, InMemoryEventStore, type EventStore } from "./event-store.js";
+import { CorsPolicy, withResponseHeaders, type CorsOptions } from "./http-cors.js";
 import { nodeExchange, webExchange, type HeaderRecord, type HttpExchange, type StreamSink } from "./http-exchange.js";
 import { checkHostAndOrigin, type HostOriginPolicy } from "./http-security.js";
 import {
@@ -81,6 +82,11 @@ export interface StreamableHttpServerOptions extends HostOriginPolicy {
    * for the client to resume with Last-Event-ID. A stateless stream, which cannot be resumed, is just closed.
    */
   sseHighWaterMarkBytes?: number;
+  /**
+   * Lets pages from other origins call the server (CORS): preflights from the listed origins are answered and
+   * every response to them carries the CORS headers; other origins get none, and 403 for a preflight. Off by default.
+   */
+  cors?: CorsOptions;
 }
 
 /** What a fetch adapter knows of a request beyond the Request itself. */
@@ -553,6 +559,7 @@ class ServerCore {
   private readonly versions: ReadonlySet<string>;
   private readonly maxBody: number;
   private readonly maxSessions: number;
+  private readonly cors: CorsPolicy | undefined;
 
   constructor(options: StreamableHttpServerOptions) {
     this.options = options;
@@ -562,6 +569,7 @@ class ServerCore {
     this.maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
     this.idleTimeoutMs = limit("sessionIdleTimeoutMs", options.sessionIdleTimeoutMs, DEFAULT_SESSION_IDLE_TIMEOUT_MS, MAX_TIMER_MS);
     this.maxSessions = limit("maxSessions", options.maxSessions, DEFAULT_MAX_SESSIONS);
+    this.cors = options.cors === undefined ? undefined : new CorsPolicy(options.cors, options.stateless ? "POST" : "GET, POST, DELETE");
   }
 
   forget(transport: HttpServerTransport): void {
@@ -570,21 +578,32 @@ class ServerCore {
     }
   }
 
-  async handle(ex: HttpExchange): Promise<void> {
+  async handle(exchange: HttpExchange): Promise<void> {
+    const origin = exchange.headers["origin"];
+    const corsOrigin = this.cors?.allows(origin) ? origin : undefined;
+    const ex = corsOrigin === undefined ? exchange : withResponseHeaders(exchange, this.cors!.responseHeaders(corsOrigin));
     try {
-      await this.dispatch(ex);
+      await this.dispatch(ex, corsOrigin);
     } catch (error) {
       this.options.onerror?.(error instanceof Error ? error : new Error(String(error)));
       if (!ex.responded) fail(ex, 500, ErrorCode.InternalError, "Internal server error");
     }
   }
 
-  private async dispatch(ex: HttpExchange): Promise<void> {
+  /** `corsOrigin`: the request's Origin, when CORS is on and lists it. */
+  private async dispatch(ex: HttpExchange, corsOrigin: string | undefined): Promise<void> {
     if (this.options.path !== undefined && ex.url.pathname !== this.options.path) {
       return fail(ex, 404, ErrorCode.InvalidRequest, "Not found");
     }
-    const rejection = checkHostAndOrigin(ex.headers, this.options, ex.localAddress);
+    // An origin the CORS list names is trusted by the Origin check too; the Host check applies to it all the same.
+    const checked = corsOrigin === undefined ? ex.headers : withoutOrigin(ex.headers);
+    const rejection = checkHostAndOrigin(checked, this.options, ex.localAddress);
     if (rejection) return fail(ex, rejection.status, ErrorCode.InvalidRequest, rejection.message);
+    if (this.cors && CorsPolicy.isPreflight(ex.method, ex.headers)) {
+      // Before authentication: browsers send no credentials with a preflight.
+      if (corsOrigin === undefined) return fail(ex, 403, ErrorCode.InvalidRequest, `Origin not allowed: ${ex.headers["origin"]}`);
+      return ex.respond(204, this.cors.preflightHeaders(corsOrigin, ex.headers));
+    }
 
     const allow = this.options.stateless ? "POST" : "GET, POST, DELETE";
     if (ex.method !== "POST" && (this.options.stateless || (ex.method !== "GET" && ex.method !== "DELETE"))) {
@@ -756,6 +775,11 @@ class ServerCore {
     await session.close();
     ex.respond(200, {});
   }
+}
+
+function withoutOrigin(headers: HeaderRecord): HeaderRecord {
+  const { origin: _origin, ...rest } = headers;
+  return rest;
 }
 
 function fail(ex: HttpExchange, status: number, code: number, message: string, extra: Record<string, string> = {}): void {

@@ -22,12 +22,13 @@ const server = createMcpServer({ serverInfo: { name: "s", version: "1" } });
 server.tool("add", { inputSchema: { type: "object" } }, () => "5");
 const mcp = createStreamableHttpServer({
   eventStore: new InMemoryEventStore(),
+  cors: { allowedOrigins: ["https://app.example"] },
   allowedHosts: ["mcp.example"],
   onSession: (transport) => server.connect(transport),
 });
 globalThis.handle = (request) => mcp.fetch(request);
 `,
-    reaches: ["runtime/transports/http-server.ts", "runtime/transports/http-exchange.ts", "runtime/mcp-server.ts"],
+    reaches: ["runtime/transports/http-server.ts", "runtime/transports/http-exchange.ts", "runtime/transports/http-cors.ts", "runtime/mcp-server.ts"],
   },
 };
 
