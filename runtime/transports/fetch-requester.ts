@@ -68,9 +68,8 @@ class FetchResponse implements WireResponse {
 }
 
 /**
- * Requests through `fetchImpl`, by default the platform's own fetch. That one is looked up per request and
- * called as a plain function: browsers refuse a fetch detached from its global ("Illegal invocation"), and a
- * polyfill or test double installed later still applies.
+ * Requests through `fetchImpl`, by default the platform's own fetch, looked up per request so that a fetch
+ * installed after the transport was made (a polyfill, an instrumented one) still applies.
  */
 export function fetchRequester(fetchImpl: typeof fetch = (input, init) => globalThis.fetch(input, init)): WireRequester {
   return {
