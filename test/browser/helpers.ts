@@ -1,9 +1,10 @@
 // Test fixtures for browsers: bundling a program the way a web app would, and a headless Chromium from the system.
 import { writeFileSync } from "node:fs";
-import { join, relative, resolve } from "node:path";
+import { delimiter, join, relative, resolve } from "node:path";
 import { build } from "esbuild";
 import { chromium, type BrowserContext } from "playwright-core";
 import { repoRoot, tempDir } from "../helpers.js";
+import { findOnPath } from "../provision.mjs";
 
 /** A module specifier for a source file of this repo, for programs written into a temporary directory. */
 export function source(path: string): string {
@@ -37,8 +38,13 @@ export async function bundleForBrowser(program: string): Promise<BrowserBundle> 
   return { code: result.outputFiles[0]!.text, inputs };
 }
 
-/** Debian's chromium: no browser download. */
-export const CHROMIUM = "/usr/bin/chromium";
+/** The system's chromium (Debian package `chromium`, which `npm test` provisions): no browser download. */
+export function chromiumPath(pathValue = process.env.PATH): string {
+  for (const dir of (pathValue ?? "").split(delimiter)) {
+    if (dir !== "" && findOnPath("chromium", dir)) return join(dir, "chromium");
+  }
+  throw new Error("chromium is not on PATH: run `node test/provision.mjs` (it installs it, or names the command)");
+}
 
 /**
  * A headless Chromium with a fresh profile. Background networking stays off: this machine's network refuses
@@ -46,7 +52,7 @@ export const CHROMIUM = "/usr/bin/chromium";
  */
 export async function launchChromium(): Promise<BrowserContext> {
   return chromium.launchPersistentContext(tempDir("chromium-profile"), {
-    executablePath: CHROMIUM,
+    executablePath: chromiumPath(),
     headless: true,
     args: [
       "--no-sandbox",
