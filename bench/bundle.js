@@ -5,8 +5,10 @@
 // Each program is bundled by esbuild (minified, ESM, code splitting) and measured as it loads: the entry chunk
 // plus every chunk it imports statically is what a program loads on the happy path ("entry"); chunks reached
 // only through a dynamic import() (our detailed validators, loaded when a message fails its guard) are "lazy".
-// Platform node for all; the HTTP client is also bundled for the browser, and a build that fails is reported as
-// such. Targets: our stdio client at most 12 KB gzip, our stdio server at most 15 KB gzip (entry, gzip -9).
+// Platform node for the stdio programs; the HTTP client for node and the browser, and the HTTP server as a
+// fetch handler (a worker or edge function) for the browser. A build that fails is reported as such. In a
+// browser our programs import the typed SDK from mcpgen/generated and the runtime from mcpgen/web: "mcpgen"
+// also carries the Node-only transports. Targets: our stdio client at most 12 KB gzip, our stdio server at most 15 KB gzip (entry, gzip -9).
 // The smoke run starts our bundled server from our bundled client, calls a tool, and sends params that fail the
 // guard, so the lazy chunk must load and the -32602 error must carry JSON-pointer details.
 import { spawnSync } from "node:child_process";
@@ -59,6 +61,12 @@ const client = await Client.connect(new StreamableHttpClientTransport({ url: "ht
 console.log(await client.callTool({ name: "add", arguments: { a: 2, b: 3 } }));
 await client.peer.close();
 `,
+    oursBrowser: `import { Client } from "mcpgen/generated";
+import { StreamableHttpClientTransport } from "mcpgen/web";
+const client = await Client.connect(new StreamableHttpClientTransport({ url: "http://127.0.0.1:3000/mcp" }), { clientInfo: { name: "c", version: "1" } });
+console.log(await client.callTool({ name: "add", arguments: { a: 2, b: 3 } }));
+await client.peer.close();
+`,
     sdk: `import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 const client = new Client({ name: "c", version: "1" });
@@ -67,8 +75,26 @@ console.log(await client.callTool({ name: "add", arguments: { a: 2, b: 3 } }));
 await client.close();
 `,
   },
+  "HTTP server": {
+    ours: `import { createMcpServer } from "mcpgen/generated";
+import { createStreamableHttpServer } from "mcpgen/web";
+const server = createMcpServer({ serverInfo: { name: "s", version: "1" } });
+server.tool("add", { inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] } }, ({ a, b }) => String(a + b));
+const mcp = createStreamableHttpServer({ allowedHosts: ["mcp.example"], onSession: (transport) => server.connect(transport) });
+export default { fetch: (request) => mcp.fetch(request) };
+`,
+    sdk: `import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { z } from "zod";
+const server = new McpServer({ name: "s", version: "1" });
+server.registerTool("add", { inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({ content: [{ type: "text", text: String(a + b) }] }));
+const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => crypto.randomUUID() });
+await server.connect(transport);
+export default { fetch: (request) => transport.handleRequest(request) };
+`,
+  },
 };
-const PLATFORMS = { "stdio client": ["node"], "stdio server": ["node"], "HTTP client": ["node", "browser"] };
+const PLATFORMS = { "stdio client": ["node"], "stdio server": ["node"], "HTTP client": ["node", "browser"], "HTTP server": ["browser"] };
 
 /** Bundles one program; returns entry and lazy sizes (raw and gzip), or the first error when the build fails. */
 async function measure(dir, name, source, platform) {
@@ -134,7 +160,7 @@ try {
   for (const [program, sources] of Object.entries(PROGRAMS)) {
     for (const platform of PLATFORMS[program]) {
       const slug = program.replace(/\W+/g, "-");
-      const ours = await measure(dir, `ours-${slug}`, sources.ours, platform);
+      const ours = await measure(dir, `ours-${slug}`, (platform === "browser" && sources.oursBrowser) || sources.ours, platform);
       const sdk = await measure(dir, `sdk-${slug}`, sources.sdk, platform);
       if (platform === "node") built[program] = ours.file;
       const cell = (m) => (m.failed ? "build fails" : `${fmt(m.entry.bytes)} (${fmt(m.entry.gzip)})`);

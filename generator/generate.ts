@@ -28,11 +28,15 @@ export interface GeneratedFile {
   content: string;
 }
 
-/** A relative import of this project's runtime when the output lies inside the project, else the package's. */
-export function defaultRuntimeImport(outDir: string): string {
+/**
+ * A relative import of this project's runtime when the output lies inside the project, else the package's.
+ * `entry` "web" names the runtime's Node-free part, which the typed stubs need alone, so that the generated SDK
+ * bundles for browsers and workers; the package's `mcpgen/runtime` picks that part by its "browser" condition.
+ */
+export function defaultRuntimeImport(outDir: string, entry: "index" | "web" = "index"): string {
   const rel = relative(resolve(outDir), resolve(projectRoot, "runtime"));
   if (rel.startsWith("..") && !resolve(outDir).startsWith(projectRoot + sep)) return "mcpgen/runtime";
-  return `${rel.split(sep).join("/")}/index.js`;
+  return `${rel.split(sep).join("/")}/${entry}.js`;
 }
 
 /**
@@ -78,15 +82,16 @@ export async function generate(options: GenerateOptions): Promise<{ model: Model
     throw error;
   }
   const runtimeImport = options.runtimeImport ?? defaultRuntimeImport(options.outDir);
+  const stubRuntimeImport = options.runtimeImport ?? defaultRuntimeImport(options.outDir, "web");
   const validatorsContent = validators.emit(model, runtimeImport);
   const template = loadStubTemplate(options.templatesDir ?? resolve(projectRoot, "templates"));
   const files: GeneratedFile[] = [
-    { path: "client.ts", content: emitStub(model, "client", template, runtimeImport) },
+    { path: "client.ts", content: emitStub(model, "client", template, stubRuntimeImport) },
     { path: "dispatch.ts", content: emitDispatch(model, runtimeImport) },
     { path: "guards.ts", content: emitGuards(model) },
     { path: "index.ts", content: emitIndex(model) },
     { path: "sdk.ts", content: emitSdk(model, runtimeImport) },
-    { path: "server.ts", content: emitStub(model, "server", template, runtimeImport) },
+    { path: "server.ts", content: emitStub(model, "server", template, stubRuntimeImport) },
     { path: "types.ts", content: await emitTypes(model) },
     { path: "validators.ts", content: await validatorsContent },
   ];

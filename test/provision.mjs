@@ -5,7 +5,10 @@ import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** Each program some test starts, with the Debian package that provides it. Add a row when a test needs another. */
-export const programs = [{ command: "redis-server", debianPackage: "redis-server", neededBy: "the Redis store tests in test/store" }];
+export const programs = [
+  { command: "redis-server", debianPackage: "redis-server", neededBy: "the Redis store tests in test/store" },
+  { command: "chromium", debianPackage: "chromium", neededBy: "the browser tests in test/browser" },
+];
 
 /** Whether `command` is an executable file in one of the PATH directories (no child process: this runs on every `npm test`). */
 export function findOnPath(command, pathValue) {

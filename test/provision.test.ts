@@ -132,6 +132,9 @@ describe("npm test", () => {
   it("provisions before it builds and runs vitest, and knows the programs the tests start", () => {
     const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { scripts: Record<string, string> };
     expect(pkg.scripts["test"]).toMatch(/^node test\/provision\.mjs && .*vitest run$/);
-    expect(programs.map((p) => p.command)).toContain("redis-server");
+    expect(programs.map((p) => [p.command, p.debianPackage])).toEqual([
+      ["redis-server", "redis-server"],
+      ["chromium", "chromium"],
+    ]);
   });
 });

@@ -1,5 +1,6 @@
 // Event store for resumable SSE streams: per session and stream, with a byte-bounded in-memory default.
 import type { JsonRpcMessage } from "../jsonrpc.js";
+import { utf8ByteLength } from "./http-wire.js";
 
 export interface StoredEvent {
   eventId: string;
@@ -145,7 +146,7 @@ export class InMemoryEventStore implements EventStore {
       session.streams.set(streamId, stream);
     }
     const seq = stream.nextSeq++;
-    const bytes = message === undefined ? 16 : Buffer.byteLength(JSON.stringify(message)) + 16;
+    const bytes = message === undefined ? 16 : utf8ByteLength(JSON.stringify(message)) + 16;
     stream.events.push({ seq, message, bytes });
     stream.bytes += bytes;
     session.order.push(stream);

@@ -1,10 +1,11 @@
 // Streamable HTTP client transport: POST per message, JSON or SSE replies, standalone GET, resumption, expiry.
-import { setMaxListeners } from "node:events";
 import type { JsonRpcErrorResponse, JsonRpcMessage, RequestId } from "../jsonrpc.js";
 import type { InboundInfo, SendOptions, Transport } from "../transport.js";
 import { LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER, classifyMessage, mediaTypeOf, requestKey, responseId } from "./http-wire.js";
 import { SseDecoder } from "./sse.js";
-import { fetchRequester, nodeRequester, type WireRequester, type WireResponse } from "./http-requester.js";
+import { nodeBuiltin } from "../node-builtin.js";
+import { fetchRequester, type WireRequester, type WireResponse } from "./fetch-requester.js";
+import { platformRequester } from "./http-requester.js";
 
 /**
  * Code of the JSON-RPC error responses this transport synthesizes for requests it can no longer complete
@@ -67,7 +68,10 @@ export interface StreamableHttpClientOptions {
   url: string | URL;
   /** Extra headers on every request (e.g. Authorization), or a function computing them per request. */
   headers?: Record<string, string> | (() => Record<string, string> | Promise<Record<string, string>>);
-  /** Use this fetch for every HTTP request. Default: node:http with a keep-alive pool (much lighter per call). */
+  /**
+   * Use this fetch for every HTTP request. Default: on Node, node:http with a keep-alive pool (much lighter per
+   * call); in browsers, workers and other runtimes without it, the platform's fetch.
+   */
   fetch?: typeof fetch;
   /** With node:http (no `fetch`): how long a pooled connection may stay idle, ms; default 4000, 0 for no limit. */
   idleSocketTimeoutMs?: number;
@@ -146,7 +150,7 @@ export class StreamableHttpClientTransport implements Transport {
   constructor(options: StreamableHttpClientOptions) {
     this.options = options;
     this.url = new URL(options.url);
-    this.http = options.fetch ? fetchRequester(options.fetch) : nodeRequester({ idleSocketTimeoutMs: options.idleSocketTimeoutMs });
+    this.http = options.fetch ? fetchRequester(options.fetch) : platformRequester({ idleSocketTimeoutMs: options.idleSocketTimeoutMs });
     this._sessionId = options.sessionId;
     this._protocolVersion = options.protocolVersion;
   }
@@ -524,10 +528,11 @@ function lostResponse(id: RequestId, message: string, reason: "stream-lost" | "s
 
 /**
  * Every concurrent request and SSE stream of a session listens on one signal, so more than Node's default
- * of 10 listeners is normal use, not a leak; each listener is removed when its exchange ends.
+ * of 10 listeners is normal use, not a leak; each listener is removed when its exchange ends. Elsewhere
+ * nothing warns, and there is nothing to raise.
  */
 function sessionLifetime(): AbortController {
   const controller = new AbortController();
-  setMaxListeners(0, controller.signal);
+  nodeBuiltin("node:events")?.setMaxListeners(0, controller.signal);
   return controller;
 }

@@ -90,7 +90,7 @@ export interface HttpExchange {
    */
   readonly localAddress: string | undefined;
   /** The body, or "too-large" once more than `limit` bytes arrived (the rest is discarded). */
-  readBody(limit: number): Promise<Buffer | "too-large">;
+  readBody(limit: number): Promise<Uint8Array | "too-large">;
   respond(status: number, headers: Record<string, string>, body?: string): void;
   openStream(status: number, headers: Record<string, string>): StreamSink;
   readonly responded: boolean;
@@ -216,7 +216,7 @@ export function webExchange(request: Request, localAddress?: string): { exchange
         await request.body?.cancel().catch(() => undefined);
         return "too-large";
       }
-      if (!request.body) return Buffer.alloc(0);
+      if (!request.body) return new Uint8Array(0);
       const reader = request.body.getReader();
       const chunks: Uint8Array[] = [];
       let size = 0;
@@ -230,7 +230,7 @@ export function webExchange(request: Request, localAddress?: string): { exchange
         }
         chunks.push(value);
       }
-      return Buffer.concat(chunks);
+      return concatBytes(chunks, size);
     },
     respond(status, responseHeaders, body) {
       if (responded) return;
@@ -263,4 +263,16 @@ export function webExchange(request: Request, localAddress?: string): { exchange
     },
   };
   return { exchange, response };
+}
+
+/** The chunks of a body in one array (Buffer.concat without Buffer, which workers and browsers lack). */
+function concatBytes(chunks: readonly Uint8Array[], size: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
 }

@@ -1,85 +1,9 @@
-// How the Streamable HTTP client talks HTTP: node:http with keep-alive by default (far less CPU per call than fetch), or a given fetch.
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+// How the Streamable HTTP client talks HTTP on Node: node:http with a keep-alive pool (far less CPU per call than fetch).
+import type { IncomingMessage } from "node:http";
+import { nodeBuiltin } from "../node-builtin.js";
+import { fetchRequester, type WireRequester, type WireResponse } from "./fetch-requester.js";
 
-/** The parts of an HTTP response the client transport uses. */
-export interface WireResponse {
-  readonly status: number;
-  readonly ok: boolean;
-  /** A header value (repeated headers joined with ", "), or null. */
-  header(name: string): string | null;
-  /** The whole body as UTF-8 text. */
-  text(): Promise<string>;
-  /**
-   * Feeds the body to `onText` as UTF-8 text as it arrives. Settles when the body ends, the connection drops
-   * or `signal` aborts; never rejects (a broken stream is simply over, the caller decides what comes next).
-   */
-  stream(onText: (text: string) => void, signal: AbortSignal): Promise<void>;
-  /** Lets go of the body without reading it. */
-  discard(): Promise<void>;
-}
-
-export interface WireRequest {
-  method: "GET" | "POST" | "DELETE";
-  headers: Record<string, string>;
-  body?: string;
-  signal?: AbortSignal;
-}
-
-export interface WireRequester {
-  send(url: URL, request: WireRequest): Promise<WireResponse>;
-  /** Frees pooled connections. */
-  close(): void;
-}
-
-// ---- fetch ----
-
-class FetchResponse implements WireResponse {
-  constructor(private readonly response: Response) {}
-  get status(): number {
-    return this.response.status;
-  }
-  get ok(): boolean {
-    return this.response.ok;
-  }
-  header(name: string): string | null {
-    return this.response.headers.get(name);
-  }
-  text(): Promise<string> {
-    return this.response.text();
-  }
-  async stream(onText: (text: string) => void, signal: AbortSignal): Promise<void> {
-    const body = this.response.body;
-    if (!body) return;
-    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-    const abort = () => void reader.cancel().catch(() => undefined);
-    signal.addEventListener("abort", abort, { once: true });
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        onText(value);
-      }
-    } catch {
-      // A dropped connection ends the stream like any other end.
-    } finally {
-      signal.removeEventListener("abort", abort);
-    }
-  }
-  async discard(): Promise<void> {
-    await this.response.body?.cancel().catch(() => undefined);
-  }
-}
-
-export function fetchRequester(fetchImpl: typeof fetch): WireRequester {
-  return {
-    async send(url, request) {
-      const response = await fetchImpl(url, { method: request.method, headers: request.headers, body: request.body, signal: request.signal });
-      return new FetchResponse(response);
-    },
-    close() {},
-  };
-}
+export type { WireRequest, WireRequester, WireResponse } from "./fetch-requester.js";
 
 // ---- node:http ----
 
@@ -174,12 +98,15 @@ const STALE_SOCKET_CODES = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED"]);
  * idle (the race every keep-alive client has with a server's idle timeout), so it never saw the request.
  */
 export function nodeRequester(options: NodeRequesterOptions = {}): WireRequester {
+  const http = nodeBuiltin("node:http");
+  const https = nodeBuiltin("node:https");
+  if (!http || !https) throw new Error("the node:http requester needs Node's http and https modules (Node 20.16 or later)");
   const idle = options.idleSocketTimeoutMs ?? DEFAULT_IDLE_SOCKET_TIMEOUT_MS;
   if (!(idle >= 0)) throw new RangeError(`idleSocketTimeoutMs must be 0 or more, got ${idle}`);
   // The agent's timeout closes a connection idle in the pool; on one in use it only emits an event nobody acts on.
   const agentOptions = idle > 0 ? { keepAlive: true, timeout: idle } : { keepAlive: true };
-  const httpAgent = new HttpAgent(agentOptions);
-  const httpsAgent = new HttpsAgent(agentOptions);
+  const httpAgent = new http.Agent(agentOptions);
+  const httpsAgent = new https.Agent(agentOptions);
   return {
     send(url, request) {
       const secure = url.protocol === "https:";
@@ -196,7 +123,7 @@ export function nodeRequester(options: NodeRequesterOptions = {}): WireRequester
           // agent false: a connection of its own, which cannot be a stale one from the pool.
           const agent = fresh ? false : secure ? httpsAgent : httpAgent;
           let settled = false;
-          const req = (secure ? httpsRequest : httpRequest)(url, { method: request.method, headers, agent }, (res) => {
+          const req = (secure ? https.request : http.request)(url, { method: request.method, headers, agent }, (res) => {
             settled = true;
             res.once("close", release);
             resolve(new NodeResponse(res));
@@ -228,4 +155,12 @@ export function nodeRequester(options: NodeRequesterOptions = {}): WireRequester
       httpsAgent.destroy();
     },
   };
+}
+
+/**
+ * What a client transport given no `fetch` uses: the node:http pool where Node's http modules are at hand,
+ * the platform's fetch elsewhere (browsers, workers, Node before 20.16).
+ */
+export function platformRequester(options: NodeRequesterOptions = {}): WireRequester {
+  return nodeBuiltin("node:http") && nodeBuiltin("node:https") ? nodeRequester(options) : fetchRequester();
 }

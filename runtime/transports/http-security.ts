@@ -64,7 +64,8 @@ function originEntry(entry: string): string {
   }
 }
 
-function originAllowed(origin: string, allowed: readonly string[]): boolean {
+/** Whether an Origin header value matches an allow-list (full origins or bare hostnames); `null` never does. */
+export function originAllowed(origin: string, allowed: readonly string[]): boolean {
   let url: URL;
   try {
     url = new URL(origin);

@@ -1,10 +1,10 @@
 // Streamable HTTP server transport (MCP 2025-11-25 + SEP-1699 polling): sessions, SSE routing, resumption.
-import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ErrorCode, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "../lifecycle.js";
 import type { InboundInfo, ReplyChannel, SendOptions, Transport } from "../transport.js";
 import { EventReplayError, InMemoryEventStore, type EventStore } from "./event-store.js";
+import { CorsPolicy, withResponseHeaders, type CorsOptions } from "./http-cors.js";
 import { nodeExchange, webExchange, type HeaderRecord, type HttpExchange, type StreamSink } from "./http-exchange.js";
 import { checkHostAndOrigin, type HostOriginPolicy } from "./http-security.js";
 import {
@@ -17,6 +17,7 @@ import {
   errorBody,
   isJsonContentType,
   isVisibleAscii,
+  randomId,
   requestKey,
   responseId,
 } from "./http-wire.js";
@@ -81,6 +82,11 @@ export interface StreamableHttpServerOptions extends HostOriginPolicy {
    * for the client to resume with Last-Event-ID. A stateless stream, which cannot be resumed, is just closed.
    */
   sseHighWaterMarkBytes?: number;
+  /**
+   * Lets pages from other origins call the server (CORS): preflights from the listed origins are answered and
+   * every response to them carries the CORS headers; other origins get none, and 403 for a preflight. Off by default.
+   */
+  cors?: CorsOptions;
 }
 
 /** What a fetch adapter knows of a request beyond the Request itself. */
@@ -122,7 +128,7 @@ const SSE_HEADERS = {
 const JSON_HEADERS = { "content-type": "application/json" };
 
 function newStreamId(): string {
-  return randomBytes(9).toString("base64url");
+  return randomId(9);
 }
 
 /** One logical SSE stream: a request's reply stream or the session's standalone GET stream. */
@@ -264,14 +270,18 @@ export class HttpServerTransport implements Transport {
   touch(): void {
     const idle = this.core.idleTimeoutMs;
     if (idle === 0 || this.sessionId === undefined || this.closed) return;
-    // One timer per session, restarted in place: a new one per HTTP request was wasted work.
+    // One timer per session, restarted in place: a new one per HTTP request was wasted work. Browsers and
+    // workers give a number, with no refresh(): there the timer is replaced.
     if (this.idleTimer !== undefined) {
-      this.idleTimer.refresh();
-      return;
+      if (typeof this.idleTimer.refresh === "function") {
+        this.idleTimer.refresh();
+        return;
+      }
+      clearTimeout(this.idleTimer);
     }
     this.idleTimer = setTimeout(() => {
       const busy = this.byRequest.size > 0 || this.standaloneConnected || [...this.streams.values()].some((s) => s.sink && !s.sink.closed);
-      if (busy) this.idleTimer!.refresh();
+      if (busy) this.touch();
       else void this.close();
     }, idle);
     this.idleTimer.unref?.();
@@ -673,6 +683,7 @@ class ServerCore {
   private readonly versions: ReadonlySet<string>;
   private readonly maxBody: number;
   private readonly maxSessions: number;
+  private readonly cors: CorsPolicy | undefined;
 
   constructor(options: StreamableHttpServerOptions) {
     this.options = options;
@@ -682,6 +693,7 @@ class ServerCore {
     this.maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
     this.idleTimeoutMs = limit("sessionIdleTimeoutMs", options.sessionIdleTimeoutMs, DEFAULT_SESSION_IDLE_TIMEOUT_MS, MAX_TIMER_MS);
     this.maxSessions = limit("maxSessions", options.maxSessions, DEFAULT_MAX_SESSIONS);
+    this.cors = options.cors === undefined ? undefined : new CorsPolicy(options.cors, options.stateless ? "POST" : "GET, POST, DELETE");
   }
 
   forget(transport: HttpServerTransport): void {
@@ -690,21 +702,32 @@ class ServerCore {
     }
   }
 
-  async handle(ex: HttpExchange): Promise<void> {
+  async handle(exchange: HttpExchange): Promise<void> {
+    const origin = exchange.headers["origin"];
+    const corsOrigin = this.cors?.allows(origin) ? origin : undefined;
+    const ex = corsOrigin === undefined ? exchange : withResponseHeaders(exchange, this.cors!.responseHeaders(corsOrigin));
     try {
-      await this.dispatch(ex);
+      await this.dispatch(ex, corsOrigin);
     } catch (error) {
       this.options.onerror?.(error instanceof Error ? error : new Error(String(error)));
       if (!ex.responded) fail(ex, 500, ErrorCode.InternalError, "Internal server error");
     }
   }
 
-  private async dispatch(ex: HttpExchange): Promise<void> {
+  /** `corsOrigin`: the request's Origin, when CORS is on and lists it. */
+  private async dispatch(ex: HttpExchange, corsOrigin: string | undefined): Promise<void> {
     if (this.options.path !== undefined && ex.url.pathname !== this.options.path) {
       return fail(ex, 404, ErrorCode.InvalidRequest, "Not found");
     }
-    const rejection = checkHostAndOrigin(ex.headers, this.options, ex.localAddress);
+    // An origin the CORS list names is trusted by the Origin check too; the Host check applies to it all the same.
+    const checked = corsOrigin === undefined ? ex.headers : withoutOrigin(ex.headers);
+    const rejection = checkHostAndOrigin(checked, this.options, ex.localAddress);
     if (rejection) return fail(ex, rejection.status, ErrorCode.InvalidRequest, rejection.message);
+    if (this.cors && CorsPolicy.isPreflight(ex.method, ex.headers)) {
+      // Before authentication: browsers send no credentials with a preflight.
+      if (corsOrigin === undefined) return fail(ex, 403, ErrorCode.InvalidRequest, `Origin not allowed: ${ex.headers["origin"]}`);
+      return ex.respond(204, this.cors.preflightHeaders(corsOrigin, ex.headers));
+    }
 
     const allow = this.options.stateless ? "POST" : "GET, POST, DELETE";
     if (ex.method !== "POST" && (this.options.stateless || (ex.method !== "GET" && ex.method !== "DELETE"))) {
@@ -799,7 +822,7 @@ class ServerCore {
         });
         return ex.respond(503, JSON_HEADERS, body);
       }
-      const id = (this.options.sessionIdGenerator ?? (() => randomBytes(24).toString("base64url")))();
+      const id = (this.options.sessionIdGenerator ?? (() => randomId(24)))();
       if (!isVisibleAscii(id) || this.sessions.has(id)) throw new Error("sessionIdGenerator returned an unusable id");
       transport = new HttpServerTransport(this, id, principal);
       this.sessions.set(id, transport);
@@ -880,6 +903,11 @@ class ServerCore {
     await session.close();
     ex.respond(200, {});
   }
+}
+
+function withoutOrigin(headers: HeaderRecord): HeaderRecord {
+  const { origin: _origin, ...rest } = headers;
+  return rest;
 }
 
 function fail(ex: HttpExchange, status: number, code: number, message: string, extra: Record<string, string> = {}): void {

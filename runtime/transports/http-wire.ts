@@ -1,4 +1,4 @@
-// Shared HTTP wire details of the Streamable HTTP transport: header names, shape checks, error bodies.
+// Shared HTTP wire details of the Streamable HTTP transport: header names, shape checks, error bodies, ids, byte counts.
 import { isRequestId, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import { isPlainObject } from "../jsonrpc.js";
 
@@ -72,4 +72,24 @@ export function isJsonContentType(contentType: string | undefined): boolean {
 /** Visible ASCII only (0x21-0x7E), as the spec requires of session ids. */
 export function isVisibleAscii(value: string): boolean {
   return value.length > 0 && /^[\x21-\x7e]+$/.test(value);
+}
+
+/**
+ * `bytes` random bytes as base64url without padding, from the Web Crypto API that browsers, workers and Node
+ * (20 and later, as `globalThis.crypto`) all have.
+ */
+export function randomId(bytes: number): string {
+  const data = globalThis.crypto.getRandomValues(new Uint8Array(bytes));
+  let binary = "";
+  for (const byte of data) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** Node's Buffer where there is one: its byteLength counts without copying, several times faster than encoding. */
+const nodeBuffer = (globalThis as { Buffer?: { byteLength(text: string, encoding: "utf8"): number } }).Buffer;
+const encoder = new TextEncoder();
+
+/** The length of `text` in UTF-8 bytes. */
+export function utf8ByteLength(text: string): number {
+  return nodeBuffer ? nodeBuffer.byteLength(text, "utf8") : encoder.encode(text).byteLength;
 }

@@ -1,0 +1,26 @@
+// The runtime without Node built-ins: what runs on web-standard APIs alone (browsers, workers, Deno, Bun, and Node).
+export * from "./jsonrpc.js";
+export * from "./dispatch.js";
+export * from "./transport.js";
+export * from "./peer.js";
+export * from "./errors.js";
+export * from "./operations.js";
+export * from "./stable-map.js";
+export * from "./progress.js";
+export * from "./session.js";
+export * from "./lifecycle.js";
+export * from "./transports/in-memory.js";
+export * from "./transports/http-server.js";
+export * from "./transports/http-client.js";
+export * from "./transports/event-store.js";
+export * from "./transports/http-security.js";
+export type { CorsOptions } from "./transports/http-cors.js";
+export * from "./mcp-types.js";
+export * from "./mcp-schema.js";
+export * from "./mcp-uri-template.js";
+export * from "./mcp-context.js";
+export * from "./mcp-server.js";
+export * from "./store/types.js";
+export * from "./store/memory.js";
+export * from "./resumable/protocol.js";
+export * from "./resumable/client.js";
