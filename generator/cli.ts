@@ -1,10 +1,14 @@
-// The mcpgen command line: generate, check, and schema build; errors become exit codes (1 drift, 2 bad input).
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
-import { Command, CommanderError } from "commander";
+// The mcpgen command line: generate, check, schema init and build; errors become exit codes (1 drift, 2 bad input).
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { HEADER_LINES } from "./emit/header.js";
 import { SchemaError } from "./errors.js";
-import { compareWithDisk, shortDiff, writeFiles } from "./files.js";
+import { compareWithDisk, type Drift, writeFiles } from "./files.js";
+import { projectRoot } from "./load.js";
+import { rerunCommand } from "./rerun.js";
 import { buildCombinedText, defaultSources } from "./schema-build.js";
+import { DEFAULT_DIFF_LINES, unifiedDiff } from "./unified-diff.js";
 import { registerDiffCommands, registerRebaseCommand } from "./diff/cli.js";
 import { registerConfig } from "./config.js";
 import { registerWatch } from "./watch.js";
@@ -24,14 +28,75 @@ function requireFile(path: string, what: string): void {
 }
 
 /** When the schema was built from base + overlay, it must equal what the build makes now. */
-function combinedSchemaDrift(schemaFile: string): string | undefined {
+function combinedSchemaDrift(schemaFile: string, diffLines: number): { report: string; fix: string } | undefined {
   const dir = dirname(resolve(schemaFile));
   const sources = defaultSources(dir);
   if (!existsSync(sources.overlayFile) || !existsSync(sources.baseFile) || !existsSync(sources.patchesFile)) return undefined;
+  const rel = relative(process.cwd(), dir).split(sep).join("/") || ".";
+  const fix = rel === "schema" ? "mcpgen schema build" : `mcpgen schema build --dir ${rel}`;
   const { text, conflicts } = buildCombinedText(sources);
-  if (conflicts.length) return `the overlay no longer applies: ${conflicts.map((c) => `${c.source}#${c.pointer}: ${c.reason}`).join("; ")}`;
+  if (conflicts.length) return { report: `the overlay no longer applies: ${conflicts.map((c) => `${c.source}#${c.pointer}: ${c.reason}`).join("; ")}`, fix };
   const onDisk = readFileSync(schemaFile, "utf8");
-  return onDisk === text ? undefined : `is stale: it differs from base + patches + overlay (run \`mcpgen schema build\`)\n${shortDiff(text, onDisk)}`;
+  if (onDisk === text) return undefined;
+  return { report: `differs from base + patches + overlay\n${unifiedDiff(onDisk, text, { maxLines: diffLines })}`, fix };
+}
+
+/**
+ * check's report: a diff per stale file below its header, then each change of the headers once, with the files
+ * it concerns (a new schema hash changes all of them; that is one line, not one diff per file).
+ */
+function driftReport(outDir: string, drift: Drift): string[] {
+  const problems: string[] = [];
+  const headers = new Map<string, string[]>();
+  const headerOnly: string[] = [];
+  for (const s of drift.stale) {
+    const path = join(outDir, s.path);
+    if (s.header) headers.set(s.header, [...(headers.get(s.header) ?? []), path]);
+    if (s.diff) problems.push(`stale    ${path}\n--- ${path} (on disk)\n+++ ${path} (generated now)\n${s.diff}`);
+    else headerOnly.push(path);
+  }
+  if (headerOnly.length) problems.push(`stale    ${headerOnly.join(", ")}: only the header differs`);
+  for (const [lines, paths] of headers) {
+    const which = paths.length === drift.stale.length ? `every stale file (${paths.length})` : paths.join(", ");
+    // Only the rerun line differs: most likely check was given other options than generate was.
+    const onlyCommand = lines.split("\n").every((l) => l.startsWith("-// Do not edit:") || l.startsWith("+// Do not edit:"));
+    const hint = onlyCommand ? "\n(the headers name the command that wrote them: give check the options generate was run with)" : "";
+    problems.push(`header   of ${which}:\n${lines}${hint}`);
+  }
+  for (const m of drift.missing) problems.push(`missing  ${join(outDir, m)}`);
+  for (const e of drift.extra) problems.push(`extra    ${join(outDir, e)}`);
+  return problems;
+}
+
+function diffLinesOption(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError("a whole number, 0 for no limit");
+  return n;
+}
+
+/** The files `schema init` writes into a directory of the user's: their overlay on mcpgen's combined schema. */
+const INIT_BASE = "base/mcpgen.schema.json";
+function initFiles(): { path: string; content: string }[] {
+  const ours = (name: string) => readFileSync(join(projectRoot, "schema", name), "utf8");
+  const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
+  return [
+    { path: INIT_BASE, content: ours("schema.json") },
+    {
+      path: "patches.json",
+      content: json({ $comment: "Fixes to the base, each with `expect` (the value it replaces) and `why`; applied before the overlay.", patches: [] }),
+    },
+    {
+      path: "overlay.json",
+      content: json({
+        $comment: "Your additions to the base: new definitions, and `extend` entries that add members to existing ones (e.g. a request to /$defs/ClientRequest/anyOf/-). `mcpgen schema build` combines them into schema.json.",
+        base: INIT_BASE,
+        definitions: {},
+        extend: [],
+      }),
+    },
+    { path: "methods.json", content: ours("methods.json") },
+    { path: "methods.schema.json", content: ours("methods.schema.json") },
+  ];
 }
 
 interface GenerateOpts {
@@ -42,11 +107,11 @@ interface GenerateOpts {
   runtimeImport?: string;
 }
 
-async function generateFrom(opts: GenerateOpts) {
+async function generateFrom(opts: GenerateOpts, command: string) {
   // Loaded here, not at the top: the emitters pull in json-schema-to-typescript, Handlebars and Ajv (~0.13 s),
   // which `schema build`, `diff` and `--help` do not need.
   const { generate } = await import("./generate.js");
-  const { files } = await generate({ schemaFile: opts.schema, outDir: opts.out, methodsFile: opts.methods, templatesDir: opts.templates, runtimeImport: opts.runtimeImport });
+  const { files } = await generate({ schemaFile: opts.schema, outDir: opts.out, methodsFile: opts.methods, templatesDir: opts.templates, runtimeImport: opts.runtimeImport, command });
   return files;
 }
 
@@ -66,33 +131,38 @@ export function program(io: Io = defaultIo): Command {
       .option("--runtime-import <specifier>", "module specifier generated code imports the runtime from")
       .exitOverride();
 
-  common(cmd.command("generate").description("write the generated SDK into --out")).action(async (opts) => {
+  common(cmd.command("generate").description("write the generated SDK into --out")).action(async (opts, self: Command) => {
     const start = performance.now();
     requireFile(opts.schema, "schema");
-    const files = await generateFrom(opts);
+    const files = await generateFrom(opts, rerunCommand(self));
     const written = writeFiles(opts.out, files);
     for (const f of written) io.out(`${f.changed ? "wrote    " : "unchanged"} ${join(opts.out, f.path)} (${f.bytes} bytes)`);
     io.out(`${written.length} files, ${written.filter((f) => f.changed).length} changed, in ${Math.round(performance.now() - start)} ms`);
   });
 
-  common(cmd.command("check").description("fail (exit 1) when --out differs from what the schema generates")).action(async (opts) => {
-    requireFile(opts.schema, "schema");
-    const problems: string[] = [];
-    const schemaDrift = combinedSchemaDrift(opts.schema);
-    if (schemaDrift) problems.push(`stale    ${opts.schema} ${schemaDrift}`);
-    const files = await generateFrom(opts);
-    const drift = compareWithDisk(opts.out, files);
-    for (const s of drift.stale) problems.push(`stale    ${join(opts.out, s.path)}\n${s.diff}`);
-    for (const m of drift.missing) problems.push(`missing  ${join(opts.out, m)}`);
-    for (const e of drift.extra) problems.push(`extra    ${join(opts.out, e)}`);
-    if (problems.length) {
-      for (const p of problems) io.err(p);
-      io.err(`${problems.length} difference(s): run \`npm run generate\``);
-      process.exitCode = 1;
-      return;
-    }
-    io.out(`${files.length} files in ${opts.out} match ${opts.schema}`);
-  });
+  common(cmd.command("check").description("fail (exit 1) when --out differs from what the schema generates; prints a diff per file"))
+    .option("--diff-lines <n>", "most diff lines shown per file, 0 for all", diffLinesOption, DEFAULT_DIFF_LINES)
+    .action(async (opts, self: Command) => {
+      requireFile(opts.schema, "schema");
+      const problems: string[] = [];
+      const schemaDrift = combinedSchemaDrift(opts.schema, opts.diffLines);
+      if (schemaDrift) problems.push(`stale    ${opts.schema}: ${schemaDrift.report}`);
+      // The files are generated with the command this check stands for, so the headers compare equal when
+      // generate was run with the same options.
+      const command = rerunCommand(self);
+      const files = await generateFrom(opts, command);
+      const drift = compareWithDisk(opts.out, files, { diffLines: opts.diffLines, headerLines: HEADER_LINES });
+      problems.push(...driftReport(opts.out, drift));
+      if (problems.length) {
+        for (const p of problems) io.err(p);
+        const count = drift.stale.length + drift.missing.length + drift.extra.length + (schemaDrift ? 1 : 0);
+        const fix = schemaDrift ? `\`${schemaDrift.fix}\`, then \`${command}\`` : `\`${command}\``;
+        io.err(`${count} file${count === 1 ? " differs" : "s differ"}: run ${fix}`);
+        process.exitCode = 1;
+        return;
+      }
+      io.out(`${files.length} files in ${opts.out} match ${opts.schema}`);
+    });
 
   const schema = cmd.command("schema").description("maintain the combined schema").exitOverride();
   schema
@@ -110,6 +180,25 @@ export function program(io: Io = defaultIo): Command {
       const target = join(opts.dir, "schema.json");
       writeFileSync(target, text);
       io.out(`wrote ${target}`);
+    });
+  schema
+    .command("init")
+    .description("start a schema of your own in --dir: mcpgen's MCP schema as the base, an empty overlay and patch list, the methods sidecar, and schema.json built from them")
+    .option("--dir <dir>", "schema directory to create", "schema")
+    .exitOverride()
+    .action((opts) => {
+      const files = initFiles();
+      const taken = files.map((f) => join(opts.dir, f.path)).concat(join(opts.dir, "schema.json")).filter((p) => existsSync(p));
+      if (taken.length) throw new UsageError(`${taken.join(", ")} already exist${taken.length === 1 ? "s" : ""}; nothing was written`);
+      for (const f of files) {
+        const target = join(opts.dir, f.path);
+        mkdirSync(dirname(target), { recursive: true });
+        writeFileSync(target, f.content);
+        io.out(`wrote ${target}`);
+      }
+      const { text } = buildCombinedText(defaultSources(opts.dir));
+      writeFileSync(join(opts.dir, "schema.json"), text);
+      io.out(`wrote ${join(opts.dir, "schema.json")}`);
     });
   registerRebaseCommand(schema, io);
   registerDiffCommands(cmd, io);

@@ -2,9 +2,18 @@
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { GeneratedFile } from "./generate.js";
+import { unifiedDiff } from "./unified-diff.js";
+
+export interface StaleFile {
+  path: string;
+  /** Unified diff (hunks only) from the file on disk to what is generated now, below the header; "" if none. */
+  diff: string;
+  /** The header lines that changed (`-` on disk, `+` generated now); "" if none. */
+  header: string;
+}
 
 export interface Drift {
-  stale: { path: string; diff: string }[];
+  stale: StaleFile[];
   missing: string[];
   extra: string[];
 }
@@ -25,30 +34,28 @@ function listFiles(dir: string, prefix = ""): string[] {
   return out;
 }
 
-/** A short line diff: the first differing lines with a little context, enough to see what moved. */
-export function shortDiff(expected: string, actual: string, maxLines = 12): string {
-  const a = actual.split("\n");
-  const e = expected.split("\n");
-  let start = 0;
-  while (start < a.length && start < e.length && a[start] === e[start]) start++;
-  let endA = a.length - 1;
-  let endE = e.length - 1;
-  while (endA >= start && endE >= start && a[endA] === e[endE]) {
-    endA--;
-    endE--;
-  }
-  const clip = (line: string) => (line.length > 160 ? `${line.slice(0, 160)}… (${line.length} chars)` : line);
-  const out = [`@@ line ${start + 1} @@`];
-  for (const line of a.slice(start, Math.min(endA + 1, start + maxLines))) out.push(`- ${clip(line)}`);
-  if (endA + 1 - start > maxLines) out.push(`- ... (${endA + 1 - start - maxLines} more)`);
-  for (const line of e.slice(start, Math.min(endE + 1, start + maxLines))) out.push(`+ ${clip(line)}`);
-  if (endE + 1 - start > maxLines) out.push(`+ ... (${endE + 1 - start - maxLines} more)`);
-  return out.join("\n");
+export interface CompareOptions {
+  /** Most diff lines printed per stale file (the rest is counted); 0 prints all. */
+  diffLines?: number;
+  /** Lines at the top of every generated file that only describe it (source, hash, how to regenerate). */
+  headerLines?: number;
 }
 
-export function compareWithDisk(outDir: string, files: GeneratedFile[]): Drift {
+/** The first `count` lines of a text (with their newlines) and the rest. */
+function splitHeader(text: string, count: number): [string, string] {
+  let end = 0;
+  for (let i = 0; i < count && end >= 0; i++) end = text.indexOf("\n", end) + 1 || -1;
+  return end < 0 ? [text, ""] : [text.slice(0, end), text.slice(end)];
+}
+
+/**
+ * Compares what the schema generates with `outDir`. The header of a stale file is compared apart from the
+ * rest: a new schema hash changes every header, and a report should show that once, not once per file.
+ */
+export function compareWithDisk(outDir: string, files: GeneratedFile[], options: CompareOptions = {}): Drift {
   const drift: Drift = { stale: [], missing: [], extra: [] };
   const expected = new Set(files.map((f) => f.path));
+  const headerLines = options.headerLines ?? 0;
   for (const file of files) {
     let onDisk: string;
     try {
@@ -57,7 +64,15 @@ export function compareWithDisk(outDir: string, files: GeneratedFile[]): Drift {
       drift.missing.push(file.path);
       continue;
     }
-    if (onDisk !== file.content) drift.stale.push({ path: file.path, diff: shortDiff(file.content, onDisk) });
+    if (onDisk === file.content) continue;
+    const [oldHead, oldBody] = splitHeader(onDisk, headerLines);
+    const [newHead, newBody] = splitHeader(file.content, headerLines);
+    const header = unifiedDiff(oldHead, newHead, { context: 0, maxLines: 0 })
+      .split("\n")
+      .filter((line) => line.startsWith("-") || line.startsWith("+"))
+      .join("\n");
+    const diff = unifiedDiff(oldBody, newBody, { firstLine: headerLines, ...(options.diffLines === undefined ? {} : { maxLines: options.diffLines }) });
+    drift.stale.push({ path: file.path, diff, header });
   }
   for (const path of listFiles(outDir)) if (!expected.has(path)) drift.extra.push(path);
   return drift;

@@ -20,6 +20,8 @@ export interface GenerateOptions {
   sourceName?: string;
   /** Module specifier generated code uses for the runtime; defaults to a relative path inside this project. */
   runtimeImport?: string;
+  /** The command that regenerates these files, named in every header (default `mcpgen generate`). */
+  command?: string;
 }
 
 export interface GeneratedFile {
@@ -77,6 +79,7 @@ export async function generate(options: GenerateOptions): Promise<{ model: Model
   let model: Model;
   try {
     model = buildModel(loadSchema(options.schemaFile, options.methodsFile, options.sourceName));
+    if (options.command !== undefined) model.source.command = options.command;
   } catch (error) {
     validators.cancel();
     throw error;

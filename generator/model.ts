@@ -71,7 +71,8 @@ export interface MessageModel {
 }
 
 export interface Model {
-  source: { name: string; sha256: string };
+  /** `command` regenerates the files; their headers name it (default `mcpgen generate`). */
+  source: { name: string; sha256: string; command?: string };
   definitions: Definition[];
   messages: MessageModel[];
 }

@@ -6,6 +6,7 @@ import { configFor } from "./config.js";
 import { SchemaError } from "./errors.js";
 import { writeFiles } from "./files.js";
 import { defaultMethodsFile, projectRoot } from "./load.js";
+import { rerunCommand } from "./rerun.js";
 import { buildCombinedText, defaultSources } from "./schema-build.js";
 
 export interface WatchOptions {
@@ -16,6 +17,8 @@ export interface WatchOptions {
   runtimeImport?: string;
   overlay?: string;
   patches?: string;
+  /** The command the headers name to regenerate the files (see rerun.ts). */
+  command?: string;
   /** Quiet period before a burst of saves is acted on. */
   debounceMs?: number;
 }
@@ -68,7 +71,7 @@ export async function startWatch(options: WatchOptions, io: WatchIo): Promise<()
         }
       }
       const { generate } = await import("./generate.js");
-      const { files } = await generate({ schemaFile, outDir: options.out, ...(options.methods ? { methodsFile } : {}), ...(options.templates ? { templatesDir } : {}), ...(options.runtimeImport ? { runtimeImport: options.runtimeImport } : {}) });
+      const { files } = await generate({ schemaFile, outDir: options.out, ...(options.methods ? { methodsFile } : {}), ...(options.templates ? { templatesDir } : {}), ...(options.runtimeImport ? { runtimeImport: options.runtimeImport } : {}), ...(options.command ? { command: options.command } : {}) });
       const written = writeFiles(options.out, files);
       const changedFiles = written.filter((f) => f.changed).map((f) => f.path);
       io.out(`regenerated ${written.length} files, ${changedFiles.length} changed${changedFiles.length ? ` (${changedFiles.join(", ")})` : ""} in ${Math.round(performance.now() - start)} ms`);
@@ -121,7 +124,7 @@ export function registerWatch(program: Command, io: WatchIo): void {
     const opts = self.opts() as WatchOptions & { watch?: boolean };
     if (!opts.watch) return;
     const config = configFor(self);
-    const stop = await startWatch({ ...opts, ...(config?.overlay ? { overlay: config.overlay } : {}), ...(config?.patches ? { patches: config.patches } : {}) }, io);
+    const stop = await startWatch({ ...opts, command: rerunCommand(self), ...(config?.overlay ? { overlay: config.overlay } : {}), ...(config?.patches ? { patches: config.patches } : {}) }, io);
     await new Promise<void>((done) => {
       const finish = (): void => {
         stop();

@@ -3,37 +3,12 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { repoRoot, tempDir } from "../helpers.js";
+import { follow, repoRoot, tempDir } from "../helpers.js";
 
 let child: ChildProcessWithoutNullStreams | undefined;
 afterAll(() => {
   child?.kill("SIGKILL");
 });
-
-/** Collected output and a way to wait for a line matching a pattern that has not been consumed yet. */
-function follow(stream: NodeJS.ReadableStream): (pattern: RegExp) => Promise<string> {
-  let text = "";
-  let from = 0;
-  const waiters: (() => void)[] = [];
-  stream.on("data", (chunk: Buffer) => {
-    text += chunk.toString();
-    waiters.splice(0).forEach((w) => w());
-  });
-  return (pattern) =>
-    new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern} in:\n${text}`)), 20_000);
-      const check = (): void => {
-        const rest = text.slice(from);
-        const m = pattern.exec(rest);
-        if (m) {
-          from += m.index + m[0].length;
-          clearTimeout(timer);
-          resolve(m[0]);
-        } else waiters.push(check);
-      };
-      check();
-    });
-}
 
 describe("mcpgen generate --watch", () => {
   it("regenerates on change, survives a half-written schema, and keeps running", async () => {
