@@ -3,6 +3,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PUBLISHED } from "../../packages/published.mjs";
 import { follow, repoRoot, tempDir, type CliResult } from "../helpers.js";
 
 const guide = readFileSync(join(repoRoot, "docs/guide.md"), "utf8");
@@ -52,11 +53,13 @@ function expectExcerpt(actual: string, excerpt: string): void {
 let project: string;
 
 /**
- * The CLI as installed in the project (node_modules/mcpgen links to this repository). Symlinks are kept so the
- * generator sees itself inside node_modules, as in a real install, and generates imports of `mcpgen/runtime`.
+ * The CLI as installed in the project: node_modules/mcpgen-cli links to the assembled CLI package, which, as in a
+ * real install, lies outside the project's output and so generates imports of `mcpgen/runtime` (node_modules/mcpgen
+ * links to the assembled runtime package). Its own dependencies resolve from this repository's install.
  */
+const CLI_BIN = "node_modules/mcpgen-cli/bin/mcpgen.js";
 function installedCli(args: string[]): CliResult {
-  const r = spawnSync(process.execPath, ["--preserve-symlinks", "--preserve-symlinks-main", join(project, "node_modules/mcpgen/bin/mcpgen.js"), ...args], { cwd: project, encoding: "utf8" });
+  const r = spawnSync(process.execPath, [join(project, CLI_BIN), ...args], { cwd: project, encoding: "utf8" });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -99,7 +102,7 @@ let tsc: CliResult;
 beforeAll(() => {
   project = tempDir("guide");
   mkdirSync(join(project, "node_modules"));
-  symlinkSync(repoRoot, join(project, "node_modules/mcpgen"), "dir");
+  for (const [name, dir] of Object.entries(PUBLISHED)) symlinkSync(dir, join(project, "node_modules", name), "dir");
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "acme-app", private: true, type: "module" }, null, 2));
   writeFileSync(
     join(project, "tsconfig.json"),
@@ -219,7 +222,7 @@ describe("a project built from the guide", () => {
 
     it("regenerates on a save of the overlay, and writes headers that the CI check accepts", async () => {
       const [args] = guideCommands(block("run", "watch"));
-      watcher = spawn(process.execPath, ["--preserve-symlinks", "--preserve-symlinks-main", "node_modules/mcpgen/bin/mcpgen.js", ...args!], { cwd: project });
+      watcher = spawn(process.execPath, [CLI_BIN, ...args!], { cwd: project });
       const stdout = follow(watcher.stdout!);
       await stdout(/regenerated 8 files, 0 changed/);
       await stdout(/watching /);

@@ -1,25 +1,35 @@
-// The published package as a consumer gets it: a strict typecheck of every export path, attw and publint, on the packed tarball.
+// The published packages as a consumer gets them: what each tarball holds, a strict typecheck of every export path, attw and publint.
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { promisify } from "node:util";
 import { publint } from "publint";
 import { formatMessage } from "publint/utils";
 import { beforeAll, describe, expect, it } from "vitest";
+import { isRepoOnlyFile, PUBLISHED } from "../../packages/published.mjs";
 import { repoRoot, tempDir } from "../helpers.js";
 
 const run = promisify(execFile);
 const tsc = join(repoRoot, "node_modules/typescript/bin/tsc");
 const attw = join(repoRoot, "node_modules/@arethetypeswrong/cli/dist/index.js");
 
-/** One row per published package; everything else is read from its package.json. */
-const PACKAGES = [{ dir: repoRoot }];
+/**
+ * One row per published package; everything else is read from its package.json. `consumer`: whether an app
+ * imports it (the typecheck of every export path); `dependencies`: whether it may have any (the runtime has none).
+ */
+const PACKAGES = [
+  { dir: PUBLISHED.mcpgen, consumer: true, dependencies: false },
+  { dir: PUBLISHED["mcpgen-cli"], consumer: false, dependencies: true },
+];
 
 interface Manifest {
   name: string;
   exports: Record<string, string | { types?: string; default?: string }>;
   dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
+  bundleDependencies?: unknown;
+  scripts?: Record<string, string>;
 }
 
 /** How a consumer's tsconfig resolves modules: Node's own rules, and a bundler's. */
@@ -28,16 +38,31 @@ const RESOLUTIONS = {
   bundler: { module: "esnext", moduleResolution: "bundler" },
 };
 
-/** Fails when a source file is newer than what was built from it: the tarball would not hold the code under test. */
-function assertBuilt(dir: string, manifest: Manifest): void {
-  const targets = Object.values(manifest.exports).flatMap((e) => (typeof e === "string" ? [e] : [e.types, e.default])).filter((t) => t?.startsWith("./dist/"));
-  const built = Math.min(...targets.map((t) => statSync(join(dir, t!)).mtimeMs));
-  const sourceDirs = new Set(targets.map((t) => t!.split("/")[2]!));
-  for (const source of sourceDirs) {
-    for (const file of readdirSync(join(dir, source), { recursive: true, encoding: "utf8" })) {
-      if (file.endsWith(".ts") && statSync(join(dir, source, file)).mtimeMs > built) throw new Error(`${source}/${file} is newer than dist/: run \`npm run build\` first`);
+/**
+ * Fails when a source file is newer than what the package was assembled from it: the tarball would not hold the
+ * code under test. Each folder of the package's dist/ was built from the top-level folder of that name.
+ */
+function assertBuilt(dir: string): void {
+  const dist = join(dir, "dist");
+  if (!existsSync(dist)) throw new Error(`${relative(repoRoot, dist)} is missing: run \`npm run build\` first`);
+  for (const source of readdirSync(dist)) {
+    const builtFiles = readdirSync(join(dist, source), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".js"));
+    const built = Math.min(...builtFiles.map((f) => statSync(join(dist, source, f)).mtimeMs));
+    for (const file of readdirSync(join(repoRoot, source), { recursive: true, encoding: "utf8" })) {
+      if (file.endsWith(".ts") && statSync(join(repoRoot, source, file)).mtimeMs > built) throw new Error(`${source}/${file} is newer than ${relative(repoRoot, dist)}: run \`npm run build\` first`);
     }
   }
+}
+
+/**
+ * The bare module names a built file imports: statements at the start of a line (tsc writes them so; code the
+ * generator emits as text is indented or quoted) and dynamic imports of a string literal. Relative imports are left out.
+ */
+function bareImports(code: string): string[] {
+  const statements = [...code.matchAll(/^(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']|^import\s*["']([^"']+)["']/gm)];
+  const dynamic = [...code.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)];
+  const specifiers = [...statements, ...dynamic].map((m) => (m[1] ?? m[2])!).filter((s) => !s.startsWith("."));
+  return specifiers.map((s) => (s.startsWith("node:") ? s : s.split("/").slice(0, s.startsWith("@") ? 2 : 1).join("/")));
 }
 
 /** A consumer project with the tarball installed, its dependencies and peers linked from this repo's install. */
@@ -77,11 +102,13 @@ async function output(file: string, args: string[], cwd: string): Promise<{ ok: 
   }
 }
 
-for (const { dir } of PACKAGES) {
+for (const { dir, consumer: typechecked, dependencies: mayDepend } of PACKAGES) {
   const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Manifest;
 
   describe(`published package ${manifest.name}`, () => {
     let tarball: string;
+    let unpacked: string;
+    let files: string[];
     let consumer: string;
     /** The typechecks, started together: each is a few seconds of CPU, and they are independent. */
     const typechecks = new Map<string, Promise<{ ok: boolean; out: string }>>();
@@ -89,16 +116,47 @@ for (const { dir } of PACKAGES) {
     const timeout = 120_000;
 
     beforeAll(async () => {
-      assertBuilt(dir, manifest);
+      assertBuilt(dir);
       const packed = tempDir("pack");
       const { stdout } = await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", packed], { cwd: dir, encoding: "utf8" });
-      tarball = join(packed, (JSON.parse(stdout) as { filename: string }[])[0]!.filename);
+      const [pack] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
+      tarball = join(packed, pack!.filename);
+      files = pack!.files.map((f) => f.path);
       await run("tar", ["-xzf", tarball, "-C", packed]);
-      consumer = consumerProject(manifest, join(packed, "package"));
+      unpacked = join(packed, "package");
+      if (!typechecked) return;
+      consumer = consumerProject(manifest, unpacked);
       for (const resolution of Object.keys(RESOLUTIONS)) typechecks.set(resolution, output(tsc, ["-p", `tsconfig.${resolution}.json`], consumer));
     }, timeout);
 
-    it.each(Object.keys(RESOLUTIONS))(
+    it("the tarball holds no tests, examples, fixtures or scripts that only this repository needs", () => {
+      expect(files.length).toBeGreaterThan(0);
+      expect(files.filter(isRepoOnlyFile)).toEqual([]);
+    });
+
+    it("the packed manifest has no scripts: nothing runs on a user's install", () => {
+      const packedManifest = JSON.parse(readFileSync(join(unpacked, "package.json"), "utf8")) as Manifest;
+      expect(packedManifest.scripts ?? {}).toEqual({});
+    });
+
+    it("its built code imports only node: builtins, its own files and what its manifest declares, which it all imports", () => {
+      const packedManifest = JSON.parse(readFileSync(join(unpacked, "package.json"), "utf8")) as Manifest;
+      const imported = new Set(files.filter((f) => f.endsWith(".js")).flatMap((f) => bareImports(readFileSync(join(unpacked, f), "utf8"))));
+      const declared = Object.keys({ ...packedManifest.dependencies, ...packedManifest.peerDependencies });
+      expect([...imported].filter((name) => !name.startsWith("node:") && !declared.includes(name)).sort()).toEqual([]);
+      expect(declared.filter((name) => !imported.has(name))).toEqual([]);
+    });
+
+    if (!mayDepend) {
+      it("has no dependencies: an app that installs it installs this one package (peers only optional)", () => {
+        const packedManifest = JSON.parse(readFileSync(join(unpacked, "package.json"), "utf8")) as Manifest & { peerDependenciesMeta?: Record<string, { optional?: boolean }> };
+        expect({ ...packedManifest.dependencies, ...packedManifest.optionalDependencies }).toEqual({});
+        expect(packedManifest.bundleDependencies).toBeUndefined();
+        for (const peer of Object.keys(packedManifest.peerDependencies ?? {})) expect(packedManifest.peerDependenciesMeta?.[peer]?.optional, peer).toBe(true);
+      });
+    }
+
+    if (typechecked) it.each(Object.keys(RESOLUTIONS))(
       "a consumer importing every export path passes tsc --strict with skipLibCheck off (moduleResolution %s)",
       async (resolution) => {
         expect(existsSync(join(consumer, "node_modules", manifest.name, "package.json"))).toBe(true);
