@@ -5,16 +5,21 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { repoRoot } from "./helpers.js";
 
-const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8"));
+const manifest = (dir: string) => JSON.parse(readFileSync(join(repoRoot, dir, "package.json"), "utf8"));
+const pkg = manifest(".");
+const runtimePkg = manifest("packages/mcpgen");
+const cliPkg = manifest("packages/mcpgen-cli");
 
 describe("package", () => {
-  it("declares Node 20, ESM, the mcpgen bin and both entry points with types", () => {
-    expect(pkg.engines.node).toBe(">=20");
-    expect(pkg.type).toBe("module");
-    expect(pkg.bin.mcpgen).toBe("bin/mcpgen.js");
+  it("declares Node 20 and ESM; the runtime package both entry points with types, the CLI package the mcpgen bin", () => {
+    for (const p of [runtimePkg, cliPkg]) {
+      expect(p.engines.node, p.name).toBe(">=20");
+      expect(p.type, p.name).toBe("module");
+    }
+    expect(cliPkg.bin.mcpgen).toBe("bin/mcpgen.js");
     for (const entry of [".", "./generated"]) {
-      expect(pkg.exports[entry].types, entry).toMatch(/\.d\.ts$/);
-      expect(pkg.exports[entry].default, entry).toMatch(/\.js$/);
+      expect(runtimePkg.exports[entry].types, entry).toMatch(/\.d\.ts$/);
+      expect(runtimePkg.exports[entry].default, entry).toMatch(/\.js$/);
     }
   });
 

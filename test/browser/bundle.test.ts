@@ -55,7 +55,7 @@ describe("bundles for the browser (--platform=browser)", () => {
 });
 
 describe("package exports for browsers and workers", () => {
-  const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { exports: Record<string, Record<string, string>> };
+  const pkg = JSON.parse(readFileSync(join(repoRoot, "packages/mcpgen/package.json"), "utf8")) as { exports: Record<string, Record<string, string>> };
 
   it("mcpgen/web is the runtime's Node-free entry, and mcpgen/runtime resolves to it under the browser condition", () => {
     expect(pkg.exports["./web"]).toEqual({ types: "./dist/runtime/web.d.ts", default: "./dist/runtime/web.js" });
