@@ -48,8 +48,9 @@ export const ErrorCode = {
   UrlElicitationRequired: -32042,
   // MCP: the resource named in resources/read does not exist.
   ResourceNotFound: -32002,
-  // A request refused because its session already serves as many as it may at once (the generic server-error code).
-  TooManyRequestsInFlight: -32000,
+  // Refused for load, nothing started: a session already serves as many requests as it may, or a server holds as
+  // many sessions as it may (the generic server-error code).
+  ServerBusy: -32000,
 } as const;
 
 /** An error that crosses the wire as a JSON-RPC error object. */

@@ -27,6 +27,7 @@ import {
   RequestCancelledError,
   RequestTimeoutError,
 } from "./errors.js";
+import { limitOption } from "./limits.js";
 import { InboundOperation, OperationRegistry, OutboundOperation } from "./operations.js";
 import {
   DEFAULT_PROGRESS_INTERVAL_MS,
@@ -120,8 +121,7 @@ export class Session implements Peer, ProgressSink {
     this.isMessage = options.isMessage ?? isJsonRpcMessage;
     this.defaultTimeout = options.defaultTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.progressInterval = options.progressInterval ?? DEFAULT_PROGRESS_INTERVAL_MS;
-    const maxInFlight = options.maxInFlightRequests ?? DEFAULT_MAX_IN_FLIGHT_REQUESTS;
-    if (!(maxInFlight >= 0)) throw new RangeError(`maxInFlightRequests must be 0 or more, got ${maxInFlight}`);
+    const maxInFlight = limitOption("maxInFlightRequests", options.maxInFlightRequests, DEFAULT_MAX_IN_FLIGHT_REQUESTS);
     this.maxInFlight = maxInFlight === 0 ? Infinity : maxInFlight;
     this.operations = new OperationRegistry(options.recentLimit ?? 256);
     this.onerror = options.onerror;
@@ -502,7 +502,7 @@ export class Session implements Peer, ProgressSink {
     // Counted as what the peer awaits an answer for: a cancelled request frees its place at once, and a resume that
     // takes over its request's id adds nothing.
     if (existing === undefined && inbound.size >= this.maxInFlight) {
-      this.sendError(id, ErrorCode.TooManyRequestsInFlight, "too many requests in flight", { maxInFlightRequests: this.maxInFlight });
+      this.sendError(id, ErrorCode.ServerBusy, "too many requests in flight", { maxInFlightRequests: this.maxInFlight }, reply);
       return;
     }
     const context = new HandlerContext(this, id, method, info);
@@ -748,8 +748,7 @@ export class Session implements Peer, ProgressSink {
     if (this.status !== "open" || transport === undefined) return;
     const error: JsonRpcErrorObject = data === undefined ? { code, message } : { code, message, data };
     const reply: JsonRpcMessage = id === undefined ? { jsonrpc: "2.0", error } : { jsonrpc: "2.0", id, error };
-    const options: SendOptions | undefined = id === undefined ? undefined : channel === undefined ? { relatedRequestId: id } : { relatedRequestId: id, reply: channel };
-    transport.send(reply, options).catch(this.reportError);
+    transport.send(reply, id === undefined ? undefined : { relatedRequestId: id, reply: channel }).catch(this.reportError);
   }
 
   private debug(event: SessionDebugEvent): void {

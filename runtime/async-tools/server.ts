@@ -1,5 +1,6 @@
 // Server side of async tool calls (PR #617): tools/async/call|join|get and the tools/async/cancel notification.
 import { Buffer } from "node:buffer";
+import { limitOption } from "../limits.js";
 import { randomBytes } from "node:crypto";
 import { IdleWaiters } from "../idle-waiters.js";
 import { ErrorCode, RpcError, type JsonObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
@@ -236,10 +237,10 @@ export class AsyncTools {
     this.maxKeepAlive = options.maxKeepAlive ?? 3600;
     this.defaultKeepAlive = Math.min(options.defaultKeepAlive ?? 60, this.maxKeepAlive);
     this.acceptCall = options.accept;
-    this.maxRuns = options.maxRuns ?? 1000;
-    this.maxRunsPerPrincipal = options.maxRunsPerPrincipal ?? 100;
-    this.maxKeptResultBytes = options.maxKeptResultBytes ?? 32 * 1024 * 1024;
-    this.maxRefusals = options.maxRefusals ?? 1000;
+    this.maxRuns = limitOption("maxRuns", options.maxRuns, 1000);
+    this.maxRunsPerPrincipal = limitOption("maxRunsPerPrincipal", options.maxRunsPerPrincipal, 100);
+    this.maxKeptResultBytes = limitOption("maxKeptResultBytes", options.maxKeptResultBytes, 32 * 1024 * 1024);
+    this.maxRefusals = limitOption("maxRefusals", options.maxRefusals, 1000);
     this.onerror = options.onerror;
     if (options.store !== undefined && isSharedStore(options.store)) {
       this.shared = options.store;

@@ -108,6 +108,12 @@ function sessionIsGone(error: unknown): boolean {
   return error.name === "HttpStatusError" && (status === 400 || status === 404);
 }
 
+function clearDeadline(parked: Parked): void {
+  if (parked.deadline === undefined) return;
+  clearTimeout(parked.deadline);
+  parked.deadline = undefined;
+}
+
 /** A send failed without any answer from the server (refused, reset, unreachable): the connection is no good. */
 function unreachable(error: unknown): boolean {
   if (!(error instanceof Error)) return true;
@@ -313,10 +319,7 @@ export class ClientResumer {
   /** A resume was accepted: the server carries the request again. */
   private markLive(parked: Parked): void {
     parked.lostAt = undefined;
-    if (parked.deadline !== undefined) {
-      clearTimeout(parked.deadline);
-      parked.deadline = undefined;
-    }
+    clearDeadline(parked);
   }
 
   /** maxWait passed since the disconnect without an accepted resume: the server may have given the request up. */
@@ -465,10 +468,7 @@ export class ClientResumer {
     if (parked.op.keeper !== parked) return;
     parked.op.keeper = undefined;
     this.parkedCount--;
-    if (parked.deadline !== undefined) {
-      clearTimeout(parked.deadline);
-      parked.deadline = undefined;
-    }
+    clearDeadline(parked);
   }
 
   /** Fail a kept request for good. */

@@ -500,6 +500,11 @@ class PendingResumable implements OperationOutlet {
 
 function ignore(): void {}
 
+/** The transport's reply channel of the request a context serves (HTTP), which the session keeps on the context. */
+function replyOf(context: object): ReplyChannel | undefined {
+  return (context as { reply?: ReplyChannel }).reply;
+}
+
 /** Drops the marks up to `seq` (confirmed); returns totalBytes at the last of them, or 0 when none was passed. */
 function passMarks(request: ResumableRequest, seq: number): number {
   const marks = request.marks;
@@ -747,7 +752,7 @@ export class ResumableRequests {
     if (this.direct !== undefined) request.entry = this.direct.adopt(key, record, request);
     else this.chain(request, () => this.store.create(key, record));
     context.outlet = request;
-    const reply = (context as { reply?: ReplyChannel }).reply;
+    const reply = replyOf(context);
     if (reply !== undefined) this.watchLink(request, request.attachment!, reply);
     // The policy goes out before anything else of the request, and is not itself queued: without it there is no resume.
     const params: JsonObject = { requestId: context.id, resumeToken: token, minWait: full.minWait, maxWait: full.maxWait };
@@ -802,7 +807,7 @@ export class ResumableRequests {
   /** A resume overtaken by a later one gets no answer: the later one carries the request. */
   private superseded(context: RequestContext): JsonObject {
     (context as unknown as InboundOperation).state = "cancelled";
-    (context as { reply?: ReplyChannel }).reply?.release?.();
+    replyOf(context)?.release?.();
     return {};
   }
 
@@ -828,7 +833,7 @@ export class ResumableRequests {
     this.clearExpiry(request);
     const resumeOp = context as unknown as InboundOperation;
     // Accepted: the transport now routes the id's messages to this resume, and the session knows it by the id.
-    const reply = (context as { reply?: ReplyChannel }).reply;
+    const reply = replyOf(context);
     reply?.takeOver?.();
     const inbound = session.operations.inbound;
     if (inbound.get(request.requestId) !== resumeOp) inbound.set(request.requestId, resumeOp);
@@ -1043,7 +1048,7 @@ export class ResumableRequests {
       return {};
     }
     tell({ type: "attach", seq: ack });
-    (context as { reply?: ReplyChannel }).reply?.takeOver?.();
+    replyOf(context)?.takeOver?.();
     const proxies = new Map<RequestId, OutboundOperation>();
     return new Promise<JsonObject>((resolve, reject) => {
       let ended = false;

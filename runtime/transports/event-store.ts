@@ -1,5 +1,6 @@
 // Event store for resumable SSE streams: per session and stream, with a byte-bounded in-memory default.
 import type { JsonRpcMessage } from "../jsonrpc.js";
+import { limitOption } from "../limits.js";
 import { utf8ByteLength } from "./http-wire.js";
 
 export interface StoredEvent {
@@ -123,8 +124,8 @@ export class InMemoryEventStore implements EventStore {
 
   constructor(options: InMemoryEventStoreOptions = {}) {
     this.maxBytes = options.maxBytesPerSession ?? 1024 * 1024;
-    this.retentionMs = Math.max(0, options.finishedStreamRetentionMs ?? 60_000);
-    this.maxFinished = Math.max(0, options.maxFinishedStreamsPerSession ?? 1000);
+    this.retentionMs = limitOption("finishedStreamRetentionMs", options.finishedStreamRetentionMs, 60_000);
+    this.maxFinished = limitOption("maxFinishedStreamsPerSession", options.maxFinishedStreamsPerSession, 1000);
   }
 
   append(sessionId: string, streamId: string, message?: JsonRpcMessage): string {

@@ -1,4 +1,5 @@
 // Cross-origin access for browser pages (CORS): which origins may call the MCP endpoint, and the headers that say so.
+import { limitOption } from "../limits.js";
 import type { HeaderRecord, HttpExchange } from "./http-exchange.js";
 import { originAllowed } from "./http-security.js";
 import { LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER } from "./http-wire.js";
@@ -37,8 +38,7 @@ export class CorsPolicy {
     if (!Array.isArray(options.allowedOrigins) || options.allowedOrigins.some((o) => typeof o !== "string" || o.trim() === "" || o.includes("*"))) {
       throw new TypeError("cors.allowedOrigins must be a list of origins or hostnames (no wildcards)");
     }
-    const maxAge = options.maxAgeSeconds ?? DEFAULT_CORS_MAX_AGE_SECONDS;
-    if (!Number.isInteger(maxAge) || maxAge < 0) throw new RangeError(`cors.maxAgeSeconds must be an integer of 0 or more, got ${maxAge}`);
+    const maxAge = limitOption("cors.maxAgeSeconds", options.maxAgeSeconds, DEFAULT_CORS_MAX_AGE_SECONDS, Number.MAX_SAFE_INTEGER);
     const extra = options.allowedHeaders ?? [];
     if (!Array.isArray(extra) || extra.some((h) => typeof h !== "string" || !/^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(h))) {
       throw new TypeError("cors.allowedHeaders must be a list of header names");

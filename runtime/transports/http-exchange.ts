@@ -32,24 +32,12 @@ function closableSink(io: { write(chunk: string): void; end(): void; buffered():
   fire: () => void;
   confirm: () => void;
 } {
-  let closed = false;
-  let delivered = false;
-  const callbacks: (() => void)[] = [];
-  const deliveredCallbacks: (() => void)[] = [];
-  const fire = (): void => {
-    if (closed) return;
-    closed = true;
-    for (const cb of callbacks.splice(0)) cb();
-  };
-  const confirm = (): void => {
-    if (delivered) return;
-    delivered = true;
-    for (const cb of deliveredCallbacks.splice(0)) cb();
-  };
+  const closing = latch();
+  const delivery = latch();
   const gone = io.gone;
   const sink: StreamSink = {
     get closed() {
-      return closed || (gone !== undefined && gone());
+      return closing.fired || (gone !== undefined && gone());
     },
     get buffered() {
       return io.buffered();
@@ -58,19 +46,33 @@ function closableSink(io: { write(chunk: string): void; end(): void; buffered():
       if (!sink.closed) io.write(chunk);
     },
     end() {
-      if (!closed) io.end();
-      fire();
+      if (!closing.fired) io.end();
+      closing.fire();
     },
-    onClose(cb) {
-      if (closed) cb();
-      else callbacks.push(cb);
+    onClose: closing.on,
+    onDelivered: delivery.on,
+  };
+  return { sink, fire: closing.fire, confirm: delivery.fire };
+}
+
+/** Something that happens once: callbacks given before run when it fires, those given after run at once. */
+function latch(): { readonly fired: boolean; fire(): void; on(callback: () => void): void } {
+  let fired = false;
+  const callbacks: (() => void)[] = [];
+  return {
+    get fired() {
+      return fired;
     },
-    onDelivered(cb) {
-      if (delivered) cb();
-      else deliveredCallbacks.push(cb);
+    fire() {
+      if (fired) return;
+      fired = true;
+      for (const cb of callbacks.splice(0)) cb();
+    },
+    on(callback) {
+      if (fired) callback();
+      else callbacks.push(callback);
     },
   };
-  return { sink, fire, confirm };
 }
 
 /**

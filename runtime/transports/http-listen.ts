@@ -1,6 +1,7 @@
 // A node:http server with explicit limits on how long a client may take to send a request, and a listen helper.
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { MAX_TIMER_MS, limitOption } from "../limits.js";
 
 /**
  * How long a client may take to send its request. Both request timeouts bound receiving only: once a request
@@ -26,12 +27,7 @@ export const DEFAULT_HTTP_SERVER_TIMEOUTS: Readonly<Required<HttpServerTimeouts>
 
 function resolveTimeouts(timeouts: HttpServerTimeouts): Required<HttpServerTimeouts> {
   const out = { ...DEFAULT_HTTP_SERVER_TIMEOUTS };
-  for (const key of Object.keys(out) as (keyof HttpServerTimeouts)[]) {
-    const value = timeouts[key];
-    if (value === undefined) continue;
-    if (!Number.isInteger(value) || value < 0) throw new RangeError(`${key} must be a non-negative integer (ms), got ${value}`);
-    out[key] = value;
-  }
+  for (const key of Object.keys(out) as (keyof HttpServerTimeouts)[]) out[key] = limitOption(key, timeouts[key], out[key], MAX_TIMER_MS);
   if (out.timeoutCheckIntervalMs === 0) throw new RangeError("timeoutCheckIntervalMs must be at least 1 ms");
   // Node refuses this pairing: the headers are part of the request.
   if (out.requestTimeoutMs > 0 && out.headersTimeoutMs > out.requestTimeoutMs) {

@@ -1,5 +1,6 @@
 // How the Streamable HTTP client talks HTTP on Node: node:http with a keep-alive pool (far less CPU per call than fetch).
 import type { IncomingMessage } from "node:http";
+import { MAX_TIMER_MS, limitOption } from "../limits.js";
 import { nodeBuiltin } from "../node-builtin.js";
 import { fetchRequester, type WireRequester, type WireResponse } from "./fetch-requester.js";
 
@@ -101,8 +102,7 @@ export function nodeRequester(options: NodeRequesterOptions = {}): WireRequester
   const http = nodeBuiltin("node:http");
   const https = nodeBuiltin("node:https");
   if (!http || !https) throw new Error("the node:http requester needs Node's http and https modules (Node 20.16 or later)");
-  const idle = options.idleSocketTimeoutMs ?? DEFAULT_IDLE_SOCKET_TIMEOUT_MS;
-  if (!(idle >= 0)) throw new RangeError(`idleSocketTimeoutMs must be 0 or more, got ${idle}`);
+  const idle = limitOption("idleSocketTimeoutMs", options.idleSocketTimeoutMs, DEFAULT_IDLE_SOCKET_TIMEOUT_MS, MAX_TIMER_MS);
   // The agent's timeout closes a connection idle in the pool; on one in use it only emits an event nobody acts on.
   const agentOptions = idle > 0 ? { keepAlive: true, timeout: idle } : { keepAlive: true };
   const httpAgent = new http.Agent(agentOptions);

@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ErrorCode, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "../lifecycle.js";
+import { MAX_TIMER_MS, limitOption } from "../limits.js";
 import type { InboundInfo, ReplyChannel, SendOptions, Transport } from "../transport.js";
 import { EventReplayError, InMemoryEventStore, type EventStore } from "./event-store.js";
 import { CorsPolicy, withResponseHeaders, type CorsOptions } from "./http-cors.js";
@@ -159,20 +160,6 @@ const DEFAULT_SSE_HIGH_WATER_MARK = 1024 * 1024;
 /** Defaults of the session limits (see StreamableHttpServerOptions). */
 export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
 export const DEFAULT_MAX_SESSIONS = 10_000;
-/** JSON-RPC error code of a refused initialize (implementation-defined server error range). */
-const SERVER_BUSY = -32000;
-
-/** setTimeout fires at once for longer delays. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** A count or duration option: a non-negative integer, or the default when not given. */
-function limit(name: string, value: number | undefined, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 0 || value > max) {
-    throw new RangeError(`${name} must be an integer from 0 (no limit) to ${max}, got ${value}`);
-  }
-  return value;
-}
 
 /**
  * The per-session Transport handed to `onSession`. POSTed messages arrive on onmessage with InboundInfo
@@ -301,34 +288,6 @@ export class HttpServerTransport implements Transport {
     return this.byRequest.has(requestKey(id));
   }
 
-  /** @internal The reply channel of a request whose stream openRequestStream registered. */
-  replyChannel(id: RequestId): ReplyChannel | undefined {
-    const key = requestKey(id);
-    const stream = this.byRequest.get(key);
-    if (stream === undefined) return undefined;
-    return (stream.reply ??= new HttpReplyChannel(this, stream, key, "owner"));
-  }
-
-  /**
-   * @internal A request that reuses the id of one still in flight (requests/resume): it gets a stream of its own,
-   * outside the id's routing, and answers there until its channel takes the id over (see ReplyChannel).
-   */
-  openContender(id: RequestId, exchange: HttpExchange, mode: ResponseMode, headers: Record<string, string>): Promise<ReplyChannel> {
-    const key = requestKey(id);
-    const stream: OutStream = { id: newStreamId(), kind: "request", pending: new Set([key]), backlog: [], done: false, replyHeaders: headers };
-    const channel = new HttpReplyChannel(this, stream, key, "contending");
-    stream.reply = channel;
-    this.streams.set(stream.id, stream);
-    if (mode === "json") {
-      stream.jsonReply = exchange;
-      return Promise.resolve(channel);
-    }
-    return this.enqueue(async () => {
-      await this.beginSse(stream, exchange, headers);
-      return channel;
-    });
-  }
-
   /** @internal A contender's messages, before it took its id over: on its own stream; its response ends that stream. */
   private async sendOnOwnStream(stream: OutStream, message: JsonRpcMessage): Promise<void> {
     if (this.closed || stream.done) throw new UndeliverableMessageError("the request's reply stream is closed");
@@ -370,23 +329,26 @@ export class HttpServerTransport implements Transport {
     this.finishStream(stream, false);
   }
 
-  /** @internal Registers a POSTed request's reply stream; SSE mode opens and primes it at once. */
-  openRequestStream(id: RequestId, exchange: HttpExchange, mode: ResponseMode, headers: Record<string, string>): Promise<void> {
-    const stream: OutStream = {
-      id: newStreamId(),
-      kind: "request",
-      pending: new Set([requestKey(id)]),
-      backlog: [],
-      done: false,
-      replyHeaders: headers,
-    };
+  /**
+   * @internal Registers a POSTed request's reply stream (SSE mode opens and primes it at once) and returns the
+   * channel the layer above sees. `contending`: the request reuses the id of one still in flight (requests/resume);
+   * its stream stays outside the id's routing and it answers there until its channel takes the id over.
+   */
+  openRequestStream(id: RequestId, exchange: HttpExchange, mode: ResponseMode, headers: Record<string, string>, contending = false): Promise<ReplyChannel> {
+    const key = requestKey(id);
+    const stream: OutStream = { id: newStreamId(), kind: "request", pending: new Set([key]), backlog: [], done: false, replyHeaders: headers };
+    const channel = new HttpReplyChannel(this, stream, key, contending ? "contending" : "owner");
+    stream.reply = channel;
     this.streams.set(stream.id, stream);
-    this.byRequest.set(requestKey(id), stream);
+    if (!contending) this.byRequest.set(key, stream);
     if (mode === "json") {
       stream.jsonReply = exchange;
-      return Promise.resolve();
+      return Promise.resolve(channel);
     }
-    return this.enqueue(() => this.beginSse(stream, exchange, headers));
+    return this.enqueue(async () => {
+      await this.beginSse(stream, exchange, headers);
+      return channel;
+    });
   }
 
   /** @internal Delivers one inbound message to the session. */
@@ -562,7 +524,7 @@ export class HttpServerTransport implements Transport {
 
   /** Checked before a write, so a connection holds at most the mark plus one event (and a `retry`). */
   private overHighWaterMark(sink: StreamSink): boolean {
-    return sink.buffered >= (this.core.options.sseHighWaterMarkBytes ?? DEFAULT_SSE_HIGH_WATER_MARK);
+    return sink.buffered >= this.core.highWaterMark;
   }
 
   /** Runs an optional store call whose failure has no request to report to. */
@@ -615,7 +577,7 @@ export class HttpServerTransport implements Transport {
 /** The ReplyChannel of one request stream: reports its connection coming and going, and a contender's take-over. */
 class HttpReplyChannel implements ReplyChannel {
   onconnection?: (connected: boolean) => void;
-  /** What the layer above was last told (it starts connected: the POST that carried the request is open). */
+  /** What the layer above was last told of the connection. */
   private reported: boolean;
 
   constructor(
@@ -624,7 +586,7 @@ class HttpReplyChannel implements ReplyChannel {
     readonly key: string,
     /**
      * owner: the id routes here. contending: the request shares its id with an earlier one still in flight and has
-     * not taken it over (see openContender). released: it never will; nothing more is sent for it.
+     * not taken it over (see openRequestStream). released: it never will; nothing more is sent for it.
      */
     private state: "owner" | "contending" | "released",
   ) {
@@ -664,12 +626,10 @@ class HttpReplyChannel implements ReplyChannel {
   }
 
   abandon(): void {
-    if (this.state === "released") return;
-    const contending = this.state === "contending";
+    if (this.state === "contending") return this.release();
+    if (this.state !== "owner") return;
     this.state = "released";
-    void this.transport
-      .enqueue(async () => (contending ? this.transport.endOwnStream(this.stream) : this.transport.abandonRequest(this.stream, this.key)))
-      .catch(() => undefined);
+    void this.transport.enqueue(async () => this.transport.abandonRequest(this.stream, this.key)).catch(() => undefined);
   }
 }
 
@@ -679,11 +639,14 @@ class ServerCore {
   readonly store: EventStore;
   readonly retryMs: number;
   readonly idleTimeoutMs: number;
+  readonly highWaterMark: number;
   readonly sessions = new Map<string, HttpServerTransport>();
   private readonly versions: ReadonlySet<string>;
   private readonly maxBody: number;
   private readonly maxSessions: number;
   private readonly cors: CorsPolicy | undefined;
+  /** The HTTP methods the endpoint serves (405's Allow, CORS's allowed methods). */
+  private readonly methods: string;
 
   constructor(options: StreamableHttpServerOptions) {
     this.options = options;
@@ -691,9 +654,11 @@ class ServerCore {
     this.retryMs = options.retryMs ?? 1000;
     this.versions = new Set(options.supportedProtocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS);
     this.maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
-    this.idleTimeoutMs = limit("sessionIdleTimeoutMs", options.sessionIdleTimeoutMs, DEFAULT_SESSION_IDLE_TIMEOUT_MS, MAX_TIMER_MS);
-    this.maxSessions = limit("maxSessions", options.maxSessions, DEFAULT_MAX_SESSIONS);
-    this.cors = options.cors === undefined ? undefined : new CorsPolicy(options.cors, options.stateless ? "POST" : "GET, POST, DELETE");
+    this.idleTimeoutMs = limitOption("sessionIdleTimeoutMs", options.sessionIdleTimeoutMs, DEFAULT_SESSION_IDLE_TIMEOUT_MS, MAX_TIMER_MS);
+    this.maxSessions = limitOption("maxSessions", options.maxSessions, DEFAULT_MAX_SESSIONS);
+    this.highWaterMark = limitOption("sseHighWaterMarkBytes", options.sseHighWaterMarkBytes, DEFAULT_SSE_HIGH_WATER_MARK);
+    this.methods = options.stateless ? "POST" : "GET, POST, DELETE";
+    this.cors = options.cors === undefined ? undefined : new CorsPolicy(options.cors, this.methods);
   }
 
   forget(transport: HttpServerTransport): void {
@@ -729,9 +694,8 @@ class ServerCore {
       return ex.respond(204, this.cors.preflightHeaders(corsOrigin, ex.headers));
     }
 
-    const allow = this.options.stateless ? "POST" : "GET, POST, DELETE";
     if (ex.method !== "POST" && (this.options.stateless || (ex.method !== "GET" && ex.method !== "DELETE"))) {
-      return fail(ex, 405, ErrorCode.InvalidRequest, "Method not allowed", { allow });
+      return fail(ex, 405, ErrorCode.InvalidRequest, "Method not allowed", { allow: this.methods });
     }
 
     let principal: string | undefined;
@@ -818,7 +782,7 @@ class ServerCore {
         const body = JSON.stringify({
           jsonrpc: "2.0",
           id: (message as { id: RequestId }).id,
-          error: { code: SERVER_BUSY, message: `Server busy: too many sessions (limit ${this.maxSessions}); try again later` },
+          error: { code: ErrorCode.ServerBusy, message: `Server busy: too many sessions (limit ${this.maxSessions}); try again later` },
         });
         return ex.respond(503, JSON_HEADERS, body);
       }
@@ -846,18 +810,13 @@ class ServerCore {
     const id = (message as { id: RequestId }).id;
     const configured = this.options.responseMode ?? "sse";
     const mode = typeof configured === "function" ? configured((message as { method: string }).method) : configured;
-    if (transport.hasPendingRequest(id)) {
-      if ((message as { method: string }).method !== "requests/resume") {
-        return fail(ex, 400, ErrorCode.InvalidRequest, `Invalid Request: request id ${JSON.stringify(id)} is already in flight`);
-      }
-      // SEP-975: requests/resume reuses the id of the request it resumes. It answers on a stream of its own, and the
-      // request it names keeps its stream, until the layer above accepted the resume (ReplyChannel.takeOver).
-      info.reply = await transport.openContender(id, ex, mode, sessionHeaders);
-      transport.deliver(value, info);
-      return;
+    const contending = transport.hasPendingRequest(id);
+    if (contending && (message as { method: string }).method !== "requests/resume") {
+      return fail(ex, 400, ErrorCode.InvalidRequest, `Invalid Request: request id ${JSON.stringify(id)} is already in flight`);
     }
-    await transport.openRequestStream(id, ex, mode, sessionHeaders);
-    info.reply = transport.replyChannel(id);
+    // SEP-975: requests/resume reuses the id of the request it resumes. It answers on a stream of its own, and the
+    // request it names keeps its stream, until the layer above accepted the resume (ReplyChannel.takeOver).
+    info.reply = await transport.openRequestStream(id, ex, mode, sessionHeaders, contending);
     transport.deliver(value, info);
   }
 

@@ -4,6 +4,7 @@ import { isUtf8 } from "node:buffer";
 import { Transform, type Readable, type Writable } from "node:stream";
 import type { JsonRpcMessage } from "../jsonrpc.js";
 import { ProcessExitedError } from "../errors.js";
+import { limitOption } from "../limits.js";
 import { SENT, type SendOptions, type Transport } from "../transport.js";
 import { BusyPoller } from "./busy-poll.js";
 
@@ -427,9 +428,8 @@ export class StdioClientTransport extends StdioEnd {
 
   constructor(private readonly options: StdioClientTransportOptions) {
     super(options.maxLineBytes, options.busyPollMicros);
-    const lines = options.stderrTailLines ?? DEFAULT_STDERR_TAIL_LINES;
-    const bytes = options.stderrTailBytes ?? DEFAULT_STDERR_TAIL_BYTES;
-    if (!(lines >= 0) || !(bytes >= 0)) throw new RangeError("stderrTailLines and stderrTailBytes must be 0 or more");
+    const lines = limitOption("stderrTailLines", options.stderrTailLines, DEFAULT_STDERR_TAIL_LINES);
+    const bytes = limitOption("stderrTailBytes", options.stderrTailBytes, DEFAULT_STDERR_TAIL_BYTES);
     this.tail = lines > 0 && bytes > 0 ? new LineTail(lines, bytes) : undefined;
   }
 

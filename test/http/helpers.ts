@@ -166,6 +166,17 @@ export async function post(url: string, body: unknown, headers: Record<string, s
   });
 }
 
+/** A POST handed to a fetch handler in process, as an adapter passes one on (with the Host header it received). */
+export function postToHandler(handler: (request: Request) => Promise<Response>, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return handler(
+    new Request("http://127.0.0.1/mcp", {
+      method: "POST",
+      headers: { host: "127.0.0.1", accept: ACCEPT_BOTH, "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+    }),
+  );
+}
+
 /** Opens a session with raw fetch; returns its id. */
 export async function initialize(url: string, headers: Record<string, string> = {}): Promise<string> {
   const res = await post(url, initializeMessage(), headers);

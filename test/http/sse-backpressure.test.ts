@@ -6,7 +6,7 @@ import type { JsonObject, JsonRpcMessage } from "../../runtime/jsonrpc.js";
 import { InMemoryEventStore } from "../../runtime/transports/event-store.js";
 import { UndeliverableMessageError } from "../../runtime/transports/http-server.js";
 import { SseDecoder } from "../../runtime/transports/sse.js";
-import { ACCEPT_BOTH, eventually, initialize, initializeMessage, readSse, sessionHeaders, startServer, type RunningServer, type SseRead } from "./helpers.js";
+import { ACCEPT_BOTH, eventually, initialize, initializeMessage, postToHandler, readSse, sessionHeaders, startServer, type RunningServer, type SseRead } from "./helpers.js";
 
 let server: RunningServer | undefined;
 afterEach(async () => {
@@ -123,15 +123,7 @@ describe("SSE backpressure", () => {
 
   it("behind the fetch handler, holds no more than the mark for a body nobody reads", async () => {
     server = await startServer({ sseHighWaterMarkBytes: MARK, retryMs: 5, eventStore: new InMemoryEventStore({ maxBytesPerSession: 64 * 1024 * 1024 }) });
-    const handler = server.mcp.fetch;
-    const postTo = (body: JsonRpcMessage, sid?: string) =>
-      handler(
-        new Request("http://127.0.0.1/mcp", {
-          method: "POST",
-          headers: { host: "127.0.0.1", accept: ACCEPT_BOTH, "content-type": "application/json", ...(sid ? sessionHeaders(sid) : {}) },
-          body: JSON.stringify(body),
-        }),
-      );
+    const postTo = (body: JsonRpcMessage, sid?: string) => postToHandler(server!.mcp.fetch, body, sid ? sessionHeaders(sid) : {});
     const init = await postTo(initializeMessage(0));
     const sid = init.headers.get("mcp-session-id")!;
     await readSse(init);
@@ -150,13 +142,7 @@ describe("SSE backpressure", () => {
   it("ends a stateless stream nobody reads at the mark, since it cannot be resumed, and reports it", async () => {
     const errors: Error[] = [];
     server = await startServer({ stateless: true, sseHighWaterMarkBytes: MARK, onerror: (e) => errors.push(e) });
-    const flood = await server.mcp.fetch(
-      new Request("http://127.0.0.1/mcp", {
-        method: "POST",
-        headers: { host: "127.0.0.1", accept: ACCEPT_BOTH, "content-type": "application/json", "mcp-protocol-version": "2025-11-25" },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "flood", params: { count: 200, size: PAD } }),
-      }),
-    );
+    const flood = await postToHandler(server.mcp.fetch, { jsonrpc: "2.0", id: 1, method: "flood", params: { count: 200, size: PAD } }, { "mcp-protocol-version": "2025-11-25" });
     await eventually(() => server!.responder.closed.length === 1, 20_000);
     const text = await flood.text();
     expect(Buffer.byteLength(text)).toBeLessThan(MARK + EVENT_BYTES + 256);

@@ -14,6 +14,7 @@ import {
   initialize,
   initializeMessage,
   post,
+  postToHandler,
   readSse,
   sessionHeaders,
   startServer,
@@ -159,15 +160,7 @@ describe("finished streams in the event store", () => {
   it("behind the fetch handler, which cannot see delivery, keeps at most maxFinishedStreamsPerSession streams", async () => {
     const store = new InMemoryEventStore({ maxFinishedStreamsPerSession: 20 });
     server = await startServer({ eventStore: store });
-    const fetchHandler = server.mcp.fetch;
-    const call = (body: JsonRpcMessage, sid?: string) =>
-      fetchHandler(
-        new Request("http://127.0.0.1/mcp", {
-          method: "POST",
-          headers: { host: "127.0.0.1", accept: ACCEPT_BOTH, "content-type": "application/json", ...(sid ? sessionHeaders(sid) : {}) },
-          body: JSON.stringify(body),
-        }),
-      );
+    const call = (body: JsonRpcMessage, sid?: string) => postToHandler(server!.mcp.fetch, body, sid ? sessionHeaders(sid) : {});
     const init = await call(initializeMessage(0));
     const sid = init.headers.get("mcp-session-id")!;
     await readSse(init);

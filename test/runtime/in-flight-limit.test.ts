@@ -34,7 +34,7 @@ async function outcomes(calls: Promise<unknown>[]): Promise<{ answered: number; 
   let answered = 0;
   for (const result of await Promise.allSettled(calls)) {
     if (result.status === "fulfilled") answered++;
-    else if (result.reason instanceof RpcError && result.reason.code === ErrorCode.TooManyRequestsInFlight) refused.push(result.reason);
+    else if (result.reason instanceof RpcError && result.reason.code === ErrorCode.ServerBusy) refused.push(result.reason);
     else other.push(result.reason);
   }
   return { answered, refused, other };
@@ -66,12 +66,12 @@ describe("maxInFlightRequests", () => {
     const cancel = new AbortController();
     const b = call("b", cancel.signal);
     await until(() => gates.size === 2);
-    await expect(call("c")).rejects.toMatchObject({ code: ErrorCode.TooManyRequestsInFlight });
+    await expect(call("c")).rejects.toMatchObject({ code: ErrorCode.ServerBusy });
     gates.get("a")!();
     await a;
     const d = call("d");
     await until(() => gates.has("d"));
-    await expect(call("e")).rejects.toMatchObject({ code: ErrorCode.TooManyRequestsInFlight });
+    await expect(call("e")).rejects.toMatchObject({ code: ErrorCode.ServerBusy });
     cancel.abort();
     await expect(b).rejects.toThrow(/cancelled/);
     // The cancellation reaches the server asynchronously; then "f" fits.
@@ -114,7 +114,7 @@ describe("maxInFlightRequests", () => {
     const { client } = await connect(server);
     const first = client.callTool({ name: "wait" });
     await until(() => started === 1);
-    await expect(client.callTool({ name: "wait" })).rejects.toMatchObject({ code: ErrorCode.TooManyRequestsInFlight });
+    await expect(client.callTool({ name: "wait" })).rejects.toMatchObject({ code: ErrorCode.ServerBusy });
     release();
     expect(await first).toEqual({ content: [{ type: "text", text: "done" }] });
     expect(started).toBe(1);
