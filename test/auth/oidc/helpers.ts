@@ -26,6 +26,11 @@ export interface AuthorizationServerOptions {
   issuerPath?: string;
   /** `always` (default): every client allowed the refresh_token grant gets a refresh token; `offline_access`: only when that scope was granted. */
   refreshTokens?: "always" | "offline_access";
+  /**
+   * Ignore the `scope` a client registers with (RFC 7591), which otherwise bounds every scope it may ask for later
+   * (default false). Clients that register with the scope of their first challenge need this to step up.
+   */
+  ignoreRegisteredScope?: boolean;
   /** A token request without `resource` gets the resource the authorization was for (default false: it gets none). */
   useGrantedResource?: boolean;
   /** A fixed port (default: an ephemeral one). */
@@ -40,6 +45,7 @@ export interface AuthorizationServerEvent {
   clientId?: string;
   grantType?: string;
   resource?: string | string[];
+  /** The scope asked for, or for a registration the scope the client registered with. */
   scope?: string;
   codeChallengeMethod?: string;
   redirectUri?: string;

@@ -306,6 +306,20 @@ describe("harness options", () => {
     expect(server.consents.at(-1)?.offered.sort()).toEqual(["mcp:tools", "offline_access"]);
   });
 
+  it.each([
+    { ignoreRegisteredScope: false, outcome: "invalid_scope" },
+    { ignoreRegisteredScope: true, outcome: "mcp:tools mcp:admin" },
+  ])("ignoreRegisteredScope $ignoreRegisteredScope: a client registered with scope mcp:tools asking for more gets $outcome", async ({ ignoreRegisteredScope, outcome }) => {
+    const server = await start({ ignoreRegisteredScope });
+    const as = await discover(server.issuer);
+    const client = await register(as, { token_endpoint_auth_method: "none", scope: "mcp:tools" });
+    const events = await server.events();
+    expect(events.find((e) => e.event === "registration")?.scope).toBe(ignoreRegisteredScope ? undefined : "mcp:tools");
+    const asked = authorize(server, as, client, { scope: "mcp:tools mcp:admin" });
+    if (outcome === "invalid_scope") await expect(asked).rejects.toMatchObject({ error: "invalid_scope" });
+    else expect((await verifyAccessToken(as, (await asked).access_token)).scope).toBe(outcome);
+  });
+
   it("accessTokenFormat opaque: the resource server learns the token's audience and scope by introspection (RFC 7662)", async () => {
     const server = await start({
       accessTokenFormat: "opaque",
