@@ -119,9 +119,7 @@ export async function connectSdkClient(serverUrl: string, authorizationServer: P
   });
 
   return {
-    get client() {
-      return client;
-    },
+    client,
     provider,
     callTool: (name, args = {}) => authorized(async () => (await client.callTool({ name, arguments: args })) as CallToolResult),
     close: () => client.close(),

