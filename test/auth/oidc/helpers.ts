@@ -109,6 +109,8 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
   void exited.then(() => running.delete(child));
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  // Writing to a program that has gone away fails with EPIPE; events() reports that as the program having exited.
+  child.stdin!.on("error", () => undefined);
 
   const events: AuthorizationServerEvent[] = [];
   const syncs = new Map<number, () => void>();

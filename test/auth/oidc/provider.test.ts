@@ -374,6 +374,14 @@ describe("provider process lifecycle", () => {
     await server.stop();
   });
 
+  it("a provider killed under a test: events() rejects saying so, approve() fails to connect, stop() returns", async () => {
+    const server = await startAuthorizationServer();
+    process.kill(server.pid, "SIGKILL");
+    await expect(server.events()).rejects.toThrow("the authorization server has exited");
+    await expect(server.approve(`${server.issuer}/auth?client_id=x`)).rejects.toThrow("fetch failed");
+    await server.stop();
+  });
+
   it("the program exits by itself when the process that started it is killed (SIGKILL)", async () => {
     // A stand-in for a test worker killed mid-test: a Node process that starts the provider and reports its pid.
     const starter = `
