@@ -1,7 +1,7 @@
 // The official SDK on both sides of MCP authorization against the test authorization server: its protected server fixture, and its client's OAuth flow.
 import * as oauth from "oauth4webapi";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startAuthorizationServer, type AuthorizationServer } from "../oidc/helpers.js";
+import { startAuthorizationServer, untilExpired, type AuthorizationServer } from "../oidc/helpers.js";
 import { connectSdkClient, type SdkClientSession } from "./sdk-client.js";
 import { startSdkProtectedServer, type SdkProtectedServer } from "./sdk-server.js";
 
@@ -144,18 +144,6 @@ describe("official SDK client (its OAuthClientProvider flow) -> official SDK pro
   });
 });
 
-/** Resolves once the server refuses `token` as expired (hang guard 15 s): a GET passes the bearer check before anything else. */
-async function expired(server: SdkProtectedServer, token: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const response = await fetch(server.url, { headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" } });
-    await response.body?.cancel();
-    if (response.status === 401 && response.headers.get("www-authenticate")?.includes('error_description="token expired"')) return;
-    if (Date.now() > deadline) throw new Error(`the token was not refused as expired (last status ${response.status})`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 describe("official SDK client: refresh after expiry", () => {
   let as: AuthorizationServer;
   beforeAll(async () => {
@@ -169,7 +157,9 @@ describe("official SDK client: refresh after expiry", () => {
     await session.callTool("whoami");
     const first = session.provider.stored!;
     expect(first.refresh_token).toBeTypeOf("string");
-    await expired(server, first.access_token);
+    await untilExpired(first.access_token);
+    const refused = await fetch(server.url, { headers: { authorization: `Bearer ${first.access_token}`, accept: "text/event-stream" } });
+    expect([refused.status, refused.headers.get("www-authenticate")]).toEqual([401, expect.stringContaining('error_description="token expired"')]);
 
     expect(JSON.parse(textOf(await session.callTool("whoami")))).toEqual({ subject: "alice", scopes: ["mcp:tools"] });
     expect(session.provider.stored!.access_token).not.toBe(first.access_token);

