@@ -137,7 +137,7 @@ describe("official SDK client (its OAuthClientProvider flow) -> official SDK pro
     expect(events[2]).toMatchObject({ grantType: "authorization_code", resource: server.url, clientAuthMethod: method });
   });
 
-  it("a user who denies: the flow ends with access_denied and no token", async () => {
+  it("a user who denies: the flow ends with access_denied and the server serves nothing", async () => {
     const server = await sdkServer(as.issuer);
     await expect(connectSdkClient(server.url, as, { approval: { deny: true } })).rejects.toThrow("authorization failed: access_denied");
     expect(server.calls).toEqual([]);
