@@ -173,10 +173,10 @@ function scopeTokens(name: string, scopes: readonly string[]): readonly string[]
   return Object.freeze([...new Set(scopes)]);
 }
 
-/** `text` with every occurrence of the token (and of its signature, should a library quote only that) blanked out. */
+/** `text` with every occurrence of the token (and of a JWT's signature, should a library quote only that) blanked out. */
 function scrub(text: string, token: string): string {
   let out = text.split(token).join("[token]");
-  const signature = token.split(".").at(-1);
-  if (signature !== undefined && signature.length >= 16) out = out.split(signature).join("[token]");
+  const parts = token.split(".");
+  if (parts.length === 3 && parts[2]!.length >= 16) out = out.split(parts[2]!).join("[token]");
   return out;
 }
