@@ -11,7 +11,7 @@ export class MissingPeerError extends Error {
   }
 }
 
-/** Runs `load` (a literal `import("name")`, so bundlers and the package check see it); a missing module becomes MissingPeerError. */
+/** Runs `load`, a literal dynamic import of the package (so bundlers and tools see it); a missing module becomes MissingPeerError. */
 export async function loadPeer<T>(packageName: string, purpose: string, load: () => Promise<T>): Promise<T> {
   try {
     return await load();
