@@ -1,7 +1,7 @@
 // JWT access tokens (RFC 9068) checked with jose against the authorization server's keys: signature, issuer, audience, time, type.
 import { MAX_TIMER_MS, limitOption } from "../../limits.js";
 import { DEFAULT_DISCOVERY_TIMEOUT_MS, discoverAuthorizationServer } from "./discovery.js";
-import { loadJose } from "./peers.js";
+import { loadPeer } from "./peers.js";
 import {
   InvalidTokenError,
   audienceMatches,
@@ -48,6 +48,20 @@ export const DEFAULT_JWT_ALGORITHMS: readonly string[] = Object.freeze(["RS256",
 export const DEFAULT_CLOCK_TOLERANCE_SECONDS = 5;
 export const DEFAULT_JWKS_CACHE_MAX_AGE_MS = 600_000;
 export const DEFAULT_JWKS_COOLDOWN_MS = 30_000;
+
+let jose: Promise<typeof import("jose")> | undefined;
+
+/**
+ * jose, loaded once; a failed load is tried again on the next call (the package may have been installed since).
+ * Not exported, so no declaration file names jose's types: apps without it still typecheck.
+ */
+function loadJose(): Promise<typeof import("jose")> {
+  jose ??= loadPeer("jose", "verifying JWT access tokens", () => import("jose")).catch((error: unknown) => {
+    jose = undefined;
+    throw error;
+  });
+  return jose;
+}
 
 /** A TokenVerifier for JWTs, which can be asked to find the issuer's keys before the first token arrives. */
 export interface JwtVerifier extends TokenVerifier {

@@ -1,4 +1,4 @@
-// Loads the optional peer dependencies of the resource server (jose) on first use, with an error naming what to install.
+// Loads an optional peer dependency of mcpgen/auth on first use, with an error naming what to install when it is missing.
 
 /** The error of a peer that is not installed: what to install, and what needs it. */
 export class MissingPeerError extends Error {
@@ -27,15 +27,4 @@ function isModuleNotFound(error: unknown, packageName: string): boolean {
   if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") return error.message.includes(`'${packageName}'`) || error.message.includes(`"${packageName}"`);
   // Bundlers and other runtimes word it their own way.
   return /cannot find (module|package)/i.test(error.message) && error.message.includes(packageName);
-}
-
-let jose: Promise<typeof import("jose")> | undefined;
-
-/** jose, loaded once; a failed load is retried on the next call (the package may be installed meanwhile). */
-export function loadJose(): Promise<typeof import("jose")> {
-  jose ??= loadPeer("jose", "verifying JWT access tokens", () => import("jose")).catch((error: unknown) => {
-    jose = undefined;
-    throw error;
-  });
-  return jose;
 }

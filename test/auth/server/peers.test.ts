@@ -1,6 +1,6 @@
 // The optional peer (jose) loads on first use; when it is missing the error names the package to install.
 import { describe, expect, it } from "vitest";
-import { MissingPeerError, loadJose, loadPeer } from "../../../runtime/auth/server/peers.js";
+import { MissingPeerError, loadPeer } from "../../../runtime/auth/server/peers.js";
 
 describe("loading optional peers", () => {
   it("a module that is not installed becomes MissingPeerError naming it and what needs it", async () => {
@@ -15,11 +15,5 @@ describe("loading optional peers", () => {
     // A missing module that is not the peer itself (one of its own imports) is not mistaken for the peer.
     const inner = Object.assign(new Error("Cannot find package 'other-dep' imported from /app/node_modules/jose/dist/index.js"), { code: "ERR_MODULE_NOT_FOUND" });
     await expect(loadPeer("jose", "x", () => Promise.reject(inner))).rejects.toBe(inner);
-  });
-
-  it("jose itself loads once and is shared", async () => {
-    const first = await loadJose();
-    expect(typeof first.jwtVerify).toBe("function");
-    expect(await loadJose()).toBe(first);
   });
 });
