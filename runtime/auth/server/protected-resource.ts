@@ -2,6 +2,7 @@
 import type { JsonRpcMessage } from "../../jsonrpc.js";
 import type { AuthGrant } from "../../transport.js";
 import type { HttpAuthResult, HttpChallenge, HttpRequestInfo, HttpRoute, StreamableHttpServerOptions } from "../../transports/http-server.js";
+import { limitOption } from "../../limits.js";
 import { isLoopbackAddress } from "../../transports/http-security.js";
 import { bearerRefusal, presentedToken } from "./bearer.js";
 import { InvalidTokenError, type TokenVerifier, type VerifiedToken } from "./verifier.js";
@@ -43,6 +44,8 @@ export interface ProtectedResourceOptions {
   principal?: (token: VerifiedToken) => string | undefined;
   /** Failures that are not the token's fault (the authorization server unreachable...); never with the token in them. */
   onerror?: (error: Error) => void;
+  /** The Retry-After (seconds) of the 503 answered while tokens cannot be verified; default 5. */
+  retryAfterSeconds?: number;
 }
 
 /** What protectResource gives the HTTP server transport, and the metadata it serves. */
@@ -116,6 +119,7 @@ export function protectResource(options: ProtectedResourceOptions): ProtectedRes
     serve: () => ({ headers: { "content-type": "application/json" }, body }),
   }));
   const verifier = options.verifier;
+  const retryAfter = String(limitOption("retryAfterSeconds", options.retryAfterSeconds, 5));
   const report = (error: Error) => options.onerror?.(error);
 
   const authenticate = async (request: HttpRequestInfo): Promise<HttpAuthResult> => {
@@ -134,7 +138,7 @@ export function protectResource(options: ProtectedResourceOptions): ProtectedRes
       if (error instanceof InvalidTokenError) return invalidToken(scrub(error.message, token));
       // The verifier's error may quote the token (a custom one, or a library's): it is scrubbed, and no cause kept.
       report(new Error(`Cannot verify access tokens: ${scrub(error instanceof Error ? error.message : String(error), token)}`));
-      return { status: 503, message: "Service Unavailable: the access token cannot be verified now", headers: { "retry-after": "5" } };
+      return { status: 503, message: "Service Unavailable: the access token cannot be verified now", headers: { "retry-after": retryAfter } };
     }
     const principal = options.principal ? options.principal(verified) : (verified.subject ?? verified.clientId);
     if (typeof principal !== "string" || principal === "") return invalidToken("The access token names no subject");
@@ -148,7 +152,8 @@ export function protectResource(options: ProtectedResourceOptions): ProtectedRes
   const insufficientScope = (granted: readonly string[], needed: readonly string[]): HttpChallenge => {
     // The recommended approach of the spec: what the token has plus what this request needs, so a client that
     // asks for exactly this set loses nothing it had.
-    const scopes = [...new Set([...granted, ...needed])];
+    // Granted scopes come from the token: one that could not stand in the header unquoted is left out.
+    const scopes = [...new Set([...granted.filter(isScopeToken), ...needed])];
     const lacking = needed.filter((s) => !granted.includes(s));
     const description = `This request needs the scope${lacking.length === 1 ? "" : "s"} ${lacking.join(" ")}`;
     return bearerRefusal({ error: "insufficient_scope", errorDescription: description, scopes, resourceMetadata: metadataUrl, message: `Forbidden: ${description}` });
@@ -165,9 +170,13 @@ export function protectResource(options: ProtectedResourceOptions): ProtectedRes
   return { http: { authenticate, authorize, routes }, metadata, metadataUrl };
 }
 
+function isScopeToken(scope: unknown): scope is string {
+  return typeof scope === "string" && /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope);
+}
+
 /** Scope lists go into challenge headers unquoted: each must be an RFC 6749 scope-token. */
 function scopeTokens(name: string, scopes: readonly string[]): readonly string[] {
-  if (!Array.isArray(scopes) || scopes.some((s) => typeof s !== "string" || !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(s))) {
+  if (!Array.isArray(scopes) || !scopes.every(isScopeToken)) {
     throw new TypeError(`${name} must be a list of OAuth scope tokens (visible ASCII, no spaces, quotes or backslashes)`);
   }
   return Object.freeze([...new Set(scopes)]);

@@ -54,6 +54,14 @@ describe("tool scopes over HTTP", () => {
     expect(allowed.body).toMatchObject({ id: 9, result: { content: [{ type: "text", text: "ran 1" }] } });
   });
 
+  it("a granted scope that could not stand unquoted in the header is left out of the challenge, not a server error", async () => {
+    const token = await as.mint(rs.url, { scope: 'mcp:tools we"ird' });
+    const sid = await openSession(rs.url, token);
+    const refused = await callTool(rs.url, sid, token, "admin");
+    expect(refused.status).toBe(403);
+    expect(parseChallenge(refused.challenge).scope).toBe("mcp:tools mcp:admin");
+  });
+
   it("a method scope (methodScopes) refuses the method itself; other methods pass", async () => {
     const token = await as.mint(rs.url);
     const sid = await openSession(rs.url, token);
