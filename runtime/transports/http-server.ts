@@ -51,7 +51,8 @@ export interface HttpChallenge {
 
 /**
  * What `authenticate` returns: the principal alone (a string), a grant (principal, scopes, claims), a challenge to
- * answer the request with, or null/undefined for no credentials (401 unless `authRequired` is false).
+ * answer the request with (told apart by its numeric `status`), or null/undefined for no credentials (401 unless
+ * `authRequired` is false).
  */
 export type HttpAuthResult = string | AuthGrant | HttpChallenge | null | undefined;
 
