@@ -1,6 +1,15 @@
-// Example: the stdio example's tools (add, slow_count) served over Streamable HTTP at http://127.0.0.1:PORT/mcp (`PORT=N npm run -s example:http-server`; with REDIS_URL, nodes share a Redis store).
+// Example: the stdio example's tools (add, slow_count) served over Streamable HTTP at http://127.0.0.1:PORT/mcp (`PORT=N npm run -s example:http-server`; with REDIS_URL, nodes share a Redis store; with AUTH_ISSUER, only bearer tokens from that issuer get in).
+import type { RequestListener } from "node:http";
 import { pathToFileURL } from "node:url";
-import { AsyncTools, ResumableRequests, createMcpServer, createStreamableHttpServer, listenHttp, type McpServer } from "../generated/sdk.js";
+import {
+  AsyncTools,
+  ResumableRequests,
+  createMcpServer,
+  createStreamableHttpServer,
+  listenHttp,
+  type McpServer,
+  type StreamableHttpServerOptions,
+} from "../generated/sdk.js";
 import type { OperationStore } from "../runtime/store/types.js";
 import { addExampleTools } from "./tools.js";
 
@@ -43,20 +52,47 @@ export function createExampleNode(options: ExampleServerOptions = {}): ExampleSe
   return { server, resumable, asyncTools };
 }
 
+export interface ExampleHttpOptions extends ExampleServerOptions {
+  /**
+   * An OAuth authorization server's issuer URL: the endpoint then takes only its JWT access tokens issued for this
+   * server (audience = the endpoint's URL), and serves the protected resource metadata that points clients to it.
+   */
+  authIssuer?: string;
+  /** Scopes every request needs (with authIssuer). */
+  authScopes?: readonly string[];
+}
+
 /** Listens on 127.0.0.1 only (port 0 picks a free one); stop() ends every session and the listener. */
-export async function startExampleHttpServer(port: number, options: ExampleServerOptions = {}): Promise<{ url: string; stop: () => Promise<void> }> {
+export async function startExampleHttpServer(port: number, options: ExampleHttpOptions = {}): Promise<{ url: string; stop: () => Promise<void> }> {
   const { server, resumable, asyncTools } = createExampleNode(options);
+  const onerror = (error: Error) => console.error("[example http server]", error.message);
+  // Listening first: the endpoint's URL, port included, is the resource tokens must be issued for.
+  let listener: RequestListener = (_req, res) => void res.writeHead(503).end();
+  // The default header, body and keep-alive timeouts of listenHttp bound slow clients.
+  const http = await listenHttp((req, res) => listener(req, res), { port, host: "127.0.0.1" });
+  const url = `${http.origin}/mcp`;
+  let auth: Partial<StreamableHttpServerOptions> = {};
+  if (options.authIssuer !== undefined) {
+    try {
+      auth = await protectExample(server, url, options.authIssuer, options.authScopes ?? [], onerror);
+    } catch (error) {
+      resumable.close();
+      asyncTools.close();
+      await http.close();
+      throw error;
+    }
+  }
   const mcp = createStreamableHttpServer({
     path: "/mcp",
     onSession: async (transport) => {
       await server.connect(transport);
     },
-    onerror: (error) => console.error("[example http server]", error.message),
+    onerror,
+    ...auth,
   });
-  // The default header, body and keep-alive timeouts of listenHttp bound slow clients.
-  const http = await listenHttp(mcp.nodeListener, { port, host: "127.0.0.1" });
+  listener = mcp.nodeListener;
   return {
-    url: `${http.origin}/mcp`,
+    url,
     async stop() {
       resumable.close();
       asyncTools.close();
@@ -65,6 +101,17 @@ export async function startExampleHttpServer(port: number, options: ExampleServe
       await http.close();
     },
   };
+}
+
+/**
+ * The bearer check, scope challenges and metadata for `url`, trusting `issuer` (loaded only when asked for: jose is
+ * an optional peer). The issuer's metadata and keys are fetched now, so a wrong AUTH_ISSUER stops the start.
+ */
+async function protectExample(server: McpServer, url: string, issuer: string, scopes: readonly string[], onerror: (error: Error) => void): Promise<Partial<StreamableHttpServerOptions>> {
+  const { jwtVerifier, protectResource } = await import("../runtime/auth/index.js");
+  const verifier = jwtVerifier({ issuer });
+  await verifier.prepare();
+  return protectResource({ resource: url, authorizationServers: [issuer], verifier, server, requiredScopes: scopes, onerror }).http;
 }
 
 /** With REDIS_URL: the Redis store (ioredis is loaded only then). MCPGEN_LEASE_MS: how soon a dead node's requests fail. */
@@ -78,9 +125,12 @@ async function storeFromEnv(): Promise<(OperationStore & { close(): Promise<void
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const store = await storeFromEnv();
-  const running = await startExampleHttpServer(Number(process.env.PORT ?? 3000), { store });
+  const authIssuer = process.env.AUTH_ISSUER || undefined;
+  const authScopes = (process.env.AUTH_SCOPES ?? "").split(" ").filter((s) => s !== "");
+  const running = await startExampleHttpServer(Number(process.env.PORT ?? 3000), { store, authIssuer, authScopes });
   await store?.ready();
-  console.log(`example MCP server listening on ${running.url}${store === undefined ? "" : " (Redis store)"}`);
+  const notes = [store === undefined ? "" : "Redis store", authIssuer === undefined ? "" : `bearer tokens from ${authIssuer}`].filter((n) => n !== "");
+  console.log(`example MCP server listening on ${running.url}${notes.length === 0 ? "" : ` (${notes.join("; ")})`}`);
   const shutdown = () => void running.stop().then(() => store?.close()).then(() => process.exit(0));
   process.on("SIGINT", shutdown);
   process.on("SIGTERM", shutdown);

@@ -2,6 +2,7 @@
 import type { JsonObject, RequestId } from "./jsonrpc.js";
 import type { NotificationHandler, Peer, RequestContext, RequestHandler, RequestOptions } from "./peer.js";
 import type { ServerSession } from "./lifecycle.js";
+import type { AuthGrant } from "./transport.js";
 import {
   LOGGING_LEVELS,
   type McpCreateMessageParams,
@@ -95,6 +96,10 @@ export class McpContext {
   }
   get principal(): string | undefined {
     return this.inner.principal;
+  }
+  /** What authentication granted the caller (scopes, claims), over an HTTP transport that authenticates. */
+  get auth(): AuthGrant | undefined {
+    return this.inner.auth;
   }
   get sessionId(): string | undefined {
     return this.inner.sessionId;

@@ -43,6 +43,11 @@ export interface McpServerInit extends Omit<McpSessionSettings, "capabilities"> 
   compileSchema?: SchemaCompiler;
   /** Called with every new session before its transport starts (to add handlers of your own). */
   onsession?: (session: ServerSession) => void;
+  /**
+   * OAuth scopes a caller's grant must hold to send a method at all (e.g. `{ "resources/read": ["files:read"] }`),
+   * beside the per-tool `scopes`. Enforced by the HTTP auth hooks through `requiredScopes` (see mcpgen/auth).
+   */
+  methodScopes?: { readonly [method: string]: readonly string[] };
 }
 
 /** How McpServer builds a session: either the method tables, or a factory such as the generated `Server.create`. */
@@ -64,6 +69,11 @@ export interface McpToolConfig<S extends ObjectJsonSchema> {
   annotations?: McpToolAnnotations;
   icons?: McpIcon[];
   _meta?: JsonObject;
+  /**
+   * OAuth scopes a caller's grant must hold to call this tool. Over HTTP with mcpgen/auth a call without them is
+   * answered 403 insufficient_scope before it reaches the handler; not listed in tools/list.
+   */
+  scopes?: readonly string[];
 }
 
 export interface McpResourceConfig {
@@ -118,6 +128,7 @@ interface ToolEntry {
   readonly check: SchemaCheck;
   readonly outputCheck: SchemaCheck | undefined;
   readonly handler: McpToolHandler<never>;
+  readonly scopes: readonly string[];
 }
 
 interface ResourceEntry {
@@ -164,6 +175,18 @@ function defined(source: { [key: string]: unknown }): JsonObject {
 
 const ANY_OBJECT: ObjectJsonSchema = { type: "object" };
 
+/** The methods whose params name a tool to run: its scopes apply to them all. */
+const TOOL_CALL_METHODS: ReadonlySet<string> = new Set(["tools/call", "tools/async/call"]);
+
+/** A scope list as given: each an OAuth scope-token (RFC 6749 3.3), so it can go into a challenge header unquoted. */
+function scopeList(what: string, scopes: readonly string[] | undefined): readonly string[] {
+  if (scopes === undefined) return [];
+  if (!Array.isArray(scopes) || scopes.some((s) => typeof s !== "string" || !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(s))) {
+    throw new TypeError(`${what}: scopes must be a list of OAuth scope tokens (visible ASCII, no spaces, quotes or backslashes)`);
+  }
+  return Object.freeze([...new Set(scopes)]);
+}
+
 /**
  * One server definition, many connections. Registrations are shared: a tool added while clients are
  * connected is served to all of them at once, announced with list_changed where that was advertised.
@@ -182,6 +205,7 @@ export class McpServer {
   private readonly subscriptions: boolean;
   private readonly extra: JsonObject;
   private readonly pendingChanges = new Set<Category>();
+  private readonly methodScopes: ReadonlyMap<string, readonly string[]>;
 
   constructor(private readonly options: McpServerOptions) {
     if (options.inbound === undefined && options.createSession === undefined) {
@@ -193,6 +217,7 @@ export class McpServer {
     this.logging = options.logging === true || this.extra.logging !== undefined;
     this.subscriptions =
       options.subscriptions === true || (isObject(this.extra.resources) && this.extra.resources.subscribe === true);
+    this.methodScopes = new Map(Object.entries(options.methodScopes ?? {}).map(([method, scopes]) => [method, scopeList(`methodScopes[${JSON.stringify(method)}]`, scopes)]));
   }
 
   // ---- registration -----------------------------------------------------------------------------------
@@ -204,6 +229,7 @@ export class McpServer {
     handler: McpToolHandler<ToolArguments<S>>,
   ): McpRegistration {
     if (this.tools.has(name)) throw new Error(`Tool ${JSON.stringify(name)} is already registered`);
+    const scopes = scopeList(`Tool ${JSON.stringify(name)}`, config.scopes);
     const inputSchema: ObjectJsonSchema = config.inputSchema ?? ANY_OBJECT;
     const definition = defined({
       name,
@@ -220,6 +246,7 @@ export class McpServer {
       check: this.compile(inputSchema),
       outputCheck: config.outputSchema === undefined ? undefined : this.compile(config.outputSchema),
       handler: handler as McpToolHandler<never>,
+      scopes,
     };
     this.tools.set(name, entry);
     this.changed("tools");
@@ -271,6 +298,23 @@ export class McpServer {
     if (map.get(key) !== entry) return;
     map.delete(key);
     this.changed(category);
+  }
+
+  // ---- authorization -----------------------------------------------------------------------------------
+
+  /**
+   * The scopes a caller needs for an inbound JSON-RPC message: those of its method (`methodScopes`) and, for a
+   * tool call (tools/call, tools/async/call), the tool's. Empty when nothing is required or the message is not a
+   * request. The HTTP transport's `authorize` hook asks this (mcpgen/auth wires it) while the body is at hand.
+   */
+  requiredScopes(message: unknown): string[] {
+    if (!isObject(message) || typeof message.method !== "string" || !("id" in message)) return [];
+    const method = message.method;
+    const required = new Set(this.methodScopes.get(method));
+    if (TOOL_CALL_METHODS.has(method) && isObject(message.params) && typeof message.params.name === "string") {
+      for (const scope of this.tools.get(message.params.name)?.scopes ?? []) required.add(scope);
+    }
+    return [...required];
   }
 
   // ---- connections ------------------------------------------------------------------------------------
@@ -471,6 +515,12 @@ export class McpServer {
     const name = params?.name;
     const tool = typeof name === "string" ? this.tools.get(name) : undefined;
     if (tool === undefined) throw new RpcError(ErrorCode.InvalidParams, `Unknown tool: ${String(name)}`, { name });
+    // The HTTP hooks refuse such a call with 403 before it gets here; this holds where they were not wired.
+    const granted = rctx.auth?.scopes;
+    const missing = rctx.auth === undefined ? [] : tool.scopes.filter((s) => !granted?.includes(s));
+    if (missing.length > 0) {
+      throw new RpcError(ErrorCode.InvalidRequest, `Insufficient scope: tool ${name} needs ${tool.scopes.join(" ")}`, { requiredScopes: tool.scopes });
+    }
     const args = params!.arguments ?? {};
     const problems = isObject(args) ? tool.check(args) : ["arguments must be an object"];
     if (problems.length > 0) return toolError(`Invalid arguments for tool ${name}: ${problems.join("; ")}`);

@@ -1,5 +1,6 @@
 // The interface the generated client and server stubs are written against; the session implements it.
 import type { JsonObject, RequestId } from "./jsonrpc.js";
+import type { AuthGrant } from "./transport.js";
 
 export interface ProgressInfo {
   progress: number;
@@ -34,6 +35,8 @@ export interface RequestContext {
   notify(method: string, params?: JsonObject): Promise<void>;
   /** The authenticated principal of the connection, when known. */
   readonly principal?: string;
+  /** What authentication granted the request's sender (scopes, claims), when the transport authenticates (HTTP). */
+  readonly auth?: AuthGrant;
   readonly sessionId?: string;
 }
 
@@ -41,6 +44,7 @@ export type RequestHandler = (params: JsonObject | undefined, context: RequestCo
 /** Who sent a notification, as far as the transport knows: authorization checks need it as much as requests do. */
 export interface NotificationContext {
   readonly principal?: string;
+  readonly auth?: AuthGrant;
   readonly sessionId?: string;
 }
 

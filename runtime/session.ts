@@ -12,7 +12,7 @@ import {
   type RequestId,
 } from "./jsonrpc.js";
 import type { DispatchTable, Explanation, MethodSpec, ValidationIssue } from "./dispatch.js";
-import { SENT, type InboundInfo, type ReplyChannel, type SendOptions, type Transport } from "./transport.js";
+import { SENT, type AuthGrant, type InboundInfo, type ReplyChannel, type SendOptions, type Transport } from "./transport.js";
 import type {
   NotificationHandler,
   Peer,
@@ -780,6 +780,7 @@ function reasonText(reason: unknown): string | undefined {
 /** The context a request handler receives; it is also the operation's registry entry. */
 class HandlerContext extends InboundOperation implements RequestContext, ProgressSink {
   readonly principal?: string;
+  readonly auth?: AuthGrant;
   readonly sessionId?: string;
   /** @internal The transport's reply path for this request, when it has one per request (HTTP). */
   readonly reply?: ReplyChannel;
@@ -793,6 +794,7 @@ class HandlerContext extends InboundOperation implements RequestContext, Progres
     super(id, method);
     if (info !== undefined) {
       if (info.principal !== undefined) this.principal = info.principal;
+      if (info.auth !== undefined) this.auth = info.auth;
       if (info.sessionId !== undefined) this.sessionId = info.sessionId;
       if (info.reply !== undefined) this.reply = info.reply;
     }

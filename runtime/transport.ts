@@ -2,10 +2,25 @@
 import type { JsonRpcMessage, RequestId } from "./jsonrpc.js";
 import type { ConnectionClosedError } from "./errors.js";
 
+/**
+ * What the app's authentication granted the sender of a message (HTTP with an authenticator): who it is, the
+ * scopes its credential carries and the other claims the app may read. Never the credential itself.
+ */
+export interface AuthGrant {
+  /** Who the caller is; an HTTP session is bound to it. */
+  readonly principal: string;
+  /** The scopes granted (OAuth `scope`), when the credential carries any. */
+  readonly scopes?: readonly string[];
+  /** Other verified facts about the credential (issuer, client id, audience, expiry...), by claim name. */
+  readonly claims?: Readonly<Record<string, unknown>>;
+}
+
 /** What a transport knows about where an inbound message came from. */
 export interface InboundInfo {
   /** The authenticated principal, when the app's auth hook supplied one (HTTP). */
   principal?: string;
+  /** What the app's auth hook granted this message's sender, with the principal above (HTTP). */
+  auth?: AuthGrant;
   /** Transport-level session id, when the transport has sessions (HTTP). */
   sessionId?: string;
   /** Request headers, lower-cased names (HTTP). */

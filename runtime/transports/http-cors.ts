@@ -21,8 +21,11 @@ export const DEFAULT_CORS_MAX_AGE_SECONDS = 600;
 
 /** What the client transport sends: MCP's own headers, content negotiation, and a bearer token. */
 const MCP_REQUEST_HEADERS = [SESSION_HEADER, PROTOCOL_VERSION_HEADER, LAST_EVENT_ID_HEADER, "content-type", "authorization", "accept"];
-/** Response headers a page may read beyond the CORS-safelisted ones: the session id an initialize issues. */
-const EXPOSED_HEADERS = [SESSION_HEADER];
+/**
+ * Response headers a page may read beyond the CORS-safelisted ones: the session id an initialize issues, and the
+ * challenge of a 401/403 (an OAuth client in a page needs its resource_metadata and scope).
+ */
+const EXPOSED_HEADERS = [SESSION_HEADER, "www-authenticate"];
 
 /** A configured CORS policy; the server asks it about every request that carries an Origin. */
 export class CorsPolicy {

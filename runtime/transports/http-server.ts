@@ -1,9 +1,9 @@
 // Streamable HTTP server transport (MCP 2025-11-25 + SEP-1699 polling): sessions, SSE routing, resumption.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { ErrorCode, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
+import { ErrorCode, isPlainObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "../lifecycle.js";
 import { MAX_TIMER_MS, limitOption } from "../limits.js";
-import type { InboundInfo, ReplyChannel, SendOptions, Transport } from "../transport.js";
+import type { AuthGrant, InboundInfo, ReplyChannel, SendOptions, Transport } from "../transport.js";
 import { EventReplayError, InMemoryEventStore, type EventStore } from "./event-store.js";
 import { CorsPolicy, withResponseHeaders, type CorsOptions } from "./http-cors.js";
 import { nodeExchange, webExchange, type HeaderRecord, type HttpExchange, type StreamSink } from "./http-exchange.js";
@@ -33,6 +33,43 @@ export interface HttpRequestInfo {
   readonly headers: HeaderRecord;
 }
 
+/**
+ * A refusal by the auth hooks: the HTTP status (401 no or bad credentials, 403 not enough rights, 400 a malformed
+ * request; any 4xx or 5xx), the WWW-Authenticate header value that tells the client what to do, and the message
+ * (and data) of the JSON-RPC error in the body. Nothing in it may quote the credential.
+ */
+export interface HttpChallenge {
+  readonly status: number;
+  readonly wwwAuthenticate?: string;
+  /** Default: the status's reason ("Unauthorized", "Forbidden"...). */
+  readonly message?: string;
+  /** The JSON-RPC error's `data`. */
+  readonly data?: unknown;
+  /** More response headers (e.g. Retry-After). */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * What `authenticate` returns: the principal alone (a string), a grant (principal, scopes, claims), a challenge to
+ * answer the request with (told apart by its numeric `status`), or null/undefined for no credentials (401 unless
+ * `authRequired` is false).
+ */
+export type HttpAuthResult = string | AuthGrant | HttpChallenge | null | undefined;
+
+/** A document served by GET beside the MCP endpoint (e.g. OAuth protected resource metadata). */
+export interface HttpRoute {
+  /** The exact URL path it answers (`/.well-known/...`); it must differ from the endpoint's `path`. */
+  readonly path: string;
+  serve(request: HttpRequestInfo): HttpRouteResponse | Promise<HttpRouteResponse>;
+}
+
+export interface HttpRouteResponse {
+  /** Default 200. */
+  readonly status?: number;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string;
+}
+
 export interface StreamableHttpServerOptions extends HostOriginPolicy {
   /**
    * Called when an initialize request opens a session (stateful), or for every POST (stateless). Connect the
@@ -59,10 +96,26 @@ export interface StreamableHttpServerOptions extends HostOriginPolicy {
   closeSseAfterMs?: number;
   /** When set, requests to any other path get 404. Default: any path (the app mounts the handler). */
   path?: string;
-  /** Returns the caller's principal; throwing or returning null/undefined means unauthenticated. */
-  authenticate?: (request: HttpRequestInfo) => string | null | undefined | Promise<string | null | undefined>;
+  /**
+   * Called for every request to the endpoint (not for `routes`). Returns the caller's principal, or a grant with
+   * the principal, its scopes and claims (they reach handlers as InboundInfo.auth / ctx.auth), or a challenge
+   * the request is answered with. Throwing or returning null/undefined means unauthenticated. The session an
+   * initialize opens is bound to the principal: another principal naming it gets 404.
+   */
+  authenticate?: (request: HttpRequestInfo) => HttpAuthResult | Promise<HttpAuthResult>;
   /** With `authenticate`: reject unauthenticated requests with 401 (default true). */
   authRequired?: boolean;
+  /**
+   * Called for every POSTed JSON-RPC message once its body is parsed, before it opens or reaches a session, with
+   * the grant `authenticate` returned (undefined when anonymous). A challenge refuses the message (e.g. 403 when
+   * a method or tool needs a scope the grant lacks); the JSON-RPC error then carries the request's id.
+   */
+  authorize?: (message: JsonRpcMessage, grant: AuthGrant | undefined, request: HttpRequestInfo) => HttpChallenge | undefined | Promise<HttpChallenge | undefined>;
+  /**
+   * Documents served by GET at other paths than the endpoint's, unauthenticated (e.g. protected resource
+   * metadata). The Host/Origin checks and CORS apply to them as to the endpoint.
+   */
+  routes?: readonly HttpRoute[];
   /** Accepted MCP-Protocol-Version values; default the published revisions 2024-11-05 .. 2025-11-25. */
   supportedProtocolVersions?: readonly string[];
   /**
@@ -647,6 +700,7 @@ class ServerCore {
   private readonly cors: CorsPolicy | undefined;
   /** The HTTP methods the endpoint serves (405's Allow, CORS's allowed methods). */
   private readonly methods: string;
+  private readonly routes: ReadonlyMap<string, HttpRoute>;
 
   constructor(options: StreamableHttpServerOptions) {
     this.options = options;
@@ -659,6 +713,7 @@ class ServerCore {
     this.highWaterMark = limitOption("sseHighWaterMarkBytes", options.sseHighWaterMarkBytes, DEFAULT_SSE_HIGH_WATER_MARK);
     this.methods = options.stateless ? "POST" : "GET, POST, DELETE";
     this.cors = options.cors === undefined ? undefined : new CorsPolicy(options.cors, this.methods);
+    this.routes = routeTable(options.routes ?? [], options.path);
   }
 
   forget(transport: HttpServerTransport): void {
@@ -681,7 +736,8 @@ class ServerCore {
 
   /** `corsOrigin`: the request's Origin, when CORS is on and lists it. */
   private async dispatch(ex: HttpExchange, corsOrigin: string | undefined): Promise<void> {
-    if (this.options.path !== undefined && ex.url.pathname !== this.options.path) {
+    const route = this.routes.get(ex.url.pathname);
+    if (route === undefined && this.options.path !== undefined && ex.url.pathname !== this.options.path) {
       return fail(ex, 404, ErrorCode.InvalidRequest, "Not found");
     }
     // An origin the CORS list names is trusted by the Origin check too; the Host check applies to it all the same.
@@ -693,26 +749,47 @@ class ServerCore {
       if (corsOrigin === undefined) return fail(ex, 403, ErrorCode.InvalidRequest, `Origin not allowed: ${ex.headers["origin"]}`);
       return ex.respond(204, this.cors.preflightHeaders(corsOrigin, ex.headers));
     }
+    if (route !== undefined) return this.serveRoute(ex, route);
 
     if (ex.method !== "POST" && (this.options.stateless || (ex.method !== "GET" && ex.method !== "DELETE"))) {
       return fail(ex, 405, ErrorCode.InvalidRequest, "Method not allowed", { allow: this.methods });
     }
 
-    let principal: string | undefined;
+    let grant: AuthGrant | undefined;
     if (this.options.authenticate) {
-      try {
-        principal = (await this.options.authenticate({ method: ex.method, url: ex.url.toString(), headers: ex.headers })) ?? undefined;
-      } catch {
-        principal = undefined;
-      }
-      if (principal === undefined && this.options.authRequired !== false) {
+      const result = await this.authenticate(ex);
+      if (result !== undefined && "status" in result) return challenge(ex, result);
+      grant = result;
+      if (grant === undefined && this.options.authRequired !== false) {
         return fail(ex, 401, ErrorCode.InvalidRequest, "Unauthorized");
       }
     }
 
-    if (ex.method === "POST") return this.post(ex, principal);
-    if (ex.method === "GET") return this.get(ex, principal);
-    return this.delete(ex, principal);
+    if (ex.method === "POST") return this.post(ex, grant);
+    if (ex.method === "GET") return this.get(ex, grant?.principal);
+    return this.delete(ex, grant?.principal);
+  }
+
+  /** The app's authenticate hook, its answer checked: a grant, a challenge, or undefined for none. */
+  private async authenticate(ex: HttpExchange): Promise<AuthGrant | HttpChallenge | undefined> {
+    let result: HttpAuthResult;
+    try {
+      result = await this.options.authenticate!(requestInfo(ex));
+    } catch {
+      // The hook's error is not reported: it may quote the credential it failed on.
+      return undefined;
+    }
+    if (result === null || result === undefined) return undefined;
+    if (typeof result === "string") return { principal: result };
+    const checked = isChallenge(result) ? result : isGrant(result) ? grantOf(result) : undefined;
+    if (checked === undefined) this.options.onerror?.(new TypeError("authenticate returned neither a principal, a grant nor a challenge"));
+    return checked;
+  }
+
+  private async serveRoute(ex: HttpExchange, route: HttpRoute): Promise<void> {
+    if (ex.method !== "GET") return fail(ex, 405, ErrorCode.InvalidRequest, "Method not allowed", { allow: "GET" });
+    const answer = await route.serve(requestInfo(ex));
+    ex.respond(answer.status ?? 200, { ...answer.headers }, answer.body);
   }
 
   /** The session a non-initialize request names, after the session and version checks; undefined = answered. */
@@ -742,7 +819,8 @@ class ServerCore {
     return true;
   }
 
-  private async post(ex: HttpExchange, principal: string | undefined): Promise<void> {
+  private async post(ex: HttpExchange, grant: AuthGrant | undefined): Promise<void> {
+    const principal = grant?.principal;
     const accept = ex.headers["accept"];
     if (!accepts(accept, "application/json") || !accepts(accept, "text/event-stream")) {
       return fail(ex, 406, ErrorCode.InvalidRequest, "Not Acceptable: Accept must list application/json and text/event-stream");
@@ -765,6 +843,14 @@ class ServerCore {
       return fail(ex, 400, ErrorCode.InvalidRequest, "Invalid Request: body must be one JSON-RPC 2.0 message");
     }
     const message = value as JsonRpcMessage;
+    if (this.options.authorize) {
+      // Before anything opens: a refused initialize leaves no session behind.
+      const refusal = await this.options.authorize(message, grant, requestInfo(ex));
+      if (refusal !== undefined) {
+        if (!isChallenge(refusal)) throw new TypeError("authorize returned something other than a challenge or undefined");
+        return challenge(ex, refusal, kind === "request" ? (message as { id: RequestId }).id : undefined);
+      }
+    }
     const isInitialize = kind === "request" && (message as { method: string }).method === "initialize";
 
     let transport: HttpServerTransport;
@@ -801,6 +887,7 @@ class ServerCore {
     }
 
     const info: InboundInfo = { sessionId: transport.sessionId, principal, headers: ex.headers };
+    if (grant !== undefined) info.auth = grant;
     if (kind !== "request") {
       ex.respond(202, sessionHeaders);
       transport.deliver(value, info);
@@ -871,6 +958,62 @@ function withoutOrigin(headers: HeaderRecord): HeaderRecord {
 
 function fail(ex: HttpExchange, status: number, code: number, message: string, extra: Record<string, string> = {}): void {
   ex.respond(status, { ...JSON_HEADERS, ...extra }, errorBody(code, message));
+}
+
+function requestInfo(ex: HttpExchange): HttpRequestInfo {
+  return { method: ex.method, url: ex.url.toString(), headers: ex.headers };
+}
+
+const REASONS: Readonly<Record<number, string>> = { 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 503: "Service Unavailable" };
+
+/** Answers with an auth hook's challenge; `id`: the refused request's, so the client's call gets its error. */
+function challenge(ex: HttpExchange, c: HttpChallenge, id?: RequestId): void {
+  const headers: Record<string, string> = { ...c.headers, ...JSON_HEADERS };
+  if (c.wwwAuthenticate !== undefined) headers["www-authenticate"] = c.wwwAuthenticate;
+  const error: Record<string, unknown> = { code: ErrorCode.InvalidRequest, message: c.message ?? REASONS[c.status] ?? "Request refused" };
+  if (c.data !== undefined) error.data = c.data;
+  ex.respond(c.status, headers, JSON.stringify(id === undefined ? { jsonrpc: "2.0", error } : { jsonrpc: "2.0", id, error }));
+}
+
+function isChallenge(value: unknown): value is HttpChallenge {
+  if (!isPlainObject(value)) return false;
+  const { status, wwwAuthenticate, message } = value;
+  return (
+    typeof status === "number" &&
+    Number.isInteger(status) &&
+    status >= 400 &&
+    status <= 599 &&
+    (wwwAuthenticate === undefined || typeof wwwAuthenticate === "string") &&
+    (message === undefined || typeof message === "string") &&
+    (value.headers === undefined || isPlainObject(value.headers))
+  );
+}
+
+function isGrant(value: unknown): value is AuthGrant {
+  if (!isPlainObject(value) || typeof value.principal !== "string") return false;
+  const { scopes, claims } = value;
+  return (scopes === undefined || (Array.isArray(scopes) && scopes.every((s) => typeof s === "string"))) && (claims === undefined || isPlainObject(claims));
+}
+
+/** A frozen copy: handlers of many requests share it, and none may change what another sees. */
+function grantOf(value: AuthGrant): AuthGrant {
+  const grant: { principal: string; scopes?: readonly string[]; claims?: Readonly<Record<string, unknown>> } = { principal: value.principal };
+  if (value.scopes !== undefined) grant.scopes = Object.freeze([...value.scopes]);
+  if (value.claims !== undefined) grant.claims = Object.freeze({ ...value.claims });
+  return Object.freeze(grant);
+}
+
+/** The routes by path; a route at the endpoint's own path, or two at one path, are configuration errors. */
+function routeTable(routes: readonly HttpRoute[], endpoint: string | undefined): ReadonlyMap<string, HttpRoute> {
+  const table = new Map<string, HttpRoute>();
+  for (const route of routes) {
+    if (typeof route?.path !== "string" || !route.path.startsWith("/") || typeof route.serve !== "function") {
+      throw new TypeError("routes: each route needs a path starting with / and a serve function");
+    }
+    if (route.path === endpoint || table.has(route.path)) throw new TypeError(`routes: the path ${route.path} is taken`);
+    table.set(route.path, route);
+  }
+  return table;
 }
 
 /** Creates the MCP endpoint handler. Mount `nodeListener` in a node:http server or use `fetch`. */

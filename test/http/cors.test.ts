@@ -103,7 +103,7 @@ describe.each(Object.keys(ENTRIES))("CORS through the %s", (name) => {
     const init = await server.send(...initializeFrom(APP));
     expect(init.status).toBe(200);
     expect(init.headers.get("content-type")).toBe("text/event-stream");
-    expect(corsHeaders(init)).toEqual({ "access-control-allow-origin": APP, "access-control-expose-headers": "mcp-session-id" });
+    expect(corsHeaders(init)).toEqual({ "access-control-allow-origin": APP, "access-control-expose-headers": "mcp-session-id, www-authenticate" });
     expect(init.headers.get("mcp-session-id")).toBeTruthy();
     const gone = await server.send("POST", { ...initializeFrom(APP)[1], "mcp-session-id": "no-such-session" }, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }));
     expect(gone.status).toBe(404);

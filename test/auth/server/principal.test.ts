@@ -1,0 +1,80 @@
+// The verified token's subject is the session's principal: sessions bound to it, other principals see 404, our client end to end.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { clientToServer, isMessage, serverToClient } from "../../../generated/dispatch.js";
+import { jwtVerifier } from "../../../runtime/auth/server/index.js";
+import { ClientSession } from "../../../runtime/lifecycle.js";
+import { HttpStatusError, StreamableHttpClientTransport } from "../../../runtime/transports/http-client.js";
+import { eventually, post, readSse, sessionHeaders } from "../../http/helpers.js";
+import { bearer, callTool, openSession, startAuthorizationServer, startProtectedServer, type ProtectedServer, type TestAuthorizationServer } from "./helpers.js";
+
+let as: TestAuthorizationServer;
+let rs: ProtectedServer;
+
+beforeAll(async () => {
+  as = await startAuthorizationServer();
+  rs = await startProtectedServer(as.issuer, jwtVerifier({ issuer: as.issuer }));
+});
+afterAll(async () => {
+  await rs?.stop();
+  await as?.stop();
+});
+
+const whoami = (body: unknown) => JSON.parse((body as { result: { content: { text: string }[] } }).result.content[0]!.text) as Record<string, unknown>;
+
+describe("sessions bound to the token's subject", () => {
+  it("another subject's valid token naming the session gets 404 on POST, GET and DELETE; the owner's session lives on", async () => {
+    const alice = await as.mint(rs.url, { sub: "alice" });
+    const bob = await as.mint(rs.url, { sub: "bob" });
+    const sid = await openSession(rs.url, alice);
+    expect((await post(rs.url, { jsonrpc: "2.0", id: 1, method: "ping" }, { ...sessionHeaders(sid), ...bearer(bob) })).status).toBe(404);
+    expect((await fetch(rs.url, { headers: { accept: "text/event-stream", ...sessionHeaders(sid), ...bearer(bob) } })).status).toBe(404);
+    expect((await fetch(rs.url, { method: "DELETE", headers: { ...sessionHeaders(sid), ...bearer(bob) } })).status).toBe(404);
+    // A fresh token of the same subject (after a refresh, say) is the same principal.
+    const again = await as.mint(rs.url, { sub: "alice", jti: "another" });
+    const ping = await post(rs.url, { jsonrpc: "2.0", id: 2, method: "ping" }, { ...sessionHeaders(sid), ...bearer(again) });
+    expect(ping.status).toBe(200);
+    expect((await readSse(ping)).messages.at(-1)).toMatchObject({ id: 2, result: {} });
+  });
+
+  it("a client_credentials token without sub is its client; the claims reach the handler", async () => {
+    const machine = await as.mint(rs.url, { client_id: "batch-job", scope: "mcp:tools" }, { without: ["sub"] });
+    const sid = await openSession(rs.url, machine);
+    expect(rs.mcp.sessions.get(sid)?.principal).toBe("batch-job");
+    expect(whoami((await callTool(rs.url, sid, machine, "whoami")).body)).toEqual({ principal: "batch-job", scopes: ["mcp:tools"], sub: null });
+  });
+
+  it("the principal option maps a token to its principal (e.g. issuer and subject together)", async () => {
+    const custom = await startProtectedServer(as.issuer, jwtVerifier({ issuer: as.issuer }), { principal: (t) => `${t.issuer}#${t.subject}` });
+    try {
+      const sid = await openSession(custom.url, await as.mint(custom.url));
+      expect(custom.mcp.sessions.get(sid)?.principal).toBe(`${as.issuer}#alice`);
+    } finally {
+      await custom.stop();
+    }
+  });
+});
+
+describe("our HTTP client with a bearer token", () => {
+  it("initializes, calls tools over POST and keeps its GET stream; an expired token then gets 401", async () => {
+    let token = await as.mint(rs.url, { sub: "erin" });
+    const client = new ClientSession({ inbound: serverToClient, outbound: clientToServer, isMessage, clientInfo: { name: "auth-test", version: "1" } });
+    await client.connect(new StreamableHttpClientTransport({ url: rs.url, headers: () => bearer(token) }));
+    try {
+      const result = await client.request("tools/call", { name: "whoami", arguments: {} });
+      expect(whoami({ result })).toEqual({ principal: "erin", scopes: ["mcp:tools"], sub: "erin" });
+      const sessions = [...rs.mcp.sessions.values()].filter((t) => t.principal === "erin");
+      expect(sessions).toHaveLength(1);
+      // The standalone GET carries the token as well: it is open on erin's session.
+      await eventually(() => sessions[0]!.standaloneConnected);
+      token = await as.mint(rs.url, { sub: "erin", exp: Math.floor(Date.now() / 1000) - 60 });
+      const failure = await client.request("tools/list", {}).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(failure).toBeInstanceOf(HttpStatusError);
+      expect((failure as HttpStatusError).status).toBe(401);
+    } finally {
+      await client.close();
+    }
+  });
+});
