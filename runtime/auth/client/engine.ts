@@ -204,8 +204,14 @@ export class OAuthEngine {
     return next;
   }
 
+  /**
+   * Due for renewal: within the refresh skew of its expiry, the skew capped at half the token's lifetime so that
+   * short-lived tokens are not renewed before every request.
+   */
   private expiring(tokens: StoredTokens): boolean {
-    return tokens.expires_at !== undefined && tokens.expires_at - this.refreshSkewMs <= Date.now();
+    if (tokens.expires_at === undefined) return false;
+    const lifetime = tokens.obtained_at === undefined ? Infinity : tokens.expires_at - tokens.obtained_at;
+    return tokens.expires_at - Math.min(this.refreshSkewMs, lifetime / 2) <= Date.now();
   }
 
   // ---- discovery, cached ----
@@ -275,7 +281,10 @@ export class OAuthEngine {
     // A refresh response without a new refresh token leaves the old one valid (RFC 6749 section 6).
     const refresh = response.refresh_token ?? previousRefreshToken;
     if (refresh !== undefined) tokens.refresh_token = refresh;
-    if (typeof response.expires_in === "number") tokens.expires_at = Date.now() + response.expires_in * 1000;
+    if (typeof response.expires_in === "number") {
+      tokens.obtained_at = Date.now();
+      tokens.expires_at = tokens.obtained_at + response.expires_in * 1000;
+    }
     const scope = typeof response.scope === "string" && response.scope.trim() !== "" ? response.scope : requested;
     if (scope !== undefined) tokens.scope = scope;
     await this.store.setTokens(key, tokens);

@@ -17,7 +17,10 @@ export interface OAuthCommonOptions {
    * server's 401/403; default 3. Bounds step-up loops with a server that keeps asking for more.
    */
   maxAuthorizationAttempts?: number;
-  /** Refresh (or re-obtain) an access token this long before it expires, ms; default 60 000. */
+  /**
+   * Refresh (or re-obtain) an access token this long before it expires, ms; default 60 000. Capped at half the
+   * token's lifetime, so a token valid for 30 s is renewed 15 s before it expires rather than before every request.
+   */
   refreshSkewMs?: number;
   /** Each OAuth HTTP request (metadata, registration, token) must answer within this, ms; default 30 000. */
   requestTimeoutMs?: number;

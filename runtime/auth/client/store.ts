@@ -10,6 +10,8 @@ export interface StoredTokens {
   refresh_token?: string;
   /** When the access token expires, ms since the epoch; absent when the server did not say. */
   expires_at?: number;
+  /** When it was obtained, ms since the epoch (bounds the refresh skew to half the token's lifetime). */
+  obtained_at?: number;
   /** The scope granted (or, when the server did not say, the scope requested). */
   scope?: string;
   /** The authorization server that issued them. */
