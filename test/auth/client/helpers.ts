@@ -83,6 +83,11 @@ export interface World {
   issued: Map<string, Issued>;
   /** Authorization requests' query parameters, in order. */
   authorizations: Record<string, string>[];
+  /**
+   * Every secret this world saw or made: tokens, codes, client secrets, and what clients sent (verifiers,
+   * assertions, secrets, subject tokens).
+   */
+  secrets(): string[];
   stop(): Promise<void>;
 }
 
@@ -122,7 +127,12 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
   const issuerPath = options.issuerPath ?? "";
   const issuer = () => `${asOrigin}${issuerPath}`;
   const prm = options.prm ?? "header";
-  const random = (prefix: string) => `${prefix}-${options.marker ?? ""}${b64url(randomBytes(12))}`;
+  const minted = new Set<string>(Object.values(options.clients ?? {}).filter((v): v is string => v !== undefined));
+  const random = (prefix: string) => {
+    const value = `${prefix}-${options.marker ?? ""}${b64url(randomBytes(12))}`;
+    minted.add(value);
+    return value;
+  };
 
   function record(server: "as" | "rs", req: IncomingMessage, url: URL, body: Record<string, unknown> | undefined): void {
     requests.push({ server, method: req.method ?? "", path: url.pathname, query: Object.fromEntries(url.searchParams), headers: headersOf(req), body });
@@ -218,7 +228,12 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
       const query = Object.fromEntries(url.searchParams);
       authorizations.push(query);
       const back = new URL(query.redirect_uri ?? "http://127.0.0.1:1/");
-      if (options.authorizeError !== undefined) back.searchParams.set("error", options.authorizeError);
+      if (options.authorizeError !== undefined) {
+        back.searchParams.set("error", options.authorizeError);
+        // A careless server that says too much: the client's own secret, as registered here.
+        const secret = registered.find((c) => c.client_id === query.client_id)?.client_secret;
+        if (secret !== undefined) back.searchParams.set("error_description", `denied for client secret ${secret}`);
+      }
       else {
         const code = random("code");
         codes.set(code, { query });
@@ -330,6 +345,12 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     registered,
     issued,
     authorizations,
+    secrets() {
+      const sent = requests.flatMap((r) =>
+        ["code", "code_verifier", "client_secret", "client_assertion", "assertion", "subject_token", "refresh_token"].map((name) => r.body?.[name]).filter((v): v is string => typeof v === "string"),
+      );
+      return [...new Set([...minted, ...sent])];
+    },
     async stop() {
       await asServer?.close();
       await rsServer.close();
