@@ -172,7 +172,8 @@ export class OAuthEngine {
    * authorization follows. Network failures and server errors are thrown: they are no reason to ask the user again.
    */
   private async refreshOrDrop(lib: OAuthLibrary, key: string, tokens: StoredTokens): Promise<StoredTokens | undefined> {
-    const info = this.resources.get(key) ?? infoOf(tokens);
+    // A refresh token is redeemed where it was issued, whatever the server's metadata says today.
+    const info = infoOf(tokens);
     try {
       const as = await this.authorizationServer(lib, info);
       const client = await this.grant.clientFor(this, lib, as);

@@ -36,11 +36,11 @@ export type OAuthErrorCode =
   | "authorization_required"
   /** The user did not complete the authorization within `authorizationTimeoutMs`. */
   | "authorization_timeout"
-  /** The authorization server redirected back with an error (e.g. access_denied), or an unexpected `iss`. */
+  /** The authorization server redirected back with an error (e.g. access_denied). */
   | "authorization_denied"
   /** A callback whose `state` this client did not issue, or issued too long ago. */
   | "unknown_state"
-  /** A callback without an authorization code. */
+  /** A callback without an authorization code, or with an `iss` other than the authorization server's (RFC 9207). */
   | "invalid_callback"
   /** The token endpoint refused the request (invalid_grant, invalid_client, ...). */
   | "token_request_failed"

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { FileOAuthStore, InMemoryOAuthStore, OAuthClient, OAuthError, type OAuthClientOptions, type OAuthClientProvider } from "../../../runtime/auth/index.js";
 import { HttpStatusError } from "../../../runtime/transports/http-client.js";
 import { tempDir } from "../../helpers.js";
+import { eventually } from "../../http/helpers.js";
 import { REDIRECT, connectWith, expireSoon, headlessUser, startWorld, type World, type WorldOptions } from "./helpers.js";
 
 let world: World | undefined;
@@ -29,7 +30,6 @@ async function connected(oauth: OAuthClient, url = world!.rs) {
 
 const textOf = (result: { content: unknown[] }) => (result.content[0] as { text: string }).text;
 const asPaths = () => world!.requests.filter((r) => r.server === "as").map((r) => `${r.method} ${r.path}`);
-const rsGets = () => world!.requests.filter((r) => r.server === "rs" && r.method === "GET").map((r) => r.path);
 
 describe("authorization code flow", () => {
   it("discovers, registers, sends the user with PKCE S256, state and resource, exchanges the code and calls a tool", async () => {
@@ -222,6 +222,21 @@ describe("the user's side", () => {
     world = await startWorld();
     const oauth = new OAuthClient({ clientMetadata: { redirect_uris: [REDIRECT] }, redirectToAuthorization: () => undefined }, { authorizationTimeoutMs: 300 });
     await expect(connectWith(world.rs, oauth)).rejects.toMatchObject({ code: "authorization_timeout" });
+  });
+
+  it.each([
+    ["no code", (state: string) => new URLSearchParams({ state }), /no code/],
+    ["another issuer's iss", (state: string) => new URLSearchParams({ state, code: "some-code-value", iss: "https://other.example" }), /iss/],
+  ])("refuses a callback with %s: invalid_callback, and the waiting request fails with it", async (_name, callback, message) => {
+    world = await startWorld();
+    const sent: URL[] = [];
+    const oauth = new OAuthClient({ clientMetadata: { redirect_uris: [REDIRECT] }, redirectToAuthorization: (url) => void sent.push(url) });
+    const connecting = connectWith(world.rs, oauth).catch((e: unknown) => e);
+    await eventually(() => sent.length === 1);
+    const finishing = oauth.finishAuthorization(callback(sent[0]!.searchParams.get("state")!));
+    await expect(finishing).rejects.toMatchObject({ code: "invalid_callback", message: expect.stringMatching(message) });
+    expect(await connecting).toMatchObject({ code: "invalid_callback" });
+    expect(world.requests.filter((r) => r.path === "/token")).toHaveLength(0);
   });
 
   it("refuses a callback whose state it did not issue, and a second use of one it did", async () => {
