@@ -3,8 +3,10 @@
 /** The modules the runtime borrows from Node where it runs there; `import type` only, so nothing is loaded. */
 interface Builtins {
   "node:events": typeof import("node:events");
+  "node:fs": typeof import("node:fs");
   "node:http": typeof import("node:http");
   "node:https": typeof import("node:https");
+  "node:path": typeof import("node:path");
 }
 
 /**

@@ -1,12 +1,13 @@
 // Conformance fixture client: run by the official MCP conformance suite with the server URL as last argument; MCP_CONFORMANCE_SCENARIO picks the behaviour.
 import { Client, StreamableHttpClientTransport, type ElicitRequestParams, type ElicitResult, type JsonObject } from "../../generated/sdk.js";
+import { ClientCredentialsClient, JwtBearerClient, OAuthClient, requestIdJag, type OAuthAuthorizer } from "../../runtime/auth/index.js";
 
 type ConnectedClient = Awaited<ReturnType<typeof Client.connect>>;
 
 const CLIENT_INFO = { name: "mcpgen-conformance-client", version: "0.1.0" };
 
-async function connect(url: string, capabilities: JsonObject = {}): Promise<{ client: ConnectedClient; transport: StreamableHttpClientTransport }> {
-  const transport = new StreamableHttpClientTransport({ url });
+async function connect(url: string, capabilities: JsonObject = {}, authorization?: OAuthAuthorizer): Promise<{ client: ConnectedClient; transport: StreamableHttpClientTransport }> {
+  const transport = new StreamableHttpClientTransport(authorization === undefined ? { url } : { url, authorization });
   const client = await Client.connect(transport, {
     clientInfo: CLIENT_INFO,
     capabilities,
@@ -68,12 +69,96 @@ const scenarios: Record<string, (url: string) => Promise<void>> = {
   },
 };
 
+/** What the suite passes in MCP_CONFORMANCE_CONTEXT: pre-registered credentials, keys, an identity provider. */
+interface ConformanceContext {
+  client_id?: string;
+  client_secret?: string;
+  private_key_pem?: string;
+  signing_algorithm?: string;
+  idp_client_id?: string;
+  idp_id_token?: string;
+  idp_issuer?: string;
+  idp_token_endpoint?: string;
+}
+
+function conformanceContext(): ConformanceContext {
+  const raw = process.env.MCP_CONFORMANCE_CONTEXT;
+  if (raw === undefined || raw === "") return {};
+  const value: unknown = JSON.parse(raw);
+  if (typeof value !== "object" || value === null) throw new Error("MCP_CONFORMANCE_CONTEXT is not a JSON object");
+  const context: Record<string, string> = {};
+  for (const [key, item] of Object.entries(value)) if (typeof item === "string") context[key] = item;
+  return context;
+}
+
+/** The client ID metadata document URL the suite's authorization servers expect from a client that has one. */
+const CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json";
+
+/**
+ * The user, played headlessly: the authorization server would show a login page; the suite's answers at once
+ * with a redirect to our redirect URI, whose code and state go to finishAuthorization.
+ */
+function interactiveClient(context: ConformanceContext): OAuthClient {
+  const oauth: OAuthClient = new OAuthClient(
+    {
+      clientMetadata: { client_name: CLIENT_INFO.name, redirect_uris: ["http://localhost:3000/callback"] },
+      clientMetadataUrl: CLIENT_METADATA_URL,
+      clientInformation: context.client_id === undefined ? undefined : { client_id: context.client_id, client_secret: context.client_secret },
+      async redirectToAuthorization(url) {
+        const response = await fetch(url, { redirect: "manual" });
+        const location = response.headers.get("location");
+        await response.body?.cancel();
+        if (location === null) throw new Error(`the authorization endpoint answered ${response.status} without a redirect`);
+        await oauth.finishAuthorization(new URL(location, url));
+      },
+    },
+    { authorizationTimeoutMs: 10_000 },
+  );
+  return oauth;
+}
+
+function authorizerFor(scenario: string, context: ConformanceContext): OAuthAuthorizer {
+  if (scenario === "auth/client-credentials-jwt") {
+    if (context.client_id === undefined || context.private_key_pem === undefined) throw new Error("the context lacks client_id or private_key_pem");
+    return new ClientCredentialsClient({ clientId: context.client_id, privateKey: { key: context.private_key_pem, algorithm: context.signing_algorithm ?? "ES256" } });
+  }
+  if (scenario === "auth/client-credentials-basic") {
+    if (context.client_id === undefined || context.client_secret === undefined) throw new Error("the context lacks client_id or client_secret");
+    return new ClientCredentialsClient({ clientId: context.client_id, clientSecret: context.client_secret });
+  }
+  if (scenario === "auth/cross-app-access-complete-flow") {
+    const { client_id, client_secret, idp_client_id, idp_id_token, idp_issuer, idp_token_endpoint } = context;
+    if (client_id === undefined || idp_client_id === undefined || idp_id_token === undefined || idp_token_endpoint === undefined) {
+      throw new Error("the context lacks the client or identity provider details");
+    }
+    return new JwtBearerClient({
+      clientId: client_id,
+      clientSecret: client_secret,
+      // SEP-990: the enterprise identity provider turns the user's ID token into a grant for this MCP server.
+      assertion: ({ issuer, resource }) =>
+        requestIdJag({ tokenEndpoint: idp_token_endpoint, issuer: idp_issuer, clientId: idp_client_id, idToken: idp_id_token, audience: issuer, resource }),
+    });
+  }
+  return interactiveClient(context);
+}
+
+/** Every authorization scenario: connect (authorizing on the first 401), list the tools and call each one. */
+async function authorized(url: string, scenario: string): Promise<void> {
+  const { client } = await connect(url, {}, authorizerFor(scenario, conformanceContext()));
+  const { tools } = await client.listTools();
+  for (const tool of tools) {
+    const result = await client.callTool({ name: tool.name, arguments: {} });
+    console.log(JSON.stringify(result.content));
+  }
+  await client.peer.close();
+}
+
 async function main(): Promise<void> {
   const url = process.argv[process.argv.length - 1];
   const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
-  const run = scenarios[scenario];
+  const run = scenario.startsWith("auth/") ? (target: string) => authorized(target, scenario) : scenarios[scenario];
   if (!url || !/^https?:\/\//.test(url)) throw new Error("usage: client.js <server-url> (with MCP_CONFORMANCE_SCENARIO set)");
-  if (!run) throw new Error(`unsupported scenario ${JSON.stringify(scenario)}; supported: ${Object.keys(scenarios).join(", ")}`);
+  if (!run) throw new Error(`unsupported scenario ${JSON.stringify(scenario)}; supported: ${Object.keys(scenarios).join(", ")} and auth/*`);
   await run(url);
 }
 

@@ -6,6 +6,8 @@ export interface WireResponse {
   readonly ok: boolean;
   /** A header value (repeated headers joined with ", "), or null. */
   header(name: string): string | null;
+  /** Every header, names lower-case, repeated headers joined with ", ". */
+  headers(): Record<string, string>;
   /** The whole body as UTF-8 text. */
   text(): Promise<string>;
   /**
@@ -40,6 +42,10 @@ class FetchResponse implements WireResponse {
   }
   header(name: string): string | null {
     return this.response.headers.get(name);
+  }
+  headers(): Record<string, string> {
+    // Headers iterates with lower-case names and repeated values already combined.
+    return Object.fromEntries(this.response.headers);
   }
   text(): Promise<string> {
     return this.response.text();

@@ -4,8 +4,9 @@ import type { InboundInfo, SendOptions, Transport } from "../transport.js";
 import { LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER, classifyMessage, mediaTypeOf, requestKey, responseId } from "./http-wire.js";
 import { SseDecoder } from "./sse.js";
 import { nodeBuiltin } from "../node-builtin.js";
-import { fetchRequester, type WireRequester, type WireResponse } from "./fetch-requester.js";
+import { fetchRequester, type WireRequest, type WireRequester, type WireResponse } from "./fetch-requester.js";
 import { platformRequester } from "./http-requester.js";
+import { limitOption } from "../limits.js";
 
 /**
  * Code of the JSON-RPC error responses this transport synthesizes for requests it can no longer complete
@@ -27,13 +28,49 @@ export class SessionExpiredError extends Error {
 export class HttpStatusError extends Error {
   readonly status: number;
   readonly body: string;
-  constructor(status: number, body: string, message?: string) {
+  /** The response headers, names lower-case (e.g. `www-authenticate` of a 401 or 403). */
+  readonly headers: Readonly<Record<string, string>>;
+  constructor(status: number, body: string, message?: string, headers: Readonly<Record<string, string>> = {}) {
     super(message ?? `HTTP ${status}${body ? `: ${body.slice(0, 200)}` : ""}`);
     this.name = "HttpStatusError";
     this.status = status;
     this.body = body;
+    this.headers = Object.freeze({ ...headers });
   }
 }
+
+/** A 401 or 403 reply, as the transport hands it to its {@link HttpAuthorizer}. */
+export interface HttpAuthChallenge {
+  readonly status: number;
+  /** The response headers, names lower-case (`www-authenticate` carries the challenge). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Where the request went. */
+  readonly url: URL;
+  readonly method: "GET" | "POST" | "DELETE";
+  /** The Authorization header the request carried, if any: lets the authorizer see whether it is stale already. */
+  readonly authorization?: string;
+  /** 1 for a request's first challenge, 2 for the one after its first retry, and so on. */
+  readonly attempt: number;
+}
+
+/**
+ * Credentials for the Streamable HTTP client, consulted on every request (POST, GET and DELETE). The transport
+ * knows nothing of how they are obtained; mcpgen/auth's OAuth clients implement this.
+ */
+export interface HttpAuthorizer {
+  /** The Authorization header value for the next request to `url`, or undefined to send none. */
+  authorization(url: URL): string | undefined | Promise<string | undefined>;
+  /**
+   * A request was answered 401 or 403. Resolve true to send it again (asking `authorization()` anew), false to fail
+   * it with the HttpStatusError; reject to fail it with that reason. Called at most `maxRetries` times per request.
+   */
+  challenge(challenge: HttpAuthChallenge): boolean | Promise<boolean>;
+  /** How many times one request may be sent again after challenges; default 3. */
+  readonly maxRetries?: number;
+}
+
+/** Default of {@link HttpAuthorizer.maxRetries}. */
+export const DEFAULT_AUTHORIZATION_RETRIES = 3;
 
 /** An SSE stream ended and could not be resumed (no event id, attempts exhausted, or the server refused). */
 export class StreamLostError extends Error {
@@ -66,7 +103,7 @@ export interface ResumptionInfo {
 
 export interface StreamableHttpClientOptions {
   url: string | URL;
-  /** Extra headers on every request (e.g. Authorization), or a function computing them per request. */
+  /** Extra headers on every request, or a function computing them per request. */
   headers?: Record<string, string> | (() => Record<string, string> | Promise<Record<string, string>>);
   /**
    * Use this fetch for every HTTP request. Default: on Node, node:http with a keep-alive pool (much lighter per
@@ -89,6 +126,11 @@ export interface StreamableHttpClientOptions {
   terminateOnClose?: boolean;
   /** Every new Last-Event-ID of every stream; hand it back to resumeStream() to continue after a restart. */
   onResumptionToken?: (token: string, info: ResumptionInfo) => void;
+  /**
+   * Supplies the Authorization header of every request and decides whether a request answered 401/403 is sent
+   * again (e.g. an OAuth client from mcpgen/auth). Its header replaces one given in `headers`.
+   */
+  authorization?: HttpAuthorizer;
 }
 
 interface StreamContext {
@@ -146,6 +188,7 @@ export class StreamableHttpClientTransport implements Transport {
   /** Requests whose lost reply stream the layer above recovers (skipStreamResume), until answered or lost. */
   private readonly recoveredAbove = new Set<string>();
   private initializeKey: string | undefined;
+  private readonly authRetries: number;
 
   constructor(options: StreamableHttpClientOptions) {
     this.options = options;
@@ -153,6 +196,7 @@ export class StreamableHttpClientTransport implements Transport {
     this.http = options.fetch ? fetchRequester(options.fetch) : platformRequester({ idleSocketTimeoutMs: options.idleSocketTimeoutMs });
     this._sessionId = options.sessionId;
     this._protocolVersion = options.protocolVersion;
+    this.authRetries = limitOption("authorization.maxRetries", options.authorization?.maxRetries, DEFAULT_AUTHORIZATION_RETRIES, 100);
   }
 
   get sessionId(): string | undefined {
@@ -185,9 +229,9 @@ export class StreamableHttpClientTransport implements Transport {
     const signal = this.lifetime.signal;
     let response: WireResponse;
     try {
-      response = await this.http.send(this.url, {
+      response = await this.exchange({
         method: "POST",
-        headers: { ...(await this.headers()), "content-type": "application/json", accept: "application/json, text/event-stream" },
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
         body: JSON.stringify(message),
         signal,
       });
@@ -204,9 +248,8 @@ export class StreamableHttpClientTransport implements Transport {
       throw this.expireSession(sentSessionId);
     }
     if (!response.ok) {
-      const text = await response.text().catch(() => "");
       if (key !== undefined) this.unanswerable(key);
-      throw new HttpStatusError(response.status, text);
+      throw await statusError(response);
     }
     if (id === undefined || response.status === 202) {
       await response.discard();
@@ -237,7 +280,7 @@ export class StreamableHttpClientTransport implements Transport {
     }
     await response.discard();
     if (key !== undefined) this.unanswerable(key);
-    throw new HttpStatusError(response.status, "", `unexpected content type ${JSON.stringify(type)} for a request`);
+    throw new HttpStatusError(response.status, "", `unexpected content type ${JSON.stringify(type)} for a request`, response.headers());
   }
 
   /**
@@ -270,8 +313,7 @@ export class StreamableHttpClientTransport implements Transport {
     }
     if (!response.ok || mediaType(response) !== "text/event-stream") {
       this.standaloneOpen = false;
-      const text = await response.text().catch(() => "");
-      throw new HttpStatusError(response.status, text);
+      throw await statusError(response);
     }
     const ctx: StreamContext = { standalone: true, gotResponse: false, signal };
     this.runStream(response, ctx)
@@ -311,11 +353,11 @@ export class StreamableHttpClientTransport implements Transport {
   async terminateSession(): Promise<void> {
     const sessionId = this._sessionId;
     if (sessionId === undefined) return;
-    const response = await this.http.send(this.url, { method: "DELETE", headers: await this.headers() });
-    await response.discard();
+    const response = await this.exchange({ method: "DELETE", headers: {} });
     if (!response.ok && response.status !== 405 && response.status !== 404) {
-      throw new HttpStatusError(response.status, "");
+      throw await statusError(response);
     }
+    await response.discard();
     if (this._sessionId === sessionId) this._sessionId = undefined;
   }
 
@@ -341,9 +383,37 @@ export class StreamableHttpClientTransport implements Transport {
   }
 
   private async get(lastEventId: string | undefined, signal: AbortSignal): Promise<WireResponse> {
-    const headers: Record<string, string> = { ...(await this.headers()), accept: "text/event-stream" };
+    const headers: Record<string, string> = { accept: "text/event-stream" };
     if (lastEventId !== undefined) headers[LAST_EVENT_ID_HEADER] = lastEventId;
-    return this.http.send(this.url, { method: "GET", headers, signal });
+    return this.exchange({ method: "GET", headers, signal });
+  }
+
+  /**
+   * One request with the session's headers and the authorizer's credentials; a 401 or 403 goes to the authorizer,
+   * which may have it sent again (at most `maxRetries` times). Any other answer, or the last one, is returned.
+   */
+  private async exchange(request: WireRequest): Promise<WireResponse> {
+    const authorizer = this.options.authorization;
+    for (let attempt = 1; ; attempt++) {
+      const headers = { ...(await this.headers()), ...request.headers };
+      const authorization = authorizer === undefined ? undefined : await authorizer.authorization(this.url);
+      if (authorization !== undefined) {
+        for (const name of Object.keys(headers)) if (name.toLowerCase() === "authorization") delete headers[name];
+        headers.authorization = authorization;
+      }
+      const response = await this.http.send(this.url, { ...request, headers });
+      if (authorizer === undefined || (response.status !== 401 && response.status !== 403) || attempt > this.authRetries) return response;
+      const challenge: HttpAuthChallenge = { status: response.status, headers: response.headers(), url: this.url, method: request.method, authorization, attempt };
+      let retry: boolean;
+      try {
+        retry = await authorizer.challenge(challenge);
+      } catch (error) {
+        await response.discard();
+        throw error;
+      }
+      if (!retry) return response;
+      await response.discard();
+    }
   }
 
   /** Reads a stream and keeps it alive across disconnects (network or SEP-1699 server close) until done. */
@@ -390,11 +460,11 @@ export class StreamableHttpClientTransport implements Transport {
         response = next;
         continue;
       }
-      const text = await next.text().catch(() => "");
+      const error = await statusError(next);
       if (next.status === 405 && ctx.standalone) return; // the server offers no GET stream
-      // Other 4xx are definite answers (bad/expired Last-Event-ID, conflict); retrying cannot help.
+      // Other 4xx are definite answers (bad/expired Last-Event-ID, conflict, refused credentials); retrying cannot help.
       if (next.status >= 400 && next.status < 500 && next.status !== 408 && next.status !== 429) {
-        return this.streamFailed(ctx, `resuming the SSE stream failed: ${new HttpStatusError(next.status, text).message}`);
+        return this.streamFailed(ctx, `resuming the SSE stream failed: ${error.message}`);
       }
     }
   }
@@ -519,6 +589,12 @@ export class StreamableHttpClientTransport implements Transport {
   private report(error: unknown): void {
     this.onerror?.(error instanceof Error ? error : new Error(String(error)));
   }
+}
+
+/** The HttpStatusError for a response the transport cannot use, with its body (when readable) and headers. */
+async function statusError(response: WireResponse): Promise<HttpStatusError> {
+  const text = await response.text().catch(() => "");
+  return new HttpStatusError(response.status, text, undefined, response.headers());
 }
 
 function lostResponse(id: RequestId, message: string, reason: "stream-lost" | "session-expired", retryMs?: number): JsonRpcErrorResponse {

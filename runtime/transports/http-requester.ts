@@ -27,6 +27,14 @@ class NodeResponse implements WireResponse {
     return Array.isArray(value) ? value.join(", ") : value;
   }
 
+  headers(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [name, value] of Object.entries(this.res.headers)) {
+      if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : value;
+    }
+    return out;
+  }
+
   text(): Promise<string> {
     const res = this.res;
     return new Promise((resolve, reject) => {

@@ -2,7 +2,7 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -57,10 +57,11 @@ export async function runConformance(mode: "server" | "client", args: string[], 
       );
     });
     const checks = new Map<string, Check[]>();
-    for (const dir of readdirSync(out)) {
+    // A scenario named "auth/x" writes its results under auth/, hence the walk.
+    for (const dir of readdirSync(out, { recursive: true, encoding: "utf8" })) {
       const file = join(out, dir, "checks.json");
       if (!existsSync(file)) continue;
-      const scenario = dir.replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, "").replace(mode === "server" ? /^server-/ : /^$/, "");
+      const scenario = dir.split(sep).join("/").replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, "").replace(mode === "server" ? /^server-/ : /^$/, "");
       checks.set(scenario, JSON.parse(readFileSync(file, "utf8")) as Check[]);
     }
     return { code, stdout, stderr, checks };
