@@ -30,7 +30,11 @@ export interface CliRun {
 export function builtExample(name: string): string {
   const built = join(ROOT, `dist/examples/${name}.js`);
   if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build`);
-  const transports = readdirSync(join(ROOT, "runtime/transports")).map((file) => `runtime/transports/${file}`);
+  const transports = ["runtime/transports", "runtime/auth"].flatMap((dir) =>
+    readdirSync(join(ROOT, dir), { recursive: true, encoding: "utf8" })
+      .filter((file) => file.endsWith(".ts"))
+      .map((file) => `${dir}/${file}`),
+  );
   const newestSource = Math.max(
     ...[`examples/${name}.ts`, "generated/sdk.ts", ...transports].map((file) => statSync(join(ROOT, file)).mtimeMs),
   );
