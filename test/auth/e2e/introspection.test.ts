@@ -1,6 +1,8 @@
 // End to end with opaque access tokens: oidc-provider issues them, our protected server checks them by introspection (RFC 7662), our client obtains them.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { introspectionVerifier } from "../../../runtime/auth/index.js";
+import { introspectionVerifier, type TokenVerifier } from "../../../runtime/auth/index.js";
+import { HttpStatusError } from "../../../runtime/transports/http-client.js";
+import { listenHttp } from "../../../runtime/transports/http-listen.js";
 import { startAuthorizationServer, type AuthorizationServer } from "../oidc/helpers.js";
 import { Sweep, connectClient, protectedServer, textOf, userClient } from "./helpers.js";
 
@@ -58,8 +60,34 @@ describe("our client -> our protected server with introspectionVerifier, oidc-pr
     await response.body?.cancel();
   });
 
+  it("while introspection is unreachable (nothing listening) calls fail 503 and the server reports it; then the session goes on", async () => {
+    const live = introspectionVerifier({ endpoint: introspectionEndpoint, clientId: RESOURCE_SERVER.client_id, clientSecret: RESOURCE_SERVER.client_secret, issuer: as.issuer });
+    const closed = await listenHttp(() => undefined, { host: "127.0.0.1", port: 0 });
+    await closed.close();
+    const dead = introspectionVerifier({ endpoint: `${closed.origin}/introspect`, clientId: RESOURCE_SERVER.client_id, clientSecret: RESOURCE_SERVER.client_secret });
+    let current: TokenVerifier = live;
+    const rs = await protectedServer(as.issuer, { verify: (token, context) => current.verify(token, context) }, sweep);
+    closers.push(() => rs.stop());
+    const user = userClient(as, sweep, [{ login: "niaj" }]);
+    const client = await connectClient(rs.url, user.oauth, sweep);
+    closers.push(() => client.peer.close());
+    await client.callTool({ name: "whoami", arguments: {} });
+
+    current = dead;
+    const error = await sweep.rejection(client.callTool({ name: "whoami", arguments: {} }));
+    expect(error).toBeInstanceOf(HttpStatusError);
+    expect(error).toMatchObject({ status: 503 });
+    expect(rs.errors.map((e) => e.message)).toEqual([expect.stringContaining("Cannot verify access tokens")]);
+
+    current = live;
+    expect(JSON.parse(textOf(await client.callTool({ name: "whoami", arguments: {} })))).toMatchObject({ principal: "niaj" });
+    expect(user.authorizations).toHaveLength(1);
+  });
+
   it("sweep: no access or refresh token appears in any error, onerror output or console line of ours", () => {
-    expect(sweep.tokens.size).toBeGreaterThanOrEqual(3);
-    expect(sweep.leaks()).toEqual([]);
+    const leaks = sweep.leaks();
+    expect(sweep.tokens.size).toBeGreaterThanOrEqual(5);
+    expect(sweep.texts.join("\n")).toContain("Cannot verify access tokens");
+    expect(leaks).toEqual([]);
   });
 });

@@ -136,9 +136,10 @@ describe("our client -> our protected server, oidc-provider issuing JWT access t
   });
 
   it("sweep: no access or refresh token of these flows appears in any error, onerror output or console line", () => {
+    const leaks = sweep.leaks();
     expect(sweep.tokens.size).toBeGreaterThanOrEqual(8);
     expect(sweep.texts.length).toBeGreaterThan(0);
-    expect(sweep.leaks()).toEqual([]);
+    expect(leaks).toEqual([]);
     // The sweep itself finds a token in an error's cause.
     const probe = new Sweep();
     probe.tokens.add("planted-token-value");
