@@ -67,6 +67,27 @@ describe("the official SDK's client (its own OAuthClientProvider flow) -> our pr
   });
 });
 
+describe("the official SDK's client stepping up on our 403, with an authorization server that lets it", () => {
+  // The two SDK limits call for an authorization server that issues no refresh token without offline_access and
+  // ignores the scope a client registered with; with one, our challenge is all the SDK needs to step up.
+  let lenient: AuthorizationServer;
+  beforeAll(async () => {
+    lenient = await startAuthorizationServer({ refreshTokens: "offline_access", ignoreRegisteredScope: true });
+  });
+  afterAll(() => lenient?.stop());
+
+  it("re-authorizes with the scopes our 403 names and the admin tool runs", async () => {
+    const rs = await protectedServer(lenient.issuer, jwtVerifier({ issuer: lenient.issuer }), sweep);
+    closers.push(() => rs.stop());
+    const session = await connectSdkClient(rs.url, lenient, { approval: { login: "olivia" } });
+    closers.push(() => session.close());
+    await session.callTool("whoami");
+    expect(textOf(await session.callTool("admin"))).toBe("admin done");
+    expect(session.provider.authorizations.map((u) => u.searchParams.get("scope"))).toEqual(["mcp:tools", "mcp:tools mcp:admin"]);
+    expect(JSON.parse(textOf(await session.callTool("whoami")))).toEqual({ principal: "olivia", scopes: ["mcp:tools", "mcp:admin"], sub: "olivia" });
+  });
+});
+
 describe("our client -> the official SDK's protected server (requireBearerAuth)", () => {
   it("calls a tool, then steps up to admin_reset with one more approval", async () => {
     const rs = await startSdkProtectedServer(as.issuer);
