@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process";
 import { lstatSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { repoRoot } from "./helpers.js";
+import { repoRoot } from "./kit/paths.js";
 
 const manifest = (dir: string) => JSON.parse(readFileSync(join(repoRoot, dir, "package.json"), "utf8"));
 const pkg = manifest(".");

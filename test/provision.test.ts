@@ -2,7 +2,7 @@
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { repoRoot, tempDir } from "./helpers.js";
+import { repoRoot, tempDir } from "./kit/paths.js";
 import { findOnPath, plan, programs, provision, type Host, type Program } from "./provision.mjs";
 
 const redis: Program = { command: "redis-server", debianPackage: "redis-server", neededBy: "store tests" };

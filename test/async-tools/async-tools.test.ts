@@ -2,7 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { AsyncTools } from "../../runtime/async-tools/server.js";
 import { AsyncCallRejectedError, callToolAsync, callToolPreferAsync, joinToolAsync } from "../../runtime/async-tools/client.js";
-import { connect, gate, makeTools, until, type Gate } from "./helpers.js";
+import { connect, gate, makeTools, type Gate } from "./helpers.js";
+import { until } from "../kit/timing.js";
 
 describe("async tool calls", () => {
   it("advertises async.maxKeepAliveTime, accepts, runs detached and answers get without timeout with the result", async () => {

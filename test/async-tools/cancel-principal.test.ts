@@ -4,7 +4,8 @@ import { AsyncTools } from "../../runtime/async-tools/server.js";
 import { callToolAsync, joinToolAsync } from "../../runtime/async-tools/client.js";
 import { RedisOperationStore } from "../../runtime/store/redis.js";
 import { startRedis, type RedisServer } from "../store/redis-server.js";
-import { connect, gate, makeTools, until, type Gate } from "./helpers.js";
+import { connect, gate, makeTools, type Gate } from "./helpers.js";
+import { until } from "../kit/timing.js";
 
 describe("tools/async/cancel checks the principal", () => {
   // Each case: who sends the cancel for alice's run (another principal, or a connection without one).

@@ -53,6 +53,3 @@ export function connect(tools: AsyncTools | undefined, principal?: string): Prom
   const [c, s] = createInMemoryPair(principal === undefined ? {} : { serverInfo: { principal } });
   return connectOver(tools, c, s);
 }
-
-/** Polls until a condition holds (the shared helper; its timeout is only a hang guard). */
-export { until } from "../server/helpers.js";

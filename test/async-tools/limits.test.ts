@@ -4,7 +4,8 @@ import type { JsonObject } from "../../runtime/jsonrpc.js";
 import type { RequestContext } from "../../runtime/peer.js";
 import { AsyncTools } from "../../runtime/async-tools/server.js";
 import { AsyncCallRejectedError, callToolAsync, joinToolAsync } from "../../runtime/async-tools/client.js";
-import { connect, gate, makeTools, until, type Gate } from "./helpers.js";
+import { connect, gate, makeTools, type Gate } from "./helpers.js";
+import { until } from "../kit/timing.js";
 
 /** The refusal a call met, or undefined when it was accepted. */
 async function refusal(call: Promise<unknown>): Promise<string | undefined> {

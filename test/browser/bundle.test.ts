@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { repoRoot } from "../helpers.js";
+import { repoRoot } from "../kit/paths.js";
 import { bundleForBrowser, source } from "./helpers.js";
 
 /** Minimal programs as a web app or a worker would write them, with the modules their graphs must reach. */

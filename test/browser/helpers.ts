@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { delimiter, join, relative, resolve } from "node:path";
 import { build } from "esbuild";
 import { chromium, type BrowserContext } from "playwright-core";
-import { repoRoot, tempDir } from "../helpers.js";
+import { repoRoot, tempDir } from "../kit/paths.js";
 import { findOnPath } from "../provision.mjs";
 
 /** A module specifier for a source file of this repo, for programs written into a temporary directory. */

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../generator/cli.js";
-import { referenceDir, repoRoot, tempDir } from "../helpers.js";
+import { referenceDir, repoRoot, tempDir } from "../kit/paths.js";
 
 interface Run {
   code: number;

@@ -7,7 +7,7 @@ import { formatJson } from "../../generator/diff/format.js";
 import { loadSide } from "../../generator/diff/source.js";
 import type { Change, DiffReport } from "../../generator/diff/types.js";
 import { applyOverlay, readPatches } from "../../generator/schema-build.js";
-import { referenceDir, repoRoot, tempDir } from "../helpers.js";
+import { referenceDir, repoRoot, tempDir } from "../kit/paths.js";
 
 /** Paths as a user in the project would type them, so reports (and snapshots) do not depend on the machine. */
 const rev = (name: string): string => relative(repoRoot, join(referenceDir, "mcp-schema", name, "schema.json"));

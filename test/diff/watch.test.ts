@@ -3,7 +3,8 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { follow, repoRoot, tempDir } from "../helpers.js";
+import { follow } from "../kit/streams.js";
+import { repoRoot, tempDir } from "../kit/paths.js";
 
 let child: ChildProcessWithoutNullStreams | undefined;
 afterAll(() => {

@@ -2,7 +2,8 @@
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join, relative } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { referenceDir, repoRoot, runCli, tempDir } from "../helpers.js";
+import { referenceDir, repoRoot, tempDir } from "../kit/paths.js";
+import { runCli } from "../kit/cli.js";
 
 let work: string;
 beforeAll(() => {

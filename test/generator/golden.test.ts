@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { generate } from "../../generator/generate.js";
 import { compareWithDisk } from "../../generator/files.js";
-import { repoRoot, tempDir } from "../helpers.js";
+import { repoRoot, tempDir } from "../kit/paths.js";
+import { rng } from "../kit/random.js";
 
 const schemaFile = join(repoRoot, "schema/schema.json");
 const outDir = join(repoRoot, "generated");
@@ -23,17 +24,6 @@ function shuffleKeys(value: unknown, random: () => number): unknown {
     return out;
   }
   return value;
-}
-
-function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 describe("golden", () => {
@@ -68,12 +58,12 @@ describe("determinism", () => {
   it("a key-shuffled schema gives the same bytes", async () => {
     const dir = tempDir("shuffle");
     const original = JSON.parse(readFileSync(schemaFile, "utf8"));
-    const shuffled = shuffleKeys(original, seeded(20261122));
+    const shuffled = shuffleKeys(original, rng(20261122));
     const shuffledFile = join(dir, "schema.json");
     writeFileSync(shuffledFile, JSON.stringify(shuffled, null, 1));
     // The sidecar is data too: shuffle it as well.
     const methods = JSON.parse(readFileSync(join(repoRoot, "schema/methods.json"), "utf8"));
-    writeFileSync(join(dir, "methods.json"), JSON.stringify(shuffleKeys(methods, seeded(7))));
+    writeFileSync(join(dir, "methods.json"), JSON.stringify(shuffleKeys(methods, rng(7))));
     expect(readFileSync(shuffledFile, "utf8")).not.toEqual(readFileSync(schemaFile, "utf8"));
     const a = await generate({ schemaFile, outDir, sourceName: "schema/schema.json" });
     const b = await generate({ schemaFile: shuffledFile, outDir, sourceName: "schema/schema.json" });

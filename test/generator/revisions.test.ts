@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { generate } from "../../generator/generate.js";
 import { writeFiles } from "../../generator/files.js";
-import { referenceDir, repoRoot, tempDir } from "../helpers.js";
+import { referenceDir, repoRoot, tempDir } from "../kit/paths.js";
 
 describe.each(["2025-06-18", "2025-03-26"])("official %s schema", (revision) => {
   it("generates an SDK that compiles", async () => {

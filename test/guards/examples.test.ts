@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import { referenceDir } from "../helpers.js";
+import { referenceDir } from "../kit/paths.js";
 import { definitionNames, guardFor, isJsonPointer, oracleFor, explainFor, verdicts } from "./oracle.js";
 
 const examplesDir = path.join(referenceDir, "examples-2026-07-28");

@@ -4,7 +4,9 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSyn
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PUBLISHED } from "../../packages/published.mjs";
-import { follow, repoRoot, tempDir, type CliResult } from "../helpers.js";
+import { follow } from "../kit/streams.js";
+import { repoRoot, tempDir } from "../kit/paths.js";
+import type { CliResult } from "../kit/cli.js";
 
 const guide = readFileSync(join(repoRoot, "docs/guide.md"), "utf8");
 const fixtures = join(repoRoot, "test/fixtures/guide");

@@ -2,7 +2,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ResumableRequests } from "../../runtime/resumable/server.js";
 import { startResumableHttp, type ResumableHttp } from "../resumable/harness.js";
-import { eventually, post, readSse, sessionHeaders, type SseRead } from "./helpers.js";
+import { post, readSse, sessionHeaders, type SseRead } from "./helpers.js";
+import { until } from "../kit/timing.js";
 
 let server: ResumableHttp | undefined;
 afterEach(async () => {
@@ -37,17 +38,17 @@ describe("a cancelled request over HTTP", () => {
       const call = await post(server.url, { jsonrpc: "2.0", id, method: "tools/call", params: { name: "count", arguments: { steps: 2 } } }, sessionHeaders(sid));
       const live: SseRead = { events: [], messages: [], ended: false };
       const reading = readSse(call, undefined, live);
-      await eventually(() => transport.pendingRequestCount === 1);
+      await until(() => transport.pendingRequestCount === 1);
       const cancel = await post(server.url, { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "not needed" } }, sessionHeaders(sid));
       expect(cancel.status).toBe(202);
       // The stream ends without a response: a cancelled request is not answered.
-      await eventually(() => live.ended, 5000);
+      await until(() => live.ended, 5000);
       const read = await reading;
       expect(read.ended).toBe(true);
       expect(read.messages.some((m) => m.id === id)).toBe(false);
       expect(transport.pendingRequestCount).toBe(0);
     }
-    await eventually(() => aborted === CALLS);
+    await until(() => aborted === CALLS);
     // The session is as good as new: a call that is not cancelled is answered.
     const echo = await readSse(await post(server.url, { jsonrpc: "2.0", id: 99, method: "ping" }, sessionHeaders(sid)));
     expect(echo.messages.at(-1)).toMatchObject({ id: 99, result: {} });

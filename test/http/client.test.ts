@@ -10,7 +10,8 @@ import {
   type StreamableHttpClientOptions,
 } from "../../runtime/transports/http-client.js";
 import { InMemoryEventStore } from "../../runtime/transports/event-store.js";
-import { eventually, initializeMessage, startServer, type RunningServer } from "./helpers.js";
+import { initializeMessage, startServer, type RunningServer } from "./helpers.js";
+import { until } from "../kit/timing.js";
 
 let server: RunningServer | undefined;
 const clients: StreamableHttpClientTransport[] = [];
@@ -37,7 +38,7 @@ function harness(options: Partial<StreamableHttpClientOptions> = {}): Harness {
   client.onmessage = (m) => messages.push(m as JsonObject);
   client.onerror = (e) => errors.push(e);
   const response = async (id: RequestId) => {
-    await eventually(() => messages.some((m) => m.id === id && !("method" in m)), 5000);
+    await until(() => messages.some((m) => m.id === id && !("method" in m)), 5000);
     return messages.find((m) => m.id === id && !("method" in m))!;
   };
   return {
@@ -72,7 +73,7 @@ describe("round trips", () => {
     for (let id = 1; id <= 40; id++) await h.request(id, "echo", { id });
     // Concurrent ones too: each SSE reply listens while open and lets go when it ends.
     await Promise.all(Array.from({ length: 30 }, (_, i) => h.request(100 + i, "echo", { i })));
-    await eventually(() => getEventListeners(lifetime, "abort").length <= before);
+    await until(() => getEventListeners(lifetime, "abort").length <= before);
     expect(getEventListeners(lifetime, "abort").length).toBeLessThanOrEqual(before);
   });
 
@@ -143,9 +144,9 @@ describe("standalone stream", () => {
     const h = harness();
     await connect(h);
     // The GET must be open before the broadcast, or it would wait in the backlog (also fine, but not this test).
-    await eventually(() => server!.responder.transports[0].standaloneConnected);
+    await until(() => server!.responder.transports[0].standaloneConnected);
     await h.request(1, "broadcast", { text: "hello" });
-    await eventually(() => h.messages.some((m) => m.method === "notifications/message"));
+    await until(() => h.messages.some((m) => m.method === "notifications/message"));
     expect(h.messages.find((m) => m.method === "notifications/message")).toMatchObject({ params: { text: "hello" } });
   });
 
@@ -153,15 +154,15 @@ describe("standalone stream", () => {
     server = await startServer({ retryMs: 20 });
     const h = harness();
     await connect(h);
-    await eventually(() => server!.responder.transports[0].standaloneConnected);
+    await until(() => server!.responder.transports[0].standaloneConnected);
     const t = server.responder.transports[0];
     await t.closeStandaloneStream();
     // Sent while the client is away (waiting out `retry`): kept in the store, replayed on resume.
     await t.send({ jsonrpc: "2.0", method: "notifications/message", params: { text: "while away" } });
-    await eventually(() => h.messages.some((m) => m.method === "notifications/message"));
-    await eventually(() => t.standaloneConnected);
+    await until(() => h.messages.some((m) => m.method === "notifications/message"));
+    await until(() => t.standaloneConnected);
     await t.send({ jsonrpc: "2.0", method: "notifications/message", params: { text: "after" } });
-    await eventually(() => h.messages.filter((m) => m.method === "notifications/message").length === 2);
+    await until(() => h.messages.filter((m) => m.method === "notifications/message").length === 2);
     expect(h.messages.filter((m) => m.method === "notifications/message").map((m) => (m.params as { text: string }).text)).toEqual(["while away", "after"]);
     expect(h.errors).toEqual([]);
   });
@@ -203,7 +204,7 @@ describe("resumption", () => {
     const h = harness({ standaloneStream: "manual", fetch: timingFetch(log) });
     await connect(h);
     await h.client.send({ jsonrpc: "2.0", id: 7, method: "wait", params: { gate: "g", before: 2, after: 3 } });
-    await eventually(() => progressOf(h.messages, "7").length === 2);
+    await until(() => progressOf(h.messages, "7").length === 2);
     await server.responder.transports[0].closeSseStream(7);
     server.responder.open("g");
     const res = await h.response(7);
@@ -235,7 +236,7 @@ describe("resumption", () => {
     const h = harness({ standaloneStream: "manual", fetch: timingFetch(log, true), reconnect: { maxAttempts: 3 } });
     await connect(h);
     await h.client.send({ jsonrpc: "2.0", id: 9, method: "wait", params: { gate: "never", before: 1, after: 0 } });
-    await eventually(() => progressOf(h.messages, "9").length === 1);
+    await until(() => progressOf(h.messages, "9").length === 1);
     await server.responder.transports[0].closeSseStream(9);
     const res = await h.response(9);
     expect(res).toMatchObject({ id: 9, error: { code: CONNECTION_LOST_CODE, data: { reason: "stream-lost" } } });
@@ -254,7 +255,7 @@ describe("resumption", () => {
     });
     await connect(h);
     await h.client.send({ jsonrpc: "2.0", id: 4, method: "wait", params: { gate: "r", before: 1, after: 2 } });
-    await eventually(() => progressOf(h.messages, "4").length === 1);
+    await until(() => progressOf(h.messages, "4").length === 1);
     const sessionId = h.client.sessionId!;
     // The app "restarts": the old transport goes away without ending the session.
     await h.client.close();
@@ -289,7 +290,7 @@ describe("resuming a finished stream", () => {
     });
     // Without the request id the transport cannot know the stream is finished.
     await h2.client.resumeStream(tokens[0]);
-    await eventually(() => h2.errors.length > 0);
+    await until(() => h2.errors.length > 0);
     expect(h2.errors[0]).toBeInstanceOf(StreamLostError);
     expect(log.gets).toHaveLength(3);
     expect(progressOf(h2.messages, "6")).toEqual([1]);
@@ -306,7 +307,7 @@ describe("session expiry", () => {
     await connect(h);
     const oldId = h.client.sessionId!;
     await h.client.send({ jsonrpc: "2.0", id: 1, method: "wait", params: { gate: "x", before: 1, after: 1 } });
-    await eventually(() => progressOf(h.messages, "1").length === 1);
+    await until(() => progressOf(h.messages, "1").length === 1);
     // The server forgets the session behind the client's back.
     await server.responder.transports[0].close();
     await expect(h.client.send({ jsonrpc: "2.0", id: 2, method: "echo" })).rejects.toBeInstanceOf(SessionExpiredError);

@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
 import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
 import { createStreamableHttpServer, type StreamableHttpServer } from "../../runtime/transports/http-server.js";
-import { ACCEPT_BOTH, eventually, initializeMessage, makeResponder, readSse, sessionHeaders } from "./helpers.js";
+import { ACCEPT_BOTH, initializeMessage, makeResponder, readSse, sessionHeaders } from "./helpers.js";
+import { until } from "../kit/timing.js";
 
 const URL_ = "http://127.0.0.1:3000/mcp";
 // What an adapter passes on from the wire; a Request made in process has no Host until given one.
@@ -48,7 +49,7 @@ describe("fetch-style handler", () => {
     expect(get.status).toBe(200);
     expect(get.headers.get("content-type")).toBe("text/event-stream");
     const reading = readSse(get, (r) => r.messages.length === 1);
-    await eventually(() => responder.transports[0].standaloneConnected);
+    await until(() => responder.transports[0].standaloneConnected);
     await responder.transports[0].send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
     const got = await reading;
     expect(got.events[0].data).toBe("");
@@ -76,9 +77,9 @@ describe("fetch-style handler", () => {
     const messages: JsonObject[] = [];
     client.onmessage = (m) => messages.push(m as JsonObject);
     await client.send(initializeMessage(0));
-    await eventually(() => messages.some((m) => m.id === 0));
+    await until(() => messages.some((m) => m.id === 0));
     await client.send({ jsonrpc: "2.0", id: 1, method: "echo", params: { via: "fetch" } });
-    await eventually(() => messages.some((m) => m.id === 1));
+    await until(() => messages.some((m) => m.id === 1));
     expect(messages.find((m) => m.id === 1)).toMatchObject({ result: { echo: { via: "fetch" } } });
     await client.close();
     expect(responder.closed).toHaveLength(1);

@@ -230,15 +230,6 @@ export async function readSse(
   }
 }
 
-/** Resolves once `predicate` holds, polling briefly; rejects after `ms`. */
-export async function eventually(predicate: () => boolean, ms = 2000): Promise<void> {
-  const start = Date.now();
-  while (!predicate()) {
-    if (Date.now() - start > ms) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
 export function sessionHeaders(sessionId: string): Record<string, string> {
   return { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" };
 }

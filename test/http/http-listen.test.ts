@@ -2,7 +2,8 @@
 import { connect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_HTTP_SERVER_TIMEOUTS, createHttpServer, listenHttp } from "../../runtime/transports/http-listen.js";
-import { eventually, initialize, post, readSse, sessionHeaders, startServer, type RunningServer } from "./helpers.js";
+import { initialize, post, readSse, sessionHeaders, startServer, type RunningServer } from "./helpers.js";
+import { until } from "../kit/timing.js";
 
 let server: RunningServer | undefined;
 const sockets: Socket[] = [];
@@ -88,7 +89,7 @@ describe("long responses are not cut off", () => {
     const standalone = readSse(get, (r) => r.messages.length === 1);
     // Awaited below; a cut connection must fail this test, not surface as an unhandled rejection first.
     standalone.catch(() => undefined);
-    await eventually(() => server!.responder.transports[0].standaloneConnected);
+    await until(() => server!.responder.transports[0].standaloneConnected);
     const reply = await post(server.url, { jsonrpc: "2.0", id: 1, method: "wait", params: { gate: "late", before: 1, after: 1 } }, sessionHeaders(sid));
     expect(reply.status).toBe(200);
     // Several request timeouts and checks go by while both responses stay open.

@@ -10,7 +10,8 @@ import { ListToolsRequestSchema, ResultSchema } from "@modelcontextprotocol/sdk/
 import { afterEach, describe, expect, it } from "vitest";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
 import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
-import { eventually, initializeMessage, startServer, type RunningServer } from "./helpers.js";
+import { initializeMessage, startServer, type RunningServer } from "./helpers.js";
+import { until } from "../kit/timing.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -42,7 +43,7 @@ describe("SDK client -> our server", () => {
     expect(seen).toEqual([1, 2, 3]);
     await transport.terminateSession();
     await client.close();
-    await eventually(() => server.responder.closed.length === 1);
+    await until(() => server.responder.closed.length === 1);
   });
 
   it("survives SEP-1699 polling: the server closes every connection and the SDK client resumes", async () => {
@@ -91,16 +92,16 @@ describe("our client -> SDK server", () => {
     client.onmessage = (m) => messages.push(m as JsonObject);
     client.onerror = (e) => errors.push(e);
     await client.send(initializeMessage(1));
-    await eventually(() => messages.some((m) => m.id === 1));
+    await until(() => messages.some((m) => m.id === 1));
     expect(messages[0]).toMatchObject({ result: { serverInfo: { name: "sdk-server" } } });
     expect(client.sessionId).toBeDefined();
     expect(client.protocolVersion).toBe((messages[0].result as { protocolVersion: string }).protocolVersion);
     await client.send({ jsonrpc: "2.0", method: "notifications/initialized" });
     await client.send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
-    await eventually(() => messages.some((m) => m.id === 2));
+    await until(() => messages.some((m) => m.id === 2));
     expect(messages.find((m) => m.id === 2)).toMatchObject({ result: { tools: [{ name: "t" }] } });
     await client.close();
-    await eventually(() => closedSessions === 1);
+    await until(() => closedSessions === 1);
     expect(errors).toEqual([]);
   });
 });

@@ -3,9 +3,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { nodeRequester, type WireRequester } from "../../runtime/transports/http-requester.js";
-import { rng } from "../resumable/harness.js";
-import { sleep } from "../runtime/helpers.js";
-import { eventually } from "./helpers.js";
+import { rng } from "../kit/random.js";
+import { sleep, until } from "../kit/timing.js";
 
 type Handler = (req: IncomingMessage, res: ServerResponse, info: { connection: number; onConnection: number }) => void;
 
@@ -122,7 +121,7 @@ describe("a request that fails on a reused connection", () => {
     const controller = new AbortController();
     const aborted = call(r, server.url, 3, controller.signal);
     aborted.catch(() => undefined);
-    await eventually(() => server.requests === 3);
+    await until(() => server.requests === 3);
     controller.abort(new Error("stop"));
     await expect(aborted).rejects.toThrow("stop");
     await sleep(20);
@@ -164,7 +163,7 @@ describe("idle connections", () => {
     const server = await listen((_req, res) => answer(res, { ok: true }), 60_000);
     const r = requester(100);
     await call(r, server.url, 1);
-    await eventually(() => server.endedByClient === 1, 5000);
+    await until(() => server.endedByClient === 1, 5000);
     await call(r, server.url, 2);
     expect(server.sockets).toHaveLength(2);
   });

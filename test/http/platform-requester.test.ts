@@ -4,7 +4,8 @@ import type { JsonObject } from "../../runtime/jsonrpc.js";
 import { nodeBuiltin } from "../../runtime/node-builtin.js";
 import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
 import { randomId, utf8ByteLength } from "../../runtime/transports/http-wire.js";
-import { eventually, initializeMessage, startServer, type RunningServer } from "./helpers.js";
+import { initializeMessage, startServer, type RunningServer } from "./helpers.js";
+import { until } from "../kit/timing.js";
 
 let server: RunningServer | undefined;
 afterEach(async () => {
@@ -31,7 +32,7 @@ async function initializeHeaders(make: (url: string) => StreamableHttpClientTran
   const replies: JsonObject[] = [];
   client.onmessage = (m) => replies.push(m as JsonObject);
   await client.send(initializeMessage(0));
-  await eventually(() => replies.length > 0, 5000);
+  await until(() => replies.length > 0, 5000);
   await client.close();
   return server.responder.received[0]!.info!.headers!;
 }

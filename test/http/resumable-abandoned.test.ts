@@ -4,7 +4,8 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { ResumableRequests } from "../../runtime/resumable/server.js";
 import { startResumableHttp, type ResumableHttp } from "../resumable/harness.js";
-import { eventually, post, readSse, sessionHeaders } from "./helpers.js";
+import { post, readSse, sessionHeaders } from "./helpers.js";
+import { until } from "../kit/timing.js";
 
 const rawClient = fileURLToPath(new URL("./fixtures/resumable-raw-client.mjs", import.meta.url));
 const MAX_WAIT_S = 1;
@@ -59,7 +60,7 @@ describe("a resumable request whose client process is killed (SIGKILL)", () => {
     expect(manager.store.count()).toBe(0);
     const [session] = server.servers;
     const transport = [...server.mcp.sessions.values()][0];
-    await eventually(() => session.operations.inbound.size === 0);
+    await until(() => session.operations.inbound.size === 0);
     expect(transport.pendingRequestCount).toBe(0);
   });
 });

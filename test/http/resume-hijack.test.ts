@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
 import { ResumableRequests } from "../../runtime/resumable/server.js";
 import { startResumableHttp, type ResumableHttp } from "../resumable/harness.js";
-import { eventually, post, readSse, sessionHeaders, type SseRead } from "./helpers.js";
+import { post, readSse, sessionHeaders, type SseRead } from "./helpers.js";
+import { until } from "../kit/timing.js";
 
 let server: ResumableHttp | undefined;
 afterEach(async () => {
@@ -40,7 +41,7 @@ describe("a bogus requests/resume with the id of a request in flight", () => {
     expect(original.status).toBe(200);
     const live: SseRead = { events: [], messages: [], ended: false };
     const reading = readSse(original, undefined, live);
-    await eventually(() => live.messages.some((m) => m.method === "notifications/progress"));
+    await until(() => live.messages.some((m) => m.method === "notifications/progress"));
     expect(manager.stats.made).toBe(resumable ? 1 : 0);
 
     const bogus = await post(server.url, { jsonrpc: "2.0", id: 5, method: "requests/resume", params }, sessionHeaders(sid));
@@ -76,12 +77,12 @@ describe("a bogus requests/resume with the id of a request in flight", () => {
     const original = await post(server.url, { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "count", arguments: { steps: 3 }, _meta: { progressToken: "p" } } }, sessionHeaders(sid));
     const live: SseRead = { events: [], messages: [], ended: false };
     readSse(original, undefined, live).catch(() => undefined); // cancelled below: the stream then ends with no response
-    await eventually(() => live.messages.some((m) => m.method === "notifications/progress"));
+    await until(() => live.messages.some((m) => m.method === "notifications/progress"));
     const refused = await readSse(await post(server.url, { jsonrpc: "2.0", id: 7, method: "requests/resume", params: { resumeToken: "x".repeat(32) } }, sessionHeaders(sid)));
     expect(lastOf(refused)).toMatchObject({ id: 7, error: { code: -32602 } });
     const cancel = await post(server.url, { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 7, reason: "no longer needed" } }, sessionHeaders(sid));
     expect(cancel.status).toBe(202);
-    await eventually(() => reason !== undefined);
+    await until(() => reason !== undefined);
     expect(String((reason as Error).message)).toMatch(/no longer needed/);
     await manager.idle();
     expect(manager.size).toBe(0);
@@ -99,7 +100,7 @@ describe("a bogus requests/resume with the id of a request in flight", () => {
 
     const resume = await post(server.url, { jsonrpc: "2.0", id: 6, method: "requests/resume", params: { resumeToken: policy.resumeToken, _meta: { "io.mcpgen/lastSeq": 1 } } }, sessionHeaders(sid));
     const reading = readSse(resume);
-    await eventually(() => manager.stats.resumed === 1);
+    await until(() => manager.stats.resumed === 1);
     open();
     const rest = await reading;
     expect(rest.messages.filter((m) => m.method === "notifications/progress").map((m) => (m.params as { progress: number }).progress)).toEqual([2, 3]);

@@ -1,7 +1,8 @@
 // SEP-1699 polling and resumption on the server: close with retry, GET + Last-Event-ID replay, standalone stream.
 import { afterEach, describe, expect, it } from "vitest";
 import { InMemoryEventStore } from "../../runtime/transports/event-store.js";
-import { eventually, initialize, post, readSse, sessionHeaders, startServer, type RunningServer, type SseRead } from "./helpers.js";
+import { initialize, post, readSse, sessionHeaders, startServer, type RunningServer, type SseRead } from "./helpers.js";
+import { until } from "../kit/timing.js";
 
 let server: RunningServer | undefined;
 afterEach(async () => {
@@ -25,7 +26,7 @@ describe("server-initiated close (SEP-1699)", () => {
     const transport = server.responder.transports[0];
     const live: SseRead = { events: [], messages: [], ended: false };
     const reading = readSse(res, undefined, live);
-    await eventually(() => live.messages.length === 2);
+    await until(() => live.messages.length === 2);
     await transport.closeSseStream(10);
     const first = await reading;
     expect(first.ended).toBe(true);
@@ -34,7 +35,7 @@ describe("server-initiated close (SEP-1699)", () => {
 
     server.responder.open("g");
     // The request goes on without a connection; its messages wait in the store.
-    await eventually(() => transport.pendingRequestCount === 0);
+    await until(() => transport.pendingRequestCount === 0);
     const last = first.events.at(-1)!.id;
     const resumed = await resumeGet(server.url, sid, last);
     expect(resumed.status).toBe(200);
@@ -71,7 +72,7 @@ describe("server-initiated close (SEP-1699)", () => {
     await readSse(b);
     await readSse(await post(server.url, { jsonrpc: "2.0", id: "c", method: "broadcast", params: { text: "hi" } }, sessionHeaders(sid)));
     server.responder.open("a");
-    await eventually(() => t.pendingRequestCount === 0);
+    await until(() => t.pendingRequestCount === 0);
     const replay = await readSse(await resumeGet(server.url, sid, aRead.events.at(-1)!.id));
     expect(replay.messages.every((m) => m.method === "notifications/progress" ? (m.params as { progressToken: string }).progressToken === "a" : m.id === "a")).toBe(true);
     expect(progressValues(replay.messages)).toEqual([2, 3, "response"]);
@@ -145,7 +146,7 @@ describe("replay failures", () => {
     const first = await readSse(res, (r) => r.events.length === 1);
     await server.responder.transports[0].closeSseStream(1);
     server.responder.open("d");
-    await eventually(() => server!.responder.transports[0].pendingRequestCount === 0);
+    await until(() => server!.responder.transports[0].pendingRequestCount === 0);
     const resumed = await resumeGet(server.url, sid, first.events[0].id);
     expect(resumed.status).toBe(410);
     const body = (await resumed.json()) as { error: { code: number; message: string } };

@@ -2,7 +2,8 @@
 import { createServer } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { createStreamableHttpServer } from "../../runtime/transports/http-server.js";
-import { eventually, initialize, initializeMessage, makeResponder, post, readSse, sessionHeaders, startServer, type RunningServer } from "./helpers.js";
+import { initialize, initializeMessage, makeResponder, post, readSse, sessionHeaders, startServer, type RunningServer } from "./helpers.js";
+import { until } from "../kit/timing.js";
 
 let server: RunningServer | undefined;
 afterEach(async () => {
@@ -81,7 +82,7 @@ describe("stateful sessions", () => {
     const busy = await initialize(server.url);
     const get = await fetch(server.url, { headers: { accept: "text/event-stream", ...sessionHeaders(busy) } });
     expect(get.status).toBe(200);
-    await eventually(() => server!.responder.closed.length === 1);
+    await until(() => server!.responder.closed.length === 1);
     expect(server.responder.closed[0].sessionId).toBe(idle);
     expect((await post(server.url, { jsonrpc: "2.0", id: 1, method: "echo" }, sessionHeaders(idle))).status).toBe(404);
     await new Promise((r) => setTimeout(r, 150));
@@ -139,7 +140,7 @@ describe("stateless mode", () => {
     expect(read2.messages.map((m) => m.method ?? "response")).toEqual(["notifications/progress", "notifications/progress", "response"]);
     expect(server.responder.transports).toHaveLength(2);
     expect(server.responder.transports.every((t) => t.sessionId === undefined)).toBe(true);
-    await eventually(() => server!.responder.closed.length === 2);
+    await until(() => server!.responder.closed.length === 2);
   });
 
   it("answers GET and DELETE with 405", async () => {

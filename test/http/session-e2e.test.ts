@@ -12,7 +12,7 @@ import {
   type StreamableHttpServer,
   type StreamableHttpServerOptions,
 } from "../../runtime/transports/http-server.js";
-import { eventually } from "./helpers.js";
+import { until } from "../kit/timing.js";
 
 /** Accepts any params: these tests are about the transport, not validation. */
 function open(kind: "request" | "notification"): MethodSpec {
@@ -119,7 +119,7 @@ describe("ClientSession <-> ServerSession over Streamable HTTP", () => {
     const result = await client.request("tools/call", { name: "t", arguments: { steps: 3 } }, { onProgress: (p) => seen.push(p.progress) });
     expect(result).toEqual({ content: [{ type: "text", text: "steps=3" }] });
     expect(seen).toEqual([1, 2, 3]);
-    await eventually(() => sessions[0].server.initialized);
+    await until(() => sessions[0].server.initialized);
   });
 
   it("completes a tool call after the server drops the connection mid-request", async () => {
@@ -129,7 +129,7 @@ describe("ClientSession <-> ServerSession over Streamable HTTP", () => {
     const result = await client.request("tools/call", { name: "t", arguments: { steps: 4, dropAfter: 2 } }, { onProgress: (p) => seen.push(p.progress) });
     expect(result).toEqual({ content: [{ type: "text", text: "steps=4" }] });
     expect(seen).toEqual([1, 2, 3, 4]);
-    await eventually(() => messages.length === 1);
+    await until(() => messages.length === 1);
     expect(messages[0]).toMatchObject({ data: "done by anonymous" });
   });
 
@@ -155,10 +155,10 @@ describe("ClientSession <-> ServerSession over Streamable HTTP", () => {
     transport.onsessionexpired = (error) => void expired.push(error); // the app's own callback still runs
     await client.connect(transport);
     const oldId = transport.sessionId;
-    await eventually(() => sessions.length === 1 && sessions[0].server.initialized);
+    await until(() => sessions.length === 1 && sessions[0].server.initialized);
     // The server ends the session: only the standalone GET stream notices (its reconnect gets 404).
     await sessions[0].transport.close();
-    await eventually(() => expired.length === 1);
+    await until(() => expired.length === 1);
     await client.resumer!.whenConnected();
     expect(transport.sessionId).toBeDefined();
     expect(transport.sessionId).not.toBe(oldId);
@@ -173,7 +173,7 @@ describe("ClientSession <-> ServerSession over Streamable HTTP", () => {
     let closed = false;
     sessions[0].server.onclose = () => (closed = true);
     await client.close();
-    await eventually(() => closed);
+    await until(() => closed);
     expect(mcp.sessions.size).toBe(0);
   });
 });

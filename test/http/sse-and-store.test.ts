@@ -1,6 +1,6 @@
 // Unit tests of the SSE codec and the in-memory event store.
 import { describe, expect, it } from "vitest";
-import { eventually } from "./helpers.js";
+import { until } from "../kit/timing.js";
 import { EventReplayError, InMemoryEventStore, parseEventId } from "../../runtime/transports/event-store.js";
 import { SseDecoder, encodeSseEvent, type SseEvent } from "../../runtime/transports/sse.js";
 
@@ -137,7 +137,7 @@ describe("InMemoryEventStore", () => {
     s.finishStream("S", "a");
     expect(s.stats().finishedStreams).toBe(1);
     expect(s.replayAfter("S", "a:0").events).toEqual([{ eventId: "a:1", message: msg(1) }]);
-    await eventually(() => s.stats().streams === 1);
+    await until(() => s.stats().streams === 1);
     expect(() => s.replayAfter("S", "a:0")).toThrow(/unknown/);
     // A stream that is not finished stays, however old.
     expect(s.replayAfter("S", "live:0").events).toEqual([]);

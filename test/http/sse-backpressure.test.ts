@@ -6,7 +6,8 @@ import type { JsonObject, JsonRpcMessage } from "../../runtime/jsonrpc.js";
 import { InMemoryEventStore } from "../../runtime/transports/event-store.js";
 import { UndeliverableMessageError } from "../../runtime/transports/http-server.js";
 import { SseDecoder } from "../../runtime/transports/sse.js";
-import { ACCEPT_BOTH, eventually, initialize, initializeMessage, postToHandler, readSse, sessionHeaders, startServer, type RunningServer, type SseRead } from "./helpers.js";
+import { ACCEPT_BOTH, initialize, initializeMessage, postToHandler, readSse, sessionHeaders, startServer, type RunningServer, type SseRead } from "./helpers.js";
+import { until } from "../kit/timing.js";
 
 let server: RunningServer | undefined;
 afterEach(async () => {
@@ -90,7 +91,7 @@ describe("SSE backpressure", () => {
       req.end(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "flood", params: { count: COUNT, size: PAD } }));
     });
     // The handler runs to its end: its later events go only to the store.
-    await eventually(() => transport.pendingRequestCount === 0, 20_000);
+    await until(() => transport.pendingRequestCount === 0, 20_000);
     expect(buffered.max).toBeGreaterThan(0);
     expect(buffered.max).toBeLessThan(MARK + EVENT_BYTES + 256);
 
@@ -128,7 +129,7 @@ describe("SSE backpressure", () => {
     const sid = init.headers.get("mcp-session-id")!;
     await readSse(init);
     const flood = await postTo({ jsonrpc: "2.0", id: 3, method: "flood", params: { count: 200, size: PAD } }, sid);
-    await eventually(() => server!.responder.transports[0].pendingRequestCount === 0, 20_000);
+    await until(() => server!.responder.transports[0].pendingRequestCount === 0, 20_000);
     // Nothing read the body while the handler ran, so all of it is what the server held for it.
     const text = await flood.text();
     expect(Buffer.byteLength(text)).toBeLessThan(MARK + EVENT_BYTES + 256);
@@ -143,7 +144,7 @@ describe("SSE backpressure", () => {
     const errors: Error[] = [];
     server = await startServer({ stateless: true, sseHighWaterMarkBytes: MARK, onerror: (e) => errors.push(e) });
     const flood = await postToHandler(server.mcp.fetch, { jsonrpc: "2.0", id: 1, method: "flood", params: { count: 200, size: PAD } }, { "mcp-protocol-version": "2025-11-25" });
-    await eventually(() => server!.responder.closed.length === 1, 20_000);
+    await until(() => server!.responder.closed.length === 1, 20_000);
     const text = await flood.text();
     expect(Buffer.byteLength(text)).toBeLessThan(MARK + EVENT_BYTES + 256);
     const read = await readSse(new Response(text));

@@ -8,18 +8,8 @@ import { InMemoryEventStore } from "../../runtime/transports/event-store.js";
 import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
 import type { HttpServerTransport } from "../../runtime/transports/http-server.js";
 import { SseDecoder } from "../../runtime/transports/sse.js";
-import {
-  ACCEPT_BOTH,
-  eventually,
-  initialize,
-  initializeMessage,
-  post,
-  postToHandler,
-  readSse,
-  sessionHeaders,
-  startServer,
-  type RunningServer,
-} from "./helpers.js";
+import { ACCEPT_BOTH, initialize, initializeMessage, post, postToHandler, readSse, sessionHeaders, startServer, type RunningServer } from "./helpers.js";
+import { until } from "../kit/timing.js";
 
 let server: RunningServer | undefined;
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -142,7 +132,7 @@ describe("finished streams in the event store", () => {
       const res = await post(server!.url, { jsonrpc: "2.0", id, method: "wait", params: { gate, before: 1, after: 1 } }, sessionHeaders(sid));
       const read = await readSse(res, (r) => r.messages.length === 1);
       server!.responder.open(gate);
-      await eventually(() => server!.responder.transports[0].pendingRequestCount === 0);
+      await until(() => server!.responder.transports[0].pendingRequestCount === 0);
       return read.events.at(-1)!.id;
     };
     const early = await cut(1, "a");
@@ -151,7 +141,7 @@ describe("finished streams in the event store", () => {
     expect(replay.messages.map((m) => m.id ?? "progress")).toEqual(["progress", 1]);
     const late = await cut(2, "b");
     expect(store.stats().finishedStreams).toBeGreaterThanOrEqual(1);
-    await eventually(() => store.stats().streams === 0, 5000);
+    await until(() => store.stats().streams === 0, 5000);
     const gone = await fetch(server.url, { headers: { accept: "text/event-stream", "last-event-id": late, ...sessionHeaders(sid) } });
     expect(gone.status).toBe(400);
     expect(((await gone.json()) as { error: { message: string } }).error.message).toMatch(/unknown Last-Event-ID/);

@@ -8,9 +8,9 @@ import { InvalidResultError } from "../../runtime/errors.js";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
 import { Session, type SessionDebugEvent } from "../../runtime/session.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
-import { repoRoot, tempDir } from "../helpers.js";
+import { repoRoot, tempDir } from "../kit/paths.js";
 import { rawPeer, toolsCallSpec } from "../runtime/helpers.js";
-import { until } from "../server/helpers.js";
+import { until } from "../kit/timing.js";
 
 const sdk = join(repoRoot, "generated/sdk.js");
 const validators = "generated/validators.ts";

@@ -7,7 +7,7 @@ import { publint } from "publint";
 import { formatMessage } from "publint/utils";
 import { beforeAll, describe, expect, it } from "vitest";
 import { isRepoOnlyFile, PUBLISHED } from "../../packages/published.mjs";
-import { repoRoot, tempDir } from "../helpers.js";
+import { repoRoot, tempDir } from "../kit/paths.js";
 
 const run = promisify(execFile);
 const tsc = join(repoRoot, "node_modules/typescript/bin/tsc");

@@ -10,7 +10,8 @@ import type { RequestContext } from "../../runtime/peer.js";
 import { ResumableRequests } from "../../runtime/resumable/server.js";
 import { createStreamableHttpServer, type StreamableHttpServer } from "../../runtime/transports/http-server.js";
 import { HttpStatusError, StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
-import { connectInMemory, newServerSession, rng } from "./harness.js";
+import { rng } from "../kit/random.js";
+import { connectInMemory, newServerSession } from "./harness.js";
 
 const CLIENTS = Number(process.env.FI_CLIENTS ?? 20);
 const CALLS_PER_CLIENT = Number(process.env.FI_CALLS ?? 10);

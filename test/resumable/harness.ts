@@ -11,18 +11,6 @@ import { ResumableRequests } from "../../runtime/resumable/server.js";
 import { SEQ_META_KEY, type SeqStamp } from "../../runtime/resumable/protocol.js";
 import { createStreamableHttpServer, type StreamableHttpServer, type StreamableHttpServerOptions } from "../../runtime/transports/http-server.js";
 
-/** Deterministic PRNG (mulberry32): the same seed gives the same cuts. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export interface ToolBehaviour {
   /** Called between progress steps; await it to let the test act (cut, close) at a precise point. */
   step?: (name: string, args: JsonObject, i: number, ctx: RequestContext) => Promise<void> | void;

@@ -1,5 +1,4 @@
 // Hand-written dispatch tables and wiring helpers for the runtime tests (no generated code involved).
-import type { Readable } from "node:stream";
 import type { DispatchTable, MethodSpec, ValidationIssue } from "../../runtime/dispatch.js";
 import type { JsonObject, JsonRpcMessage } from "../../runtime/jsonrpc.js";
 import type { SendOptions, Transport } from "../../runtime/transport.js";
@@ -141,24 +140,4 @@ export async function rawPeer(
   const next = (): Promise<unknown> =>
     received.length > 0 ? Promise.resolve(received.shift()) : new Promise((resolve) => waiters.push(resolve));
   return { server, raw, serverEnd, received, next };
-}
-
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Let queued microtasks and immediate callbacks run. */
-export const settle = (): Promise<void> => new Promise((r) => setImmediate(r));
-
-/** Every JSON line written to `stdout`, parsed, as it arrives. */
-export function collectLines(stdout: Readable): Record<string, unknown>[] {
-  const lines: Record<string, unknown>[] = [];
-  let buffered = "";
-  stdout.on("data", (c: Buffer) => {
-    buffered += c.toString("utf8");
-    let nl: number;
-    while ((nl = buffered.indexOf("\n")) !== -1) {
-      lines.push(JSON.parse(buffered.slice(0, nl)));
-      buffered = buffered.slice(nl + 1);
-    }
-  });
-  return lines;
 }

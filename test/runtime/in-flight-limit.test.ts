@@ -2,7 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { ErrorCode, RpcError } from "../../runtime/jsonrpc.js";
 import { DEFAULT_MAX_IN_FLIGHT_REQUESTS, Session } from "../../runtime/session.js";
-import { connect, makeServer, until } from "../server/helpers.js";
+import { connect, makeServer } from "../server/helpers.js";
+import { until } from "../kit/timing.js";
 import { clientToServer, serverToClient, sessionPair } from "./helpers.js";
 
 /** A server whose tools/call handler parks until released; counts how many handlers started. */

@@ -14,7 +14,8 @@ import {
   type ServerSessionOptions,
 } from "../../runtime/lifecycle.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
-import { clientToServer, serverToClient, settle, tap } from "./helpers.js";
+import { clientToServer, serverToClient, tap } from "./helpers.js";
+import { settle } from "../kit/timing.js";
 
 const clientInfo = { name: "test-client", version: "1.0.0" };
 const serverInfo = { name: "test-server", version: "2.0.0" };

@@ -2,7 +2,8 @@
 import { describe, expect, it } from "vitest";
 import type { JsonObject, JsonRpcMessage } from "../../runtime/jsonrpc.js";
 import { InboundOperation, RecentSet } from "../../runtime/operations.js";
-import { sessionPair, settle } from "./helpers.js";
+import { sessionPair } from "./helpers.js";
+import { settle } from "../kit/timing.js";
 
 describe("RecentSet", () => {
   it("remembers at most `limit` keys, forgetting the oldest first", () => {

@@ -5,7 +5,8 @@ import type { ProgressInfo } from "../../runtime/peer.js";
 import { ProgressOrderError } from "../../runtime/errors.js";
 import { ProgressReporter, readProgressToken, withProgressToken } from "../../runtime/progress.js";
 import type { SessionDebugEvent } from "../../runtime/session.js";
-import { sessionPair, settle, sleep } from "./helpers.js";
+import { sessionPair } from "./helpers.js";
+import { settle, sleep } from "../kit/timing.js";
 
 const ok = { content: [] };
 const kindOf = (m: JsonRpcMessage): string => ("method" in m ? m.method : "response");

@@ -5,8 +5,9 @@ import { isMessage as generatedGuard } from "../../generated/dispatch.js";
 import { ErrorCode, isJsonRpcMessage } from "../../runtime/jsonrpc.js";
 import { Session } from "../../runtime/session.js";
 import { StdioServerTransport } from "../../runtime/transports/stdio.js";
-import { eventually } from "../http/helpers.js";
-import { clientToServer, collectLines, rawPeer, serverToClient } from "./helpers.js";
+import { until } from "../kit/timing.js";
+import { clientToServer, rawPeer, serverToClient } from "./helpers.js";
+import { collectLines } from "../kit/streams.js";
 
 /** A served Session on one end, raw lines or objects written at it on the other, every reply collected. */
 interface Rig {
@@ -51,7 +52,7 @@ describe("request ids must be strings or integers", () => {
     const { write, replies, served } = await rig(isMessage);
     for (const id of badIds) write(JSON.stringify({ jsonrpc: "2.0", id, method: "ping" }));
     write(JSON.stringify({ jsonrpc: "2.0", id: "after", method: "ping" }));
-    await eventually(() => replies.length === badIds.length + 1);
+    await until(() => replies.length === badIds.length + 1);
     expect(replies.slice(0, badIds.length)).toEqual(badIds.map(() => invalidId));
     expect(replies[badIds.length]).toEqual({ jsonrpc: "2.0", id: "after", result: {} });
     expect(served()).toBe(1);
@@ -64,7 +65,7 @@ describe("stdio lines of whitespace only", () => {
     for (const blank of [" ", "\t", "  \t  ", " \r", "\r", ""]) write(blank);
     write(' \t{"jsonrpc":"2.0","id":1,"method":"ping"}  ');
     write('{"jsonrpc":"2.0","id":2,"method":"ping"}');
-    await eventually(() => replies.length >= 2);
+    await until(() => replies.length >= 2);
     await new Promise((r) => setTimeout(r, 20));
     expect(replies).toEqual([
       { jsonrpc: "2.0", id: 1, result: {} },

@@ -4,7 +4,8 @@ import { ErrorCode, RpcError, type JsonObject } from "../../runtime/jsonrpc.js";
 import { ConnectionClosedError, InvalidResultError } from "../../runtime/errors.js";
 import { Session, type SessionDebugEvent } from "../../runtime/session.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
-import { clientToServer, rawPeer, serverToClient, sessionPair, settle } from "./helpers.js";
+import { clientToServer, rawPeer, serverToClient, sessionPair } from "./helpers.js";
+import { settle } from "../kit/timing.js";
 
 const ok = { content: [{ type: "text", text: "ok" }] };
 

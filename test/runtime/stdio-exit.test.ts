@@ -6,7 +6,7 @@ import { ConnectionClosedError, ProcessExitedError } from "../../runtime/errors.
 import { ClientSession } from "../../runtime/lifecycle.js";
 import { Session } from "../../runtime/session.js";
 import { InvalidJsonLineError, LineTail, StdioClientTransport, type StdioClientTransportOptions } from "../../runtime/transports/stdio.js";
-import { until } from "../server/helpers.js";
+import { until } from "../kit/timing.js";
 import { clientToServer, serverToClient } from "./helpers.js";
 
 const fixture = join(fileURLToPath(new URL("./fixtures/", import.meta.url)), "failing-server.mjs");

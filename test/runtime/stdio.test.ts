@@ -13,7 +13,9 @@ import {
   StdioServerTransport,
   defaultChildEnvironment,
 } from "../../runtime/transports/stdio.js";
-import { clientToServer, collectLines, settle } from "./helpers.js";
+import { clientToServer } from "./helpers.js";
+import { collectLines } from "../kit/streams.js";
+import { settle } from "../kit/timing.js";
 
 function decoder(max?: number) {
   const values: unknown[] = [];

@@ -4,7 +4,8 @@ import type { JsonObject, JsonRpcMessage } from "../../runtime/jsonrpc.js";
 import { RequestCancelledError, RequestTimeoutError } from "../../runtime/errors.js";
 import type { RequestContext } from "../../runtime/peer.js";
 import type { SessionDebugEvent } from "../../runtime/session.js";
-import { sessionPair, settle, sleep } from "./helpers.js";
+import { sessionPair } from "./helpers.js";
+import { settle, sleep } from "../kit/timing.js";
 
 const ok = { content: [] };
 const cancels = (wire: { message: JsonRpcMessage }[]) =>

@@ -66,12 +66,3 @@ export async function connect(server: McpServer, options: Partial<ClientOptions>
     close: () => client.peer.close(),
   };
 }
-
-/** Resolve once `predicate` holds, polling on timers (for notifications that arrive asynchronously). */
-export async function until(predicate: () => boolean, timeoutMs = 2000): Promise<void> {
-  const start = Date.now();
-  while (!predicate()) {
-    if (Date.now() - start > timeoutMs) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}

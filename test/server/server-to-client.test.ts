@@ -4,7 +4,8 @@ import { Server } from "../../generated/server.js";
 import type { LoggingMessageNotificationParams } from "../../generated/types.js";
 import { CapabilityError } from "../../runtime/errors.js";
 import { LoggingDisabledError } from "../../runtime/mcp-context.js";
-import { connect, makeServer, until, type Connected } from "./helpers.js";
+import { connect, makeServer, type Connected } from "./helpers.js";
+import { until } from "../kit/timing.js";
 
 const open: Connected[] = [];
 afterEach(async () => {

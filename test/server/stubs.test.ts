@@ -5,7 +5,7 @@ import { Server } from "../../generated/server.js";
 import type { LoggingMessageNotificationParams } from "../../generated/types.js";
 import { requestPeer } from "../../runtime/mcp-context.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
-import { until } from "./helpers.js";
+import { until } from "../kit/timing.js";
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -13,8 +13,9 @@ import type { InboundInfo, SendOptions, Transport } from "../../runtime/transpor
 import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
 import { callToolAsync, joinToolAsync } from "../../runtime/async-tools/client.js";
 import { RESUMABLE_FAILED_CODE } from "../../runtime/resumable/protocol.js";
-import { rng } from "../resumable/harness.js";
-import { freePort, startRedis, type RedisServer } from "./redis-server.js";
+import { rng } from "../kit/random.js";
+import { freePort } from "../kit/net.js";
+import { startRedis, type RedisServer } from "./redis-server.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const LEASE_MS = 600;

@@ -1,24 +1,12 @@
 // Test helper: a throwaway redis-server on a free loopback port, persistence off, stopped after the tests.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer, connect } from "node:net";
+import { connect } from "node:net";
+import { freePort } from "../kit/net.js";
 
 export interface RedisServer {
   url: string;
   port: number;
   stop(): Promise<void>;
-}
-
-/** A port the OS just handed out for listen(0), free again once we closed it. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Sends PING over a raw socket; true on +PONG. */

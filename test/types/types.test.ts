@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { referenceDir, repoRoot, tempDir } from "../helpers.js";
+import { referenceDir, repoRoot, tempDir } from "../kit/paths.js";
 
 const tsc = join(repoRoot, "node_modules/typescript/bin/tsc");
 

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { FileOAuthStore, InMemoryOAuthStore, OAuthClient, OAuthError, type OAuthClientOptions, type OAuthClientProvider } from "../../../runtime/auth/index.js";
 import { HttpStatusError } from "../../../runtime/transports/http-client.js";
-import { tempDir } from "../../helpers.js";
-import { eventually } from "../../http/helpers.js";
+import { tempDir } from "../../kit/paths.js";
+import { until } from "../../kit/timing.js";
 import { REDIRECT, connectWith, expireSoon, headlessUser, startWorld, type World, type WorldOptions } from "./helpers.js";
 
 let world: World | undefined;
@@ -232,7 +232,7 @@ describe("the user's side", () => {
     const sent: URL[] = [];
     const oauth = new OAuthClient({ clientMetadata: { redirect_uris: [REDIRECT] }, redirectToAuthorization: (url) => void sent.push(url) });
     const connecting = connectWith(world.rs, oauth).catch((e: unknown) => e);
-    await eventually(() => sent.length === 1);
+    await until(() => sent.length === 1);
     const finishing = oauth.finishAuthorization(callback(sent[0]!.searchParams.get("state")!));
     await expect(finishing).rejects.toMatchObject({ code: "invalid_callback", message: expect.stringMatching(message) });
     expect(await connecting).toMatchObject({ code: "invalid_callback" });

@@ -10,7 +10,7 @@ import {
   type OAuthClientProvider,
   type OAuthErrorCode,
 } from "../../../runtime/auth/index.js";
-import { listenHttp } from "../../../runtime/transports/http-listen.js";
+import { deadOrigin } from "../../kit/net.js";
 import { REDIRECT, connectWith, headlessUser, startWorld, type World, type WorldOptions } from "./helpers.js";
 
 let world: World | undefined;
@@ -37,13 +37,6 @@ async function failure(authorizer: OAuthAuthorizer): Promise<{ error: unknown; r
     return { error, reported };
   }
   throw new Error("expected a failure");
-}
-
-/** A port with nothing listening on it. */
-async function deadOrigin(): Promise<string> {
-  const server = await listenHttp(() => undefined, { host: "127.0.0.1", port: 0 });
-  await server.close();
-  return server.origin;
 }
 
 const omit = (record: Record<string, unknown>, name: string) => Object.fromEntries(Object.entries(record).filter(([key]) => key !== name));

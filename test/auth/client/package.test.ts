@@ -4,7 +4,7 @@ import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { repoRoot } from "../../helpers.js";
+import { repoRoot } from "../../kit/paths.js";
 
 const dist = join(repoRoot, "dist/runtime");
 

@@ -3,7 +3,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { listenHttp, type ListeningHttpServer } from "../../../runtime/transports/http-listen.js";
 import { HttpStatusError, StreamableHttpClientTransport, type HttpAuthChallenge, type HttpAuthorizer, type StreamableHttpClientOptions } from "../../../runtime/transports/http-client.js";
-import { eventually, initializeMessage } from "../../http/helpers.js";
+import { initializeMessage } from "../../http/helpers.js";
+import { until } from "../../kit/timing.js";
 
 interface Seen {
   method: string;
@@ -86,7 +87,7 @@ describe.each(REQUESTERS)("with the %s requester", (_name, requester) => {
     const got: unknown[] = [];
     t.onmessage = (m) => got.push(m);
     await t.send(initializeMessage(1));
-    await eventually(() => got.length === 1);
+    await until(() => got.length === 1);
     expect(seen.map((s) => s.authorization)).toEqual([undefined, "Bearer good"]);
     expect(auth.challenges).toHaveLength(1);
     const [challenge] = auth.challenges;

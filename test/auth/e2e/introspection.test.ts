@@ -2,7 +2,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { introspectionVerifier, type TokenVerifier } from "../../../runtime/auth/index.js";
 import { HttpStatusError } from "../../../runtime/transports/http-client.js";
-import { listenHttp } from "../../../runtime/transports/http-listen.js";
+import { deadOrigin } from "../../kit/net.js";
 import { startAuthorizationServer, type AuthorizationServer } from "../oidc/helpers.js";
 import { Sweep, connectClient, protectedServer, textOf, userClient } from "./helpers.js";
 
@@ -62,9 +62,7 @@ describe("our client -> our protected server with introspectionVerifier, oidc-pr
 
   it("while introspection is unreachable (nothing listening) calls fail 503 and the server reports it; then the session goes on", async () => {
     const live = introspectionVerifier({ endpoint: introspectionEndpoint, clientId: RESOURCE_SERVER.client_id, clientSecret: RESOURCE_SERVER.client_secret, issuer: as.issuer });
-    const closed = await listenHttp(() => undefined, { host: "127.0.0.1", port: 0 });
-    await closed.close();
-    const dead = introspectionVerifier({ endpoint: `${closed.origin}/introspect`, clientId: RESOURCE_SERVER.client_id, clientSecret: RESOURCE_SERVER.client_secret });
+    const dead = introspectionVerifier({ endpoint: `${await deadOrigin()}/introspect`, clientId: RESOURCE_SERVER.client_id, clientSecret: RESOURCE_SERVER.client_secret });
     let current: TokenVerifier = live;
     const rs = await protectedServer(as.issuer, { verify: (token, context) => current.verify(token, context) }, sweep);
     closers.push(() => rs.stop());

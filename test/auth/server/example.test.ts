@@ -6,9 +6,9 @@ import { ClientSession } from "../../../runtime/lifecycle.js";
 import { StreamableHttpClientTransport } from "../../../runtime/transports/http-client.js";
 import { startExampleHttpServer } from "../../../examples/http-server.js";
 import { builtExample } from "../../conformance/helpers.js";
-import { follow } from "../../helpers.js";
+import { follow } from "../../kit/streams.js";
 import { initializeMessage, post } from "../../http/helpers.js";
-import { freePort } from "../../store/redis-server.js";
+import { freePort } from "../../kit/net.js";
 import { bearer, parseChallenge, startAuthorizationServer, type TestAuthorizationServer } from "./helpers.js";
 
 let as: TestAuthorizationServer;

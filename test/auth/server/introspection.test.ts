@@ -1,7 +1,7 @@
 // RFC 7662 introspection as the token check: active, audience, time and type checks, client authentication, the cache.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { introspectionVerifier, type IntrospectionVerifierOptions } from "../../../runtime/auth/server/index.js";
-import { listenHttp } from "../../../runtime/transports/http-listen.js";
+import { deadOrigin } from "../../kit/net.js";
 import { initializeMessage, post } from "../../http/helpers.js";
 import { bearer, openSession, parseChallenge, startAuthorizationServer, startProtectedServer, type ProtectedServer, type TestAuthorizationServer } from "./helpers.js";
 
@@ -80,9 +80,7 @@ describe("introspectionVerifier", () => {
   });
 
   it("an introspection endpoint with nothing listening: 503", async () => {
-    const dead = await listenHttp(() => undefined);
-    const endpoint = `${dead.origin}/introspect`;
-    await dead.close();
+    const endpoint = `${await deadOrigin()}/introspect`;
     await withServer({ endpoint }, async (rs) => {
       expect((await post(rs.url, initializeMessage(), bearer(opaque(rs)))).status).toBe(503);
       expect(rs.errors[0]?.message).toMatch(/Token introspection at .* failed/);

@@ -2,7 +2,7 @@
 import { SignJWT, UnsecuredJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jwtVerifier } from "../../../runtime/auth/server/index.js";
-import { listenHttp } from "../../../runtime/transports/http-listen.js";
+import { deadOrigin } from "../../kit/net.js";
 import { initializeMessage, post } from "../../http/helpers.js";
 import { bearer, openSession, parseChallenge, signingKey, startAuthorizationServer, startProtectedServer, type ProtectedServer, type SigningKey, type TestAuthorizationServer } from "./helpers.js";
 
@@ -187,9 +187,7 @@ describe("finding the issuer's keys", () => {
   });
 
   it("a key set that cannot be fetched (nothing listening) is 503 with Retry-After, and reported", async () => {
-    const dead = await listenHttp(() => undefined);
-    const deadUri = `${dead.origin}/jwks`;
-    await dead.close();
+    const deadUri = `${await deadOrigin()}/jwks`;
     const rs2 = await startProtectedServer(as.issuer, jwtVerifier({ issuer: as.issuer, jwksUri: deadUri }), { retryAfterSeconds: 30 });
     try {
       const res = await post(rs2.url, initializeMessage(), bearer(await as.mint(rs2.url)));

@@ -1,22 +1,20 @@
 // No token value in any answer, error, onerror report or console line, on every failure path of the bearer check.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { InvalidTokenError, introspectionVerifier, jwtVerifier, type TokenVerifier } from "../../../runtime/auth/server/index.js";
-import { listenHttp } from "../../../runtime/transports/http-listen.js";
+import { deadOrigin } from "../../kit/net.js";
 import { initializeMessage, post } from "../../http/helpers.js";
 import { bearer, callTool, openSession, signingKey, startAuthorizationServer, startProtectedServer, type ProtectedServer, type TestAuthorizationServer } from "./helpers.js";
 
 let as: TestAuthorizationServer;
 let liar: TestAuthorizationServer;
-let deadOrigin: string;
+let deadServer: string;
 const seen: string[] = [];
 const now = () => Math.floor(Date.now() / 1000);
 
 beforeAll(async () => {
   as = await startAuthorizationServer();
   liar = await startAuthorizationServer({ metadataIssuer: "https://evil.example" });
-  const dead = await listenHttp(() => undefined);
-  deadOrigin = dead.origin;
-  await dead.close();
+  deadServer = await deadOrigin();
   for (const method of ["log", "info", "warn", "error", "debug"] as const) {
     vi.spyOn(console, method).mockImplementation((...args: unknown[]) => void seen.push(args.map(String).join(" ")));
   }
@@ -74,11 +72,11 @@ const PATHS: Path[] = [
     const token = await as.mint(rs.url);
     return send(rs, token, `?access_token=${token}`);
   } },
-  { name: "keys unreachable", verifier: () => jwtVerifier({ issuer: as.issuer, jwksUri: `${deadOrigin}/jwks` }), run: async (rs) => send(rs, await as.mint(rs.url)) },
+  { name: "keys unreachable", verifier: () => jwtVerifier({ issuer: as.issuer, jwksUri: `${deadServer}/jwks` }), run: async (rs) => send(rs, await as.mint(rs.url)) },
   { name: "metadata of another issuer", verifier: () => jwtVerifier({ issuer: liar.issuer }), run: async (rs) => send(rs, await liar.mint(rs.url)) },
   { name: "introspection: inactive", verifier: introspection, run: async (rs) => send(rs, `opaque-leak-${Math.random()}`) },
   { name: "introspection: the AS refuses our credentials", verifier: () => introspection(undefined, "wrong"), run: async (rs) => send(rs, `opaque-leak-${Math.random()}`) },
-  { name: "introspection: nothing listening", verifier: () => introspection(`${deadOrigin}/introspect`), run: async (rs) => send(rs, `opaque-leak-${Math.random()}`) },
+  { name: "introspection: nothing listening", verifier: () => introspection(`${deadServer}/introspect`), run: async (rs) => send(rs, `opaque-leak-${Math.random()}`) },
   {
     name: "a custom verifier whose errors quote the token",
     verifier: () => ({

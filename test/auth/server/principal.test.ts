@@ -4,7 +4,8 @@ import { clientToServer, isMessage, serverToClient } from "../../../generated/di
 import { jwtVerifier } from "../../../runtime/auth/server/index.js";
 import { ClientSession } from "../../../runtime/lifecycle.js";
 import { HttpStatusError, StreamableHttpClientTransport } from "../../../runtime/transports/http-client.js";
-import { eventually, post, readSse, sessionHeaders } from "../../http/helpers.js";
+import { post, readSse, sessionHeaders } from "../../http/helpers.js";
+import { until } from "../../kit/timing.js";
 import { bearer, callTool, openSession, startAuthorizationServer, startProtectedServer, type ProtectedServer, type TestAuthorizationServer } from "./helpers.js";
 
 let as: TestAuthorizationServer;
@@ -65,7 +66,7 @@ describe("our HTTP client with a bearer token", () => {
       const sessions = [...rs.mcp.sessions.values()].filter((t) => t.principal === "erin");
       expect(sessions).toHaveLength(1);
       // The standalone GET carries the token as well: it is open on erin's session.
-      await eventually(() => sessions[0]!.standaloneConnected);
+      await until(() => sessions[0]!.standaloneConnected);
       token = await as.mint(rs.url, { sub: "erin", exp: Math.floor(Date.now() / 1000) - 60 });
       const failure = await client.request("tools/list", {}).then(
         () => undefined,

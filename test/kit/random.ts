@@ -1,0 +1,13 @@
+// Seeded pseudo-random numbers, so a test that shuffles, cuts or perturbs does the same on every run.
+
+/** Numbers in [0, 1) from mulberry32: the same seed gives the same sequence. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

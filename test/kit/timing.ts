@@ -1,0 +1,20 @@
+// Waiting in tests: a plain delay, one turn of the event loop, and polling until a condition holds.
+
+/** Resolves after `ms` milliseconds (for letting time pass, never for asserting how long something took). */
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Resolves after queued microtasks and the callbacks already waiting for the next immediate have run. */
+export const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Resolves once `predicate` holds, checking it now and then every few milliseconds on timers (so I/O and
+ * timers of the code under test run in between). `timeoutMs` is only a hang guard: past it the wait rejects
+ * with `message`, so a condition that never holds fails the test instead of stalling it.
+ */
+export async function until(predicate: () => boolean, timeoutMs = 5000, message = "condition not met in time"): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`${message} (waited ${timeoutMs} ms)`);
+    await sleep(2);
+  }
+}
