@@ -1,19 +1,15 @@
 // The HTTP example server: slow_count is resumable for clients that advertise it, and callable with tools/async/call.
 import { describe, expect, it } from "vitest";
-import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
-import { ClientSession } from "../../runtime/lifecycle.js";
 import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
 import { callToolAsync } from "../../runtime/async-tools/client.js";
 import { startExampleHttpServer } from "../../examples/http-server.js";
+import { clientSession } from "../kit/mcp-sessions.js";
 
 describe("examples/http-server.ts", () => {
   it("advertises async, makes slow_count resumable and runs it with tools/async/call", async () => {
     const running = await startExampleHttpServer(0);
     try {
-      const client = new ClientSession({
-        inbound: serverToClient,
-        outbound: clientToServer,
-        isMessage,
+      const client = clientSession({
         clientInfo: { name: "example-test", version: "1" },
         resumable: true,
       });

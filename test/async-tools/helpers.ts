@@ -1,11 +1,11 @@
 // Test helpers for async tool calls: gates a tool waits on, a counting tool, sessions over in-memory links.
-import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
 import { ClientSession, ServerSession } from "../../runtime/lifecycle.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
 import type { Transport } from "../../runtime/transport.js";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
 import type { RequestContext } from "../../runtime/peer.js";
 import type { AsyncTools } from "../../runtime/async-tools/server.js";
+import { serverSession, clientSession } from "../kit/mcp-sessions.js";
 
 export interface Gate {
   promise: Promise<void>;
@@ -39,11 +39,11 @@ export function makeTools(gates: Gate[] = [], aborted: { value: boolean } = { va
 
 /** A server session with `tools` installed (and a plain tools/call) on `server`, and a client connected to it. */
 export async function connectOver(tools: AsyncTools | undefined, c: Transport, s: Transport): Promise<{ client: ClientSession; server: ServerSession }> {
-  const server = new ServerSession({ inbound: clientToServer, outbound: serverToClient, isMessage, serverInfo: { name: "async", version: "1" }, capabilities: { tools: {} } });
+  const server = serverSession({ serverInfo: { name: "async", version: "1" }, capabilities: { tools: {} } });
   tools?.install(server);
   server.onRequest("tools/call", async (params, ctx) => makeTools()(params ?? {}, ctx));
   await server.connect(s);
-  const client = new ClientSession({ inbound: serverToClient, outbound: clientToServer, isMessage, clientInfo: { name: "c", version: "1" } });
+  const client = clientSession({ clientInfo: { name: "c", version: "1" } });
   await client.connect(c);
   return { client, server };
 }

@@ -7,20 +7,18 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { ListToolsRequestSchema, ResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
 import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
 import { initializeMessage, startServer, type RunningServer } from "./helpers.js";
 import { until } from "../kit/timing.js";
+import { closeAfterEach } from "../kit/cleanup.js";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanup = closeAfterEach();
 
 async function ourServer(options: Parameters<typeof startServer>[0] = {}): Promise<RunningServer> {
   const s = await startServer(options);
-  cleanups.push(() => s.stop());
+  cleanup(() => s.stop());
   return s;
 }
 
@@ -50,7 +48,7 @@ describe("SDK client -> our server", () => {
     const server = await ourServer({ closeSseAfterMs: 40, retryMs: 10 });
     const client = new Client({ name: "sdk", version: "1" });
     await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
-    cleanups.push(() => client.close());
+    cleanup(() => client.close());
     const pending = client.request({ method: "wait", params: { gate: "sdk", before: 1, after: 1 } }, DoneResult);
     await new Promise((r) => setTimeout(r, 150));
     server.responder.open("sdk");
@@ -79,7 +77,7 @@ describe("our client -> SDK server", () => {
       await transport.handleRequest(req, res);
     });
     await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
-    cleanups.push(async () => {
+    cleanup(async () => {
       for (const t of transports.values()) await t.close();
       http.closeAllConnections();
       await new Promise<void>((r) => http.close(() => r()));

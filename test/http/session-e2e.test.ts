@@ -6,13 +6,9 @@ import type { DispatchTable, MethodSpec } from "../../runtime/dispatch.js";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
 import { ClientSession, ServerSession } from "../../runtime/lifecycle.js";
 import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
-import {
-  createStreamableHttpServer,
-  type HttpServerTransport,
-  type StreamableHttpServer,
-  type StreamableHttpServerOptions,
-} from "../../runtime/transports/http-server.js";
+import { createStreamableHttpServer, type HttpServerTransport, type StreamableHttpServer, type StreamableHttpServerOptions } from "../../runtime/transports/http-server.js";
 import { until } from "../kit/timing.js";
+import { serverSession, clientSession } from "../kit/mcp-sessions.js";
 
 /** Accepts any params: these tests are about the transport, not validation. */
 function open(kind: "request" | "notification"): MethodSpec {
@@ -65,7 +61,7 @@ async function start(options: Partial<StreamableHttpServerOptions> = {}): Promis
   const mcp = createStreamableHttpServer({
     ...options,
     onSession: async (transport) => {
-      const server = new ServerSession({ inbound: clientToServer, outbound: serverToClient, serverInfo: { name: "e2e", version: "1" }, capabilities: { tools: {}, logging: {} }, progressInterval: 0 });
+      const server = serverSession({ serverInfo: { name: "e2e", version: "1" }, capabilities: { tools: {}, logging: {} }, progressInterval: 0 });
       server.onRequest("tools/call", async (params, context) => {
         const args = (params?.arguments ?? {}) as { steps?: number; dropAfter?: number; ask?: boolean };
         const steps = args.steps ?? 0;
@@ -92,9 +88,7 @@ async function start(options: Partial<StreamableHttpServerOptions> = {}): Promis
 }
 
 async function connectClient(url: string): Promise<{ client: ClientSession; transport: StreamableHttpClientTransport; messages: JsonObject[] }> {
-  const client = new ClientSession({
-    inbound: serverToClient,
-    outbound: clientToServer,
+  const client = clientSession({
     clientInfo: { name: "e2e-client", version: "1" },
     capabilities: { sampling: {} },
     progressInterval: 0,
@@ -143,9 +137,7 @@ describe("ClientSession <-> ServerSession over Streamable HTTP", () => {
   it("a session the server forgot while nothing was in flight is opened again before the next request", async () => {
     const { url, sessions } = await start();
     const transport = new StreamableHttpClientTransport({ url, reconnect: { maxAttempts: 2, initialDelayMs: 10 } });
-    const client = new ClientSession({
-      inbound: serverToClient,
-      outbound: clientToServer,
+    const client = clientSession({
       clientInfo: { name: "e2e-client", version: "1" },
       progressInterval: 0,
       reconnect: async () => new StreamableHttpClientTransport({ url }),

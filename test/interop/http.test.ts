@@ -1,6 +1,5 @@
 // Streamable HTTP interop with the official SDK (1.x), end to end through the generated SDK: its client on our server, our client on its server.
 import { createServer, type Server as HttpServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
 import { Client as SdkClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -13,39 +12,29 @@ import {
   ListToolsRequestSchema,
   type JSONRPCMessage,
 } from "@modelcontextprotocol/sdk/types.js";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createExampleServer } from "../../examples/http-server.js";
 import { Client, StreamableHttpClientTransport, createStreamableHttpServer, type StreamableHttpServer } from "../../generated/sdk.js";
 import { builtExample, spawnServer } from "../conformance/helpers.js";
+import { closeAfterEach } from "../kit/cleanup.js";
+import { listen } from "../kit/net.js";
+import { until } from "../kit/timing.js";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanup = closeAfterEach();
 
-async function listen(http: HttpServer): Promise<string> {
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  cleanups.push(async () => {
-    http.closeAllConnections();
-    await new Promise<void>((resolve) => http.close(() => resolve()));
-  });
-  return `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
-}
-
-async function eventually(predicate: () => boolean, ms = 3000): Promise<void> {
-  const start = Date.now();
-  while (!predicate()) {
-    if (Date.now() - start > ms) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+/** `http` listening on loopback until the test ends; its MCP endpoint's URL. */
+async function mcpUrl(http: HttpServer): Promise<string> {
+  const listening = await listen(http);
+  cleanup(listening.close);
+  return `${listening.origin}/mcp`;
 }
 
 /** The example server (McpServer with add and slow_count) behind our Streamable HTTP transport. */
 async function ourServer(): Promise<{ url: string; mcp: StreamableHttpServer }> {
   const server = createExampleServer();
   const mcp = createStreamableHttpServer({ path: "/mcp", onSession: (transport) => server.connect(transport).then(() => undefined) });
-  const url = await listen(createServer(mcp.nodeListener));
-  cleanups.push(async () => {
+  const url = await mcpUrl(createServer(mcp.nodeListener));
+  cleanup(async () => {
     await mcp.close();
     await server.close();
   });
@@ -59,7 +48,7 @@ function textOf(result: unknown): string {
 
 function sdkClient(): SdkClient {
   const client = new SdkClient({ name: "official-sdk-client", version: "1.0.0" });
-  cleanups.push(() => client.close());
+  cleanup(() => client.close());
   return client;
 }
 
@@ -120,9 +109,9 @@ describe("official SDK client -> our server (McpServer over createStreamableHttp
       onresumptiontoken: (t) => (token = t),
       timeout: 10_000,
     });
-    await eventually(() => errors.some((e) => /disconnected/.test(e.message)));
+    await until(() => errors.some((e) => /disconnected/.test(e.message)));
     // With no retries allowed the SDK gave up on its own: only resumeStream below can bring the result.
-    await eventually(() => errors.some((e) => /Maximum reconnection attempts/.test(e.message)));
+    await until(() => errors.some((e) => /Maximum reconnection attempts/.test(e.message)));
     // The server lost the connection but keeps the request: its events wait in the event store.
     expect(mcp.sessions.get(transport.sessionId!)!.pendingRequestCount).toBe(1);
     const tokenAtCut = token!;
@@ -164,7 +153,7 @@ describe("official SDK client -> our server (McpServer over createStreamableHttp
 
   it("works against the example entry point (npm run example:http-server) on 127.0.0.1", async () => {
     const example = await spawnServer(builtExample("http-server"), /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
-    cleanups.push(() => example.stop());
+    cleanup(() => example.stop());
     const client = sdkClient();
     await client.connect(new StreamableHTTPClientTransport(new URL(example.url)));
     expect(textOf(await client.callTool({ name: "add", arguments: { a: 1, b: 2 } }))).toBe("3");
@@ -239,8 +228,8 @@ async function officialServer(options: SdkServerOptions = {}): Promise<{ url: st
     }
     await transport.handleRequest(req, res);
   });
-  const url = await listen(http);
-  cleanups.push(async () => {
+  const url = await mcpUrl(http);
+  cleanup(async () => {
     for (const t of sessions.values()) await t.close();
   });
   return { url, closed, sessions };
@@ -254,7 +243,7 @@ async function ourClient(url: string, capabilities: { elicitation?: object } = {
     capabilities,
     onerror: (error) => errors.push(error),
   });
-  cleanups.push(() => client.peer.close());
+  cleanup(() => client.peer.close());
   return { client, transport, errors };
 }
 
@@ -303,7 +292,7 @@ describe("our client (generated Client + StreamableHttpClientTransport) -> offic
     const { client, transport } = await ourClient(url);
     const sessionId = transport.sessionId!;
     await client.peer.close();
-    await eventually(() => closed.includes(sessionId));
+    await until(() => closed.includes(sessionId));
     expect(transport.sessionId).toBeUndefined();
   });
 });

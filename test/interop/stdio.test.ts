@@ -3,18 +3,16 @@ import { fileURLToPath } from "node:url";
 import { Client as SdkClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as SdkStdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Client } from "../../generated/client.js";
 import { RequestCancelledError } from "../../runtime/errors.js";
 import { StdioClientTransport } from "../../runtime/transports/stdio.js";
+import { closeAfterEach } from "../kit/cleanup.js";
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const exampleServer = fileURLToPath(new URL("../../dist/examples/stdio-server.js", import.meta.url));
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const cleanup = closeAfterEach();
 
 function text(result: unknown): string {
   const content = (result as { content: { type: string; text?: string }[] }).content;
@@ -60,7 +58,7 @@ describe("official SDK client -> our server (child process)", () => {
       return { role: "assistant", model: "sdk-model", content: { type: "text", text: `echo ${first.text}` } };
     });
     await client.connect(new SdkStdioClientTransport({ command: process.execPath, args: [script] }));
-    cleanups.push(() => client.close());
+    cleanup(() => client.close());
     return client;
   }
 
@@ -142,7 +140,7 @@ describe("our generated client -> official SDK server (child process)", () => {
   async function ourClient() {
     const transport = new StdioClientTransport({ command: process.execPath, args: [fixture("sdk-server.mjs")], cwd: process.cwd() });
     const client = await Client.connect(transport, { clientInfo: { name: "mcpgen-client", version: "1.0.0" }, capabilities: { sampling: {} } });
-    cleanups.push(() => client.peer.close());
+    cleanup(() => client.peer.close());
     return client;
   }
 

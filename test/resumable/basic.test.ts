@@ -2,12 +2,11 @@
 import { describe, expect, it } from "vitest";
 import { ResumableRequests } from "../../runtime/resumable/server.js";
 import { LAST_SEQ_META_KEY, RESUME_ATTEMPT_META_KEY, SEQ_META_KEY } from "../../runtime/resumable/protocol.js";
-import { ClientSession } from "../../runtime/lifecycle.js";
 import { InMemoryLink } from "../../runtime/transports/in-memory.js";
-import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
 import type { ProgressInfo } from "../../runtime/peer.js";
 import { connectInMemory, newServerSession, recordInbound, stampOf } from "./harness.js";
+import { clientSession } from "../kit/mcp-sessions.js";
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
@@ -329,7 +328,7 @@ describe("resumable requests, in memory", () => {
     // Resume number 1 again, as if it had been held up on the connection the client left and arrived only now.
     const stale = new InMemoryLink();
     await newServerSession(manager).connect(stale.server);
-    const other = new ClientSession({ inbound: serverToClient, outbound: clientToServer, isMessage, clientInfo: { name: "stale", version: "1" }, resumable: true });
+    const other = clientSession({ clientInfo: { name: "stale", version: "1" }, resumable: true });
     const heard: unknown[] = [];
     other.onerror = (error) => heard.push(error);
     await other.connect(stale.client);

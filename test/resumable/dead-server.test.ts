@@ -2,11 +2,11 @@
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import type { Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
 import { ClientSession } from "../../runtime/lifecycle.js";
 import { ResumableRequests } from "../../runtime/resumable/server.js";
 import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
 import { startResumableHttp, type ResumableHttp } from "./harness.js";
+import { clientSession } from "../kit/mcp-sessions.js";
 
 const MAX_WAIT_S = 2;
 
@@ -58,10 +58,7 @@ describe("a resumable call whose server dies and never comes back", () => {
     });
     const url = server.url;
     const reconnects: number[] = [];
-    const client = new ClientSession({
-      inbound: serverToClient,
-      outbound: clientToServer,
-      isMessage,
+    const client = clientSession({
       clientInfo: { name: "dead-server", version: "1" },
       resumable: true,
       ...(withHook

@@ -2,7 +2,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
 import { ClientSession } from "../../runtime/lifecycle.js";
 import { ConnectionClosedError } from "../../runtime/errors.js";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
@@ -12,6 +11,7 @@ import { createStreamableHttpServer, type StreamableHttpServer } from "../../run
 import { HttpStatusError, StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
 import { rng } from "../kit/random.js";
 import { connectInMemory, newServerSession } from "./harness.js";
+import { clientSession } from "../kit/mcp-sessions.js";
 
 const CLIENTS = Number(process.env.FI_CLIENTS ?? 20);
 const CALLS_PER_CLIENT = Number(process.env.FI_CALLS ?? 10);
@@ -206,10 +206,7 @@ describe.each([
           // Half the clients never resume SSE streams themselves: every lost stream becomes a requests/resume.
           const reconnect = i % 2 === 0 ? { maxAttempts: 0 } : { maxAttempts: 3, initialDelayMs: 5 };
           const makeTransport = () => new StreamableHttpClientTransport({ url, fetch: flaky, reconnect, standaloneStream: "manual" });
-          const client = new ClientSession({
-            inbound: serverToClient,
-            outbound: clientToServer,
-            isMessage,
+          const client = clientSession({
             clientInfo: { name: `client-${i}`, version: "1" },
             resumable: true,
             reconnect: async () => makeTransport(),

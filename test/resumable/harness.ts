@@ -1,7 +1,6 @@
 // Test fixtures for resumable requests: a tool server on the generated tables, in-memory links that can be cut, an HTTP server, a seeded RNG.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
 import { ClientSession, ServerSession, type ClientSessionOptions } from "../../runtime/lifecycle.js";
 import { InMemoryLink } from "../../runtime/transports/in-memory.js";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
@@ -10,6 +9,7 @@ import type { Transport } from "../../runtime/transport.js";
 import { ResumableRequests } from "../../runtime/resumable/server.js";
 import { SEQ_META_KEY, type SeqStamp } from "../../runtime/resumable/protocol.js";
 import { createStreamableHttpServer, type StreamableHttpServer, type StreamableHttpServerOptions } from "../../runtime/transports/http-server.js";
+import { serverSession, clientSession } from "../kit/mcp-sessions.js";
 
 export interface ToolBehaviour {
   /** Called between progress steps; await it to let the test act (cut, close) at a precise point. */
@@ -46,10 +46,7 @@ export function toolHandler(behaviour: ToolBehaviour = {}) {
 }
 
 export function newServerSession(resumable: ResumableRequests, behaviour: ToolBehaviour = {}): ServerSession {
-  const session = new ServerSession({
-    inbound: clientToServer,
-    outbound: serverToClient,
-    isMessage,
+  const session = serverSession({
     serverInfo: { name: "resumable-test", version: "1" },
     capabilities: { tools: {} },
     progressInterval: 0,
@@ -77,10 +74,7 @@ export async function connectInMemory(
   };
   await serve(link.server);
   const reconnectAttempts: number[] = [];
-  const client = new ClientSession({
-    inbound: serverToClient,
-    outbound: clientToServer,
-    isMessage,
+  const client = clientSession({
     clientInfo: { name: "resumable-client", version: "1" },
     capabilities: { elicitation: {} },
     resumable: true,

@@ -1,18 +1,15 @@
 // A ClientSession with `resumable: true` against the official SDK's McpServer (stdio): it works as a plain client.
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
 import { ClientSession } from "../../runtime/lifecycle.js";
 import { StdioClientTransport } from "../../runtime/transports/stdio.js";
+import { clientSession } from "../kit/mcp-sessions.js";
 
 const sdkServer = fileURLToPath(new URL("../interop/fixtures/sdk-server.mjs", import.meta.url));
 
 describe("resumable client against the official SDK server", () => {
   it("initializes, calls tools with progress and gets results unchanged; nothing is resumable, nothing lingers", async () => {
-    const client = new ClientSession({
-      inbound: serverToClient,
-      outbound: clientToServer,
-      isMessage,
+    const client = clientSession({
       clientInfo: { name: "resumable-interop", version: "1" },
       resumable: true,
     });

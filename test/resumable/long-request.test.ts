@@ -1,7 +1,6 @@
 // Long resumable requests on a healthy connection: what reached the client leaves the queue, so the queue limit bounds only what did not.
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
 import { ClientSession } from "../../runtime/lifecycle.js";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
 import { ResumableRequests } from "../../runtime/resumable/server.js";
@@ -10,6 +9,7 @@ import type { MemoryOperationStore } from "../../runtime/store/memory.js";
 import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
 import { StdioServerTransport } from "../../runtime/transports/stdio.js";
 import { connectInMemory, cuttableFetch, newServerSession, startResumableHttp, type ToolBehaviour } from "./harness.js";
+import { clientSession } from "../kit/mcp-sessions.js";
 
 const STEPS = 20_000;
 const CUT_AT = 10_000;
@@ -72,10 +72,7 @@ const transports: { name: string; connect: (manager: ResumableRequests, behaviou
       const server = await startResumableHttp(manager, behaviour);
       const network = cuttableFetch();
       const transport = () => new StreamableHttpClientTransport({ url: server.url, fetch: network.fetch, standaloneStream: "manual" });
-      const client = new ClientSession({
-        inbound: serverToClient,
-        outbound: clientToServer,
-        isMessage,
+      const client = clientSession({
         clientInfo: { name: "long-request", version: "1" },
         resumable: true,
         reconnect: async () => transport(),
@@ -147,7 +144,7 @@ describe("a resumable request longer than the queue limit, over stdio", () => {
       },
     });
     await server.connect(new StdioServerTransport({ stdin: up, stdout: down, busyPollMicros: 0 }));
-    const client = new ClientSession({ inbound: serverToClient, outbound: clientToServer, isMessage, clientInfo: { name: "stdio", version: "1" }, resumable: true });
+    const client = clientSession({ clientInfo: { name: "stdio", version: "1" }, resumable: true });
     await client.connect(new StdioServerTransport({ stdin: down, stdout: up, busyPollMicros: 0 }));
     silence(client);
     const progress: number[] = [];

@@ -6,9 +6,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../runtime/jsonrpc.js";
-import { ClientSession } from "../../runtime/lifecycle.js";
 import { FrameTooLargeError, InvalidUtf8Error, StdioClientTransport } from "../../runtime/transports/stdio.js";
-import { clientToServer, serverToClient } from "./helpers.js";
+import { clientSession } from "./helpers.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const fixtures = fileURLToPath(new URL("./fixtures/", import.meta.url));
@@ -113,7 +112,7 @@ describe("end to end over stdio", () => {
       stderr: "pipe",
     });
     let stderr = "";
-    const client = new ClientSession({ inbound: serverToClient, outbound: clientToServer, clientInfo: { name: "t", version: "1" } });
+    const client = clientSession({ clientInfo: { name: "t", version: "1" } });
     let closed = false;
     client.onclose = () => (closed = true);
     await client.connect(transport);
@@ -135,7 +134,7 @@ describe("end to end over stdio", () => {
   it("polls for quick replies when this process has two or more cores, and not when busyPollMicros is 0", async () => {
     const rounds = async (busyPollMicros: number | undefined) => {
       const transport = new StdioClientTransport({ command: process.execPath, args: [stdioServer, buildDir], busyPollMicros });
-      const client = new ClientSession({ inbound: serverToClient, outbound: clientToServer, clientInfo: { name: "t", version: "1" } });
+      const client = clientSession({ clientInfo: { name: "t", version: "1" } });
       await client.connect(transport);
       // 600: even if a cold start or a loaded machine backs polling off, it is retried every 32 sends after warm-up.
       for (let i = 0; i < 600; i++) expect(await client.request("ping", undefined)).toEqual({});

@@ -3,6 +3,7 @@ import type { DispatchTable, MethodSpec, ValidationIssue } from "../../runtime/d
 import type { JsonObject, JsonRpcMessage } from "../../runtime/jsonrpc.js";
 import type { SendOptions, Transport } from "../../runtime/transport.js";
 import { Session, type SessionOptions } from "../../runtime/session.js";
+import { sessionKit } from "../kit/sessions.js";
 import { createInMemoryPair, type InMemoryTransport } from "../../runtime/transports/in-memory.js";
 
 const isObj = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -115,8 +116,8 @@ export async function sessionPair(
   const [clientEnd, serverEnd] = createInMemoryPair({ serverInfo: { principal: "alice" } });
   const clientWire = tap(clientEnd);
   const serverWire = tap(serverEnd);
-  const server = new Session({ inbound: clientToServer, outbound: serverToClient, ...serverOptions });
-  const client = new Session({ inbound: serverToClient, outbound: clientToServer, ...clientOptions });
+  const server = session("server", serverOptions);
+  const client = session("client", clientOptions);
   await server.connect(serverEnd);
   await client.connect(clientEnd);
   return { client, server, clientWire, serverWire, clientEnd, serverEnd };
@@ -127,7 +128,7 @@ export async function rawPeer(
   serverOptions: Partial<SessionOptions> = {},
 ): Promise<{ server: Session; raw: InMemoryTransport; serverEnd: InMemoryTransport; received: unknown[]; next: () => Promise<unknown> }> {
   const [raw, serverEnd] = createInMemoryPair();
-  const server = new Session({ inbound: clientToServer, outbound: serverToClient, ...serverOptions });
+  const server = session("server", serverOptions);
   const received: unknown[] = [];
   const waiters: ((v: unknown) => void)[] = [];
   raw.onmessage = (m) => {
@@ -141,3 +142,4 @@ export async function rawPeer(
     received.length > 0 ? Promise.resolve(received.shift()) : new Promise((resolve) => waiters.push(resolve));
   return { server, raw, serverEnd, received, next };
 }
+export const { session, serverSession, clientSession } = sessionKit({ clientToServer, serverToClient });

@@ -1,10 +1,11 @@
 // The per-session cap on requests served at once (maxInFlightRequests): refusals, freed places, defaults, McpServer.
 import { describe, expect, it } from "vitest";
 import { ErrorCode, RpcError } from "../../runtime/jsonrpc.js";
-import { DEFAULT_MAX_IN_FLIGHT_REQUESTS, Session } from "../../runtime/session.js";
+import { DEFAULT_MAX_IN_FLIGHT_REQUESTS } from "../../runtime/session.js";
 import { connect, makeServer } from "../server/helpers.js";
 import { until } from "../kit/timing.js";
-import { clientToServer, serverToClient, sessionPair } from "./helpers.js";
+import { sessionPair } from "./helpers.js";
+import { session } from "./helpers.js";
 
 /** A server whose tools/call handler parks until released; counts how many handlers started. */
 async function parkedServer(maxInFlightRequests?: number) {
@@ -98,7 +99,7 @@ describe("maxInFlightRequests", () => {
 
   it("rejects a negative or non-numeric cap", () => {
     for (const bad of [-1, Number.NaN]) {
-      expect(() => new Session({ inbound: clientToServer, outbound: serverToClient, maxInFlightRequests: bad })).toThrow(RangeError);
+      expect(() => session("server", { maxInFlightRequests: bad })).toThrow(RangeError);
     }
   });
 

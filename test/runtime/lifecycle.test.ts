@@ -2,20 +2,11 @@
 import { describe, expect, it } from "vitest";
 import { ErrorCode, type JsonObject } from "../../runtime/jsonrpc.js";
 import { CapabilityError, ConnectionClosedError, ProtocolVersionError, RequestCancelledError } from "../../runtime/errors.js";
-import {
-  ClientSession,
-  SUPPORTED_PROTOCOL_VERSIONS,
-  ServerSession,
-  hasCapability,
-  negotiateProtocolVersion,
-  requiredClientCapability,
-  requiredServerCapability,
-  type ClientSessionOptions,
-  type ServerSessionOptions,
-} from "../../runtime/lifecycle.js";
+import { ClientSession, SUPPORTED_PROTOCOL_VERSIONS, ServerSession, hasCapability, negotiateProtocolVersion, requiredClientCapability, requiredServerCapability, type ClientSessionOptions, type ServerSessionOptions } from "../../runtime/lifecycle.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
 import { clientToServer, serverToClient, tap } from "./helpers.js";
 import { settle } from "../kit/timing.js";
+import { serverSession, clientSession } from "./helpers.js";
 
 const clientInfo = { name: "test-client", version: "1.0.0" };
 const serverInfo = { name: "test-server", version: "2.0.0" };
@@ -27,8 +18,8 @@ async function handshake(
   const [clientEnd, serverEnd] = createInMemoryPair();
   const clientWire = tap(clientEnd);
   const serverWire = tap(serverEnd);
-  const s = new ServerSession({ inbound: clientToServer, outbound: serverToClient, serverInfo, ...server });
-  const c = new ClientSession({ inbound: serverToClient, outbound: clientToServer, clientInfo, ...client });
+  const s = serverSession({ serverInfo, ...server });
+  const c = clientSession({ clientInfo, ...client });
   let initialized = 0;
   s.oninitialized = () => initialized++;
   await s.connect(serverEnd);

@@ -6,7 +6,7 @@ import { ErrorCode, isJsonRpcMessage } from "../../runtime/jsonrpc.js";
 import { Session } from "../../runtime/session.js";
 import { StdioServerTransport } from "../../runtime/transports/stdio.js";
 import { until } from "../kit/timing.js";
-import { clientToServer, rawPeer, serverToClient } from "./helpers.js";
+import { rawPeer, session as plainSession } from "./helpers.js";
 import { collectLines } from "../kit/streams.js";
 
 /** A served Session on one end, raw lines or objects written at it on the other, every reply collected. */
@@ -20,7 +20,7 @@ async function stdioRig(isMessage: (value: unknown) => boolean): Promise<Rig> {
   const stdin = new PassThrough();
   const stdout = new PassThrough();
   const replies = collectLines(stdout);
-  const session = new Session({ inbound: clientToServer, outbound: serverToClient, isMessage });
+  const session = plainSession("server", { isMessage });
   let served = 0;
   session.onRequest("ping", () => (served++, {}));
   await session.connect(new StdioServerTransport({ stdin, stdout }));

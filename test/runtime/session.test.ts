@@ -4,8 +4,9 @@ import { ErrorCode, RpcError, type JsonObject } from "../../runtime/jsonrpc.js";
 import { ConnectionClosedError, InvalidResultError } from "../../runtime/errors.js";
 import { Session, type SessionDebugEvent } from "../../runtime/session.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
-import { clientToServer, rawPeer, serverToClient, sessionPair } from "./helpers.js";
+import { rawPeer, sessionPair } from "./helpers.js";
 import { settle } from "../kit/timing.js";
+import { session } from "./helpers.js";
 
 const ok = { content: [{ type: "text", text: "ok" }] };
 
@@ -50,7 +51,7 @@ describe("request ids and correlation", () => {
 
   it("routes a response with id 0 to the first request", async () => {
     const [raw, end] = createInMemoryPair();
-    const client = new Session({ inbound: serverToClient, outbound: clientToServer });
+    const client = session("client");
     raw.onmessage = (m) => {
       const req = m as { id: number };
       void raw.send({ jsonrpc: "2.0", id: req.id, result: { content: [], echo: req.id } });
@@ -259,7 +260,7 @@ describe("responses to our requests", () => {
 
   it("fails a pending call when the peer answers it with a malformed response", async () => {
     const [raw, end] = createInMemoryPair();
-    const client = new Session({ inbound: serverToClient, outbound: clientToServer });
+    const client = session("client");
     const seen: unknown[] = [];
     raw.onmessage = (m) => {
       seen.push(m);

@@ -3,11 +3,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ConnectionClosedError, ProcessExitedError } from "../../runtime/errors.js";
-import { ClientSession } from "../../runtime/lifecycle.js";
 import { Session } from "../../runtime/session.js";
 import { InvalidJsonLineError, LineTail, StdioClientTransport, type StdioClientTransportOptions } from "../../runtime/transports/stdio.js";
 import { until } from "../kit/timing.js";
-import { clientToServer, serverToClient } from "./helpers.js";
+import { session, clientSession } from "./helpers.js";
 
 const fixture = join(fileURLToPath(new URL("./fixtures/", import.meta.url)), "failing-server.mjs");
 
@@ -20,7 +19,7 @@ afterEach(async () => {
 /** A client Session over a child running the fixture in `mode`; its onerror reports are collected. */
 async function spawnFixture(mode: string, options: Partial<StdioClientTransportOptions> = {}) {
   const transport = new StdioClientTransport({ command: process.execPath, args: [fixture, mode], stderr: "ignore", ...options });
-  const client = new Session({ inbound: serverToClient, outbound: clientToServer });
+  const client = session("client");
   const errors: Error[] = [];
   client.onerror = (error) => errors.push(error);
   await client.connect(transport);
@@ -58,7 +57,7 @@ describe("a stdio server that exits before the client closes", () => {
 
   it("fails connect() with the same error when it dies at initialize", async () => {
     const transport = new StdioClientTransport({ command: process.execPath, args: [fixture, "crash"], stderr: "ignore" });
-    const client = new ClientSession({ inbound: serverToClient, outbound: clientToServer, clientInfo: { name: "c", version: "1" } });
+    const client = clientSession({ clientInfo: { name: "c", version: "1" } });
     const error = await client.connect(transport).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProcessExitedError);
     expect((error as ProcessExitedError).message).toContain("fatal: DATABASE_URL is not set");

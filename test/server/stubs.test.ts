@@ -1,16 +1,14 @@
 // The generated stubs on their own: a Server built with typed on* registrations and typed senders, driven by the generated Client.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Client } from "../../generated/client.js";
 import { Server } from "../../generated/server.js";
 import type { LoggingMessageNotificationParams } from "../../generated/types.js";
 import { requestPeer } from "../../runtime/mcp-context.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
 import { until } from "../kit/timing.js";
+import { closeAfterEach } from "../kit/cleanup.js";
 
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of closers.splice(0)) await c();
-});
+const cleanup = closeAfterEach();
 
 describe("generated Server and Client stubs", () => {
   it("round-trips typed handlers, and sends sampling and logging from inside a tools/call handler", async () => {
@@ -30,7 +28,7 @@ describe("generated Server and Client stubs", () => {
     const [c, s] = createInMemoryPair();
     await server.peer.connect(s);
     const client = await Client.connect(c, { clientInfo: { name: "c", version: "1" }, capabilities: { sampling: {} } });
-    closers.push(() => client.peer.close());
+    cleanup(() => client.peer.close());
     const logs: LoggingMessageNotificationParams[] = [];
     client
       .onCreateMessage((p) => ({ role: "assistant", model: "m1", content: { type: "text", text: `re: ${(p.messages[0].content as { text: string }).text}` } }))
@@ -49,7 +47,7 @@ describe("generated Server and Client stubs", () => {
     const [c, s] = createInMemoryPair();
     await server.peer.connect(s);
     const client = await Client.connect(c, { clientInfo: { name: "c", version: "1" } });
-    closers.push(() => client.peer.close());
+    cleanup(() => client.peer.close());
     await expect(client.listTools()).rejects.toMatchObject({ name: "InvalidResultError" });
   });
 });

@@ -5,7 +5,6 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
-import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
 import { ClientSession } from "../../runtime/lifecycle.js";
 import { ConnectionClosedError } from "../../runtime/errors.js";
 import { RpcError, type JsonObject, type JsonRpcMessage, type RequestId } from "../../runtime/jsonrpc.js";
@@ -16,6 +15,7 @@ import { RESUMABLE_FAILED_CODE } from "../../runtime/resumable/protocol.js";
 import { rng } from "../kit/random.js";
 import { freePort } from "../kit/net.js";
 import { startRedis, type RedisServer } from "./redis-server.js";
+import { clientSession } from "../kit/mcp-sessions.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const LEASE_MS = 600;
@@ -105,10 +105,7 @@ async function clusterClient(first: string, next: () => string, name: string) {
     transports.push(t);
     return t;
   };
-  const client = new ClientSession({
-    inbound: serverToClient,
-    outbound: clientToServer,
-    isMessage,
+  const client = clientSession({
     clientInfo: { name, version: "1" },
     resumable: { retryDelayMs: 20 },
     reconnect: async () => open(next()),

@@ -1,7 +1,5 @@
 // Two ResumableRequests managers on two Redis stores (two nodes in one process): elicitation, cancel and status across nodes.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
-import { ClientSession } from "../../runtime/lifecycle.js";
 import { InMemoryLink } from "../../runtime/transports/in-memory.js";
 import { ResumableRequests } from "../../runtime/resumable/server.js";
 import { RedisOperationStore } from "../../runtime/store/redis.js";
@@ -10,6 +8,7 @@ import type { RequestContext } from "../../runtime/peer.js";
 import type { JsonObject, RequestId } from "../../runtime/jsonrpc.js";
 import { newServerSession, type ToolBehaviour } from "../resumable/harness.js";
 import { startRedis, type RedisServer } from "./redis-server.js";
+import { clientSession } from "../kit/mcp-sessions.js";
 
 let redis: RedisServer;
 const stores: RedisOperationStore[] = [];
@@ -44,10 +43,7 @@ async function twoNodes(
   const link = new InMemoryLink();
   let reconnects = 0;
   await newServerSession(a, behaviour).connect(link.server);
-  const client = new ClientSession({
-    inbound: serverToClient,
-    outbound: clientToServer,
-    isMessage,
+  const client = clientSession({
     clientInfo: { name: "two-nodes", version: "1" },
     capabilities: { elicitation: {} },
     resumable: true,

@@ -1,17 +1,16 @@
 // The interactive OAuth client end to end against a real authorization server and protected MCP server on 127.0.0.1.
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { FileOAuthStore, InMemoryOAuthStore, OAuthClient, OAuthError, type OAuthClientOptions, type OAuthClientProvider } from "../../../runtime/auth/index.js";
 import { HttpStatusError } from "../../../runtime/transports/http-client.js";
 import { tempDir } from "../../kit/paths.js";
 import { until } from "../../kit/timing.js";
 import { REDIRECT, connectWith, expireSoon, headlessUser, startWorld, type World, type WorldOptions } from "./helpers.js";
+import { closeAfterEach } from "../../kit/cleanup.js";
 
 let world: World | undefined;
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0)) await close().catch(() => undefined);
+const cleanup = closeAfterEach(async () => {
   await world?.stop();
   world = undefined;
 });
@@ -24,7 +23,7 @@ function userClient(provider: Partial<OAuthClientProvider> = {}, options: OAuthC
 
 async function connected(oauth: OAuthClient, url = world!.rs) {
   const client = await connectWith(url, oauth);
-  closers.push(() => client.peer.close());
+  cleanup(() => client.peer.close());
   return client;
 }
 

@@ -1,5 +1,5 @@
 // Every bad input the OAuth client meets becomes an OAuthError naming what was wrong, and no secret appears in any error.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   ClientCredentialsClient,
   JwtBearerClient,
@@ -12,11 +12,10 @@ import {
 } from "../../../runtime/auth/index.js";
 import { deadOrigin } from "../../kit/net.js";
 import { REDIRECT, connectWith, headlessUser, startWorld, type World, type WorldOptions } from "./helpers.js";
+import { closeAfterEach } from "../../kit/cleanup.js";
 
 let world: World | undefined;
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0)) await close().catch(() => undefined);
+const cleanup = closeAfterEach(async () => {
   await world?.stop();
   world = undefined;
 });
@@ -31,7 +30,7 @@ async function failure(authorizer: OAuthAuthorizer): Promise<{ error: unknown; r
   const reported: Error[] = [];
   try {
     const client = await connectWith(world!.rs, authorizer, reported);
-    closers.push(() => client.peer.close());
+    cleanup(() => client.peer.close());
     await client.listTools();
   } catch (error) {
     return { error, reported };

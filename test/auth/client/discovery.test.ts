@@ -1,12 +1,11 @@
 // Discovery in the spec's order: protected resource metadata, then the authorization server's metadata, and the 2025-03-26 fallbacks.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { OAuthClient } from "../../../runtime/auth/index.js";
 import { REDIRECT, connectWith, headlessUser, startWorld, type World, type WorldOptions } from "./helpers.js";
+import { closeAfterEach } from "../../kit/cleanup.js";
 
 let world: World | undefined;
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0)) await close().catch(() => undefined);
+const cleanup = closeAfterEach(async () => {
   await world?.stop();
   world = undefined;
 });
@@ -14,7 +13,7 @@ afterEach(async () => {
 async function authorize(options: { legacyDiscovery?: boolean } = {}): Promise<void> {
   const oauth: OAuthClient = new OAuthClient({ clientMetadata: { redirect_uris: [REDIRECT] }, redirectToAuthorization: headlessUser(() => oauth) }, options);
   const client = await connectWith(world!.rs, oauth);
-  closers.push(() => client.peer.close());
+  cleanup(() => client.peer.close());
   await client.listTools();
 }
 

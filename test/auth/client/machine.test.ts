@@ -1,13 +1,12 @@
 // Machine clients: client_credentials with a secret or a private key JWT, and the JWT bearer grant with an ID-JAG from token exchange.
 import { webcrypto } from "node:crypto";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ClientCredentialsClient, InMemoryOAuthStore, JwtBearerClient, requestIdJag, type ClientCredentialsOptions } from "../../../runtime/auth/index.js";
 import { connectWith, expireSoon, startWorld, type World, type WorldOptions } from "./helpers.js";
+import { closeAfterEach } from "../../kit/cleanup.js";
 
 let world: World | undefined;
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0)) await close().catch(() => undefined);
+const cleanup = closeAfterEach(async () => {
   await world?.stop();
   world = undefined;
 });
@@ -21,7 +20,7 @@ async function keyPair(): Promise<{ pem: string; jwk: webcrypto.JsonWebKey; publ
 
 async function run(options: ClientCredentialsOptions) {
   const client = await connectWith(world!.rs, new ClientCredentialsClient(options));
-  closers.push(() => client.peer.close());
+  cleanup(() => client.peer.close());
   return client;
 }
 
@@ -88,7 +87,7 @@ describe("JWT bearer grant with an ID-JAG (enterprise-managed authorization)", (
         assertion: ({ issuer, resource }) => requestIdJag({ tokenEndpoint: idp, clientId: "idp-client", idToken: "id-token-from-the-idp", audience: issuer, resource }),
       }),
     );
-    closers.push(() => client.peer.close());
+    cleanup(() => client.peer.close());
     await client.listTools();
     const [exchange, bearer] = tokenRequests();
     expect(exchange!.body).toMatchObject({

@@ -5,6 +5,7 @@ import { HttpStatusError } from "../../../runtime/transports/http-client.js";
 import { deadOrigin } from "../../kit/net.js";
 import { startAuthorizationServer, type AuthorizationServer } from "../oidc/helpers.js";
 import { Sweep, connectClient, protectedServer, textOf, userClient } from "./helpers.js";
+import { closeAfterEach } from "../../kit/cleanup.js";
 
 const RESOURCE_SERVER = { client_id: "e2e-resource-server", client_secret: "e2e-resource-server-secret", grant_types: [], redirect_uris: [], response_types: [] };
 
@@ -24,19 +25,16 @@ afterAll(async () => {
   await as?.stop();
 });
 
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
-});
+const cleanup = closeAfterEach();
 
 describe("our client -> our protected server with introspectionVerifier, oidc-provider issuing opaque tokens", () => {
   it("authorizes, and a tool call is served with the introspected subject and scope; a step-up works the same way", async () => {
     const verifier = introspectionVerifier({ endpoint: introspectionEndpoint, clientId: RESOURCE_SERVER.client_id, clientSecret: RESOURCE_SERVER.client_secret, issuer: as.issuer });
     const rs = await protectedServer(as.issuer, verifier, sweep);
-    closers.push(() => rs.stop());
+    cleanup(() => rs.stop());
     const user = userClient(as, sweep, [{ login: "mallory" }]);
     const client = await connectClient(rs.url, user.oauth, sweep);
-    closers.push(() => client.peer.close());
+    cleanup(() => client.peer.close());
 
     expect(JSON.parse(textOf(await client.callTool({ name: "whoami", arguments: {} })))).toEqual({ principal: "mallory", scopes: ["mcp:tools"], sub: "mallory" });
     const token = (await user.store.getTokens(rs.url))!.access_token;
@@ -49,7 +47,7 @@ describe("our client -> our protected server with introspectionVerifier, oidc-pr
   it("a token the provider does not know is refused 401 invalid_token, naming our metadata", async () => {
     const verifier = introspectionVerifier({ endpoint: introspectionEndpoint, clientId: RESOURCE_SERVER.client_id, clientSecret: RESOURCE_SERVER.client_secret, issuer: as.issuer });
     const rs = await protectedServer(as.issuer, verifier, sweep);
-    closers.push(() => rs.stop());
+    cleanup(() => rs.stop());
     const response = await fetch(rs.url, {
       method: "POST",
       headers: { authorization: "Bearer not-issued-by-anyone", "content-type": "application/json", accept: "application/json, text/event-stream" },
@@ -65,10 +63,10 @@ describe("our client -> our protected server with introspectionVerifier, oidc-pr
     const dead = introspectionVerifier({ endpoint: `${await deadOrigin()}/introspect`, clientId: RESOURCE_SERVER.client_id, clientSecret: RESOURCE_SERVER.client_secret });
     let current: TokenVerifier = live;
     const rs = await protectedServer(as.issuer, { verify: (token, context) => current.verify(token, context) }, sweep);
-    closers.push(() => rs.stop());
+    cleanup(() => rs.stop());
     const user = userClient(as, sweep, [{ login: "niaj" }]);
     const client = await connectClient(rs.url, user.oauth, sweep);
-    closers.push(() => client.peer.close());
+    cleanup(() => client.peer.close());
     await client.callTool({ name: "whoami", arguments: {} });
 
     current = dead;

@@ -5,6 +5,7 @@ import { startAuthorizationServer, type AuthorizationServer } from "../oidc/help
 import { MemoryOAuthProvider, connectSdkClient } from "../official/sdk-client.js";
 import { startSdkProtectedServer } from "../official/sdk-server.js";
 import { Sweep, connectClient, protectedServer, textOf, userClient } from "./helpers.js";
+import { closeAfterEach } from "../../kit/cleanup.js";
 
 const sweep = new Sweep();
 let as: AuthorizationServer;
@@ -26,14 +27,11 @@ afterAll(async () => {
   await as?.stop();
 });
 
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
-});
+const cleanup = closeAfterEach();
 
 async function ourServer() {
   const s = await protectedServer(as.issuer, jwtVerifier({ issuer: as.issuer }), sweep);
-  closers.push(() => s.stop());
+  cleanup(() => s.stop());
   return s;
 }
 
@@ -41,7 +39,7 @@ describe("the official SDK's client (its own OAuthClientProvider flow) -> our pr
   it("discovers our metadata from the 401, registers, authorizes with resource, and calls a tool as the user", async () => {
     const rs = await ourServer();
     const session = await connectSdkClient(rs.url, as, { approval: { login: "ivan" } });
-    closers.push(() => session.close());
+    cleanup(() => session.close());
     expect(JSON.parse(textOf(await session.callTool("whoami")))).toEqual({ principal: "ivan", scopes: ["mcp:tools"], sub: "ivan" });
     expect(session.provider.authorizations).toHaveLength(1);
     expect(Object.fromEntries(session.provider.authorizations[0]!.searchParams)).toMatchObject({ scope: "mcp:tools", resource: rs.url, code_challenge_method: "S256" });
@@ -56,7 +54,7 @@ describe("the official SDK's client (its own OAuthClientProvider flow) -> our pr
   it("SDK limit: our 403 for the admin tool is answered with a refresh, not a step-up; the session goes on", async () => {
     const rs = await ourServer();
     const session = await connectSdkClient(rs.url, as);
-    closers.push(() => session.close());
+    cleanup(() => session.close());
     await session.callTool("whoami");
     await expect(session.callTool("admin")).rejects.toThrow("Server returned 403 after trying upscoping");
     expect(session.provider.authorizations).toHaveLength(1);
@@ -78,9 +76,9 @@ describe("the official SDK's client stepping up on our 403, with an authorizatio
 
   it("re-authorizes with the scopes our 403 names and the admin tool runs", async () => {
     const rs = await protectedServer(lenient.issuer, jwtVerifier({ issuer: lenient.issuer }), sweep);
-    closers.push(() => rs.stop());
+    cleanup(() => rs.stop());
     const session = await connectSdkClient(rs.url, lenient, { approval: { login: "olivia" } });
-    closers.push(() => session.close());
+    cleanup(() => session.close());
     await session.callTool("whoami");
     expect(textOf(await session.callTool("admin"))).toBe("admin done");
     expect(session.provider.authorizations.map((u) => u.searchParams.get("scope"))).toEqual(["mcp:tools", "mcp:tools mcp:admin"]);
@@ -91,10 +89,10 @@ describe("the official SDK's client stepping up on our 403, with an authorizatio
 describe("our client -> the official SDK's protected server (requireBearerAuth)", () => {
   it("calls a tool, then steps up to admin_reset with one more approval", async () => {
     const rs = await startSdkProtectedServer(as.issuer);
-    closers.push(() => rs.stop());
+    cleanup(() => rs.stop());
     const user = userClient(as, sweep, [{ login: "judy" }]);
     const client = await connectClient(rs.url, user.oauth, sweep);
-    closers.push(() => client.peer.close());
+    cleanup(() => client.peer.close());
 
     expect(JSON.parse(textOf(await client.callTool({ name: "whoami", arguments: {} })))).toEqual({ subject: "judy", scopes: ["mcp:tools"] });
     expect(textOf(await client.callTool({ name: "admin_reset", arguments: {} }))).toBe("reset by judy");

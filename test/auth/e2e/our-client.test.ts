@@ -4,6 +4,7 @@ import { ClientCredentialsClient, OAuthError, jwtVerifier } from "../../../runti
 import { startAuthorizationServer, untilExpired, type AuthorizationServer } from "../oidc/helpers.js";
 import type { ProtectedServer } from "../server/helpers.js";
 import { RecordingStore, Sweep, connectClient, protectedServer, textOf, userClient } from "./helpers.js";
+import { closeAfterEach } from "../../kit/cleanup.js";
 
 const MACHINE = { client_id: "e2e-machine", client_secret: "e2e-machine-secret-value", grant_types: ["client_credentials"], redirect_uris: [], response_types: [] };
 // Tokens live 3 s: long enough for a flow, short enough to wait out.
@@ -21,21 +22,18 @@ afterAll(async () => {
   await as?.stop();
 });
 
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
-});
+const cleanup = closeAfterEach();
 
 /** Our protected server trusting the provider's JWTs: no clock tolerance, so an expired token is refused at once. */
 async function server(): Promise<ProtectedServer> {
   const s = await protectedServer(as.issuer, jwtVerifier({ issuer: as.issuer, clockToleranceSeconds: 0 }), sweep);
-  closers.push(() => s.stop());
+  cleanup(() => s.stop());
   return s;
 }
 
 async function connect(url: string, oauth: Parameters<typeof connectClient>[1]) {
   const client = await connectClient(url, oauth, sweep);
-  closers.push(() => client.peer.close());
+  cleanup(() => client.peer.close());
   return client;
 }
 

@@ -1,8 +1,6 @@
 // The HTTP example protected by an issuer (AUTH_ISSUER): in process, and as `node dist/examples/http-server.js` with the environment variables.
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clientToServer, isMessage, serverToClient } from "../../../generated/dispatch.js";
-import { ClientSession } from "../../../runtime/lifecycle.js";
 import { StreamableHttpClientTransport } from "../../../runtime/transports/http-client.js";
 import { startExampleHttpServer } from "../../../examples/http-server.js";
 import { builtExample } from "../../conformance/helpers.js";
@@ -10,6 +8,7 @@ import { follow } from "../../kit/streams.js";
 import { initializeMessage, post } from "../../http/helpers.js";
 import { freePort } from "../../kit/net.js";
 import { bearer, parseChallenge, startAuthorizationServer, type TestAuthorizationServer } from "./helpers.js";
+import { clientSession } from "../../kit/mcp-sessions.js";
 
 let as: TestAuthorizationServer;
 beforeAll(async () => {
@@ -33,7 +32,7 @@ async function checkProtected(url: string, requiredScope?: string): Promise<void
   // A token for another resource is refused: the audience check is on.
   expect((await post(url, initializeMessage(), bearer(await as.mint("http://127.0.0.1:1/mcp")))).status).toBe(401);
   const token = await as.mint(url, { scope: requiredScope ?? "mcp:tools" });
-  const client = new ClientSession({ inbound: serverToClient, outbound: clientToServer, isMessage, clientInfo: { name: "example-auth", version: "1" } });
+  const client = clientSession({ clientInfo: { name: "example-auth", version: "1" } });
   await client.connect(new StreamableHttpClientTransport({ url, headers: bearer(token) }));
   try {
     expect(await client.request("tools/call", { name: "add", arguments: { a: 2, b: 3 } })).toMatchObject({ content: [{ type: "text", text: "5" }] });

@@ -1,12 +1,11 @@
 // The verified token's subject is the session's principal: sessions bound to it, other principals see 404, our client end to end.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clientToServer, isMessage, serverToClient } from "../../../generated/dispatch.js";
 import { jwtVerifier } from "../../../runtime/auth/server/index.js";
-import { ClientSession } from "../../../runtime/lifecycle.js";
 import { HttpStatusError, StreamableHttpClientTransport } from "../../../runtime/transports/http-client.js";
 import { post, readSse, sessionHeaders } from "../../http/helpers.js";
 import { until } from "../../kit/timing.js";
 import { bearer, callTool, openSession, startAuthorizationServer, startProtectedServer, type ProtectedServer, type TestAuthorizationServer } from "./helpers.js";
+import { clientSession } from "../../kit/mcp-sessions.js";
 
 let as: TestAuthorizationServer;
 let rs: ProtectedServer;
@@ -58,7 +57,7 @@ describe("sessions bound to the token's subject", () => {
 describe("our HTTP client with a bearer token", () => {
   it("initializes, calls tools over POST and keeps its GET stream; an expired token then gets 401", async () => {
     let token = await as.mint(rs.url, { sub: "erin" });
-    const client = new ClientSession({ inbound: serverToClient, outbound: clientToServer, isMessage, clientInfo: { name: "auth-test", version: "1" } });
+    const client = clientSession({ clientInfo: { name: "auth-test", version: "1" } });
     await client.connect(new StreamableHttpClientTransport({ url: rs.url, headers: () => bearer(token) }));
     try {
       const result = await client.request("tools/call", { name: "whoami", arguments: {} });
