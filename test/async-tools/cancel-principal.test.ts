@@ -1,9 +1,8 @@
 // tools/async/cancel is honoured only from the principal that started the run, on its node and through Redis.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { AsyncTools } from "../../runtime/async-tools/server.js";
 import { callToolAsync, joinToolAsync } from "../../runtime/async-tools/client.js";
-import { RedisOperationStore } from "../../runtime/store/redis.js";
-import { startRedis, type RedisServer } from "../store/redis-server.js";
+import { redisForTests } from "../store/redis-server.js";
 import { connect, gate, makeTools, type Gate } from "./helpers.js";
 import { until } from "../kit/timing.js";
 
@@ -40,26 +39,14 @@ describe("tools/async/cancel checks the principal", () => {
 });
 
 describe("tools/async/cancel checks the principal across nodes (Redis)", () => {
-  let redis: RedisServer;
-  const stores: RedisOperationStore[] = [];
-  const managers: AsyncTools[] = [];
-  beforeAll(async () => {
-    redis = await startRedis();
-  });
-  afterAll(async () => {
-    for (const m of managers) m.close();
-    for (const s of stores) await s.close();
-    await redis?.stop();
-  });
+  const redis = redisForTests();
 
   it("a cancel from another principal on node B is not passed to node A; alice's own cancel on B is", async () => {
     const held = new Map<string, Gate>([["h", gate()]]);
     const aborted = { value: false };
     const node = async () => {
-      const store = new RedisOperationStore({ url: redis.url, prefix: "cancel-principal:", leaseMs: 2000 });
-      stores.push(store);
-      const tools = new AsyncTools(makeTools([], aborted, held), { store });
-      managers.push(tools);
+      const store = redis.store({ prefix: "cancel-principal:", leaseMs: 2000 });
+      const tools = redis.closeAfter(new AsyncTools(makeTools([], aborted, held), { store }));
       await store.ready();
       return { store, tools };
     };

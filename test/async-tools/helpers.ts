@@ -1,11 +1,8 @@
 // Test helpers for async tool calls: gates a tool waits on, a counting tool, sessions over in-memory links.
-import { ClientSession, ServerSession } from "../../runtime/lifecycle.js";
-import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
-import type { Transport } from "../../runtime/transport.js";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
 import type { RequestContext } from "../../runtime/peer.js";
 import type { AsyncTools } from "../../runtime/async-tools/server.js";
-import { serverSession, clientSession } from "../kit/mcp-sessions.js";
+import { connectedPair, type ConnectedPair } from "../kit/mcp-sessions.js";
 
 export interface Gate {
   promise: Promise<void>;
@@ -37,19 +34,18 @@ export function makeTools(gates: Gate[] = [], aborted: { value: boolean } = { va
   };
 }
 
-/** A server session with `tools` installed (and a plain tools/call) on `server`, and a client connected to it. */
-export async function connectOver(tools: AsyncTools | undefined, c: Transport, s: Transport): Promise<{ client: ClientSession; server: ServerSession }> {
-  const server = serverSession({ serverInfo: { name: "async", version: "1" }, capabilities: { tools: {} } });
-  tools?.install(server);
-  server.onRequest("tools/call", async (params, ctx) => makeTools()(params ?? {}, ctx));
-  await server.connect(s);
-  const client = clientSession({ clientInfo: { name: "c", version: "1" } });
-  await client.connect(c);
-  return { client, server };
-}
-
-/** As connectOver, over an in-memory link whose server end tags every message with `principal`. */
-export function connect(tools: AsyncTools | undefined, principal?: string): Promise<{ client: ClientSession; server: ServerSession }> {
-  const [c, s] = createInMemoryPair(principal === undefined ? {} : { serverInfo: { principal } });
-  return connectOver(tools, c, s);
+/**
+ * A server session with `tools` installed (and a plain tools/call), and a client connected to it in memory;
+ * the server end tags every message with `principal`.
+ */
+export function connect(tools: AsyncTools | undefined, principal?: string): Promise<ConnectedPair> {
+  return connectedPair({
+    server: { serverInfo: { name: "async", version: "1" }, capabilities: { tools: {} } },
+    client: { clientInfo: { name: "c", version: "1" } },
+    ...(principal === undefined ? {} : { serverInfo: { principal } }),
+    setup: (server) => {
+      tools?.install(server);
+      server.onRequest("tools/call", async (params, ctx) => makeTools()(params ?? {}, ctx));
+    },
+  });
 }

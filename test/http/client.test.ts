@@ -1,6 +1,6 @@
 // The client transport against the real server transport: replies, standalone stream, resumption, expiry.
 import { getEventListeners } from "node:events";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { JsonObject, JsonRpcMessage, RequestId } from "../../runtime/jsonrpc.js";
 import {
   CONNECTION_LOST_CODE,
@@ -11,12 +11,11 @@ import {
 } from "../../runtime/transports/http-client.js";
 import { InMemoryEventStore } from "../../runtime/transports/event-store.js";
 import { initializeMessage, startServer, type RunningServer } from "./helpers.js";
-import { until } from "../kit/timing.js";
+import { closeAfterEach } from "../kit/cleanup.js";
+import { sleep, until } from "../kit/timing.js";
 
 let server: RunningServer | undefined;
-const clients: StreamableHttpClientTransport[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) await c.close().catch(() => undefined);
+const cleanup = closeAfterEach(async () => {
   await server?.stop();
   server = undefined;
 });
@@ -32,7 +31,7 @@ interface Harness {
 
 function harness(options: Partial<StreamableHttpClientOptions> = {}): Harness {
   const client = new StreamableHttpClientTransport({ url: server!.url, ...options });
-  clients.push(client);
+  cleanup(() => client.close());
   const messages: JsonObject[] = [];
   const errors: Error[] = [];
   client.onmessage = (m) => messages.push(m as JsonObject);
@@ -223,7 +222,7 @@ describe("resumption", () => {
     const h = harness({ standaloneStream: "manual", reconnect: { maxAttempts: 1 } });
     await connect(h);
     await h.client.send({ jsonrpc: "2.0", id: 8, method: "wait", params: { gate: "p", before: 1, after: 2 } });
-    await new Promise((r) => setTimeout(r, 250)); // several close/resume cycles
+    await sleep(250); // several close/resume cycles
     server.responder.open("p");
     expect(await h.response(8)).toMatchObject({ result: { done: 3 } });
     expect(progressOf(h.messages, "8")).toEqual([1, 2, 3]);

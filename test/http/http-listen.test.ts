@@ -3,7 +3,7 @@ import { connect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_HTTP_SERVER_TIMEOUTS, createHttpServer, listenHttp } from "../../runtime/transports/http-listen.js";
 import { initialize, post, readSse, sessionHeaders, startServer, type RunningServer } from "./helpers.js";
-import { until } from "../kit/timing.js";
+import { sleep, until } from "../kit/timing.js";
 
 let server: RunningServer | undefined;
 const sockets: Socket[] = [];
@@ -93,7 +93,7 @@ describe("long responses are not cut off", () => {
     const reply = await post(server.url, { jsonrpc: "2.0", id: 1, method: "wait", params: { gate: "late", before: 1, after: 1 } }, sessionHeaders(sid));
     expect(reply.status).toBe(200);
     // Several request timeouts and checks go by while both responses stay open.
-    await new Promise((r) => setTimeout(r, 4 * SHORT.requestTimeoutMs));
+    await sleep(4 * SHORT.requestTimeoutMs);
     server.responder.open("late");
     await server.responder.transports[0].send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
     const read = await readSse(reply);

@@ -1,6 +1,5 @@
 // Interop with the official SDK (1.x): its client against our server, our client against its server.
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -11,7 +10,8 @@ import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
 import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
 import { initializeMessage, startServer, type RunningServer } from "./helpers.js";
-import { until } from "../kit/timing.js";
+import { listen } from "../kit/net.js";
+import { sleep, until } from "../kit/timing.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 
 const cleanup = closeAfterEach();
@@ -50,7 +50,7 @@ describe("SDK client -> our server", () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
     cleanup(() => client.close());
     const pending = client.request({ method: "wait", params: { gate: "sdk", before: 1, after: 1 } }, DoneResult);
-    await new Promise((r) => setTimeout(r, 150));
+    await sleep(150);
     server.responder.open("sdk");
     expect(((await pending) as { done?: unknown }).done).toBe(2);
   });
@@ -76,13 +76,12 @@ describe("our client -> SDK server", () => {
       }
       await transport.handleRequest(req, res);
     });
-    await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
+    const listening = await listen(http);
     cleanup(async () => {
       for (const t of transports.values()) await t.close();
-      http.closeAllConnections();
-      await new Promise<void>((r) => http.close(() => r()));
+      await listening.close();
     });
-    const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+    const url = `${listening.origin}/mcp`;
 
     const client = new StreamableHttpClientTransport({ url });
     const messages: JsonObject[] = [];

@@ -1,10 +1,11 @@
 // The node:http requester's keep-alive pool against real servers: idle connections retired, the idle-close race retried once, no unhandled socket errors.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { nodeRequester, type WireRequester } from "../../runtime/transports/http-requester.js";
+import { listen as listenLoopback } from "../kit/net.js";
 import { rng } from "../kit/random.js";
-import { sleep, until } from "../kit/timing.js";
+import { settle, sleep, until } from "../kit/timing.js";
 
 type Handler = (req: IncomingMessage, res: ServerResponse, info: { connection: number; onConnection: number }) => void;
 
@@ -55,8 +56,7 @@ async function listen(handler: Handler, keepAliveTimeout: number): Promise<TestS
     req.resume();
     req.on("end", () => handler(req, res, { connection: server.sockets.indexOf(req.socket) + 1, onConnection }));
   });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  server.url = new URL(`http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`);
+  server.url = new URL(`${(await listenLoopback(http)).origin}/mcp`);
   servers.push(server);
   return server;
 }
@@ -148,7 +148,7 @@ describe("the idle-close race against a real server timeout", () => {
       // Into the window: the request is written while the connection is still open, then this process (and with
       // it the server) is busy until past the server's timeout. libuv runs due timers after the check phase, so
       // the timer closes a connection that holds the unread request, and the client sees it reset.
-      await new Promise((resolve) => setImmediate(resolve));
+      await settle();
       const sent = call(r, server.url, i + 1).catch((error: unknown) => error);
       await new Promise((resolve) => process.nextTick(resolve));
       while (performance.now() < closesAt + 100);

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ResumableRequests } from "../../runtime/resumable/server.js";
 import { startResumableHttp, type ResumableHttp } from "../resumable/harness.js";
 import { post, readSse, sessionHeaders } from "./helpers.js";
-import { until } from "../kit/timing.js";
+import { sleep, until } from "../kit/timing.js";
 
 const rawClient = fileURLToPath(new URL("./fixtures/resumable-raw-client.mjs", import.meta.url));
 const MAX_WAIT_S = 1;
@@ -30,7 +30,7 @@ describe("a resumable request whose client process is killed (SIGKILL)", () => {
           });
         }
         // Would run for about half an hour: only an abort ends it.
-        await new Promise((r) => setTimeout(r, 20));
+        await sleep(20);
       },
     });
     const child = spawn(process.execPath, [rawClient, server.url], { stdio: ["ignore", "pipe", "pipe"] });
@@ -47,7 +47,7 @@ describe("a resumable request whose client process is killed (SIGKILL)", () => {
     await exited;
 
     const guard = Date.now() + MAX_WAIT_S * 1000 + 5000;
-    while (abortedAt === undefined && Date.now() < guard) await new Promise((r) => setTimeout(r, 10));
+    while (abortedAt === undefined && Date.now() < guard) await sleep(10);
     expect(abortedAt, "the handler was never aborted").toBeDefined();
     // The server kept the request for the client's maxWait, counted from when the connection went.
     expect(abortedAt! - killedAt).toBeGreaterThanOrEqual(MAX_WAIT_S * 1000 - 50);
@@ -73,7 +73,7 @@ describe("a resumable request whose reply stream's connection closes", () => {
       step: async (_name, _args, i, ctx) => {
         if (i === 1) ctx.signal.addEventListener("abort", () => (aborted = true));
         // Runs well past maxWait after the disconnect below.
-        await new Promise((r) => setTimeout(r, 30));
+        await sleep(30);
       },
     });
     const init = await post(server.url, { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: { resumableRequests: {} }, clientInfo: { name: "raw", version: "0" } } });
@@ -84,7 +84,7 @@ describe("a resumable request whose reply stream's connection closes", () => {
     const call = await post(server.url, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "count", arguments: { steps }, _meta: { progressToken: 1 } } }, sessionHeaders(sid));
     // Read two progress values, then drop the connection.
     const first = await readSse(call, (r) => r.messages.filter((m) => m.method === "notifications/progress").length === 2);
-    await new Promise((r) => setTimeout(r, (MAX_WAIT_S * 1000) / 2));
+    await sleep((MAX_WAIT_S * 1000) / 2);
     const again = await fetch(server.url, { headers: { accept: "text/event-stream", "last-event-id": first.events.at(-1)!.id, ...sessionHeaders(sid) } });
     expect(again.status).toBe(200);
     const rest = await readSse(again);

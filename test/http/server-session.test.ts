@@ -3,7 +3,8 @@ import { createServer } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { createStreamableHttpServer } from "../../runtime/transports/http-server.js";
 import { initialize, initializeMessage, makeResponder, post, readSse, sessionHeaders, startServer, type RunningServer } from "./helpers.js";
-import { until } from "../kit/timing.js";
+import { listen } from "../kit/net.js";
+import { sleep, until } from "../kit/timing.js";
 
 let server: RunningServer | undefined;
 afterEach(async () => {
@@ -85,7 +86,7 @@ describe("stateful sessions", () => {
     await until(() => server!.responder.closed.length === 1);
     expect(server.responder.closed[0].sessionId).toBe(idle);
     expect((await post(server.url, { jsonrpc: "2.0", id: 1, method: "echo" }, sessionHeaders(idle))).status).toBe(404);
-    await new Promise((r) => setTimeout(r, 150));
+    await sleep(150);
     expect(server.mcp.sessions.has(busy)).toBe(true);
     await get.body?.cancel();
   });
@@ -111,16 +112,15 @@ describe("mounting", () => {
         mcp.nodeListener(req, res);
       });
     });
-    await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
+    const listening = await listen(http);
     try {
-      const url = `http://127.0.0.1:${(http.address() as { port: number }).port}/mcp`;
+      const url = `${listening.origin}/mcp`;
       const sid = await initialize(url);
       const read = await readSse(await post(url, { jsonrpc: "2.0", id: 3, method: "echo", params: { m: 1 } }, sessionHeaders(sid)));
       expect(read.messages.at(-1)).toMatchObject({ id: 3, result: { echo: { m: 1 } } });
     } finally {
       await mcp.close();
-      http.closeAllConnections();
-      await new Promise<void>((r) => http.close(() => r()));
+      await listening.close();
     }
   });
 });

@@ -1,12 +1,12 @@
 // End to end: the runtime's ClientSession and ServerSession talking over the Streamable HTTP transports.
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { DispatchTable, MethodSpec } from "../../runtime/dispatch.js";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
 import { ClientSession, ServerSession } from "../../runtime/lifecycle.js";
 import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
 import { createStreamableHttpServer, type HttpServerTransport, type StreamableHttpServer, type StreamableHttpServerOptions } from "../../runtime/transports/http-server.js";
+import { listen } from "../kit/net.js";
 import { until } from "../kit/timing.js";
 import { serverSession, clientSession } from "../kit/mcp-sessions.js";
 
@@ -82,8 +82,7 @@ async function start(options: Partial<StreamableHttpServerOptions> = {}): Promis
     },
   });
   const http = createServer(mcp.nodeListener);
-  await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
-  running = { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`, mcp, sessions, http };
+  running = { url: `${(await listen(http)).origin}/mcp`, mcp, sessions, http };
   return running;
 }
 

@@ -2,6 +2,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { sleep } from "../kit/timing.js";
 
 const dist = (path: string) => fileURLToPath(new URL(`../../dist/examples/${path}`, import.meta.url));
 
@@ -28,7 +29,7 @@ describe("examples", () => {
     ];
     child.stdin.write(lines.map((l) => JSON.stringify(l) + "\n").join(""));
     const deadline = Date.now() + 5000;
-    while (!out.includes('"id":2,"result"') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    while (!out.includes('"id":2,"result"') && Date.now() < deadline) await sleep(10);
     child.stdin.end();
     const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
     expect(code).toBe(0);

@@ -18,7 +18,7 @@ import { Client, StreamableHttpClientTransport, createStreamableHttpServer, type
 import { builtExample, spawnServer } from "../conformance/helpers.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { listen } from "../kit/net.js";
-import { until } from "../kit/timing.js";
+import { sleep, until } from "../kit/timing.js";
 
 const cleanup = closeAfterEach();
 
@@ -219,7 +219,7 @@ async function officialServer(options: SdkServerOptions = {}): Promise<{ url: st
           if (token !== undefined) await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: i, total: n } });
           // SEP-1699: the official server lets go of the POST stream; the client must come back with Last-Event-ID.
           if (args.closeAt === i) extra.closeSSEStream?.();
-          await new Promise((resolve) => setTimeout(resolve, 10));
+          await sleep(10);
         }
         return { content: [{ type: "text", text: `counted ${n}` }] };
       });

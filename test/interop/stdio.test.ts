@@ -8,6 +8,7 @@ import { Client } from "../../generated/client.js";
 import { RequestCancelledError } from "../../runtime/errors.js";
 import { StdioClientTransport } from "../../runtime/transports/stdio.js";
 import { closeAfterEach } from "../kit/cleanup.js";
+import { sleep } from "../kit/timing.js";
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const exampleServer = fileURLToPath(new URL("../../dist/examples/stdio-server.js", import.meta.url));
@@ -45,7 +46,7 @@ async function eventuallyText(call: () => Promise<string>, expected: string): Pr
   while (Date.now() < deadline) {
     last = await call();
     if (last === expected) return;
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
   expect(last).toBe(expected);
 }

@@ -2,4 +2,6 @@
 import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
 import { sessionKit } from "./sessions.js";
 
+export type { ConnectedPair } from "./sessions.js";
+
 export const { wiring, session, serverSession, clientSession, connectedPair } = sessionKit({ clientToServer, serverToClient, isMessage });

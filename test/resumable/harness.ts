@@ -1,6 +1,5 @@
 // Test fixtures for resumable requests: a tool server on the generated tables, in-memory links that can be cut, an HTTP server, a seeded RNG.
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { ClientSession, ServerSession, type ClientSessionOptions } from "../../runtime/lifecycle.js";
 import { InMemoryLink } from "../../runtime/transports/in-memory.js";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
@@ -10,6 +9,7 @@ import { ResumableRequests } from "../../runtime/resumable/server.js";
 import { SEQ_META_KEY, type SeqStamp } from "../../runtime/resumable/protocol.js";
 import { createStreamableHttpServer, type StreamableHttpServer, type StreamableHttpServerOptions } from "../../runtime/transports/http-server.js";
 import { serverSession, clientSession } from "../kit/mcp-sessions.js";
+import { listen } from "../kit/net.js";
 
 export interface ToolBehaviour {
   /** Called between progress steps; await it to let the test act (cut, close) at a precise point. */
@@ -151,8 +151,7 @@ export async function startResumableHttp(
     },
   });
   const http = createServer(mcp.nodeListener);
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const port = (http.address() as AddressInfo).port;
+  const { port } = await listen(http);
   let stopped = false;
   return {
     url: `http://127.0.0.1:${port}/mcp`,

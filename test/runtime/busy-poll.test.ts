@@ -1,8 +1,10 @@
 // BusyPoller: polls after a send only with two or more cores, counts replies caught while polling, backs off after an expired window.
 import { describe, expect, it } from "vitest";
 import { BusyPoller } from "../../runtime/transports/busy-poll.js";
+import { sleep } from "../kit/timing.js";
 
-const until = (micros: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.ceil(micros / 1000) + 5));
+// Past a window of `micros` microseconds, with a few milliseconds to spare.
+const afterMicros = (micros: number) => sleep(Math.ceil(micros / 1000) + 5);
 
 describe("BusyPoller", () => {
   it("is off on one core and when the window is 0", async () => {
@@ -10,7 +12,7 @@ describe("BusyPoller", () => {
       expect(poller.enabled).toBe(false);
       poller.sent();
       poller.arrived();
-      await until(200);
+      await afterMicros(200);
       expect([poller.hits, poller.misses]).toEqual([0, 0]);
     }
   });
@@ -26,14 +28,13 @@ describe("BusyPoller", () => {
     });
     poller.arrived();
     poller.arrived();
-    await until(1_000);
+    await afterMicros(1_000);
     expect([poller.hits, poller.misses]).toEqual([1, 0]);
   });
 
   it("restarts the window on each arrival, so a message right behind the first is caught too", async () => {
     // Wide margins (a 200 ms window, checks 80 ms from its edges) so a loaded machine's late timers cannot flip it.
     const poller = new BusyPoller(200_000, 2);
-    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     poller.sent();
     await sleep(100);
     poller.arrived(); // the window now ends 200 ms from here, not 200 ms from the send
@@ -49,17 +50,17 @@ describe("BusyPoller", () => {
     const poller = new BusyPoller(1_000, 2);
     for (let i = 1; i <= 4; i++) {
       poller.sent();
-      await until(1_000);
+      await afterMicros(1_000);
       expect([poller.hits, poller.misses]).toEqual([0, i]);
     }
     // Backed off: these sends do not poll, so an arrival is not a hit and nothing expires.
     for (let i = 0; i < 31; i++) poller.sent();
     poller.arrived();
-    await until(1_000);
+    await afterMicros(1_000);
     expect([poller.hits, poller.misses]).toEqual([0, 4]);
     poller.sent(); // the 32nd
     poller.arrived();
-    await until(1_000);
+    await afterMicros(1_000);
     expect([poller.hits, poller.misses]).toEqual([1, 4]);
   });
 
@@ -68,7 +69,7 @@ describe("BusyPoller", () => {
     poller.sent();
     poller.stop();
     expect(poller.enabled).toBe(false);
-    await until(1_000);
+    await afterMicros(1_000);
     poller.sent();
     poller.arrived();
     expect([poller.hits, poller.misses]).toEqual([0, 0]);

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../runtime/jsonrpc.js";
 import { FrameTooLargeError, InvalidUtf8Error, StdioClientTransport } from "../../runtime/transports/stdio.js";
 import { clientSession } from "./helpers.js";
+import { sleep, until } from "../kit/timing.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const fixtures = fileURLToPath(new URL("./fixtures/", import.meta.url));
@@ -71,7 +72,7 @@ describe("StdioClientTransport against a real child", () => {
       const transport = new StdioClientTransport({ command: process.execPath, args: [rawWriter, "env"], env: { EXTRA_VAR: "yes" } });
       const { messages, closed } = collect(transport);
       await transport.start();
-      while (messages.length === 0) await new Promise((r) => setTimeout(r, 10));
+      await until(() => messages.length > 0, 25_000);
       const env = (messages[0] as { params: { env: Record<string, string> } }).params.env;
       expect(env.EXTRA_VAR).toBe("yes");
       expect(env.MCPGEN_TEST_SECRET).toBeUndefined();
@@ -90,7 +91,7 @@ describe("StdioClientTransport against a real child", () => {
     const transport = new StdioClientTransport({ command: process.execPath, args: [rawWriter, "stubborn"], closeTimeoutMs: 100 });
     const { messages, closed } = collect(transport);
     await transport.start();
-    while (messages.length === 0) await new Promise((r) => setTimeout(r, 10));
+    await until(() => messages.length > 0, 25_000);
     const pid = transport.pid!;
     await transport.close();
     await closed;
@@ -165,7 +166,7 @@ describe("end to end over stdio", () => {
       }
     });
     child.stdin.write('{"jsonrpc":"2.0","id":0,"method":"ping"}\r\n{"jsonrpc":"2.0","id":1,');
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
     child.stdin.write('"method":"ping"}\n');
     child.stdin.write(Buffer.from([0xff, 0x0a]));
     child.stdin.write("{]\n");
@@ -173,7 +174,7 @@ describe("end to end over stdio", () => {
     child.stdin.write('{"jsonrpc":"2.0","id":"last","method":"ping"}\n');
     let gone = false;
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => ((gone = true), resolve(code))));
-    while (replies.length < 6 && !gone) await new Promise((r) => setTimeout(r, 10));
+    await until(() => replies.length >= 6 || gone, 25_000);
     child.stdin.end();
     // The server exits on its own once stdin ends.
     expect(await exited).toBe(0);

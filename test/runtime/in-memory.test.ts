@@ -1,6 +1,7 @@
 // InMemoryTransport: asynchronous in-order delivery, delivery confirmation (ondelivered), and what a close loses.
 import { describe, expect, it } from "vitest";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
+import { settle } from "../kit/timing.js";
 
 const ping = (id: number) => ({ jsonrpc: "2.0" as const, id, method: "ping" });
 
@@ -29,7 +30,7 @@ describe("InMemoryTransport", () => {
     await b.start();
     void a.send(ping(1), { ondelivered: () => events.push("delivered 1") });
     void b.close(); // the receiving end goes away before its queue is drained
-    await new Promise((r) => setImmediate(r));
+    await settle();
     expect(events).toEqual([]);
   });
 });

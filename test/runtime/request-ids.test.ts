@@ -5,7 +5,7 @@ import { isMessage as generatedGuard } from "../../generated/dispatch.js";
 import { ErrorCode, isJsonRpcMessage } from "../../runtime/jsonrpc.js";
 import { Session } from "../../runtime/session.js";
 import { StdioServerTransport } from "../../runtime/transports/stdio.js";
-import { until } from "../kit/timing.js";
+import { sleep, until } from "../kit/timing.js";
 import { rawPeer, session as plainSession } from "./helpers.js";
 import { collectLines } from "../kit/streams.js";
 
@@ -66,7 +66,7 @@ describe("stdio lines of whitespace only", () => {
     write(' \t{"jsonrpc":"2.0","id":1,"method":"ping"}  ');
     write('{"jsonrpc":"2.0","id":2,"method":"ping"}');
     await until(() => replies.length >= 2);
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
     expect(replies).toEqual([
       { jsonrpc: "2.0", id: 1, result: {} },
       { jsonrpc: "2.0", id: 2, result: {} },

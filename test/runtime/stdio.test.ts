@@ -15,7 +15,7 @@ import {
 } from "../../runtime/transports/stdio.js";
 import { clientToServer } from "./helpers.js";
 import { collectLines } from "../kit/streams.js";
-import { settle } from "../kit/timing.js";
+import { settle, sleep } from "../kit/timing.js";
 
 function decoder(max?: number) {
   const values: unknown[] = [];
@@ -102,7 +102,7 @@ describe("StdioServerTransport with a session (PassThrough streams)", () => {
     stdin.write(Buffer.concat([b('{"jsonrpc":"2.0","id":9,"method":"'), Buffer.from([0xc3, 0x28]), b('"}\n')]));
     stdin.write("[" + "1,".repeat(200) + "1]\n");
     stdin.write('{"jsonrpc":"2.0","id":2,"method":"ping"}\n');
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
     // Error replies are immediate while results wait for their (async) handler, so order is not fixed.
     expect(lines).toHaveLength(6);
     expect(lines).toEqual(expect.arrayContaining([

@@ -6,6 +6,7 @@ import { CapabilityError } from "../../runtime/errors.js";
 import { McpServer } from "../../runtime/mcp-server.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
 import { connect, makeServer, type Connected } from "./helpers.js";
+import { sleep } from "../kit/timing.js";
 
 const open: Connected[] = [];
 afterEach(async () => {
@@ -56,7 +57,7 @@ describe("advertised capabilities", () => {
     await probeEnd.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "p", version: "1" } } });
     await probeEnd.send({ jsonrpc: "2.0", id: 2, method: "prompts/list" });
     await probeEnd.send({ jsonrpc: "2.0", id: 3, method: "tools/list" });
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
     expect(answers[1]).toEqual({ jsonrpc: "2.0", id: 2, error: { code: -32601, message: "Method not found: prompts/list" } });
     expect(answers[2]).toMatchObject({ id: 3, result: { tools: [{ name: "t" }] } });
     await probeEnd.close();

@@ -6,6 +6,7 @@ import { RedisOperationStore } from "../../runtime/store/redis.js";
 import type { OperationStore, StoredOperation } from "../../runtime/store/types.js";
 import type { JsonRpcMessage } from "../../runtime/jsonrpc.js";
 import { startRedis, type RedisServer } from "./redis-server.js";
+import { sleep } from "../kit/timing.js";
 
 let redis: RedisServer;
 const opened: RedisOperationStore[] = [];
@@ -114,7 +115,7 @@ describe("Redis store across nodes", () => {
     });
     for (let seq = 4; seq <= 40; seq++) {
       void a.append("k", { seq, message: progress(seq) });
-      if (seq % 7 === 0) await new Promise((r) => setTimeout(r, 2));
+      if (seq % 7 === 0) await sleep(2);
     }
     await finished;
     following.close();

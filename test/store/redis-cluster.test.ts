@@ -16,6 +16,7 @@ import { rng } from "../kit/random.js";
 import { freePort } from "../kit/net.js";
 import { startRedis, type RedisServer } from "./redis-server.js";
 import { clientSession } from "../kit/mcp-sessions.js";
+import { until } from "../kit/timing.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const LEASE_MS = 600;
@@ -227,7 +228,7 @@ describe("two nodes sharing one Redis", () => {
       expect(result.content).toEqual([{ type: "text", text: "done 6" }]);
       // Joined mid-run: it hears the rest of the progress, in order, ending with the last step (progress comes on
       // the standalone stream, the result on the POST's: the last step may land just after the result).
-      while (joinedProgress[joinedProgress.length - 1] !== 6) await new Promise((r) => setTimeout(r, 5));
+      await until(() => joinedProgress[joinedProgress.length - 1] === 6, 25_000);
       expect(joinedProgress.length).toBeGreaterThan(0);
       expect(joinedProgress).toEqual([...joinedProgress].sort((x, y) => x - y));
       expect(joinedProgress[joinedProgress.length - 1]).toBe(6);
@@ -264,7 +265,7 @@ describe("two nodes sharing one Redis", () => {
       }
     }
     // Every call is under way on A (policy received, some progress) before A dies.
-    while (seen.some((p) => p.length < 2)) await new Promise((r) => setTimeout(r, 10));
+    await until(() => seen.every((p) => p.length >= 2), 25_000);
     const tokens = rigs.flatMap((rig) => [...rig.policies.entries()]);
     expect(tokens).toHaveLength(CLIENTS * 3);
     const killedAt = Date.now();

@@ -1,28 +1,17 @@
 // Two ResumableRequests managers on two Redis stores (two nodes in one process): elicitation, cancel and status across nodes.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { InMemoryLink } from "../../runtime/transports/in-memory.js";
 import { ResumableRequests } from "../../runtime/resumable/server.js";
-import { RedisOperationStore } from "../../runtime/store/redis.js";
 import type { Transport } from "../../runtime/transport.js";
 import type { RequestContext } from "../../runtime/peer.js";
 import type { JsonObject, RequestId } from "../../runtime/jsonrpc.js";
 import { newServerSession, type ToolBehaviour } from "../resumable/harness.js";
-import { startRedis, type RedisServer } from "./redis-server.js";
+import { redisForTests } from "./redis-server.js";
 import { clientSession } from "../kit/mcp-sessions.js";
+import { sleep, until } from "../kit/timing.js";
 
-let redis: RedisServer;
-const stores: RedisOperationStore[] = [];
-const managers: ResumableRequests[] = [];
+const redis = redisForTests();
 let prefixes = 0;
-
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  for (const m of managers) m.close();
-  for (const s of stores) await s.close();
-  await redis?.stop();
-});
 
 async function twoNodes(
   behaviour: ToolBehaviour,
@@ -31,10 +20,8 @@ async function twoNodes(
 ) {
   const prefix = `nodes${prefixes++}:`;
   const make = async () => {
-    const store = new RedisOperationStore({ url: redis.url, prefix, leaseMs: 400 });
-    stores.push(store);
-    const manager = new ResumableRequests({ store, policy: (method) => method === "tools/call", retainDeliveredMs: 200, maxQueuedBytes });
-    managers.push(manager);
+    const store = redis.store({ prefix, leaseMs: 400 });
+    const manager = redis.closeAfter(new ResumableRequests({ store, policy: (method) => method === "tools/call", retainDeliveredMs: 200, maxQueuedBytes }));
     await store.ready();
     return manager;
   };
@@ -108,7 +95,7 @@ describe("resumable requests across two nodes (Redis)", () => {
     const call = client.request("tools/call", { name: "ask", arguments: {} });
     await answered.opened; // the answer reached the handler on A, over A's connection
     link.cut();
-    while (b.stats.remoteResumes === 0) await new Promise((r) => setTimeout(r, 5));
+    await until(() => b.stats.remoteResumes > 0, 25_000);
     const [requestId, resumeToken] = [...policies.entries()][0];
     const status = (await client.request("requests/getStatus", { requestId, resumeToken })) as JsonObject;
     expect(b.stats.remoteStatusChecks).toBe(1);
@@ -143,14 +130,14 @@ describe("resumable requests across two nodes (Redis)", () => {
     await cutHere.opened;
     link.cut();
     await running.opened;
-    while (b.stats.remoteResumes === 0) await new Promise((r) => setTimeout(r, 5));
+    await until(() => b.stats.remoteResumes > 0, 25_000);
     const [requestId, resumeToken] = [...policies.entries()][0];
     const status = (await client.request("requests/getStatus", { requestId, resumeToken })) as JsonObject;
     expect(status.status).toBe("processing");
     expect(b.stats.remoteStatusChecks).toBe(1);
     controller.abort("changed my mind");
     await expect(call).rejects.toThrow();
-    while (aborted === undefined) await new Promise((r) => setTimeout(r, 5));
+    await until(() => aborted !== undefined, 25_000);
     expect(String(aborted)).toMatch(/cancel/i);
     await a.idle();
     expect(a.size).toBe(0);
@@ -167,10 +154,10 @@ describe("resumable requests across two nodes (Redis)", () => {
           if (i === 20) {
             cutHere.open();
             // Nothing is confirmed while the client is away: wait until B serves it again.
-            while (nodeB === undefined || nodeB.stats.remoteResumes === 0) await new Promise((r) => setTimeout(r, 2));
+            await until(() => nodeB !== undefined && nodeB.stats.remoteResumes > 0, 25_000);
           }
           // Slow enough for confirmations to travel B -> Redis -> A while the request runs.
-          if (i % 5 === 0) await new Promise((r) => setTimeout(r, 1));
+          if (i % 5 === 0) await sleep(1);
         },
       },
       {},
@@ -201,7 +188,7 @@ describe("resumable requests across two nodes (Redis)", () => {
       {
         step: async (_name, _args, i) => {
           if (i === 3) cutHere.open();
-          await new Promise((r) => setTimeout(r, 5));
+          await sleep(5);
         },
       },
       {

