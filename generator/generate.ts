@@ -8,12 +8,13 @@ import { emitStub, loadStubTemplate } from "./emit/stubs.js";
 import { emitTypes } from "./emit/types.js";
 import { startValidators } from "./emit/validators-parallel.js";
 import { loadSchema, projectRoot } from "./load.js";
+import { derivationNote, deriveMethods } from "./methods.js";
 import type { Model } from "./model.js";
 
 export interface GenerateOptions {
   schemaFile: string;
   outDir: string;
-  /** Defaults to methods.json beside the schema. */
+  /** The methods sidecar (overrides of the table derived from the schema); defaults to methods.json beside the schema, if any. */
   methodsFile?: string;
   templatesDir?: string;
   /** What the header calls the source (defaults to the schema path relative to the working directory). */
@@ -74,12 +75,25 @@ function emitSdk(model: Model, runtimeImport: string): string {
   ].join("\n");
 }
 
-export async function generate(options: GenerateOptions): Promise<{ model: Model; files: GeneratedFile[] }> {
+export interface Generated {
+  model: Model;
+  files: GeneratedFile[];
+  /** What the user should know about how the files were made, one line each (e.g. that there was no sidecar). */
+  notes: string[];
+}
+
+export async function generate(options: GenerateOptions): Promise<Generated> {
   const validators = startValidators();
   let model: Model;
+  const notes: string[] = [];
   try {
-    model = buildModel(loadSchema(options.schemaFile, options.methodsFile, options.sourceName));
+    const loaded = loadSchema(options.schemaFile, options.methodsFile, options.sourceName);
+    model = buildModel(loaded);
     if (options.command !== undefined) model.source.command = options.command;
+    if (loaded.sidecar === undefined) {
+      const lookedFor = loaded.sidecarLookedFor && `looked for ${relative(process.cwd(), loaded.sidecarLookedFor).split(sep).join("/")}`;
+      notes.push(derivationNote(deriveMethods(loaded.definitions, loaded.defsPointer === "/$defs" ? "$defs" : "definitions"), lookedFor));
+    }
   } catch (error) {
     validators.cancel();
     throw error;
@@ -98,5 +112,5 @@ export async function generate(options: GenerateOptions): Promise<{ model: Model
     { path: "types.ts", content: await emitTypes(model) },
     { path: "validators.ts", content: await validatorsContent },
   ];
-  return { model, files };
+  return { model, files, notes };
 }

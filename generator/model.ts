@@ -64,8 +64,11 @@ export interface MessageModel {
   /** The params node (a ref to a definition, or the inline node). */
   params: SchemaNode;
   paramsRequired: boolean;
-  /** Definition name of the result; requests only. */
-  result?: string;
+  /**
+   * Requests only: the definitions the result may be, in the schema's order. Most requests have one; a union
+   * (2026-07-28's `InputRequiredResult | CallToolResult`) has several, and any of them is a valid answer.
+   */
+  results?: string[];
   /** Base of the stub names: CallToolRequest -> "CallTool". */
   stem: string;
 }
@@ -96,6 +99,11 @@ export function resolveRef(defs: ReadonlyMap<string, SchemaNode>, node: SchemaNo
 export function messagesFrom(model: Model, side: "client" | "server", kind?: "request" | "notification"): MessageModel[] {
   const direction = side === "client" ? "client-to-server" : "server-to-client";
   return model.messages.filter((m) => (m.direction === direction || m.direction === "both") && (kind === undefined || m.kind === kind));
+}
+
+/** TypeScript type of a request's result: its definition, or the union of several; undefined for notifications. */
+export function resultType(m: MessageModel): string | undefined {
+  return m.results?.join(" | ");
 }
 
 /** Name of the guard and validator suffix for a message's params: its definition, or `<Message>$Params` when inline. */

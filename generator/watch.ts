@@ -57,6 +57,7 @@ export async function startWatch(options: WatchOptions, io: WatchIo): Promise<()
   }
   if (existsSync(templatesDir)) byDir.set(templatesDir, { dir: templatesDir });
 
+  let lastNotes = "";
   const run = async (changed: string[]): Promise<void> => {
     if (changed.length) io.out(`changed  ${changed.join(", ")}`);
     const start = performance.now();
@@ -71,7 +72,11 @@ export async function startWatch(options: WatchOptions, io: WatchIo): Promise<()
         }
       }
       const { generate } = await import("./generate.js");
-      const { files } = await generate({ schemaFile, outDir: options.out, ...(options.methods ? { methodsFile } : {}), ...(options.templates ? { templatesDir } : {}), ...(options.runtimeImport ? { runtimeImport: options.runtimeImport } : {}), ...(options.command ? { command: options.command } : {}) });
+      const { files, notes } = await generate({ schemaFile, outDir: options.out, ...(options.methods ? { methodsFile } : {}), ...(options.templates ? { templatesDir } : {}), ...(options.runtimeImport ? { runtimeImport: options.runtimeImport } : {}), ...(options.command ? { command: options.command } : {}) });
+      // A note (no sidecar, say) is news once, not on every save.
+      const noteText = notes.join("\n");
+      if (noteText !== lastNotes) for (const n of notes) io.err(`note: ${n}`);
+      lastNotes = noteText;
       const written = writeFiles(options.out, files);
       const changedFiles = written.filter((f) => f.changed).map((f) => f.path);
       io.out(`regenerated ${written.length} files, ${changedFiles.length} changed${changedFiles.length ? ` (${changedFiles.join(", ")})` : ""} in ${Math.round(performance.now() - start)} ms`);

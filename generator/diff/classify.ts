@@ -86,6 +86,10 @@ export function classifierFor(flow: Flow): Classifier {
         return say(`${at.what} added to the union at ${unionAt(p)} of ${where(at)}: ${R} built on OLD do not handle it`);
       case "union-member-removed":
         return say(`${at.what} removed from the union at ${unionAt(p)} of ${where(at)}: ${S} built on OLD may still send it`);
+      case "result-variant-added":
+        return say(`result ${at.what} added to ${at.subject}: ${R} built on OLD do not expect it as an answer`);
+      case "result-variant-removed":
+        return say(`result ${at.what} removed from ${at.subject}: ${S} built on OLD may still answer with it`);
       case "description-changed":
         return say(`description of ${p || "the whole"} in ${where(at)} changed: documentation only`);
       default: {

@@ -58,6 +58,33 @@ export function diffSides(oldSide: LoadedSide, newSide: LoadedSide, options: Dif
     out.push({ section: "methods", part: "method", path: "", ...c });
   };
 
+  const defPtr = (side: LoadedSide, name: string): string => `${side.env.defsPointer}/${escapeToken(name)}`;
+  /**
+   * A request's results as sets of definitions: a variant added (2026-07-28's InputRequiredResult beside
+   * CallToolResult) or removed is a change of its own; the variants on both sides are compared field by field.
+   */
+  const compareResults = (method: string, olds: string[], news: string[], comparer: Comparer, classify: ReturnType<typeof classifierFor>): void => {
+    const at = (what: string) => ({ section: "methods" as const, subject: method, part: "result", path: `<${what}>`, what });
+    const addedVariants = news.filter((r) => !olds.includes(r));
+    const removedVariants = olds.filter((r) => !news.includes(r));
+    const common = olds.filter((r) => news.includes(r));
+    if (common.length === 0 && olds.length === 1 && news.length === 1) {
+      // One result on each side under another name: the same answer, renamed or replaced; compare its fields.
+      comparer.compare({ node: { ref: olds[0]! }, ptr: defPtr(oldSide, olds[0]!) }, { node: { ref: news[0]! }, ptr: defPtr(newSide, news[0]!) }, "");
+      return;
+    }
+    for (const r of removedVariants) {
+      const c = classify("result-variant-removed", "narrowed", at(r));
+      out.push({ section: "methods", subject: method, part: "result", path: `<${r}>`, kind: "result-variant-removed", effect: "narrowed", clients: c.clients, servers: c.servers, reason: c.reason, old: defPtr(oldSide, r), new: defPtr(newSide, news[0]!) });
+    }
+    for (const r of addedVariants) {
+      const c = classify("result-variant-added", "widened", at(r));
+      out.push({ section: "methods", subject: method, part: "result", path: `<${r}>`, kind: "result-variant-added", effect: "widened", clients: c.clients, servers: c.servers, reason: c.reason, old: defPtr(oldSide, olds[0]!), new: defPtr(newSide, r) });
+    }
+    const several = olds.length > 1 || news.length > 1;
+    for (const r of common) comparer.compare({ node: { ref: r }, ptr: defPtr(oldSide, r) }, { node: { ref: r }, ptr: defPtr(newSide, r) }, several ? `<${r}>` : "");
+  };
+
   const olds = new Map(oldSide.model.messages.map((m) => [m.method, m]));
   const news = new Map(newSide.model.messages.map((m) => [m.method, m]));
   const methods = [...new Set([...olds.keys(), ...news.keys()])].sort(compareCodeUnits);
@@ -120,15 +147,8 @@ export function diffSides(oldSide: LoadedSide, newSide: LoadedSide, options: Dif
     }
     const stop = [...CAPABILITIES];
     walk(paramsFlow, stop, "methods", method, "params").compare({ node: o.params, ptr: `${oPtr}/properties/params` }, { node: n.params, ptr: `${nPtr}/properties/params` }, "");
-    if (o.kind === "request") {
-      if (o.result !== undefined && n.result !== undefined) {
-        const resultFlow: Flow = { senders: receivers, receivers: senders };
-        walk(resultFlow, stop, "methods", method, "result").compare(
-          { node: { ref: o.result }, ptr: `${oldSide.env.defsPointer}/${escapeToken(o.result)}` },
-          { node: { ref: n.result }, ptr: `${newSide.env.defsPointer}/${escapeToken(n.result)}` },
-          "",
-        );
-      }
+    if (o.kind === "request" && o.results !== undefined && n.results !== undefined) {
+      compareResults(method, o.results, n.results, walk({ senders: receivers, receivers: senders }, stop, "methods", method, "result"), classifierFor({ senders: receivers, receivers: senders }));
     }
   }
 
