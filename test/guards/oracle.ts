@@ -1,67 +1,87 @@
-// Shared by the guard suites: the Ajv 2020-12 oracle compiled from schema/schema.json, and the generated guards
-// and explainers looked up by definition name.
+// Shared by the guard suites: the Ajv oracle compiled from a schema (schema/schema.json for most), and the
+// generated guards and explainers looked up by definition name.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { Ajv as Ajv7, type ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import type { ValidateFunction } from "ajv";
 import * as guards from "../../generated/guards.js";
 import * as validators from "../../generated/validators.js";
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const schemaFile = path.resolve(repoRoot, "schema/schema.json");
 
-const schema = JSON.parse(readFileSync(schemaFile, "utf8")) as { $defs: Record<string, unknown> };
-/** Every definition of the combined schema, in file order. */
-export const definitionNames: string[] = Object.keys(schema.$defs);
-
-// The schema has no $id, so it is registered under a key of our own and each definition is reached by pointer.
-const SCHEMA_KEY = "mcp-combined";
-const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: false });
-ajv.addSchema(schema, SCHEMA_KEY);
-
-const compiled = new Map<string, ValidateFunction>();
-/** The oracle for one definition: Ajv's verdict on the original schema, not on anything mcpgen derived from it. */
-export function oracleFor(name: string): (value: unknown) => boolean {
-  let fn = compiled.get(name);
-  if (!fn) {
-    const got = ajv.getSchema(`${SCHEMA_KEY}#/$defs/${name}`);
-    if (!got) throw new Error(`Ajv has no schema for ${name}`);
-    fn = got;
-    compiled.set(name, fn);
-  }
-  const validate = fn;
-  return (value) => validate(value) === true;
+/** Verdicts of Ajv on a schema's own definitions (and on the params a message declares inline). */
+export interface Oracle {
+  /** Every definition of the schema, in file order. */
+  definitionNames: string[];
+  oracleFor(name: string): (value: unknown) => boolean;
+  oracleForInlineParams(message: string): (value: unknown) => boolean;
 }
 
-/** The oracle for a message's inline params (no definition of their own): Ajv on the params subschema in place. */
-export function oracleForInlineParams(message: string): (value: unknown) => boolean {
-  const key = `${message}$Params`;
-  let fn = compiled.get(key);
-  if (!fn) {
-    const got = ajv.getSchema(`${SCHEMA_KEY}#/$defs/${message}/properties/params`);
-    if (!got) throw new Error(`Ajv has no params schema for ${message}`);
-    fn = got;
-    compiled.set(key, fn);
-  }
-  const validate = fn;
-  return (value) => validate(value) === true;
+/**
+ * The oracle for any schema: Ajv 2020-12 for a 2020-12 schema, Ajv's draft-07 class for a draft-07 one (the older
+ * MCP revisions), so each is read by the rules it was written for. `key` registers it, since schemas have no $id.
+ */
+export function createOracle(schema: Record<string, unknown>, key: string): Oracle {
+  const draft07 = String(schema["$schema"] ?? "").includes("draft-07");
+  const defsKey = draft07 ? "definitions" : "$defs";
+  const ajv = draft07 ? new Ajv7({ strict: false, validateFormats: false, allErrors: false }) : new Ajv2020({ strict: false, validateFormats: false, allErrors: false });
+  ajv.addSchema(schema, key);
+  const compiled = new Map<string, ValidateFunction>();
+  const at = (cacheKey: string, pointer: string, what: string): ((value: unknown) => boolean) => {
+    let fn = compiled.get(cacheKey);
+    if (!fn) {
+      const got = ajv.getSchema(`${key}#${pointer}`);
+      if (!got) throw new Error(`Ajv has no schema for ${what}`);
+      fn = got;
+      compiled.set(cacheKey, fn);
+    }
+    const validate = fn;
+    return (value) => validate(value) === true;
+  };
+  return {
+    definitionNames: Object.keys(schema[defsKey] as Record<string, unknown>),
+    // The oracle for one definition: Ajv's verdict on the original schema, not on anything mcpgen derived from it.
+    oracleFor: (name) => at(name, `/${defsKey}/${name}`, name),
+    // A message's inline params (no definition of their own): Ajv on the params subschema in place.
+    oracleForInlineParams: (message) => at(`${message}$Params`, `/${defsKey}/${message}/properties/params`, `the params of ${message}`),
+  };
 }
 
 type Guard = (value: unknown) => boolean;
 type Explain = (value: unknown) => { pointer: string; message: string }[];
 
-export function guardFor(name: string): Guard {
-  const fn = (guards as Record<string, unknown>)[`is${name}`];
-  if (typeof fn !== "function") throw new Error(`generated/guards.ts has no is${name}`);
-  return fn as Guard;
+/** The guards and explainers of one generated SDK, looked up by definition name. */
+export interface GeneratedChecks {
+  guardFor(name: string): Guard;
+  explainFor(name: string): Explain;
 }
 
-export function explainFor(name: string): Explain {
-  const fn = (validators as Record<string, unknown>)[`explain${name}`];
-  if (typeof fn !== "function") throw new Error(`generated/validators.ts has no explain${name}`);
-  return fn as Explain;
+export function generatedChecks(guardsModule: Record<string, unknown>, validatorsModule: Record<string, unknown>, where: string): GeneratedChecks {
+  return {
+    guardFor(name) {
+      const fn = guardsModule[`is${name}`];
+      if (typeof fn !== "function") throw new Error(`${where}/guards.ts has no is${name}`);
+      return fn as Guard;
+    },
+    explainFor(name) {
+      const fn = validatorsModule[`explain${name}`];
+      if (typeof fn !== "function") throw new Error(`${where}/validators.ts has no explain${name}`);
+      return fn as Explain;
+    },
+  };
 }
+
+// The combined schema and the SDK generated from it, which most guard suites test.
+const combined = createOracle(JSON.parse(readFileSync(schemaFile, "utf8")) as Record<string, unknown>, "mcp-combined");
+const checks = generatedChecks(guards as Record<string, unknown>, validators as Record<string, unknown>, "generated");
+/** Every definition of the combined schema, in file order. */
+export const definitionNames: string[] = combined.definitionNames;
+export const oracleFor = combined.oracleFor;
+export const oracleForInlineParams = combined.oracleForInlineParams;
+export const guardFor = checks.guardFor;
+export const explainFor = checks.explainFor;
 
 /** A JSON pointer per RFC 6901: empty, or "/"-separated tokens with "~" and "/" escaped. */
 export function isJsonPointer(p: unknown): boolean {
