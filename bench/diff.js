@@ -37,6 +37,7 @@ generate(join(root, "schema/schema.json"), join(work, "new"));
 
 const rows = [
   ["node startup (baseline)", time(["-e", ""], [0])],
+  ["mcpgen diff 2025-11-25 -> 2026-07-28 (text)", time([cli, "diff", join(ref, "2025-11-25/schema.json"), join(ref, "2026-07-28/schema.json")])],
   ["mcpgen diff 2025-06-18 -> 2025-11-25 (json)", time([cli, "diff", join(ref, "2025-06-18/schema.json"), join(ref, "2025-11-25/schema.json"), "--format", "json"])],
   ["mcpgen diff 2025-03-26 -> 2025-06-18 (text)", time([cli, "diff", join(ref, "2025-03-26/schema.json"), join(ref, "2025-06-18/schema.json")])],
   ["mcpgen diff base -> combined (markdown)", time([cli, "diff", "schema/base/2025-11-25.schema.json", "schema/schema.json", "--format", "markdown"])],

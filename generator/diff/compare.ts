@@ -2,8 +2,16 @@
 import { compareCodeUnits } from "../json.js";
 import type { JsonType, JsonValue, SchemaNode } from "../model.js";
 import { escapeToken } from "../pointer.js";
-import { type Classifier } from "./classify.js";
+import { describeChange, type Classifier } from "./classify.js";
 import type { Change, Effect } from "./types.js";
+
+/**
+ * A change as the comparison finds it, with where it lies inside the innermost definition entered on the way
+ * (NEW's, else OLD's): the same change reached from several methods is reported once, under that definition.
+ */
+export interface FoundChange extends Change {
+  inDefinition?: { name: string; path: string; what: string };
+}
 
 /** One model's definitions and where they live in its file. */
 export interface Env {
@@ -27,7 +35,7 @@ export interface Walk {
   docs: boolean;
   /** Pairs of (old, new) pointers already compared: cycles end and a shared definition is reported once per part. */
   visited: Set<string>;
-  out: Change[];
+  out: FoundChange[];
 }
 
 interface Resolved extends Pos {
@@ -190,7 +198,16 @@ function effectOf(narrowed: boolean, widened: boolean): Effect {
   return narrowed && widened ? "changed" : narrowed ? "narrowed" : widened ? "widened" : "none";
 }
 
+/** `path` relative to `base`, a prefix of it (the path at which a definition was entered). */
+function below(path: string, base: string): string {
+  if (base === "" || !path.startsWith(base)) return path;
+  return path.slice(base.length).replace(/^\./, "");
+}
+
 export class Comparer {
+  /** The innermost definition entered and the path at which it was. */
+  private inside: { name: string; base: string } | undefined;
+
   constructor(
     private readonly w: Walk,
     private readonly base: { section: Change["section"]; subject: string; part: string },
@@ -198,17 +215,25 @@ export class Comparer {
 
   private emit(kind: string, effect: Effect, what: string, path: string, oldPtr: string | null, newPtr: string | null, extra?: string): void {
     const verdict = this.w.classify(kind, effect, { ...this.base, path, what });
-    this.w.out.push({
+    const finalKind = verdict.kind ?? kind;
+    const finalEffect = verdict.effect ?? effect;
+    const found: FoundChange = {
       ...this.base,
       path,
-      kind: verdict.kind ?? kind,
-      effect: verdict.effect ?? effect,
+      kind: finalKind,
+      effect: finalEffect,
       clients: verdict.clients,
       servers: verdict.servers,
       reason: extra ? `${verdict.reason} (${extra})` : verdict.reason,
       old: oldPtr,
       new: newPtr,
-    });
+    };
+    if (this.inside) {
+      const rel = below(path, this.inside.base);
+      const said = describeChange(finalKind, finalEffect, { section: "definitions", subject: this.inside.name, part: "definition", path: rel, what });
+      found.inDefinition = { name: this.inside.name, path: rel, what: extra ? `${said} (${extra})` : said };
+    }
+    this.w.out.push(found);
   }
 
   /** Compares what the two positions accept, reporting every difference under `path`. */
@@ -222,6 +247,17 @@ export class Comparer {
     const key = `${ro.ptr}|${rn.ptr}`;
     if (this.w.visited.has(key)) return;
     this.w.visited.add(key);
+    const outer = this.inside;
+    const entered = rn.name ?? ro.name;
+    if (entered !== undefined) this.inside = { name: entered, base: path };
+    try {
+      this.compareResolved(oldPos, newPos, ro, rn, path);
+    } finally {
+      this.inside = outer;
+    }
+  }
+
+  private compareResolved(oldPos: Pos, newPos: Pos, ro: Resolved, rn: Resolved, path: string): void {
     if (this.w.docs && ro !== oldPos && rn !== newPos && (ro.node.description ?? "") !== (rn.node.description ?? "")) {
       this.emit("description-changed", "none", "description", path, ro.ptr, rn.ptr);
     }

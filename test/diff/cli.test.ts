@@ -65,12 +65,16 @@ describe("mcpgen diff exit codes", () => {
 });
 
 describe("mcpgen diff formats", () => {
-  it("text groups changes under each method, verdict first, pointers below", async () => {
+  it("text starts with the summary, then groups changes under each method or shared definition, verdict first, pointers below", async () => {
     const r = await run(["diff", rev("2025-03-26"), rev("2025-06-18")]);
     const lines = r.out.split("\n");
-    const at = lines.indexOf("tools/call");
+    expect(lines[3]).toMatch(/^summary: \d+ changes: \d+ break clients and servers, \d+ clients only, \d+ servers only; \d+ compatible$/);
+    expect(lines[4]).toBe("most important (sides broken times methods reached):");
+    expect(lines[5]).toMatch(/^ {2}1\. BREAKS clients\+servers envelope JSONRPCMessage: .* \[\d+ methods\]$/);
+    const at = lines.indexOf("ContentBlock (shared definition)");
     expect(at).toBeGreaterThan(0);
-    expect(lines.slice(at + 1).find((l) => l.includes("ResourceLink"))).toMatch(/^ {2}BREAKS clients +result +ResourceLink added/);
+    expect(lines[at + 1]).toMatch(/^ {2}BREAKS clients +definition ResourceLink added to the union at the top of ContentBlock: breaks clients in all of the 2 places that reach it$/);
+    expect(lines[at + 2]).toMatch(/^ +reached by prompts\/get result, tools\/call result$/);
     expect(lines.at(-1)).toMatch(/^\d+ changes: \d+ break clients, \d+ break servers, \d+ compatible$/);
   });
 
@@ -79,6 +83,8 @@ describe("mcpgen diff formats", () => {
     expect(r.out.startsWith("### mcpgen diff")).toBe(true);
     expect(r.out).toContain("#### `notifications/cancelled`\n\n| Clients | Servers | Change | OLD | NEW |");
     expect(r.out).toMatch(/\| \*\*breaking\*\* \| \*\*breaking\*\* \| param requestId of notifications\/cancelled params made optional/);
+    expect(r.out).toContain("\n\n| Breaks clients and servers | Clients only | Servers only | Compatible |\n|---|---|---|---|\n| ");
+    expect(r.out).toMatch(/\n1\. \*\*BREAKS clients\+servers\*\* `envelope JSONRPCMessage`: /);
   });
 });
 
