@@ -149,7 +149,7 @@ describe("mcpgen schema rebase", () => {
     expect(r.err).toMatch(/conflict schema\/overlay\.json#\/extend\/\d+: \/\$defs\/ClientNotification\/anyOf\/-: the list to append to no longer exists upstream; left out/);
     expect(r.err).toContain("the sidecar lacks server/discover (request, client-to-server, message DiscoverRequest)");
     expect(r.err).toContain("the sidecar lists initialize, but the new schema has no InitializeRequest");
-    expect(r.out).toContain("NEW: keyword maxItems is not represented");
+    expect(r.out).toContain("completion.values of completion/complete result: maxItems none -> 100");
     nothingSilentlyDropped(r, text);
   });
 
