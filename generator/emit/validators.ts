@@ -67,6 +67,9 @@ export function emitValidators(model: Model, runtimeImport: string): string {
     return AJV_RUNTIME[which].name;
   });
   if (/require\(/.test(code)) throw new Error("Ajv standalone code needs a runtime import; generated code may import only the runtime");
+  // uniqueItems over scalar items files each item under an object key; with Object.prototype behind that object,
+  // "__proto__" is never found there, so a repeated "__proto__" passed as unique. A null-prototype object has no such key.
+  code = code.replace(/const (indices\d+) = \{\};/g, "const $1 = Object.create(null);");
   // The Ajv functions stay private: the file is not type-checked (`@ts-nocheck`), so anything exported without a
   // written type would reach the emitted declarations as untyped code that fails a consumer's strict check.
   code = code.replace(/(^|[;}])export const (v_[\w$]+ = )/g, "$1\nconst $2");
