@@ -28,6 +28,7 @@ function checkKeywords(file: string, node: unknown, path: (string | number)[]): 
     }
     if (!SUPPORTED.has(key)) throw new SchemaError(file, `keyword "${key}" is not supported by mcpgen's guards`, toPointer([...path, key]));
     if (key === "oneOf") throw new SchemaError(file, `"oneOf" is not supported (MCP schemas use anyOf)`, toPointer([...path, key]));
+    if (key === "items" && Array.isArray(child)) throw new SchemaError(file, `"items" as an array (draft-07 tuples) is not supported by mcpgen's guards`, toPointer([...path, key]));
     if (key === "pattern" && typeof child === "string") {
       // Guards and validators both compile patterns with the `u` flag, as JSON Schema's ECMA-262 reading asks.
       try {

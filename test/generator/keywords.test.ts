@@ -98,6 +98,15 @@ describe("keywords the guards cannot check", () => {
     expect(r.stderr).toContain(`schema.json#/$defs/Implementation/properties/icons/${keyword}: keyword "${keyword}" is not supported by mcpgen's guards`);
   });
 
+  it("draft-07 tuple items (an array) are refused as a SchemaError naming the pointer, not a crash", () => {
+    const dir = tempDir("keywords-tuple");
+    const file = join(dir, "schema.json");
+    writeFileSync(file, JSON.stringify({ $schema: "http://json-schema.org/draft-07/schema#", definitions: { T: { type: "array", items: [{ type: "string" }] } } }));
+    expect(() => buildModel({ ...loadDefinitions(file), methods: [], methodsFile: file })).toThrow(
+      expect.objectContaining({ name: "SchemaError", where: "/definitions/T/items", message: expect.stringContaining('"items" as an array') }),
+    );
+  });
+
   it("a pattern that is not a valid regular expression under the u flag is refused with exit 2 and its pointer", () => {
     const dir = join(work, "bad-pattern");
     cpSync(join(work, "schema"), dir, { recursive: true });
