@@ -10,10 +10,13 @@ import { toPointer } from "./pointer.js";
 /** Keywords the model represents; anything else that asserts would be silently ignored, so it is refused. */
 const SUPPORTED = new Set([
   "$ref", "$schema", "$comment", "$id", "description", "title", "default", "examples", "deprecated", "readOnly", "writeOnly",
-  "type", "const", "enum", "minimum", "maximum", "format", "properties", "required", "additionalProperties", "items",
+  "type", "const", "enum", "format", "properties", "required", "additionalProperties", "items",
   "anyOf", "oneOf", "allOf", "$defs", "definitions",
+  "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength",
+  "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties", "propertyNames", "dependentRequired",
+  "pattern", "not", "if", "then", "else",
 ]);
-const DATA = new Set(["const", "enum", "default", "examples", "required"]);
+const DATA = new Set(["const", "enum", "default", "examples", "required", "dependentRequired"]);
 
 function checkKeywords(file: string, node: unknown, path: (string | number)[]): void {
   if (Array.isArray(node)) return node.forEach((c, i) => checkKeywords(file, c, [...path, i]));
@@ -26,6 +29,15 @@ function checkKeywords(file: string, node: unknown, path: (string | number)[]): 
     }
     if (!SUPPORTED.has(key)) throw new SchemaError(file, `keyword "${key}" is not supported by mcpgen's guards`, toPointer([...path, key]));
     if (key === "oneOf") throw new SchemaError(file, `"oneOf" is not supported (MCP schemas use anyOf)`, toPointer([...path, key]));
+    if (key === "items" && Array.isArray(child)) throw new SchemaError(file, `"items" as an array (draft-07 tuples) is not supported by mcpgen's guards`, toPointer([...path, key]));
+    if (key === "pattern" && typeof child === "string") {
+      // Guards and validators both compile patterns with the `u` flag, as JSON Schema's ECMA-262 reading asks.
+      try {
+        new RegExp(child, "u");
+      } catch (error) {
+        throw new SchemaError(file, `pattern ${JSON.stringify(child)} is not a valid ECMA-262 regular expression with the u flag (${(error as Error).message})`, toPointer([...path, key]));
+      }
+    }
     if (!DATA.has(key)) checkKeywords(file, child, [...path, key]);
   }
 }

@@ -4,7 +4,11 @@
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type JsonType = "string" | "number" | "integer" | "boolean" | "null" | "object" | "array";
 
-/** A normalized schema node. Exactly one of ref, anyOf, allOf or the value keywords is in use. */
+/**
+ * A normalized schema node. Exactly one of ref, anyOf, allOf or the value keywords is in use; `not` and
+ * `conditional` may stand beside the value keywords (a schema that puts anyOf or allOf beside anything else is
+ * split into an allOf by the normalize step).
+ */
 export interface SchemaNode {
   description?: string;
   /** Name of a definition. */
@@ -17,8 +21,34 @@ export interface SchemaNode {
   types?: JsonType[];
   const?: JsonValue;
   enum?: JsonValue[];
+  /** Numbers only: other types pass these. */
   minimum?: number;
   maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  /** Checked as Ajv does by default: the quotient must be an integer below 1e21, with no tolerance for rounding. */
+  multipleOf?: number;
+  /** Strings only; lengths count Unicode code points, as JSON Schema says, not UTF-16 units. */
+  minLength?: number;
+  maxLength?: number;
+  /** ECMA-262 source, compiled with the `u` flag; unanchored, as in JSON Schema. */
+  pattern?: string;
+  /** Arrays only. */
+  minItems?: number;
+  maxItems?: number;
+  /** Set only when true; items compare by JSON equality (1 and 1.0 are equal, key order is not significant). */
+  uniqueItems?: true;
+  /** Objects only. */
+  minProperties?: number;
+  maxProperties?: number;
+  /** Every key of an object must be valid against this node. */
+  propertyNames?: SchemaNode;
+  /** When the key is present, every listed key must be too. Sorted by key; each list sorted. */
+  dependentRequired?: { key: string; requires: string[] }[];
+  /** Must be invalid against this node. */
+  not?: SchemaNode;
+  /** if/then/else; absent when there is neither then nor else (an `if` alone asserts nothing). */
+  conditional?: { if: SchemaNode; then?: SchemaNode; else?: SchemaNode };
   /** Kept for documentation; formats are annotations in 2020-12 and are not asserted. */
   format?: string;
   /** Sorted by name (code-unit order). */

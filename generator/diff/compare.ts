@@ -60,6 +60,11 @@ function show(value: JsonValue | undefined): string {
   return JSON.stringify(value);
 }
 
+/** Bounds besides minimum and maximum; a "min" or "exclusiveMin" bound that rises, or a "max" one that falls, narrows. */
+const OTHER_BOUNDS = ["exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"] as const;
+/** Assertions with no order to compare by: added narrows, removed widens, changed is a change. */
+const WHOLE_ASSERTIONS = ["multipleOf", "pattern", "uniqueItems", "propertyNames", "dependentRequired", "not", "conditional"] as const;
+
 /** The facts of a (possibly allOf) node that the comparison reads, with each property's position. */
 interface View {
   types?: Set<JsonType>;
@@ -67,6 +72,10 @@ interface View {
   enumValues?: JsonValue[];
   minimum?: number;
   maximum?: number;
+  /** The other bounds (lengths, counts, exclusive limits), by keyword. */
+  bounds: Map<string, number>;
+  /** Assertions compared as a whole (pattern, multipleOf, not...): keyword to the model's JSON of it. */
+  assertions: Map<string, string>;
   props: Map<string, Pos>;
   required: Set<string>;
   /** "none" covers both an absent keyword and an open one: either way unknown keys are allowed. */
@@ -77,7 +86,7 @@ interface View {
 
 function viewOf(env: Env, pos: Resolved): View {
   const node = pos.node;
-  const view: View = { props: new Map(), required: new Set(), additional: { kind: "none" }, objectish: false };
+  const view: View = { bounds: new Map(), assertions: new Map(), props: new Map(), required: new Set(), additional: { kind: "none" }, objectish: false };
   if (node.allOf) {
     node.allOf.forEach((member, i) => {
       const part = viewOf(env, resolvePos(env, { node: member, ptr: `${pos.ptr}/allOf/${i}` }));
@@ -96,6 +105,8 @@ function viewOf(env: Env, pos: Resolved): View {
   if (node.enum) view.enumValues = node.enum;
   if (node.minimum !== undefined) view.minimum = node.minimum;
   if (node.maximum !== undefined) view.maximum = node.maximum;
+  for (const key of OTHER_BOUNDS) if (node[key] !== undefined) view.bounds.set(key, node[key]);
+  for (const key of WHOLE_ASSERTIONS) if (node[key] !== undefined) view.assertions.set(key, JSON.stringify(node[key]));
   for (const p of node.properties ?? []) view.props.set(p.name, { node: p.node, ptr: `${pos.ptr}/properties/${escapeToken(p.name)}` });
   for (const r of node.required ?? []) view.required.add(r);
   if (node.additional === "closed") view.additional = { kind: "closed" };
@@ -314,6 +325,21 @@ export class Comparer {
       if (ob === nb) continue;
       const narrowed = nb !== undefined && (ob === undefined || (bound === "minimum" ? nb > ob : nb < ob));
       this.emit(narrowed ? "bound-narrowed" : "bound-widened", narrowed ? "narrowed" : "widened", `${bound} ${ob ?? "none"} -> ${nb ?? "none"}`, path, ro.ptr, rn.ptr);
+    }
+    for (const bound of OTHER_BOUNDS) {
+      const ob = vo.bounds.get(bound);
+      const nb = vn.bounds.get(bound);
+      if (ob === nb) continue;
+      const narrowed = nb !== undefined && (ob === undefined || (/^(min|exclusiveMin)/.test(bound) ? nb > ob : nb < ob));
+      this.emit(narrowed ? "bound-narrowed" : "bound-widened", narrowed ? "narrowed" : "widened", `${bound} ${ob ?? "none"} -> ${nb ?? "none"}`, path, ro.ptr, rn.ptr);
+    }
+    for (const keyword of WHOLE_ASSERTIONS) {
+      const oa = vo.assertions.get(keyword);
+      const na = vn.assertions.get(keyword);
+      if (oa === na) continue;
+      if (oa === undefined) this.emit("constraint-added", "narrowed", `${keyword} ${na} imposed`, path, ro.ptr, rn.ptr);
+      else if (na === undefined) this.emit("constraint-removed", "widened", `${keyword} ${oa} lifted`, path, ro.ptr, rn.ptr);
+      else this.emit("constraint-changed", "changed", `${keyword} ${oa} -> ${na}`, path, ro.ptr, rn.ptr);
     }
 
     if (vo.objectish || vn.objectish) this.compareObject(ro, rn, vo, vn, path);

@@ -6,6 +6,32 @@ import { paramsGuardName, type Model } from "../model.js";
 import { header } from "./header.js";
 import { schemaOf } from "./schema-of.js";
 
+/** Stand-ins for the Ajv runtime helpers standalone code requires: JSON equality and code point length. */
+const AJV_RUNTIME = {
+  equal: {
+    name: "_jsonEqual",
+    source: `function _jsonEqual(a, b) {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) if (!Object.prototype.hasOwnProperty.call(b, k) || !_jsonEqual(a[k], b[k])) return false;
+  return true;
+}`,
+  },
+  ucs2length: {
+    name: "_codePoints",
+    source: `function _codePoints(s) {
+  let n = 0;
+  for (let i = 0; i < s.length; i++, n++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) i++;
+  }
+  return n;
+}`,
+  },
+} as const;
+
 export function emitValidators(model: Model, runtimeImport: string): string {
   // The model only uses keywords that mean the same in draft-07, and Ajv's draft-07 code is far smaller than
   // its 2020-12 code (no evaluated-properties bookkeeping). Refs stay functions, not inlined copies.
@@ -18,6 +44,9 @@ export function emitValidators(model: Model, runtimeImport: string): string {
   const ajv = new Ajv({
     code: { source: true, esm: true, lines: false, optimize: false },
     strict: false,
+    // Unknown keywords are an error, not skipped: a keyword the model carries but Ajv did not read would leave the
+    // validators laxer than the guards without a word.
+    strictSchema: true,
     allErrors: false,
     validateFormats: false,
     inlineRefs: false,
@@ -30,7 +59,17 @@ export function emitValidators(model: Model, runtimeImport: string): string {
   for (const m of inline) exports[`v_${paramsGuardName(m)}`] = `mcp#/definitions/${paramsGuardName(m)}`;
   const standalone = standaloneModule.default as unknown as (ajv: Ajv, refs: Record<string, string>) => string;
   let code = standalone(ajv, exports);
+  // Ajv's code for uniqueItems, const and enum of objects and arrays, and string lengths calls two helpers of its
+  // own package; the file carries its own equivalents instead, since generated code may import only the runtime.
+  const used = new Set<keyof typeof AJV_RUNTIME>();
+  code = code.replace(/require\("ajv\/dist\/runtime\/(equal|ucs2length)"\)\.default/g, (_m, which: keyof typeof AJV_RUNTIME) => {
+    used.add(which);
+    return AJV_RUNTIME[which].name;
+  });
   if (/require\(/.test(code)) throw new Error("Ajv standalone code needs a runtime import; generated code may import only the runtime");
+  // uniqueItems over scalar items files each item under an object key; with Object.prototype behind that object,
+  // "__proto__" is never found there, so a repeated "__proto__" passed as unique. A null-prototype object has no such key.
+  code = code.replace(/const (indices\d+) = \{\};/g, "const $1 = Object.create(null);");
   // The Ajv functions stay private: the file is not type-checked (`@ts-nocheck`), so anything exported without a
   // written type would reach the emitted declarations as untyped code that fails a consumer's strict check.
   code = code.replace(/(^|[;}])export const (v_[\w$]+ = )/g, "$1\nconst $2");
@@ -44,6 +83,7 @@ export function emitValidators(model: Model, runtimeImport: string): string {
     `import type { ValidationIssue } from "${runtimeImport}";`,
     code.trim(),
     "",
+    ...[...used].sort().map((which) => AJV_RUNTIME[which].source + "\n"),
     "type AjvFn = ((value: unknown) => boolean) & { errors?: { instancePath: string; message?: string; keyword: string; params: Record<string, unknown> }[] | null };",
     "function _issues(fn: AjvFn, value: unknown): ValidationIssue[] {",
     "  if (fn(value)) return [];",

@@ -160,7 +160,7 @@ describe("mcpgen schema rebase", () => {
       expect(r.err).toContain(`sidecar  schema/methods.json#/methods/${i}/method: method ${method} is not in the schema's message unions`);
     }
     expect(r.err.split("\n").filter((l) => l.startsWith("sidecar "))).toHaveLength(gone.length);
-    expect(r.out).toContain("NEW: keyword maxItems is not represented");
+    expect(r.out).toContain("completion.values of completion/complete result: maxItems none -> 100");
     nothingSilentlyDropped(r, text);
   });
 

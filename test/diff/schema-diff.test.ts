@@ -227,9 +227,22 @@ describe("our combined schema against its base", () => {
 
 describe("schemas with keywords the model does not represent", () => {
   it("names each keyword left out of the comparison instead of ignoring it", () => {
-    const r = diff(rev("2025-11-25"), rev("draft"));
-    expect(r.notes.some((n) => n.startsWith("NEW: keyword maxItems is not represented") && n.includes("/$defs/CompleteResult/properties/completion/properties/values/maxItems"))).toBe(true);
+    const dir = tempDir("diff-keyword");
+    const schema = JSON.parse(readFileSync(join(referenceDir, "mcp-schema/draft/schema.json"), "utf8"));
+    schema.$defs.CompleteResult.properties.completion.patternProperties = { "^x-": { type: "string" } };
+    writeFileSync(join(dir, "schema.json"), JSON.stringify(schema));
+    const r = diff(rev("2025-11-25"), relative(repoRoot, join(dir, "schema.json")));
+    expect(r.notes.some((n) => n.startsWith("NEW: keyword patternProperties is not represented") && n.includes("/$defs/CompleteResult/properties/completion/patternProperties"))).toBe(true);
     const removed = one(r, (c) => c.subject === "initialize" && c.kind === "method-removed");
     expect([removed.clients, removed.servers]).toEqual(["breaking", "compatible"]);
+  });
+
+  it("compares a keyword the model holds: maxItems on completion values, added in draft, narrows the result", () => {
+    const r = diff(rev("2025-11-25"), rev("draft"));
+    expect(r.notes.filter((n) => n.includes("is not represented"))).toEqual([]);
+    const bound = one(r, (c) => c.subject === "completion/complete" && c.kind === "bound-narrowed");
+    expect([bound.part, bound.path, bound.new]).toEqual(["result", "completion.values", "/$defs/CompleteResult/properties/completion/properties/values"]);
+    expect(bound.reason).toContain("maxItems none -> 100");
+    expect([bound.clients, bound.servers]).toEqual(["compatible", "breaking"]);
   });
 });

@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFiles } from "../../generator/files.js";
 import { generate } from "../../generator/generate.js";
 import { definitionMap, type Model } from "../../generator/model.js";
-import { Agreement } from "../guards/agreement.js";
+import { Agreement, type Subject } from "../guards/agreement.js";
 import { allMutants } from "../guards/arbitrary.js";
-import { createOracle, generatedChecks, isJsonPointer, type GeneratedChecks, type Oracle } from "../guards/oracle.js";
+import { createOracle, exported, isJsonPointer, type Explain, type Guard } from "../guards/oracle.js";
 import { referenceDir, repoRoot, tempDir } from "../helpers.js";
 
 const REVISIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28", "draft"] as const;
@@ -18,9 +18,9 @@ const SEED = 20_260_728;
 
 interface Generated {
   dir: string;
+  schemaFile: string;
   model: Model;
   notes: string[];
-  schema: Record<string, unknown>;
 }
 
 let root: string;
@@ -38,17 +38,24 @@ function sdk(revision: Revision): Promise<Generated> {
       const dir = join(root, revision);
       const { files, model, notes } = await generate({ schemaFile, outDir: dir });
       writeFiles(dir, files);
-      return { dir, model, notes, schema: JSON.parse(readFileSync(schemaFile, "utf8")) as Record<string, unknown> };
+      return { dir, schemaFile, model, notes };
     })();
     generated.set(revision, pending);
   }
   return pending;
 }
 
-async function checksOf(g: Generated): Promise<GeneratedChecks> {
+/** The generated SDK as the guard-vs-oracle harness sees it: its model, guards, explainers and Ajv on its schema. */
+async function subjectOf(g: Generated): Promise<Subject> {
   const guards = (await import(join(g.dir, "guards.ts"))) as Record<string, unknown>;
   const validators = (await import(join(g.dir, "validators.ts"))) as Record<string, unknown>;
-  return generatedChecks(guards, validators, g.dir);
+  return {
+    model: g.model,
+    defs: definitionMap(g.model),
+    guardFor: (name) => exported<Guard>(guards, "is", name, `${g.dir}/guards.ts`),
+    explainFor: (name) => exported<Explain>(validators, "explain", name, `${g.dir}/validators.ts`),
+    oracle: createOracle(g.schemaFile),
+  };
 }
 
 const result = (model: Model, method: string): string[] | undefined => model.messages.find((m) => m.method === method)?.results;
@@ -64,13 +71,13 @@ describe.each(REVISIONS)("official %s schema, no sidecar", (revision) => {
 
   it("guards agree with Ajv on at least 2,000 generated values, both verdicts well represented", async () => {
     const g = await sdk(revision);
-    const oracle: Oracle = createOracle(g.schema, `mcp-${revision}`);
-    const agreement = new Agreement(definitionMap(g.model), await checksOf(g), oracle);
-    expect(g.model.definitions.map((d) => d.name).sort()).toEqual([...oracle.definitionNames].sort());
+    const subject = await subjectOf(g);
+    const agreement = new Agreement(subject, SEED);
+    expect(g.model.definitions.map((d) => d.name).sort()).toEqual([...subject.oracle.definitionNames].sort());
     const unions = ["JSONRPCMessage", "ClientRequest", "ServerRequest", "ClientNotification", "ServerNotification", "ClientResult", "ServerResult"];
-    unions.filter((u) => g.model.definitions.some((d) => d.name === u && (d.node.anyOf?.length ?? 1) > 0)).forEach((u, i) => agreement.run(u, 250, SEED + 1_000 + i));
-    g.model.definitions.forEach((d, i) => agreement.run(d.name, 12, SEED + i));
-    g.model.messages.filter((m) => m.params.ref === undefined && m.paramsType !== "Record<string, unknown>").forEach((m, i) => agreement.run(`${m.message}$Params`, 12, SEED + 5_000 + i, m.params));
+    unions.filter((u) => g.model.definitions.some((d) => d.name === u && (d.node.anyOf?.length ?? 1) > 0)).forEach((u, i) => agreement.run(u, 250, 1_000 + i));
+    g.model.definitions.forEach((d, i) => agreement.run(d.name, 12, i));
+    g.model.messages.filter((m) => m.params.ref === undefined && m.paramsType !== "Record<string, unknown>").forEach((m, i) => agreement.run(`${m.message}$Params`, 12, 5_000 + i, m.params));
     const c = agreement.counts;
     console.log(`${revision}: ${JSON.stringify(c)}`);
     expect(c.checked).toBeGreaterThanOrEqual(2_000);
@@ -148,12 +155,10 @@ describe("the spec's 2026-07-28 examples, judged by the 2026-07-28 guards", () =
   const label = (e: Example): string => `${e.type}/${e.file}`;
 
   it("every example names a 2026-07-28 type, and guard and explainer accept each one exactly when Ajv does", async () => {
-    const g = await sdk("2026-07-28");
-    const oracle = createOracle(g.schema, "mcp-2026-07-28-examples");
-    const checks = await checksOf(g);
+    const { oracle, guardFor, explainFor, defs } = await subjectOf(await sdk("2026-07-28"));
     const judge = (type: string, value: unknown, example: string) => {
-      const issues = checks.explainFor(type)(value);
-      return { example, ajv: oracle.oracleFor(type)(value), guard: checks.guardFor(type)(value), explained: issues.length === 0, pointers: issues.every((i) => isJsonPointer(i.pointer)) };
+      const issues = explainFor(type)(value);
+      return { example, ajv: oracle.oracleFor(type)(value), guard: guardFor(type)(value), explained: issues.length === 0, pointers: issues.every((i) => isJsonPointer(i.pointer)) };
     };
     expect(examples.length).toBe(129);
     expect(examples.filter((e) => !oracle.definitionNames.includes(e.type)).map(label)).toEqual([]);
@@ -163,17 +168,14 @@ describe("the spec's 2026-07-28 examples, judged by the 2026-07-28 guards", () =
     // test/guards/examples.test.ts), so the guards must too.
     expect(verdicts.filter((v) => !v.ajv).map((v) => v.example)).toEqual([]);
     // The other half, values Ajv rejects: every single mutation at every site of each example, judged alike.
-    const defs = definitionMap(g.model);
     const mutants = examples.flatMap((e) => [...allMutants(defs, defs.get(e.type)!, e.value as never)].map((m) => judge(e.type, m.value, `${label(e)} (${m.kind})`)));
     expect(mutants.filter((v) => v.guard !== v.ajv || v.explained !== v.ajv || !v.pointers)).toEqual([]);
     expect(mutants.filter((v) => !v.ajv).length).toBeGreaterThan(1_000);
   });
 
   it("every example gets the same JSONRPCMessage verdict from the guard as from Ajv", async () => {
-    const g = await sdk("2026-07-28");
-    const oracle = createOracle(g.schema, "mcp-2026-07-28-envelope");
-    const checks = await checksOf(g);
-    const isMessage = checks.guardFor("JSONRPCMessage");
+    const { oracle, guardFor } = await subjectOf(await sdk("2026-07-28"));
+    const isMessage = guardFor("JSONRPCMessage");
     const ajv = oracle.oracleFor("JSONRPCMessage");
     expect(examples.filter((e) => isMessage(e.value) !== ajv(e.value)).map(label)).toEqual([]);
     // Whole messages and bare fragments (content blocks, params) both occur, so the check says something.

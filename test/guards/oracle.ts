@@ -1,87 +1,75 @@
-// Shared by the guard suites: the Ajv oracle compiled from a schema (schema/schema.json for most), and the
-// generated guards and explainers looked up by definition name.
+// Shared by the guard suites: the Ajv 2020-12 oracle compiled from a schema file (schema/schema.json by default),
+// and the generated guards and explainers looked up by definition name.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Ajv as Ajv7, type ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
+import { Ajv as AjvDraft7, type ValidateFunction } from "ajv";
 import * as guards from "../../generated/guards.js";
 import * as validators from "../../generated/validators.js";
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const schemaFile = path.resolve(repoRoot, "schema/schema.json");
 
-/** Verdicts of Ajv on a schema's own definitions (and on the params a message declares inline). */
+export type Guard = (value: unknown) => boolean;
+export type Explain = (value: unknown) => { pointer: string; message: string }[];
+
 export interface Oracle {
   /** Every definition of the schema, in file order. */
   definitionNames: string[];
-  oracleFor(name: string): (value: unknown) => boolean;
-  oracleForInlineParams(message: string): (value: unknown) => boolean;
+  /** Ajv's verdict for one definition on the original schema, not on anything mcpgen derived from it. */
+  oracleFor(name: string): Guard;
+  /** Ajv on a message's inline params (no definition of their own), checked in place in the message. */
+  oracleForInlineParams(message: string): Guard;
 }
 
-/**
- * The oracle for any schema: Ajv 2020-12 for a 2020-12 schema, Ajv's draft-07 class for a draft-07 one (the older
- * MCP revisions), so each is read by the rules it was written for. `key` registers it, since schemas have no $id.
- */
-export function createOracle(schema: Record<string, unknown>, key: string): Oracle {
-  const draft07 = String(schema["$schema"] ?? "").includes("draft-07");
-  const defsKey = draft07 ? "definitions" : "$defs";
-  const ajv = draft07 ? new Ajv7({ strict: false, validateFormats: false, allErrors: false }) : new Ajv2020({ strict: false, validateFormats: false, allErrors: false });
+/** The oracle for a schema file, by Ajv for its dialect: 2020-12 (`$defs`) or draft-07 (`definitions`, older MCP revisions). */
+export function createOracle(file: string): Oracle {
+  const schema = JSON.parse(readFileSync(file, "utf8")) as { $schema?: string; $defs?: Record<string, unknown>; definitions?: Record<string, unknown> };
+  const defsKey = schema.$defs ? "$defs" : "definitions";
+  // The schemas have no $id, so each is registered under a key of our own and a definition is reached by pointer.
+  const key = "mcp-oracle";
+  const options = { strict: false, validateFormats: false, allErrors: false };
+  const ajv = String(schema.$schema ?? "").includes("draft-07") ? new AjvDraft7(options) : new Ajv2020(options);
   ajv.addSchema(schema, key);
   const compiled = new Map<string, ValidateFunction>();
-  const at = (cacheKey: string, pointer: string, what: string): ((value: unknown) => boolean) => {
-    let fn = compiled.get(cacheKey);
+  const lookup = (id: string, pointer: string): Guard => {
+    let fn = compiled.get(id);
     if (!fn) {
-      const got = ajv.getSchema(`${key}#${pointer}`);
-      if (!got) throw new Error(`Ajv has no schema for ${what}`);
-      fn = got;
-      compiled.set(cacheKey, fn);
+      fn = ajv.getSchema(`${key}#/${defsKey}/${pointer}`);
+      if (!fn) throw new Error(`Ajv has no schema at ${pointer}`);
+      compiled.set(id, fn);
     }
     const validate = fn;
     return (value) => validate(value) === true;
   };
   return {
-    definitionNames: Object.keys(schema[defsKey] as Record<string, unknown>),
-    // The oracle for one definition: Ajv's verdict on the original schema, not on anything mcpgen derived from it.
-    oracleFor: (name) => at(name, `/${defsKey}/${name}`, name),
-    // A message's inline params (no definition of their own): Ajv on the params subschema in place.
-    oracleForInlineParams: (message) => at(`${message}$Params`, `/${defsKey}/${message}/properties/params`, `the params of ${message}`),
+    definitionNames: Object.keys(schema[defsKey] ?? {}),
+    oracleFor: (name) => lookup(name, name),
+    oracleForInlineParams: (message) => lookup(`${message}$Params`, `${message}/properties/params`),
   };
 }
 
-type Guard = (value: unknown) => boolean;
-type Explain = (value: unknown) => { pointer: string; message: string }[];
-
-/** The guards and explainers of one generated SDK, looked up by definition name. */
-export interface GeneratedChecks {
-  guardFor(name: string): Guard;
-  explainFor(name: string): Explain;
-}
-
-export function generatedChecks(guardsModule: Record<string, unknown>, validatorsModule: Record<string, unknown>, where: string): GeneratedChecks {
-  return {
-    guardFor(name) {
-      const fn = guardsModule[`is${name}`];
-      if (typeof fn !== "function") throw new Error(`${where}/guards.ts has no is${name}`);
-      return fn as Guard;
-    },
-    explainFor(name) {
-      const fn = validatorsModule[`explain${name}`];
-      if (typeof fn !== "function") throw new Error(`${where}/validators.ts has no explain${name}`);
-      return fn as Explain;
-    },
-  };
-}
-
-// The combined schema and the SDK generated from it, which most guard suites test.
-const combined = createOracle(JSON.parse(readFileSync(schemaFile, "utf8")) as Record<string, unknown>, "mcp-combined");
-const checks = generatedChecks(guards as Record<string, unknown>, validators as Record<string, unknown>, "generated");
+const bundled = createOracle(schemaFile);
 /** Every definition of the combined schema, in file order. */
-export const definitionNames: string[] = combined.definitionNames;
-export const oracleFor = combined.oracleFor;
-export const oracleForInlineParams = combined.oracleForInlineParams;
-export const guardFor = checks.guardFor;
-export const explainFor = checks.explainFor;
+export const definitionNames: string[] = bundled.definitionNames;
+export const oracleFor = bundled.oracleFor;
+export const oracleForInlineParams = bundled.oracleForInlineParams;
+
+/** Looks up `<prefix><name>` in a generated module (guards: "is", validators: "explain"). */
+export function exported<T>(module: Record<string, unknown>, prefix: string, name: string, file: string): T {
+  const fn = module[`${prefix}${name}`];
+  if (typeof fn !== "function") throw new Error(`${file} has no ${prefix}${name}`);
+  return fn as T;
+}
+
+export function guardFor(name: string): Guard {
+  return exported<Guard>(guards, "is", name, "generated/guards.ts");
+}
+
+export function explainFor(name: string): Explain {
+  return exported<Explain>(validators, "explain", name, "generated/validators.ts");
+}
 
 /** A JSON pointer per RFC 6901: empty, or "/"-separated tokens with "~" and "/" escaped. */
 export function isJsonPointer(p: unknown): boolean {
