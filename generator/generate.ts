@@ -4,9 +4,7 @@ import { buildModel } from "./build-model.js";
 import { emitDispatch } from "./emit/dispatch.js";
 import { emitGuards } from "./emit/guards.js";
 import { header } from "./emit/header.js";
-import { emitStub, loadStubTemplate } from "./emit/stubs.js";
-import { emitTypes } from "./emit/types.js";
-import { startValidators } from "./emit/validators-parallel.js";
+import { startValidators, type PendingValidators } from "./emit/validators-parallel.js";
 import { loadSchema, projectRoot } from "./load.js";
 import { derivationNote, deriveMethods } from "./methods.js";
 import type { Model } from "./model.js";
@@ -23,6 +21,11 @@ export interface GenerateOptions {
   runtimeImport?: string;
   /** The command that regenerates these files, named in every header (default `mcpgen generate`). */
   command?: string;
+  /**
+   * A validators worker started earlier, which generate takes over (the CLI starts one before it parses its options,
+   * so the worker's start-up overlaps theirs); by default generate starts its own.
+   */
+  validators?: PendingValidators;
 }
 
 export interface GeneratedFile {
@@ -83,7 +86,7 @@ export interface Generated {
 }
 
 export async function generate(options: GenerateOptions): Promise<Generated> {
-  const validators = startValidators();
+  const validators = options.validators ?? startValidators();
   let model: Model;
   const notes: string[] = [];
   try {
@@ -101,6 +104,9 @@ export async function generate(options: GenerateOptions): Promise<Generated> {
   const runtimeImport = options.runtimeImport ?? defaultRuntimeImport(options.outDir);
   const stubRuntimeImport = options.runtimeImport ?? defaultRuntimeImport(options.outDir, "web");
   const validatorsContent = validators.emit(model, runtimeImport);
+  // Loaded only now, while the worker compiles the validators (the longest emitter): json-schema-to-typescript and
+  // Handlebars take longer to load than the model takes to build, and the worker waits for the model.
+  const [{ emitTypes }, { emitStub, loadStubTemplate }] = await Promise.all([import("./emit/types.js"), import("./emit/stubs.js")]);
   const template = loadStubTemplate(options.templatesDir ?? resolve(projectRoot, "templates"));
   const files: GeneratedFile[] = [
     { path: "client.ts", content: emitStub(model, "client", template, stubRuntimeImport) },

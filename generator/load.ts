@@ -2,13 +2,14 @@
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { Ajv as Ajv7 } from "ajv";
-import { Ajv2020 } from "ajv/dist/2020.js";
+import { validateConfig, validateDraft2020, validateMethodsEntry, validateMethodsSidecar, type CompiledValidator } from "./compiled/schemas-2020.js";
+import { validateDraft07 } from "./compiled/schemas-draft07.js";
 import { SchemaError, SchemaErrors } from "./errors.js";
-import { canonicalJson, parseJsonText, readJson, readText, isObject } from "./json.js";
+import { canonicalJson, parseJsonText, readText, isObject } from "./json.js";
 import { toSidecar, type Sidecar } from "./methods.js";
 import { escapeToken, toPointer } from "./pointer.js";
+
+export { projectRoot } from "./root.js";
 
 export type Dialect = "2020-12" | "draft-07";
 
@@ -62,38 +63,26 @@ function checkRefs(file: string, root: Record<string, unknown>, defsKey: string)
   walk(root, []);
 }
 
-// One Ajv per dialect, made on first use: compiling a meta-schema is the costly part, so it is done once
-// and the same 2020-12 instance also checks the methods sidecar.
-let ajv2020: Ajv2020 | undefined;
-let ajv7: Ajv7 | undefined;
-function metaValidator(dialect: Dialect): Ajv2020 | Ajv7 {
-  if (dialect === "draft-07") return (ajv7 ??= new Ajv7({ strict: false, validateFormats: false }));
-  return (ajv2020 ??= new Ajv2020({ strict: false, validateFormats: false }));
-}
+// The meta-schemas and the project's own schemas are checked by Ajv standalone code compiled ahead of time
+// (generator/compiled/, written by compile-schemas.ts): compiling a meta-schema at every run cost more than the
+// rest of loading. A test keeps the compiled code equal to what the schemas and the installed Ajv make.
+const PROJECT_VALIDATORS: Record<string, CompiledValidator> = {
+  "schema/methods.schema.json": validateMethodsSidecar,
+  "schema/methods.schema.json#/$defs/entry": validateMethodsEntry,
+  "schema/mcpgen.config.schema.json": validateConfig,
+};
 
-const here = dirname(fileURLToPath(import.meta.url));
-/** The project root, both from generator/ sources and from dist/generator/. */
-export const projectRoot = resolve(here, basename(dirname(here)) === "dist" ? "../.." : "..");
-
-const projectValidators = new Map<string, ReturnType<Ajv2020["compile"]>>();
 /**
- * A validator for one of the project's own 2020-12 schemas (`schema/methods.schema.json`, the config schema), or
- * for one of its definitions (`fragment` "#/$defs/entry"), compiled once on the shared instance, so the 2020-12
- * meta-schema is not compiled again for each.
+ * The compiled validator of one of the project's own schemas (`schema/methods.schema.json`, the config schema), or
+ * of one of its definitions (`fragment` "#/$defs/entry").
  */
-export function projectSchemaValidator(relPath: string, fragment = ""): ReturnType<Ajv2020["compile"]> {
-  let validator = projectValidators.get(relPath + fragment);
-  if (validator === undefined) {
-    const ajv = metaValidator("2020-12") as Ajv2020;
-    if (ajv.getSchema(relPath) === undefined) ajv.addSchema(readJson(resolve(projectRoot, relPath)) as object, relPath);
-    validator = ajv.getSchema(relPath + fragment);
-    if (validator === undefined) throw new Error(`no schema at ${relPath}${fragment}`);
-    projectValidators.set(relPath + fragment, validator);
-  }
+export function projectSchemaValidator(relPath: string, fragment = ""): CompiledValidator {
+  const validator = PROJECT_VALIDATORS[relPath + fragment];
+  if (validator === undefined) throw new Error(`no compiled validator for ${relPath}${fragment}: add it to generator/compile-schemas.ts`);
   return validator;
 }
 
-type AjvError = NonNullable<ReturnType<Ajv2020["compile"]>["errors"]>[number];
+type AjvError = NonNullable<CompiledValidator["errors"]>[number];
 
 function describe(err: AjvError): { message: string; pointer: string } {
   const extra = err.keyword === "additionalProperties" ? String((err.params as { additionalProperty: string }).additionalProperty) : undefined;
@@ -150,8 +139,8 @@ export function loadDefinitions(schemaFile: string, sourceName?: string, text?: 
   const dialect = detectDialect(root);
   const defsKey = dialect === "2020-12" && isObject(root["$defs"]) ? "$defs" : "definitions";
   if (!isObject(root[defsKey])) throw new SchemaError(schemaFile, `no definitions: expected an object at /${defsKey}`, `/${defsKey}`);
-  const meta = metaValidator(dialect);
-  if (!meta.validateSchema(root)) {
+  const meta = dialect === "draft-07" ? validateDraft07 : validateDraft2020;
+  if (!meta(root)) {
     const err = meta.errors![0]!;
     throw new SchemaError(schemaFile, `not a valid ${dialect} JSON Schema: ${err.message ?? "invalid"}`, err.instancePath);
   }
