@@ -163,7 +163,7 @@ function methodTable(loaded: LoadedSchema, defs: Map<string, SchemaNode>, option
     }
   }
   if (problems.length) {
-    // In file order: sidecar entries by index, then the schema's definitions.
+    // Grouped by file, and in order within each (sidecar entries by index, numbers compared as numbers).
     const key = (e: SchemaError): string => `${e.file}\0${(e.where ?? "").replace(/\d+/g, (n) => n.padStart(8, "0"))}`;
     throw new SchemaErrors(problems.sort((a, b) => compareCodeUnits(key(a), key(b))));
   }

@@ -130,10 +130,6 @@ export function deriveMethods(defs: Defs, defsKey: "$defs" | "definitions"): Der
   return { methods, emptyResults: emptyResults.sort(compareCodeUnits), notes };
 }
 
-/** How the derivation pairs results, for notes and docs. */
-export const CONVENTION =
-  "requests and notifications from the Client/Server message unions, each request's result from <Stem>ResultResponse, else <Stem>Result, else the empty result when the answering side's result union has the bare Result";
-
 const list = (items: string[]): string => (items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`);
 
 /** The one line `generate` and `check` print when there is no sidecar. */
