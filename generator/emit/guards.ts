@@ -223,21 +223,39 @@ const SUPPORT = {
   }
   return n;
 }`,
+  // Linear, not pairwise: a peer controls the array's length (a 4 MiB message holds some 400,000 small objects).
+  // Objects and arrays compare by a canonical text (keys sorted), kept apart from the scalars' set.
   _uniqueItems: `function _uniqueItems(a: unknown[]): boolean {
   if (a.length < 2) return true;
-  // Scalars by Set (SameValueZero: 0 and -0 are one number, as in JSON); objects and arrays pairwise.
   const scalars = new Set<unknown>();
-  const composite: unknown[] = [];
+  const composites = new Set<string>();
   for (const item of a) {
     if (typeof item === "object" && item !== null) {
-      for (const seen of composite) if (_deepEqual(item, seen)) return false;
-      composite.push(item);
+      const key = _canonical(item);
+      if (composites.has(key)) return false;
+      composites.add(key);
     } else {
+      // SameValueZero: 0 and -0 are one number, as in JSON.
       if (scalars.has(item)) return false;
       scalars.add(item);
     }
   }
   return true;
+}
+
+/** One text per JSON value up to JSON equality: keys sorted, numbers as String() writes them (1e400 is "Infinity", not null). */
+function _canonical(v: unknown): string {
+  if (typeof v === "string") return JSON.stringify(v);
+  if (typeof v !== "object" || v === null) return String(v);
+  if (Array.isArray(v)) {
+    let s = "[";
+    for (let i = 0; i < v.length; i++) s += (i ? "," : "") + _canonical(v[i]);
+    return s + "]";
+  }
+  const keys = Object.keys(v).sort();
+  let s = "{";
+  for (let i = 0; i < keys.length; i++) s += (i ? "," : "") + JSON.stringify(keys[i]) + ":" + _canonical((v as Record<string, unknown>)[keys[i]!]);
+  return s + "}";
 }`,
 } as const;
 
