@@ -1,7 +1,8 @@
-// Builds the model from a loaded schema: normalizes every definition and joins the methods sidecar to it.
-import { SchemaError } from "./errors.js";
+// Builds the model from a loaded schema: normalizes every definition and joins the method table to it.
+import { SchemaError, SchemaErrors } from "./errors.js";
 import { compareCodeUnits } from "./json.js";
 import type { LoadedSchema } from "./load.js";
+import { applyOverrides, definitionPointer, deriveMethods } from "./methods.js";
 import type { Definition, MessageModel, Model, SchemaNode } from "./model.js";
 import { normalizeSchema, toNode } from "./normalize/index.js";
 import { toPointer } from "./pointer.js";
@@ -9,10 +10,13 @@ import { toPointer } from "./pointer.js";
 /** Keywords the model represents; anything else that asserts would be silently ignored, so it is refused. */
 const SUPPORTED = new Set([
   "$ref", "$schema", "$comment", "$id", "description", "title", "default", "examples", "deprecated", "readOnly", "writeOnly",
-  "type", "const", "enum", "minimum", "maximum", "format", "properties", "required", "additionalProperties", "items",
+  "type", "const", "enum", "format", "properties", "required", "additionalProperties", "items",
   "anyOf", "oneOf", "allOf", "$defs", "definitions",
+  "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength",
+  "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties", "propertyNames", "dependentRequired",
+  "pattern", "not", "if", "then", "else",
 ]);
-const DATA = new Set(["const", "enum", "default", "examples", "required"]);
+const DATA = new Set(["const", "enum", "default", "examples", "required", "dependentRequired"]);
 
 function checkKeywords(file: string, node: unknown, path: (string | number)[]): void {
   if (Array.isArray(node)) return node.forEach((c, i) => checkKeywords(file, c, [...path, i]));
@@ -25,6 +29,15 @@ function checkKeywords(file: string, node: unknown, path: (string | number)[]): 
     }
     if (!SUPPORTED.has(key)) throw new SchemaError(file, `keyword "${key}" is not supported by mcpgen's guards`, toPointer([...path, key]));
     if (key === "oneOf") throw new SchemaError(file, `"oneOf" is not supported (MCP schemas use anyOf)`, toPointer([...path, key]));
+    if (key === "items" && Array.isArray(child)) throw new SchemaError(file, `"items" as an array (draft-07 tuples) is not supported by mcpgen's guards`, toPointer([...path, key]));
+    if (key === "pattern" && typeof child === "string") {
+      // Guards and validators both compile patterns with the `u` flag, as JSON Schema's ECMA-262 reading asks.
+      try {
+        new RegExp(child, "u");
+      } catch (error) {
+        throw new SchemaError(file, `pattern ${JSON.stringify(child)} is not a valid ECMA-262 regular expression with the u flag (${(error as Error).message})`, toPointer([...path, key]));
+      }
+    }
     if (!DATA.has(key)) checkKeywords(file, child, [...path, key]);
   }
 }
@@ -33,7 +46,14 @@ function stemOf(message: string): string {
   return message.replace(/(Request|Notification)$/, "");
 }
 
-export function buildModel(loaded: LoadedSchema): Model {
+export interface BuildOptions {
+  /** A request with no result is an error (the default: it could not be dispatched); a diff only notes it. */
+  requireResults?: boolean;
+  /** Receives what the derivation of the method table could not settle, one line each. */
+  notes?: string[];
+}
+
+export function buildModel(loaded: LoadedSchema, options: BuildOptions = {}): Model {
   const defsKey = loaded.defsPointer === "/$defs" ? "$defs" : "definitions";
   checkKeywords(loaded.file, loaded.definitions, [defsKey]);
   const normalized = normalizeSchema({ [defsKey]: loaded.definitions }, defsKey)[defsKey] as Record<string, unknown>;
@@ -48,6 +68,23 @@ export function buildModel(loaded: LoadedSchema): Model {
   }
   const defs = new Map(definitions.map((d) => [d.name, d.node]));
 
+  const messages = methodTable(loaded, defs, options);
+  messages.sort((a, b) => compareCodeUnits(a.method, b.method));
+  return { source: { name: loaded.displayName, sha256: loaded.sha256 }, definitions, messages };
+}
+
+/**
+ * The method table: derived from the schema, the sidecar's overrides applied, and every entry checked against
+ * the definitions. All problems are collected and thrown together, each pointing at the sidecar entry (or, for a
+ * derived entry, the message definition) it concerns.
+ */
+function methodTable(loaded: LoadedSchema, defs: Map<string, SchemaNode>, options: BuildOptions): MessageModel[] {
+  const defsKey = loaded.defsPointer === "/$defs" ? "$defs" : "definitions";
+  const derived = deriveMethods(loaded.definitions, defsKey);
+  options.notes?.push(...derived.notes);
+  const { entries, origin, errors } = applyOverrides(derived.methods, loaded.sidecar);
+  const problems: SchemaError[] = [...errors];
+  const strict = options.requireResults ?? true;
   const unionMembers = (name: string): Set<string> => {
     const node = defs.get(name);
     return new Set((node?.anyOf ?? []).map((m) => m.ref).filter((r): r is string => r !== undefined));
@@ -59,15 +96,20 @@ export function buildModel(loaded: LoadedSchema): Model {
     "server-to-client:notification": unionMembers("ServerNotification"),
   };
 
-  const seen = new Set<string>();
-  const messages: MessageModel[] = loaded.methods.map((entry, i) => {
-    const where = `/methods/${i}`;
-    const fail = (msg: string, field?: string): never => {
-      throw new SchemaError(loaded.methodsFile, msg, field ? `${where}/${field}` : where);
+  const messages: MessageModel[] = [];
+  for (const entry of entries) {
+    const override = origin.get(entry.method);
+    const problemsBefore = problems.length;
+    // A sidecar entry is pointed at field by field; a derived one at the message definition it came from.
+    const fail = (msg: string, field?: string): void => {
+      if (override) problems.push(new SchemaError(loaded.sidecar!.file, msg, field ? `${override.pointer}/${field}` : override.pointer));
+      else problems.push(new SchemaError(loaded.file, msg, definitionPointer(loaded.defsPointer, entry.message)));
     };
-    if (seen.has(entry.method)) fail(`method ${entry.method} is listed twice`, "method");
-    seen.add(entry.method);
-    const message = defs.get(entry.message) ?? fail(`no definition named ${entry.message} in ${loaded.file}`, "message");
+    const message = defs.get(entry.message);
+    if (message === undefined) {
+      fail(`no definition named ${entry.message} in ${loaded.file}`, "message");
+      continue;
+    }
     const props = new Map((message.properties ?? []).map((p) => [p.name, p.node]));
     const methodNode = props.get("method");
     if (methodNode?.const !== entry.method) fail(`${entry.message} does not have method "${entry.method}" (it has ${JSON.stringify(methodNode?.const)})`, "message");
@@ -79,14 +121,27 @@ export function buildModel(loaded: LoadedSchema): Model {
       const union = unions[`${side}:${entry.kind}` as keyof typeof unions];
       if (union.size > 0 && !union.has(entry.message)) fail(`${entry.message} is listed as ${entry.direction} but is not a member of the ${side} ${entry.kind} union`, "direction");
     }
-    if (entry.result !== undefined && !defs.has(entry.result)) fail(`result type ${entry.result} does not exist in ${loaded.file}`, "result");
+    if (entry.kind === "notification" && override?.result !== undefined) fail(`${entry.method} is a notification, and notifications have no result; leave "result" out`, "result");
+    const missing = (entry.result ?? []).filter((r) => !defs.has(r));
+    if (missing.length) fail(`result type${missing.length === 1 ? "" : "s"} ${missing.join(", ")} ${missing.length === 1 ? "does" : "do"} not exist in ${loaded.file}`, "result");
+    const stem = entry.message.replace(/Request$/, "");
+    if (entry.kind === "request" && entry.result === undefined && strict) {
+      fail(`request ${entry.method} has no result: the schema has no ${stem}ResultResponse or ${stem}Result; name it in the methods sidecar ({ "method": ${JSON.stringify(entry.method)}, "result": "..." })`, "result");
+    }
+    // Without a sidecar the empty result is the convention for a request with no result of its own; with one,
+    // nothing is assumed: the sidecar says so, so a request added later with a misnamed result is not missed.
+    if (loaded.sidecar && derived.emptyResults.includes(entry.method) && override?.result === undefined) {
+      const say = `request ${entry.method} has no result of its own (no ${stem}ResultResponse or ${stem}Result), and with a sidecar the empty result is not assumed: name its result there, e.g. { "method": ${JSON.stringify(entry.method)}, "result": ${JSON.stringify(entry.result?.[0] ?? "EmptyResult")} } if it answers with the empty result`;
+      if (strict) problems.push(new SchemaError(loaded.sidecar.file, say, "/methods"));
+      else options.notes?.push(say);
+    }
     const paramsNode: SchemaNode = props.get("params") ?? { types: ["object"], additional: "open" };
     const declaredParams = paramsNode.ref;
     if (entry.params !== undefined && entry.params !== declaredParams) {
       fail(declaredParams === undefined ? `${entry.message} declares its params inline; leave "params" out` : `${entry.message} takes ${declaredParams}, not ${entry.params}`, "params");
     }
-    if (entry.params !== undefined && !defs.has(entry.params)) fail(`params type ${entry.params} does not exist`, "params");
-    return {
+    if (problems.length > problemsBefore) continue;
+    messages.push({
       method: entry.method,
       kind: entry.kind,
       direction: entry.direction,
@@ -94,21 +149,23 @@ export function buildModel(loaded: LoadedSchema): Model {
       paramsType: declaredParams ?? (props.has("params") ? `NonNullable<${entry.message}["params"]>` : "Record<string, unknown>"),
       params: paramsNode,
       paramsRequired: (message.required ?? []).includes("params"),
-      ...(entry.result !== undefined ? { result: entry.result } : {}),
+      ...(entry.result !== undefined ? { results: entry.result } : {}),
       stem: stemOf(entry.message),
-    };
-  });
+    });
+  }
 
   // Every request and notification in the schema's unions needs an entry, or it could not be dispatched.
   for (const [key, members] of Object.entries(unions)) {
     for (const member of members) {
-      const listed = messages.find((m) => m.message === member);
-      if (!listed) {
-        const method = defs.get(member)?.properties?.find((p) => p.name === "method")?.node.const;
-        throw new SchemaError(loaded.methodsFile, `the ${key.replace(":", " ")} ${member} (method ${JSON.stringify(method)}) has no entry in the methods sidecar`, "/methods");
-      }
+      if (entries.some((m) => m.message === member)) continue;
+      const method = defs.get(member)?.properties?.find((p) => p.name === "method")?.node.const;
+      problems.push(new SchemaError(loaded.file, `the ${key.replace(":", " ")} ${member} has no constant "method" (it has ${JSON.stringify(method)}), so no method can be derived for it; give it one, or list it in the methods sidecar`, definitionPointer(loaded.defsPointer, member)));
     }
   }
-  messages.sort((a, b) => compareCodeUnits(a.method, b.method));
-  return { source: { name: loaded.displayName, sha256: loaded.sha256 }, definitions, messages };
+  if (problems.length) {
+    // Grouped by file, and in order within each (sidecar entries by index, numbers compared as numbers).
+    const key = (e: SchemaError): string => `${e.file}\0${(e.where ?? "").replace(/\d+/g, (n) => n.padStart(8, "0"))}`;
+    throw new SchemaErrors(problems.sort((a, b) => compareCodeUnits(key(a), key(b))));
+  }
+  return messages;
 }

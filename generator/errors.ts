@@ -17,3 +17,17 @@ export class SchemaError extends Error {
       : `${this.file}:${this.where}: ${this.message}`;
   }
 }
+
+/** Every problem one pass found (each bad sidecar entry, not just the first), one line each. */
+export class SchemaErrors extends SchemaError {
+  readonly errors: readonly SchemaError[];
+  constructor(errors: readonly SchemaError[]) {
+    const first = errors[0]!;
+    super(first.file, errors.length === 1 ? first.message : `${errors.length} problems`, first.where);
+    this.name = "SchemaErrors";
+    this.errors = errors;
+  }
+  override format(): string {
+    return this.errors.map((e) => e.format()).join("\n");
+  }
+}

@@ -4,16 +4,15 @@ import { buildModel } from "./build-model.js";
 import { emitDispatch } from "./emit/dispatch.js";
 import { emitGuards } from "./emit/guards.js";
 import { header } from "./emit/header.js";
-import { emitStub, loadStubTemplate } from "./emit/stubs.js";
-import { emitTypes } from "./emit/types.js";
-import { startValidators } from "./emit/validators-parallel.js";
+import { startValidators, type PendingValidators } from "./emit/validators-parallel.js";
 import { loadSchema, projectRoot } from "./load.js";
+import { derivationNote, deriveMethods } from "./methods.js";
 import type { Model } from "./model.js";
 
 export interface GenerateOptions {
   schemaFile: string;
   outDir: string;
-  /** Defaults to methods.json beside the schema. */
+  /** The methods sidecar (overrides of the table derived from the schema); defaults to methods.json beside the schema, if any. */
   methodsFile?: string;
   templatesDir?: string;
   /** What the header calls the source (defaults to the schema path relative to the working directory). */
@@ -22,6 +21,11 @@ export interface GenerateOptions {
   runtimeImport?: string;
   /** The command that regenerates these files, named in every header (default `mcpgen generate`). */
   command?: string;
+  /**
+   * A validators worker started earlier, which generate takes over (the CLI starts one before it parses its options,
+   * so the worker's start-up overlaps theirs); by default generate starts its own.
+   */
+  validators?: PendingValidators;
 }
 
 export interface GeneratedFile {
@@ -74,12 +78,25 @@ function emitSdk(model: Model, runtimeImport: string): string {
   ].join("\n");
 }
 
-export async function generate(options: GenerateOptions): Promise<{ model: Model; files: GeneratedFile[] }> {
-  const validators = startValidators();
+export interface Generated {
+  model: Model;
+  files: GeneratedFile[];
+  /** What the user should know about how the files were made, one line each (e.g. that there was no sidecar). */
+  notes: string[];
+}
+
+export async function generate(options: GenerateOptions): Promise<Generated> {
+  const validators = options.validators ?? startValidators();
   let model: Model;
+  const notes: string[] = [];
   try {
-    model = buildModel(loadSchema(options.schemaFile, options.methodsFile, options.sourceName));
+    const loaded = loadSchema(options.schemaFile, options.methodsFile, options.sourceName);
+    model = buildModel(loaded);
     if (options.command !== undefined) model.source.command = options.command;
+    if (loaded.sidecar === undefined) {
+      const lookedFor = loaded.sidecarLookedFor && `looked for ${relative(process.cwd(), loaded.sidecarLookedFor).split(sep).join("/")}`;
+      notes.push(derivationNote(deriveMethods(loaded.definitions, loaded.defsPointer === "/$defs" ? "$defs" : "definitions"), lookedFor));
+    }
   } catch (error) {
     validators.cancel();
     throw error;
@@ -87,6 +104,9 @@ export async function generate(options: GenerateOptions): Promise<{ model: Model
   const runtimeImport = options.runtimeImport ?? defaultRuntimeImport(options.outDir);
   const stubRuntimeImport = options.runtimeImport ?? defaultRuntimeImport(options.outDir, "web");
   const validatorsContent = validators.emit(model, runtimeImport);
+  // Loaded only now, while the worker compiles the validators (the longest emitter): json-schema-to-typescript and
+  // Handlebars take longer to load than the model takes to build, and the worker waits for the model.
+  const [{ emitTypes }, { emitStub, loadStubTemplate }] = await Promise.all([import("./emit/types.js"), import("./emit/stubs.js")]);
   const template = loadStubTemplate(options.templatesDir ?? resolve(projectRoot, "templates"));
   const files: GeneratedFile[] = [
     { path: "client.ts", content: emitStub(model, "client", template, stubRuntimeImport) },
@@ -98,5 +118,5 @@ export async function generate(options: GenerateOptions): Promise<{ model: Model
     { path: "types.ts", content: await emitTypes(model) },
     { path: "validators.ts", content: await validatorsContent },
   ];
-  return { model, files };
+  return { model, files, notes };
 }

@@ -1,23 +1,17 @@
 // Load step: read a schema file and its methods sidecar, check them against their meta-schemas and resolve every $ref.
 import { createHash } from "node:crypto";
-import { basename, dirname, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { Ajv as Ajv7 } from "ajv";
-import { Ajv2020 } from "ajv/dist/2020.js";
-import { SchemaError } from "./errors.js";
-import { canonicalJson, parseJsonText, readJson, readText, isObject } from "./json.js";
-import { toPointer } from "./pointer.js";
+import { existsSync } from "node:fs";
+import { basename, dirname, join, relative, resolve } from "node:path";
+import { validateConfig, validateDraft2020, validateMethodsEntry, validateMethodsSidecar, type CompiledValidator } from "./compiled/schemas-2020.js";
+import { validateDraft07 } from "./compiled/schemas-draft07.js";
+import { SchemaError, SchemaErrors } from "./errors.js";
+import { canonicalJson, parseJsonText, readText, isObject } from "./json.js";
+import { toSidecar, type Sidecar } from "./methods.js";
+import { escapeToken, toPointer } from "./pointer.js";
+
+export { projectRoot } from "./root.js";
 
 export type Dialect = "2020-12" | "draft-07";
-
-export interface MethodEntry {
-  method: string;
-  kind: "request" | "notification";
-  direction: "client-to-server" | "server-to-client" | "both";
-  message: string;
-  params?: string;
-  result?: string;
-}
 
 export interface LoadedSchema {
   /** Path as the user named it, for messages. */
@@ -30,8 +24,10 @@ export interface LoadedSchema {
   /** Pointer prefix of definitions: "/$defs" or "/definitions". */
   defsPointer: string;
   definitions: Record<string, unknown>;
-  methods: MethodEntry[];
-  methodsFile: string;
+  /** The methods sidecar, when there is one: overrides of the method table derived from the schema. */
+  sidecar?: Sidecar;
+  /** Where a sidecar was looked for and not found (the default, beside the schema), for the note that says so. */
+  sidecarLookedFor?: string;
 }
 
 
@@ -67,41 +63,55 @@ function checkRefs(file: string, root: Record<string, unknown>, defsKey: string)
   walk(root, []);
 }
 
-// One Ajv per dialect, made on first use: compiling a meta-schema is the costly part, so it is done once
-// and the same 2020-12 instance also checks the methods sidecar.
-let ajv2020: Ajv2020 | undefined;
-let ajv7: Ajv7 | undefined;
-function metaValidator(dialect: Dialect): Ajv2020 | Ajv7 {
-  if (dialect === "draft-07") return (ajv7 ??= new Ajv7({ strict: false, validateFormats: false }));
-  return (ajv2020 ??= new Ajv2020({ strict: false, validateFormats: false }));
-}
+// The meta-schemas and the project's own schemas are checked by Ajv standalone code compiled ahead of time
+// (generator/compiled/, written by compile-schemas.ts): compiling a meta-schema at every run cost more than the
+// rest of loading. A test keeps the compiled code equal to what the schemas and the installed Ajv make.
+const PROJECT_VALIDATORS: Record<string, CompiledValidator> = {
+  "schema/methods.schema.json": validateMethodsSidecar,
+  "schema/methods.schema.json#/$defs/entry": validateMethodsEntry,
+  "schema/mcpgen.config.schema.json": validateConfig,
+};
 
-const here = dirname(fileURLToPath(import.meta.url));
-/** The project root, both from generator/ sources and from dist/generator/. */
-export const projectRoot = resolve(here, basename(dirname(here)) === "dist" ? "../.." : "..");
-
-const projectValidators = new Map<string, ReturnType<Ajv2020["compile"]>>();
 /**
- * A validator for one of the project's own 2020-12 schemas (`schema/methods.schema.json`, the config schema),
- * compiled once on the shared instance, so the 2020-12 meta-schema is not compiled again for each.
+ * The compiled validator of one of the project's own schemas (`schema/methods.schema.json`, the config schema), or
+ * of one of its definitions (`fragment` "#/$defs/entry").
  */
-export function projectSchemaValidator(relPath: string): ReturnType<Ajv2020["compile"]> {
-  let validator = projectValidators.get(relPath);
-  if (validator === undefined) {
-    const metaFile = resolve(projectRoot, relPath);
-    validator = (metaValidator("2020-12") as Ajv2020).compile(readJson(metaFile) as object);
-    projectValidators.set(relPath, validator);
-  }
+export function projectSchemaValidator(relPath: string, fragment = ""): CompiledValidator {
+  const validator = PROJECT_VALIDATORS[relPath + fragment];
+  if (validator === undefined) throw new Error(`no compiled validator for ${relPath}${fragment}: add it to generator/compile-schemas.ts`);
   return validator;
 }
 
-function validateMethodsShape(file: string, value: unknown): MethodEntry[] {
-  const methodsValidator = projectSchemaValidator("schema/methods.schema.json");
-  if (!methodsValidator(value)) {
-    const err = methodsValidator.errors![0]!;
-    throw new SchemaError(file, `methods sidecar: ${err.message ?? "invalid"}${err.params && "additionalProperty" in err.params ? ` (${String(err.params["additionalProperty"])})` : ""}`, err.instancePath);
+type AjvError = NonNullable<CompiledValidator["errors"]>[number];
+
+function describe(err: AjvError): { message: string; pointer: string } {
+  const extra = err.keyword === "additionalProperties" ? String((err.params as { additionalProperty: string }).additionalProperty) : undefined;
+  return extra === undefined ? { message: err.message ?? "invalid", pointer: err.instancePath } : { message: `unknown field "${extra}"`, pointer: `${err.instancePath}/${escapeToken(extra)}` };
+}
+
+/**
+ * Checks a sidecar against schema/methods.schema.json. Every bad entry is found, not only the first: each entry is
+ * checked on its own (the validator stops at a first error, which keeps it fast). Bad entries are left out and
+ * their errors kept, so the model builder reports them together with what it finds in the good ones.
+ */
+function validateMethodsShape(file: string, value: unknown): Sidecar {
+  const whole = projectSchemaValidator("schema/methods.schema.json");
+  if (whole(value)) return toSidecar(file, (value as { methods: Record<string, unknown>[] }).methods);
+  const methods = isObject(value) ? value["methods"] : undefined;
+  const first = whole.errors![0]!;
+  if (!Array.isArray(methods) || !first.instancePath.startsWith("/methods/")) {
+    const { message, pointer } = describe(first);
+    throw new SchemaError(file, `methods sidecar: ${message}`, pointer);
   }
-  return (value as { methods: MethodEntry[] }).methods;
+  const entry = projectSchemaValidator("schema/methods.schema.json", "#/$defs/entry");
+  const errors: SchemaError[] = [];
+  const good = methods.map((m: unknown, i) => {
+    if (entry(m)) return m as Record<string, unknown>;
+    const { message, pointer } = describe(entry.errors![0]!);
+    errors.push(new SchemaError(file, `methods sidecar: ${message}`, `/methods/${i}${pointer}`));
+    return undefined;
+  });
+  return toSidecar(file, good, errors);
 }
 
 /** Where the sidecar is looked for when none is named: `methods.json` beside the schema. */
@@ -109,22 +119,28 @@ export function defaultMethodsFile(schemaFile: string): string {
   return resolve(dirname(schemaFile), "methods.json");
 }
 
-export function loadSchema(schemaFile: string, methodsFile = defaultMethodsFile(schemaFile), sourceName?: string): LoadedSchema {
+/**
+ * Loads the schema and its sidecar: the one named (which must exist), else `methods.json` beside the schema if
+ * there is one. Without a sidecar the method table comes from the schema alone.
+ */
+export function loadSchema(schemaFile: string, methodsFile?: string, sourceName?: string): LoadedSchema {
   const loaded = loadDefinitions(schemaFile, sourceName);
-  const methods = validateMethodsShape(methodsFile, parseJsonText(readText(methodsFile), methodsFile));
-  return { ...loaded, methods, methodsFile };
+  // Named as the user named the schema (relative stays relative), for messages.
+  const file = methodsFile ?? join(dirname(schemaFile), "methods.json");
+  if (methodsFile === undefined && !existsSync(file)) return { ...loaded, sidecarLookedFor: file };
+  return { ...loaded, sidecar: validateMethodsShape(file, parseJsonText(readText(file), file)) };
 }
 
 /** Everything loadSchema checks except the sidecar; `text`, when given, stands in for the file (e.g. read from git). */
-export function loadDefinitions(schemaFile: string, sourceName?: string, text?: string): Omit<LoadedSchema, "methods" | "methodsFile"> {
+export function loadDefinitions(schemaFile: string, sourceName?: string, text?: string): LoadedSchema {
   const raw = text ?? readText(schemaFile);
   const root = parseJsonText(raw, schemaFile);
   if (!isObject(root)) throw new SchemaError(schemaFile, "a schema must be a JSON object", "");
   const dialect = detectDialect(root);
   const defsKey = dialect === "2020-12" && isObject(root["$defs"]) ? "$defs" : "definitions";
   if (!isObject(root[defsKey])) throw new SchemaError(schemaFile, `no definitions: expected an object at /${defsKey}`, `/${defsKey}`);
-  const meta = metaValidator(dialect);
-  if (!meta.validateSchema(root)) {
+  const meta = dialect === "draft-07" ? validateDraft07 : validateDraft2020;
+  if (!meta(root)) {
     const err = meta.errors![0]!;
     throw new SchemaError(schemaFile, `not a valid ${dialect} JSON Schema: ${err.message ?? "invalid"}`, err.instancePath);
   }
@@ -141,6 +157,6 @@ export function loadDefinitions(schemaFile: string, sourceName?: string, text?: 
 }
 
 /** Checks a methods sidecar's text against schema/methods.schema.json. */
-export function parseMethodsSidecar(file: string, text: string): MethodEntry[] {
+export function parseMethodsSidecar(file: string, text: string): Sidecar {
   return validateMethodsShape(file, parseJsonText(text, file));
 }

@@ -4,7 +4,11 @@
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type JsonType = "string" | "number" | "integer" | "boolean" | "null" | "object" | "array";
 
-/** A normalized schema node. Exactly one of ref, anyOf, allOf or the value keywords is in use. */
+/**
+ * A normalized schema node. Exactly one of ref, anyOf, allOf or the value keywords is in use; `not` and
+ * `conditional` may stand beside the value keywords (a schema that puts anyOf or allOf beside anything else is
+ * split into an allOf by the normalize step).
+ */
 export interface SchemaNode {
   description?: string;
   /** Name of a definition. */
@@ -17,8 +21,34 @@ export interface SchemaNode {
   types?: JsonType[];
   const?: JsonValue;
   enum?: JsonValue[];
+  /** Numbers only: other types pass these. */
   minimum?: number;
   maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  /** Checked as Ajv does by default: the quotient must be an integer below 1e21, with no tolerance for rounding. */
+  multipleOf?: number;
+  /** Strings only; lengths count Unicode code points, as JSON Schema says, not UTF-16 units. */
+  minLength?: number;
+  maxLength?: number;
+  /** ECMA-262 source, compiled with the `u` flag; unanchored, as in JSON Schema. */
+  pattern?: string;
+  /** Arrays only. */
+  minItems?: number;
+  maxItems?: number;
+  /** Set only when true; items compare by JSON equality (1 and 1.0 are equal, key order is not significant). */
+  uniqueItems?: true;
+  /** Objects only. */
+  minProperties?: number;
+  maxProperties?: number;
+  /** Every key of an object must be valid against this node. */
+  propertyNames?: SchemaNode;
+  /** When the key is present, every listed key must be too. Sorted by key; each list sorted. */
+  dependentRequired?: { key: string; requires: string[] }[];
+  /** Must be invalid against this node. */
+  not?: SchemaNode;
+  /** if/then/else; absent when there is neither then nor else (an `if` alone asserts nothing). */
+  conditional?: { if: SchemaNode; then?: SchemaNode; else?: SchemaNode };
   /** Kept for documentation; formats are annotations in 2020-12 and are not asserted. */
   format?: string;
   /** Sorted by name (code-unit order). */
@@ -64,8 +94,11 @@ export interface MessageModel {
   /** The params node (a ref to a definition, or the inline node). */
   params: SchemaNode;
   paramsRequired: boolean;
-  /** Definition name of the result; requests only. */
-  result?: string;
+  /**
+   * Requests only: the definitions the result may be, in the schema's order. Most requests have one; a union
+   * (2026-07-28's `InputRequiredResult | CallToolResult`) has several, and any of them is a valid answer.
+   */
+  results?: string[];
   /** Base of the stub names: CallToolRequest -> "CallTool". */
   stem: string;
 }
@@ -96,6 +129,11 @@ export function resolveRef(defs: ReadonlyMap<string, SchemaNode>, node: SchemaNo
 export function messagesFrom(model: Model, side: "client" | "server", kind?: "request" | "notification"): MessageModel[] {
   const direction = side === "client" ? "client-to-server" : "server-to-client";
   return model.messages.filter((m) => (m.direction === direction || m.direction === "both") && (kind === undefined || m.kind === kind));
+}
+
+/** TypeScript type of a request's result: its definition, or the union of several; undefined for notifications. */
+export function resultType(m: MessageModel): string | undefined {
+  return m.results?.join(" | ");
 }
 
 /** Name of the guard and validator suffix for a message's params: its definition, or `<Message>$Params` when inline. */

@@ -3,6 +3,7 @@ import { existsSync, readFileSync, watch, writeFileSync, type FSWatcher } from "
 import { basename, dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { configFor } from "./config.js";
+import type { PendingValidators } from "./emit/validators-parallel.js";
 import { SchemaError } from "./errors.js";
 import { writeFiles } from "./files.js";
 import { defaultMethodsFile, projectRoot } from "./load.js";
@@ -21,6 +22,8 @@ export interface WatchOptions {
   command?: string;
   /** Quiet period before a burst of saves is acted on. */
   debounceMs?: number;
+  /** A validators worker started already, for the first generation (see generate's option of that name). */
+  validators?: PendingValidators;
 }
 
 export interface WatchIo {
@@ -57,6 +60,8 @@ export async function startWatch(options: WatchOptions, io: WatchIo): Promise<()
   }
   if (existsSync(templatesDir)) byDir.set(templatesDir, { dir: templatesDir });
 
+  let lastNotes = "";
+  let firstValidators = options.validators;
   const run = async (changed: string[]): Promise<void> => {
     if (changed.length) io.out(`changed  ${changed.join(", ")}`);
     const start = performance.now();
@@ -71,7 +76,21 @@ export async function startWatch(options: WatchOptions, io: WatchIo): Promise<()
         }
       }
       const { generate } = await import("./generate.js");
-      const { files } = await generate({ schemaFile, outDir: options.out, ...(options.methods ? { methodsFile } : {}), ...(options.templates ? { templatesDir } : {}), ...(options.runtimeImport ? { runtimeImport: options.runtimeImport } : {}), ...(options.command ? { command: options.command } : {}) });
+      const validators = firstValidators;
+      firstValidators = undefined;
+      const { files, notes } = await generate({
+        schemaFile,
+        outDir: options.out,
+        ...(options.methods ? { methodsFile } : {}),
+        ...(options.templates ? { templatesDir } : {}),
+        ...(options.runtimeImport ? { runtimeImport: options.runtimeImport } : {}),
+        ...(options.command ? { command: options.command } : {}),
+        ...(validators ? { validators } : {}),
+      });
+      // A note (no sidecar, say) is news once, not on every save.
+      const noteText = notes.join("\n");
+      if (noteText !== lastNotes) for (const n of notes) io.err(`note: ${n}`);
+      lastNotes = noteText;
       const written = writeFiles(options.out, files);
       const changedFiles = written.filter((f) => f.changed).map((f) => f.path);
       io.out(`regenerated ${written.length} files, ${changedFiles.length} changed${changedFiles.length ? ` (${changedFiles.join(", ")})` : ""} in ${Math.round(performance.now() - start)} ms`);
@@ -115,8 +134,11 @@ export async function startWatch(options: WatchOptions, io: WatchIo): Promise<()
   };
 }
 
-/** Adds --watch to generate: the command then keeps running until interrupted. Register after the config hook. */
-export function registerWatch(program: Command, io: WatchIo): void {
+/**
+ * Adds --watch to generate: the command then keeps running until interrupted. Register after the config hook.
+ * `takeValidators` hands over a validators worker the CLI started already, for the first generation.
+ */
+export function registerWatch(program: Command, io: WatchIo, takeValidators: () => PendingValidators | undefined = () => undefined): void {
   const generateCommand = program.commands.find((c) => c.name() === "generate");
   if (!generateCommand) return;
   generateCommand.option("--watch", "regenerate whenever the schema, overlay, patches, sidecar or templates change");
@@ -124,7 +146,8 @@ export function registerWatch(program: Command, io: WatchIo): void {
     const opts = self.opts() as WatchOptions & { watch?: boolean };
     if (!opts.watch) return;
     const config = configFor(self);
-    const stop = await startWatch({ ...opts, command: rerunCommand(self), ...(config?.overlay ? { overlay: config.overlay } : {}), ...(config?.patches ? { patches: config.patches } : {}) }, io);
+    const validators = takeValidators();
+    const stop = await startWatch({ ...opts, command: rerunCommand(self), ...(config?.overlay ? { overlay: config.overlay } : {}), ...(config?.patches ? { patches: config.patches } : {}), ...(validators ? { validators } : {}) }, io);
     await new Promise<void>((done) => {
       const finish = (): void => {
         stop();

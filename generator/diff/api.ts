@@ -5,6 +5,7 @@ import { Node, Project, SyntaxKind } from "ts-morph";
 import { SchemaError } from "../errors.js";
 import { compareCodeUnits } from "../json.js";
 import { compareChanges } from "./diff.js";
+import { summarize } from "./summary.js";
 import type { Change, DiffReport, Verdict } from "./types.js";
 
 /** One member of an exported interface, type literal, class or object constant. */
@@ -249,14 +250,13 @@ export function diffApi(oldDir: string, newDir: string): DiffReport {
     }
   }
   const changes = out.sort(compareChanges);
-  const breakingClients = changes.filter((c) => c.clients === "breaking").length;
-  const breakingServers = changes.filter((c) => c.servers === "breaking").length;
   return {
-    format: "mcpgen-diff/1",
+    format: "mcpgen-diff/2",
     old: { file: oldDir },
     new: { file: newDir },
     notes: ["API diff: exported names, signatures, members and optionality of each package's index.ts, read syntactically with ts-morph"],
-    summary: { total: changes.length, breakingClients, breakingServers, compatible: changes.filter((c) => c.clients === "compatible" && c.servers === "compatible").length },
+    // Each export is one place; the summary ranks by sides broken.
+    summary: summarize(changes, 1),
     changes,
   };
 }

@@ -85,7 +85,7 @@ export function registerRebaseCommand(schema: Command, io: DiffIo): void {
       io.out(`wrote ${target} (base ${newBase})`);
       const rel = (f: string): string => relative(process.cwd(), resolve(f)) || f;
       for (const c of result.conflicts) io.err(`conflict ${rel(c.source === "patches" ? sources.patchesFile : sources.overlayFile)}#${c.pointer}: ${c.reason}; left out`);
-      for (const s of result.sidecar) io.err(`sidecar  ${rel(methodsFile)}: ${s}`);
+      for (const s of result.sidecar) io.err(`sidecar  ${s}`);
       let newSide;
       try {
         newSide = loadSide(target, "NEW", { methods: methodsFile });

@@ -2,8 +2,16 @@
 import { compareCodeUnits } from "../json.js";
 import type { JsonType, JsonValue, SchemaNode } from "../model.js";
 import { escapeToken } from "../pointer.js";
-import { type Classifier } from "./classify.js";
+import { describeChange, type Classifier } from "./classify.js";
 import type { Change, Effect } from "./types.js";
+
+/**
+ * A change as the comparison finds it, with where it lies inside the innermost definition entered on the way
+ * (NEW's, else OLD's): the same change reached from several methods is reported once, under that definition.
+ */
+export interface FoundChange extends Change {
+  inDefinition?: { name: string; path: string; what: string };
+}
 
 /** One model's definitions and where they live in its file. */
 export interface Env {
@@ -27,7 +35,7 @@ export interface Walk {
   docs: boolean;
   /** Pairs of (old, new) pointers already compared: cycles end and a shared definition is reported once per part. */
   visited: Set<string>;
-  out: Change[];
+  out: FoundChange[];
 }
 
 interface Resolved extends Pos {
@@ -52,6 +60,11 @@ function show(value: JsonValue | undefined): string {
   return JSON.stringify(value);
 }
 
+/** Bounds besides minimum and maximum; a "min" or "exclusiveMin" bound that rises, or a "max" one that falls, narrows. */
+const OTHER_BOUNDS = ["exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"] as const;
+/** Assertions with no order to compare by: added narrows, removed widens, changed is a change. */
+const WHOLE_ASSERTIONS = ["multipleOf", "pattern", "uniqueItems", "propertyNames", "dependentRequired", "not", "conditional"] as const;
+
 /** The facts of a (possibly allOf) node that the comparison reads, with each property's position. */
 interface View {
   types?: Set<JsonType>;
@@ -59,6 +72,10 @@ interface View {
   enumValues?: JsonValue[];
   minimum?: number;
   maximum?: number;
+  /** The other bounds (lengths, counts, exclusive limits), by keyword. */
+  bounds: Map<string, number>;
+  /** Assertions compared as a whole (pattern, multipleOf, not...): keyword to the model's JSON of it. */
+  assertions: Map<string, string>;
   props: Map<string, Pos>;
   required: Set<string>;
   /** "none" covers both an absent keyword and an open one: either way unknown keys are allowed. */
@@ -69,7 +86,7 @@ interface View {
 
 function viewOf(env: Env, pos: Resolved): View {
   const node = pos.node;
-  const view: View = { props: new Map(), required: new Set(), additional: { kind: "none" }, objectish: false };
+  const view: View = { bounds: new Map(), assertions: new Map(), props: new Map(), required: new Set(), additional: { kind: "none" }, objectish: false };
   if (node.allOf) {
     node.allOf.forEach((member, i) => {
       const part = viewOf(env, resolvePos(env, { node: member, ptr: `${pos.ptr}/allOf/${i}` }));
@@ -88,6 +105,8 @@ function viewOf(env: Env, pos: Resolved): View {
   if (node.enum) view.enumValues = node.enum;
   if (node.minimum !== undefined) view.minimum = node.minimum;
   if (node.maximum !== undefined) view.maximum = node.maximum;
+  for (const key of OTHER_BOUNDS) if (node[key] !== undefined) view.bounds.set(key, node[key]);
+  for (const key of WHOLE_ASSERTIONS) if (node[key] !== undefined) view.assertions.set(key, JSON.stringify(node[key]));
   for (const p of node.properties ?? []) view.props.set(p.name, { node: p.node, ptr: `${pos.ptr}/properties/${escapeToken(p.name)}` });
   for (const r of node.required ?? []) view.required.add(r);
   if (node.additional === "closed") view.additional = { kind: "closed" };
@@ -190,7 +209,16 @@ function effectOf(narrowed: boolean, widened: boolean): Effect {
   return narrowed && widened ? "changed" : narrowed ? "narrowed" : widened ? "widened" : "none";
 }
 
+/** `path` relative to `base`, a prefix of it (the path at which a definition was entered). */
+function below(path: string, base: string): string {
+  if (base === "" || !path.startsWith(base)) return path;
+  return path.slice(base.length).replace(/^\./, "");
+}
+
 export class Comparer {
+  /** The innermost definition entered and the path at which it was. */
+  private inside: { name: string; base: string } | undefined;
+
   constructor(
     private readonly w: Walk,
     private readonly base: { section: Change["section"]; subject: string; part: string },
@@ -198,17 +226,25 @@ export class Comparer {
 
   private emit(kind: string, effect: Effect, what: string, path: string, oldPtr: string | null, newPtr: string | null, extra?: string): void {
     const verdict = this.w.classify(kind, effect, { ...this.base, path, what });
-    this.w.out.push({
+    const finalKind = verdict.kind ?? kind;
+    const finalEffect = verdict.effect ?? effect;
+    const found: FoundChange = {
       ...this.base,
       path,
-      kind: verdict.kind ?? kind,
-      effect: verdict.effect ?? effect,
+      kind: finalKind,
+      effect: finalEffect,
       clients: verdict.clients,
       servers: verdict.servers,
       reason: extra ? `${verdict.reason} (${extra})` : verdict.reason,
       old: oldPtr,
       new: newPtr,
-    });
+    };
+    if (this.inside) {
+      const rel = below(path, this.inside.base);
+      const said = describeChange(finalKind, finalEffect, { section: "definitions", subject: this.inside.name, part: "definition", path: rel, what });
+      found.inDefinition = { name: this.inside.name, path: rel, what: extra ? `${said} (${extra})` : said };
+    }
+    this.w.out.push(found);
   }
 
   /** Compares what the two positions accept, reporting every difference under `path`. */
@@ -222,6 +258,17 @@ export class Comparer {
     const key = `${ro.ptr}|${rn.ptr}`;
     if (this.w.visited.has(key)) return;
     this.w.visited.add(key);
+    const outer = this.inside;
+    const entered = rn.name ?? ro.name;
+    if (entered !== undefined) this.inside = { name: entered, base: path };
+    try {
+      this.compareResolved(oldPos, newPos, ro, rn, path);
+    } finally {
+      this.inside = outer;
+    }
+  }
+
+  private compareResolved(oldPos: Pos, newPos: Pos, ro: Resolved, rn: Resolved, path: string): void {
     if (this.w.docs && ro !== oldPos && rn !== newPos && (ro.node.description ?? "") !== (rn.node.description ?? "")) {
       this.emit("description-changed", "none", "description", path, ro.ptr, rn.ptr);
     }
@@ -278,6 +325,21 @@ export class Comparer {
       if (ob === nb) continue;
       const narrowed = nb !== undefined && (ob === undefined || (bound === "minimum" ? nb > ob : nb < ob));
       this.emit(narrowed ? "bound-narrowed" : "bound-widened", narrowed ? "narrowed" : "widened", `${bound} ${ob ?? "none"} -> ${nb ?? "none"}`, path, ro.ptr, rn.ptr);
+    }
+    for (const bound of OTHER_BOUNDS) {
+      const ob = vo.bounds.get(bound);
+      const nb = vn.bounds.get(bound);
+      if (ob === nb) continue;
+      const narrowed = nb !== undefined && (ob === undefined || (/^(min|exclusiveMin)/.test(bound) ? nb > ob : nb < ob));
+      this.emit(narrowed ? "bound-narrowed" : "bound-widened", narrowed ? "narrowed" : "widened", `${bound} ${ob ?? "none"} -> ${nb ?? "none"}`, path, ro.ptr, rn.ptr);
+    }
+    for (const keyword of WHOLE_ASSERTIONS) {
+      const oa = vo.assertions.get(keyword);
+      const na = vn.assertions.get(keyword);
+      if (oa === na) continue;
+      if (oa === undefined) this.emit("constraint-added", "narrowed", `${keyword} ${na} imposed`, path, ro.ptr, rn.ptr);
+      else if (na === undefined) this.emit("constraint-removed", "widened", `${keyword} ${oa} lifted`, path, ro.ptr, rn.ptr);
+      else this.emit("constraint-changed", "changed", `${keyword} ${oa} -> ${na}`, path, ro.ptr, rn.ptr);
     }
 
     if (vo.objectish || vn.objectish) this.compareObject(ro, rn, vo, vn, path);

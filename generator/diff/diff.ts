@@ -1,10 +1,11 @@
-// Compares two models: methods, capabilities and the JSON-RPC envelope, into one sorted report.
+// Compares two models: methods, shared definitions, capabilities and the JSON-RPC envelope, into one sorted report.
 import { compareCodeUnits } from "../json.js";
 import type { Direction, MessageModel } from "../model.js";
 import { escapeToken, getAt } from "../pointer.js";
 import { classifierFor, label, type Flow } from "./classify.js";
-import { Comparer, type Walk } from "./compare.js";
+import { Comparer, type FoundChange, type Walk } from "./compare.js";
 import type { LoadedSide } from "./source.js";
+import { summarize } from "./summary.js";
 import type { Change, DiffReport, Section, Side } from "./types.js";
 
 export interface DiffOptions {
@@ -30,8 +31,8 @@ function clamp(root: Record<string, unknown>, pointer: string | null): string | 
   return p;
 }
 
-const SECTION_ORDER: Section[] = ["methods", "capabilities", "envelope", "api"];
-const PART_ORDER = ["method", "params", "result", "capability", "message", "export", "type", "signature", "member"];
+const SECTION_ORDER: Section[] = ["methods", "definitions", "capabilities", "envelope", "api"];
+const PART_ORDER = ["method", "params", "result", "definition", "capability", "message", "export", "type", "signature", "member"];
 
 export function compareChanges(a: Change, b: Change): number {
   return (
@@ -47,7 +48,7 @@ export function compareChanges(a: Change, b: Change): number {
 }
 
 export function diffSides(oldSide: LoadedSide, newSide: LoadedSide, options: DiffOptions = {}): DiffReport {
-  const out: Change[] = [];
+  const out: FoundChange[] = [];
   const docs = options.includeDocs ?? false;
   const walk = (flow: Flow, stopAt: readonly string[], section: Section, subject: string, part: string): Comparer => {
     const w: Walk = { old: oldSide.env, new: newSide.env, classify: classifierFor(flow), stopAt: new Set(stopAt), docs, visited: new Set(), out };
@@ -56,6 +57,33 @@ export function diffSides(oldSide: LoadedSide, newSide: LoadedSide, options: Dif
   const msgPtr = (side: LoadedSide, m: MessageModel): string => `${side.env.defsPointer}/${escapeToken(m.message)}`;
   const push = (c: Omit<Change, "section" | "part" | "path"> & Partial<Pick<Change, "part" | "path">>): void => {
     out.push({ section: "methods", part: "method", path: "", ...c });
+  };
+
+  const defPtr = (side: LoadedSide, name: string): string => `${side.env.defsPointer}/${escapeToken(name)}`;
+  /**
+   * A request's results as sets of definitions: a variant added (2026-07-28's InputRequiredResult beside
+   * CallToolResult) or removed is a change of its own; the variants on both sides are compared field by field.
+   */
+  const compareResults = (method: string, olds: string[], news: string[], comparer: Comparer, classify: ReturnType<typeof classifierFor>): void => {
+    const at = (what: string) => ({ section: "methods" as const, subject: method, part: "result", path: `<${what}>`, what });
+    const addedVariants = news.filter((r) => !olds.includes(r));
+    const removedVariants = olds.filter((r) => !news.includes(r));
+    const common = olds.filter((r) => news.includes(r));
+    if (common.length === 0 && olds.length === 1 && news.length === 1) {
+      // One result on each side under another name: the same answer, renamed or replaced; compare its fields.
+      comparer.compare({ node: { ref: olds[0]! }, ptr: defPtr(oldSide, olds[0]!) }, { node: { ref: news[0]! }, ptr: defPtr(newSide, news[0]!) }, "");
+      return;
+    }
+    for (const r of removedVariants) {
+      const c = classify("result-variant-removed", "narrowed", at(r));
+      out.push({ section: "methods", subject: method, part: "result", path: `<${r}>`, kind: "result-variant-removed", effect: "narrowed", clients: c.clients, servers: c.servers, reason: c.reason, old: defPtr(oldSide, r), new: defPtr(newSide, news[0]!) });
+    }
+    for (const r of addedVariants) {
+      const c = classify("result-variant-added", "widened", at(r));
+      out.push({ section: "methods", subject: method, part: "result", path: `<${r}>`, kind: "result-variant-added", effect: "widened", clients: c.clients, servers: c.servers, reason: c.reason, old: defPtr(oldSide, olds[0]!), new: defPtr(newSide, r) });
+    }
+    const several = olds.length > 1 || news.length > 1;
+    for (const r of common) comparer.compare({ node: { ref: r }, ptr: defPtr(oldSide, r) }, { node: { ref: r }, ptr: defPtr(newSide, r) }, several ? `<${r}>` : "");
   };
 
   const olds = new Map(oldSide.model.messages.map((m) => [m.method, m]));
@@ -120,15 +148,8 @@ export function diffSides(oldSide: LoadedSide, newSide: LoadedSide, options: Dif
     }
     const stop = [...CAPABILITIES];
     walk(paramsFlow, stop, "methods", method, "params").compare({ node: o.params, ptr: `${oPtr}/properties/params` }, { node: n.params, ptr: `${nPtr}/properties/params` }, "");
-    if (o.kind === "request") {
-      if (o.result !== undefined && n.result !== undefined) {
-        const resultFlow: Flow = { senders: receivers, receivers: senders };
-        walk(resultFlow, stop, "methods", method, "result").compare(
-          { node: { ref: o.result }, ptr: `${oldSide.env.defsPointer}/${escapeToken(o.result)}` },
-          { node: { ref: n.result }, ptr: `${newSide.env.defsPointer}/${escapeToken(n.result)}` },
-          "",
-        );
-      }
+    if (o.kind === "request" && o.results !== undefined && n.results !== undefined) {
+      compareResults(method, o.results, n.results, walk({ senders: receivers, receivers: senders }, stop, "methods", method, "result"), classifierFor({ senders: receivers, receivers: senders }));
     }
   }
 
@@ -158,9 +179,9 @@ export function diffSides(oldSide: LoadedSide, newSide: LoadedSide, options: Dif
     if (!oldSide.env.defs.has(name) || !newSide.env.defs.has(name)) notes.push(`${name} is not defined on both sides; it was not compared`);
   }
 
+  const located = out.map((c) => ({ ...c, old: clamp(oldSide.root, c.old), new: clamp(newSide.root, c.new) }));
   const seen = new Set<string>();
-  const changes = out
-    .map((c) => ({ ...c, old: clamp(oldSide.root, c.old), new: clamp(newSide.root, c.new) }))
+  const changes = reportSharedOnce(located)
     .sort(compareChanges)
     .filter((c) => {
       const key = JSON.stringify(c);
@@ -168,14 +189,72 @@ export function diffSides(oldSide: LoadedSide, newSide: LoadedSide, options: Dif
       seen.add(key);
       return true;
     });
-  const breakingClients = changes.filter((c) => c.clients === "breaking").length;
-  const breakingServers = changes.filter((c) => c.servers === "breaking").length;
+  const allMethods = new Set([...olds.keys(), ...news.keys()]).size;
   return {
-    format: "mcpgen-diff/1",
+    format: "mcpgen-diff/2",
     old: oldSide.info,
     new: newSide.info,
     notes,
-    summary: { total: changes.length, breakingClients, breakingServers, compatible: changes.filter((c) => c.clients === "compatible" && c.servers === "compatible").length },
+    summary: summarize(changes, allMethods),
     changes,
   };
+}
+
+/** Where a change is felt, for a shared definition's list: "tools/call params", "ClientCapabilities", "the envelope". */
+function placeOf(c: Change): string {
+  return c.section === "methods" ? `${c.subject} ${c.part}` : c.section === "envelope" ? "the envelope" : c.subject;
+}
+
+/** Whom a shared definition's change breaks, across the places that reach it. */
+function spread(members: readonly Change[]): string {
+  const n = members.length;
+  const count = (side: "clients" | "servers"): string | undefined => {
+    const k = members.filter((m) => m[side] === "breaking").length;
+    return k === 0 ? undefined : `${side} in ${k === n ? "all" : k}`;
+  };
+  const parts = [count("clients"), count("servers")].filter((x) => x !== undefined);
+  return parts.length ? `breaks ${parts.join(" and ")} of the ${n} places that reach it` : `compatible in all ${n} places that reach it`;
+}
+
+/**
+ * The same change to a definition, found once per method (or capability tree, or the envelope) that reaches it,
+ * becomes one row under the definition: it breaks a side when it does so anywhere, and `reachedBy` keeps each
+ * place's own verdict and reason. A change inside a definition only one place reaches stays with that place.
+ */
+function reportSharedOnce(found: FoundChange[]): Change[] {
+  const groups = new Map<string, FoundChange[]>();
+  for (const c of found) {
+    if (!c.inDefinition) continue;
+    const key = `${c.kind}\0${c.inDefinition.name}\0${c.inDefinition.path}`;
+    groups.set(key, [...(groups.get(key) ?? []), c]);
+  }
+  const shared = new Set<FoundChange>();
+  const rows: Change[] = [];
+  for (const members of groups.values()) {
+    if (new Set(members.map(placeOf)).size < 2) continue;
+    for (const m of members) shared.add(m);
+    const ordered = [...members].sort(compareChanges);
+    const first = ordered[0]!;
+    const where = first.inDefinition!;
+    rows.push({
+      section: "definitions",
+      subject: where.name,
+      part: "definition",
+      path: where.path,
+      kind: first.kind,
+      effect: first.effect,
+      clients: ordered.some((m) => m.clients === "breaking") ? "breaking" : "compatible",
+      servers: ordered.some((m) => m.servers === "breaking") ? "breaking" : "compatible",
+      reason: `${where.what}: ${spread(ordered)}`,
+      old: first.old,
+      new: first.new,
+      reachedBy: ordered.map((m) => ({ section: m.section, subject: m.subject, part: m.part, path: m.path, clients: m.clients, servers: m.servers, reason: m.reason, old: m.old, new: m.new })),
+    });
+  }
+  for (const c of found) {
+    if (shared.has(c)) continue;
+    const { inDefinition: _where, ...change } = c;
+    rows.push(change);
+  }
+  return rows;
 }

@@ -4,10 +4,10 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, posix, resolve } from "node:path";
 import { buildModel } from "../build-model.js";
 import { SchemaError } from "../errors.js";
-import { loadDefinitions, parseMethodsSidecar, type MethodEntry } from "../load.js";
+import { loadDefinitions, parseMethodsSidecar, type LoadedSchema } from "../load.js";
+import { derivationNote, deriveMethods, type Sidecar } from "../methods.js";
 import type { Model } from "../model.js";
 import { getAt, parsePointer, toPointer } from "../pointer.js";
-import { CONVENTION_NOTE, deriveMethods } from "./convention.js";
 import type { Env } from "./compare.js";
 import { definitionMap } from "../model.js";
 import type { SideInfo } from "./types.js";
@@ -67,9 +67,9 @@ export function readSource(spec: string, cwd = process.cwd()): SourceText {
 }
 
 export interface SideOptions {
-  /** A methods sidecar (file or git:REV:path); default: methods.json beside the schema, else the convention. */
+  /** A methods sidecar (file or git:REV:path) of overrides; default: methods.json beside the schema, if any. */
   methods?: string;
-  /** Derive methods by convention even when a sidecar lies beside the schema. */
+  /** Derive methods from the schema alone even when a sidecar lies beside it. */
   convention?: boolean;
 }
 
@@ -86,14 +86,17 @@ const UNSUPPORTED = /^keyword "(.+)" is not supported/;
 
 /**
  * Builds the model. The generator refuses keywords its guards cannot enforce; a diff can still compare the rest,
- * so each refused keyword is taken out and named in the notes rather than ignored silently.
+ * so each refused keyword is taken out and named in the notes rather than ignored silently. A request whose result
+ * cannot be found is noted too, and its result is not compared.
  */
-function buildModelNoting(loaded: Parameters<typeof buildModel>[0], notes: string[], who: string): { model: Model; definitions: Record<string, unknown> } {
+export function buildModelNoting(loaded: LoadedSchema, notes: string[], who: string): { model: Model; definitions: Record<string, unknown> } {
   let definitions = loaded.definitions;
   const dropped = new Map<string, string[]>();
   for (let attempt = 0; ; attempt++) {
     try {
-      const model = buildModel({ ...loaded, definitions });
+      const derivation: string[] = [];
+      const model = buildModel({ ...loaded, definitions }, { requireResults: false, notes: derivation });
+      for (const n of derivation) notes.push(`${who}: ${n}`);
       for (const [keyword, where] of dropped) {
         notes.push(`${who}: keyword ${keyword} is not represented in mcpgen's model and was not compared (${where.length} place${where.length === 1 ? "" : "s"}: ${where.slice(0, 5).join(", ")}${where.length > 5 ? ", ..." : ""})`);
       }
@@ -117,19 +120,16 @@ export function loadSide(spec: string, who: "OLD" | "NEW", options: SideOptions 
   const defs = loadDefinitions(spec, spec, source.text);
   const defsKey = defs.defsPointer === "/$defs" ? "$defs" : "definitions";
   const notes: string[] = [];
-  let methods: MethodEntry[];
+  let sidecar: Sidecar | undefined;
   let info: SideInfo;
-  const sidecar = options.convention ? undefined : options.methods !== undefined ? readSource(options.methods, cwd) : source.sibling("methods.json");
-  if (sidecar) {
-    methods = parseMethodsSidecar(sidecar.label, sidecar.text);
-    info = { file: spec, methods: "sidecar", methodsFile: sidecar.label };
+  const sidecarText = options.convention ? undefined : options.methods !== undefined ? readSource(options.methods, cwd) : source.sibling("methods.json");
+  if (sidecarText) {
+    sidecar = parseMethodsSidecar(sidecarText.label, sidecarText.text);
+    info = { file: spec, methods: "sidecar", methodsFile: sidecarText.label };
   } else {
-    const derived = deriveMethods(defs.definitions, defsKey);
-    methods = derived.methods;
     info = { file: spec, methods: "convention" };
-    notes.push(`${who}: no methods sidecar, methods derived by convention: ${CONVENTION_NOTE}`);
-    for (const n of derived.notes) notes.push(`${who}: ${n}`);
+    notes.push(`${who}: ${derivationNote(deriveMethods(defs.definitions, defsKey), undefined)}`);
   }
-  const { model, definitions } = buildModelNoting({ ...defs, methods, methodsFile: info.methodsFile ?? `${spec} (methods derived by convention)` }, notes, who);
+  const { model, definitions } = buildModelNoting({ ...defs, ...(sidecar ? { sidecar } : {}) }, notes, who);
   return { info, model, env: { defs: definitionMap(model), defsPointer: defs.defsPointer }, root: { [defsKey]: definitions }, notes };
 }

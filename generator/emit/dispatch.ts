@@ -1,20 +1,24 @@
 // Emits dispatch.ts: per-direction method tables (kind, guards, lazily loaded explainers, type names) as const
 // objects, and the type-level maps that make the stubs typed (ClientRequests, ParamsOf<M>, ResultOf<M>, ...).
 import type { MessageModel, Model } from "../model.js";
-import { messagesFrom, paramsGuardName } from "../model.js";
+import { messagesFrom, paramsGuardName, resultType } from "../model.js";
 import { header } from "./header.js";
 
 function entry(m: MessageModel): string {
   const p = paramsGuardName(m);
   const isParams = m.paramsRequired ? `is${p}` : `(p: unknown) => p === undefined || is${p}(p)`;
   const explainParams = m.paramsRequired ? `explain("explain${p}")` : `explain("explain${p}", true)`;
+  const results = m.results ?? [];
+  // A union result is valid when any member is, so its guard is the members' guards or-ed together.
+  const isResult = results.length === 1 ? `is${results[0]}` : `(r: unknown) => ${results.map((r) => `is${r}(r)`).join(" || ")}`;
+  const explainResult = results.length === 1 ? `explain("explain${results[0]}")` : `explainAny(${results.map((r) => JSON.stringify(`explain${r}`)).join(", ")})`;
   const fields = [
     `kind: ${JSON.stringify(m.kind)}`,
     `paramsType: ${JSON.stringify(m.paramsType)}`,
-    ...(m.result ? [`resultType: ${JSON.stringify(m.result)}`] : []),
+    ...(results.length ? [`resultType: ${JSON.stringify(resultType(m))}`] : []),
     `isParams: ${isParams}`,
     `explainParams: ${explainParams}`,
-    ...(m.result ? [`isResult: is${m.result}`, `explainResult: explain("explain${m.result}")`] : []),
+    ...(results.length ? [`isResult: ${isResult}`, `explainResult: ${explainResult}`] : []),
   ];
   return `  ${JSON.stringify(m.method)}: { ${fields.join(", ")} },`;
 }
@@ -23,7 +27,7 @@ function typeMap(name: string, doc: string, messages: MessageModel[]): string[] 
   return [
     `/** ${doc} */`,
     `export interface ${name} {`,
-    ...messages.map((m) => `  ${JSON.stringify(m.method)}: { params: ${m.paramsType}; paramsRequired: ${m.paramsRequired}${m.result ? `; result: ${m.result}` : ""} };`),
+    ...messages.map((m) => `  ${JSON.stringify(m.method)}: { params: ${m.paramsType}; paramsRequired: ${m.paramsRequired}${m.results ? `; result: ${resultType(m)}` : ""} };`),
     "}",
   ];
 }
@@ -33,11 +37,14 @@ export function emitDispatch(model: Model, runtimeImport: string): string {
   const typeNames = new Set<string>();
   for (const m of model.messages) {
     guardNames.add(paramsGuardName(m));
-    if (m.result) guardNames.add(m.result);
     typeNames.add(m.message);
     if (m.params.ref) typeNames.add(m.params.ref);
-    if (m.result) typeNames.add(m.result);
+    for (const r of m.results ?? []) {
+      guardNames.add(r);
+      typeNames.add(r);
+    }
   }
+  const unionResults = model.messages.some((m) => (m.results?.length ?? 0) > 1);
   const sorted = (s: Set<string>) => [...s].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const guards = sorted(guardNames);
   const c2s = messagesFrom(model, "client");
@@ -62,6 +69,20 @@ export function emitDispatch(model: Model, runtimeImport: string): string {
     "    return explainers.then((m) => m[name](value));",
     "  };",
     "}",
+    ...(unionResults
+      ? [
+          "",
+          "/** An explainer for a result that may be any of several definitions: no issues when one of them has none. */",
+          "function explainAny(...names: (keyof Explainers)[]): (value: unknown) => Promise<ValidationIssue[]> {",
+          "  const each = names.map((name) => explain(name));",
+          "  return async (value) => {",
+          "    const found = await Promise.all(each.map((e) => e(value)));",
+          "    if (found.some((issues) => issues.length === 0)) return [];",
+          "    return found.flatMap((issues, i) => issues.map((issue) => ({ ...issue, message: `${issue.message} (as ${names[i]!.slice(\"explain\".length)})` })));",
+          "  };",
+          "}",
+        ]
+      : []),
     "",
     "/** Methods the client sends and the server receives. */",
     "export const clientToServer = {",

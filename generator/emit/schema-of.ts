@@ -11,6 +11,12 @@ export interface SchemaOfOptions {
   descriptions: boolean;
 }
 
+/** Keywords whose value the node holds as JSON Schema writes it. */
+const SCALAR_KEYWORDS = [
+  "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "pattern",
+  "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties",
+] as const;
+
 export function schemaOf(node: SchemaNode, options: SchemaOfOptions): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (node.ref !== undefined) Object.assign(out, options.ref(node.ref));
@@ -29,8 +35,17 @@ export function schemaOf(node: SchemaNode, options: SchemaOfOptions): Record<str
   }
   if (node.const !== undefined) out["const"] = node.const;
   if (node.enum !== undefined) out["enum"] = node.enum;
-  if (node.minimum !== undefined) out["minimum"] = node.minimum;
-  if (node.maximum !== undefined) out["maximum"] = node.maximum;
+  for (const key of SCALAR_KEYWORDS) if (node[key] !== undefined) out[key] = node[key];
+  if (node.propertyNames !== undefined) out["propertyNames"] = schemaOf(node.propertyNames, options);
+  // draft-07's spelling of dependentRequired: both consumers read draft-07, and Ajv's draft-07 class has no
+  // dependentRequired (without strict mode it would skip the keyword in silence).
+  if (node.dependentRequired !== undefined) out["dependencies"] = Object.fromEntries(node.dependentRequired.map((d) => [d.key, d.requires]));
+  if (node.not !== undefined) out["not"] = schemaOf(node.not, options);
+  if (node.conditional !== undefined) {
+    out["if"] = schemaOf(node.conditional.if, options);
+    if (node.conditional.then !== undefined) out["then"] = schemaOf(node.conditional.then, options);
+    if (node.conditional.else !== undefined) out["else"] = schemaOf(node.conditional.else, options);
+  }
   if (node.properties !== undefined) {
     const props: Record<string, unknown> = {};
     for (const p of node.properties) props[p.name] = schemaOf(p.node, options);

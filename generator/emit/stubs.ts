@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import Handlebars from "handlebars";
 import type { MessageModel, Model } from "../model.js";
-import { definitionMap, messagesFrom } from "../model.js";
+import { definitionMap, messagesFrom, resultType } from "../model.js";
 import { header } from "./header.js";
 
 const lowerFirst = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);
@@ -37,7 +37,7 @@ function stubData(model: Model, side: "client" | "server", runtimeImport: string
   const types = new Set<string>();
   const use = (m: MessageModel) => {
     types.add(m.params.ref ?? m.message);
-    if (m.result) types.add(m.result);
+    for (const r of m.results ?? []) types.add(r);
     return m;
   };
   const names = new Map<string, string>();
@@ -51,7 +51,7 @@ function stubData(model: Model, side: "client" | "server", runtimeImport: string
     method: m.method,
     paramsType: m.paramsType,
     paramsRequired: m.paramsRequired,
-    result: m.result,
+    result: resultType(m),
     doc: summary(defs.get(m.message)?.description),
   });
   return {

@@ -1,24 +1,32 @@
 // The normalize step: the ordered passes over the raw schema, then conversion into model nodes.
 import type { JsonType, JsonValue, SchemaNode } from "../model.js";
 import { compareCodeUnits, sortKeys, isObject } from "../json.js";
+import { applicatorSiblings } from "./applicator-siblings.js";
 import { integers } from "./integers.js";
 import { OPAQUE, openObjects } from "./open-objects.js";
 import { refSiblings } from "./ref-siblings.js";
 import { DISCRIMINATOR, taggedUnions } from "./tagged-unions.js";
 import type { RawSchema } from "./walk.js";
 
-export { integers, openObjects, refSiblings, taggedUnions };
+export { applicatorSiblings, integers, openObjects, refSiblings, taggedUnions };
 
 /** The passes in the order they run; each is pure and takes the whole schema. */
 export function normalizeSchema(schema: RawSchema, defsKey: "$defs" | "definitions"): RawSchema {
   let out = sortKeys(schema) as RawSchema;
   out = refSiblings(out);
+  out = applicatorSiblings(out);
   out = integers(out);
   out = openObjects(out);
   out = taggedUnions(out, defsKey);
   return out;
 }
 
+
+/** Keywords whose value is a number, carried over to the node as they are. */
+const NUMBER_KEYWORDS = [
+  "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+  "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties",
+] as const;
 
 /** Converts one normalized raw subschema into a model node. */
 export function toNode(raw: unknown, refPrefix: string): SchemaNode {
@@ -46,9 +54,24 @@ export function toNode(raw: unknown, refPrefix: string): SchemaNode {
   if (raw["type"] !== undefined) node.types = (Array.isArray(raw["type"]) ? raw["type"] : [raw["type"]]) as JsonType[];
   if (raw["const"] !== undefined) node.const = raw["const"] as JsonValue;
   if (Array.isArray(raw["enum"])) node.enum = raw["enum"] as JsonValue[];
-  if (typeof raw["minimum"] === "number") node.minimum = raw["minimum"];
-  if (typeof raw["maximum"] === "number") node.maximum = raw["maximum"];
+  for (const key of NUMBER_KEYWORDS) if (typeof raw[key] === "number") node[key] = raw[key];
   if (typeof raw["format"] === "string") node.format = raw["format"];
+  if (typeof raw["pattern"] === "string") node.pattern = raw["pattern"];
+  if (raw["uniqueItems"] === true) node.uniqueItems = true;
+  if (raw["propertyNames"] !== undefined) node.propertyNames = toNode(raw["propertyNames"], refPrefix);
+  const dependent = raw["dependentRequired"];
+  if (isObject(dependent)) {
+    node.dependentRequired = Object.keys(dependent)
+      .sort(compareCodeUnits)
+      .map((key) => ({ key, requires: [...new Set(dependent[key] as string[])].sort(compareCodeUnits) }));
+  }
+  if (raw["not"] !== undefined) node.not = toNode(raw["not"], refPrefix);
+  // then and else without if assert nothing, and so does an if with neither.
+  if (raw["if"] !== undefined && (raw["then"] !== undefined || raw["else"] !== undefined)) {
+    node.conditional = { if: toNode(raw["if"], refPrefix) };
+    if (raw["then"] !== undefined) node.conditional.then = toNode(raw["then"], refPrefix);
+    if (raw["else"] !== undefined) node.conditional.else = toNode(raw["else"], refPrefix);
+  }
   if (isObject(raw["properties"])) {
     node.properties = Object.keys(raw["properties"])
       .sort(compareCodeUnits)

@@ -65,12 +65,16 @@ describe("mcpgen diff exit codes", () => {
 });
 
 describe("mcpgen diff formats", () => {
-  it("text groups changes under each method, verdict first, pointers below", async () => {
+  it("text starts with the summary, then groups changes under each method or shared definition, verdict first, pointers below", async () => {
     const r = await run(["diff", rev("2025-03-26"), rev("2025-06-18")]);
     const lines = r.out.split("\n");
-    const at = lines.indexOf("tools/call");
+    expect(lines[3]).toMatch(/^summary: \d+ changes: \d+ break clients and servers, \d+ clients only, \d+ servers only; \d+ compatible$/);
+    expect(lines[4]).toBe("most important (sides broken times methods reached):");
+    expect(lines[5]).toMatch(/^ {2}1\. BREAKS clients\+servers envelope JSONRPCMessage: .* \[\d+ methods\]$/);
+    const at = lines.indexOf("ContentBlock (shared definition)");
     expect(at).toBeGreaterThan(0);
-    expect(lines.slice(at + 1).find((l) => l.includes("ResourceLink"))).toMatch(/^ {2}BREAKS clients +result +ResourceLink added/);
+    expect(lines[at + 1]).toMatch(/^ {2}BREAKS clients +definition ResourceLink added to the union at the top of ContentBlock: breaks clients in all of the 2 places that reach it$/);
+    expect(lines[at + 2]).toMatch(/^ +reached by prompts\/get result, tools\/call result$/);
     expect(lines.at(-1)).toMatch(/^\d+ changes: \d+ break clients, \d+ break servers, \d+ compatible$/);
   });
 
@@ -79,6 +83,8 @@ describe("mcpgen diff formats", () => {
     expect(r.out.startsWith("### mcpgen diff")).toBe(true);
     expect(r.out).toContain("#### `notifications/cancelled`\n\n| Clients | Servers | Change | OLD | NEW |");
     expect(r.out).toMatch(/\| \*\*breaking\*\* \| \*\*breaking\*\* \| param requestId of notifications\/cancelled params made optional/);
+    expect(r.out).toContain("\n\n| Breaks clients and servers | Clients only | Servers only | Compatible |\n|---|---|---|---|\n| ");
+    expect(r.out).toMatch(/\n1\. \*\*BREAKS clients\+servers\*\* `envelope JSONRPCMessage`: /);
   });
 });
 
@@ -131,25 +137,30 @@ describe("mcpgen schema rebase", () => {
     });
   }
 
-  it("onto 2025-06-18: reports the overlay entry and the patch that no longer apply, and the sidecar's mismatches", async () => {
+  it("onto 2025-06-18: reports the overlay entry and the patch that no longer apply; the sidecar's overrides still do", async () => {
     const { r, text } = await rebaseOnto("2025-06-18");
     expect(r.code).toBe(1);
     expect(r.err).toContain("conflict schema/overlay.json#/extend/4: /$defs/ProgressNotificationParams/properties/resourceUri: the object to extend no longer exists upstream (moved or changed shape); left out");
     expect(r.err).toContain("conflict schema/patches.json#/$defs/ElicitResult/properties/content/additionalProperties/anyOf/1/type: the patched location no longer exists upstream; left out");
-    expect(r.err).toContain("sidecar  schema/methods.json: the sidecar lists tasks/get, but the new schema has no GetTaskRequest");
+    expect(r.err).not.toContain("sidecar ");
     expect(r.out).toContain("OLD " + join(schemaDir, "schema.json"));
     expect(r.out).toMatch(/tasks\/get\n {2}BREAKS clients\+servers +method +request tasks\/get removed/);
     expect(r.out).toContain("conflict(s)");
     nothingSilentlyDropped(r, text);
   });
 
-  it("onto draft: reports the union that moved and the methods the sidecar lacks", async () => {
+  it("onto draft: reports the union that moved and every sidecar entry for a method draft no longer has", async () => {
     const { r, text } = await rebaseOnto("draft");
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/conflict schema\/overlay\.json#\/extend\/\d+: \/\$defs\/ClientNotification\/anyOf\/-: the list to append to no longer exists upstream; left out/);
-    expect(r.err).toContain("the sidecar lacks server/discover (request, client-to-server, message DiscoverRequest)");
-    expect(r.err).toContain("the sidecar lists initialize, but the new schema has no InitializeRequest");
-    expect(r.out).toContain("NEW: keyword maxItems is not represented");
+    const sidecar = JSON.parse(readFileSync(join(schemaDir, "methods.json"), "utf8")) as { methods: { method: string }[] };
+    const gone = ["logging/setLevel", "ping", "resources/subscribe", "resources/unsubscribe"];
+    for (const method of gone) {
+      const i = sidecar.methods.findIndex((m) => m.method === method);
+      expect(r.err).toContain(`sidecar  schema/methods.json#/methods/${i}/method: method ${method} is not in the schema's message unions`);
+    }
+    expect(r.err.split("\n").filter((l) => l.startsWith("sidecar "))).toHaveLength(gone.length);
+    expect(r.out).toContain("completion.values of completion/complete result: maxItems none -> 100");
     nothingSilentlyDropped(r, text);
   });
 

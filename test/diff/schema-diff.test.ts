@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { diffSides } from "../../generator/diff/diff.js";
-import { formatJson } from "../../generator/diff/format.js";
+import { formatJson, formatMarkdown, formatText } from "../../generator/diff/format.js";
 import { loadSide } from "../../generator/diff/source.js";
 import type { Change, DiffReport } from "../../generator/diff/types.js";
 import { applyOverlay, readPatches } from "../../generator/schema-build.js";
@@ -32,7 +32,7 @@ describe("2025-03-26 -> 2025-06-18", () => {
   it("says that methods were derived by convention on both sides", () => {
     expect(r.old.methods).toBe("convention");
     expect(r.new.methods).toBe("convention");
-    expect(r.notes.filter((n) => n.includes("derived by convention") && n.includes("ping, logging/setLevel, resources/subscribe and resources/unsubscribe"))).toHaveLength(2);
+    expect(r.notes.filter((n) => /^(OLD|NEW): no methods sidecar: \d+ requests and \d+ notifications derived from the schema's unions; logging\/setLevel, ping, resources\/subscribe and resources\/unsubscribe answer with the empty result$/.test(n))).toHaveLength(2);
   });
 
   it("reports JSON-RPC batching removed as breaking for both sides, with pointers into both files", () => {
@@ -61,11 +61,17 @@ describe("2025-03-26 -> 2025-06-18", () => {
     expect(one(r, (c) => c.subject === "tools/list" && c.path === "tools[].outputSchema").kind).toBe("field-added-optional");
   });
 
-  it("reports resource links in tool results as breaking clients only (they receive the result)", () => {
-    const link = one(r, (c) => c.subject === "tools/call" && c.path === "content[].<ResourceLink>");
+  it("reports resource links, new in ContentBlock, once under the definition: breaking clients only (they receive the results)", () => {
+    const link = one(r, (c) => c.section === "definitions" && c.subject === "ContentBlock" && c.path === "<ResourceLink>");
     expect(link.kind).toBe("union-member-added");
     expect([link.clients, link.servers]).toEqual(["breaking", "compatible"]);
     expect(link.new).toBe("/definitions/ContentBlock/anyOf/3");
+    // Each place that reaches ContentBlock keeps its own path, verdict and reason.
+    expect(link.reachedBy!.map((p) => [p.subject, p.part, p.path, p.clients, p.servers])).toEqual([
+      ["prompts/get", "result", "messages[].content.<ResourceLink>", "breaking", "compatible"],
+      ["tools/call", "result", "content[].<ResourceLink>", "breaking", "compatible"],
+    ]);
+    expect(find(r, (c) => c.section === "methods" && c.path.endsWith("<ResourceLink>"))).toEqual([]);
   });
 
   it("treats reordered keys and reworded descriptions as no change", () => {
@@ -119,6 +125,66 @@ describe("2025-06-18 -> 2025-11-25", () => {
   });
 });
 
+describe("2025-11-25 -> 2026-07-28", () => {
+  let r: DiffReport;
+  beforeAll(() => {
+    r = diff(rev("2025-11-25"), rev("2026-07-28"));
+  });
+
+  it("reports InputRequiredResult as a new result of tools/call, prompts/get and resources/read, breaking clients only", () => {
+    const added = find(r, (c) => c.kind === "result-variant-added");
+    expect(added.map((c) => [c.subject, c.part, c.path, c.clients, c.servers, c.new])).toEqual([
+      ["prompts/get", "result", "<InputRequiredResult>", "breaking", "compatible", "/$defs/InputRequiredResult"],
+      ["resources/read", "result", "<InputRequiredResult>", "breaking", "compatible", "/$defs/InputRequiredResult"],
+      ["tools/call", "result", "<InputRequiredResult>", "breaking", "compatible", "/$defs/InputRequiredResult"],
+    ]);
+    expect(added[2]!.reason).toBe("result InputRequiredResult added to tools/call: clients built on OLD do not expect it as an answer");
+    // The member both sides share is still compared field by field, under its name.
+    expect(one(r, (c) => c.subject === "tools/call" && c.part === "result" && c.path === "<CallToolResult>.resultType").kind).toBe("field-added-required");
+  });
+
+  it("reports a change to a shared definition once, under it, with every method that reaches it", () => {
+    const c = one(r, (c) => c.section === "definitions" && c.subject === "RequestMetaObject" && c.path === "io.modelcontextprotocol/protocolVersion");
+    expect([c.kind, c.clients, c.servers]).toEqual(["field-added-required", "breaking", "compatible"]);
+    expect(c.new).toBe("/$defs/RequestMetaObject/properties/io.modelcontextprotocol~1protocolVersion");
+    expect(c.reason).toBe("required field io.modelcontextprotocol/protocolVersion added to RequestMetaObject: breaks clients in all of the 8 places that reach it");
+    expect(c.reachedBy!.map((p) => `${p.subject} ${p.part}`)).toEqual([
+      "completion/complete params", "prompts/get params", "prompts/list params", "resources/list params",
+      "resources/read params", "resources/templates/list params", "tools/call params", "tools/list params",
+    ]);
+    // Per-method detail for tools: each place with its path, verdict, reason and pointers.
+    expect(c.reachedBy![6]).toEqual({
+      section: "methods", subject: "tools/call", part: "params", path: "_meta.io.modelcontextprotocol/protocolVersion", clients: "breaking", servers: "compatible",
+      reason: "required param _meta.io.modelcontextprotocol/protocolVersion added to tools/call params: clients built on OLD do not send it",
+      old: "/$defs/CallToolRequestParams/properties/_meta", new: "/$defs/RequestMetaObject/properties/io.modelcontextprotocol~1protocolVersion",
+    });
+    // ... and not once per method besides.
+    expect(find(r, (c) => c.section === "methods" && c.new === "/$defs/RequestMetaObject/properties/io.modelcontextprotocol~1protocolVersion")).toEqual([]);
+    // A place the report would otherwise name several times is named once.
+    const places = r.changes.flatMap((c) => (c.reachedBy ?? [c]).map((p) => JSON.stringify([p.section, p.subject, p.part, p.path, c.kind])));
+    expect(new Set(places).size).toBe(places.length);
+  });
+
+  it("summarizes at the top: counts by verdict, and the three most important breaking changes by sides times reach", () => {
+    const s = r.summary;
+    expect(s.byVerdict.both + s.byVerdict.clientsOnly + s.byVerdict.serversOnly + s.byVerdict.compatible).toBe(s.total);
+    expect(s.total).toBe(r.changes.length);
+    expect(s.breakingClients).toBe(r.changes.filter((c) => c.clients === "breaking").length);
+    expect(s.important.map((i) => [i.section, i.subject, i.path, i.reach])).toEqual([
+      ["envelope", "JSONRPCMessage", "<JSONRPCResultResponse>.result.resultType", 34],
+      ["definitions", "RequestMetaObject", "io.modelcontextprotocol/clientCapabilities", 8],
+      ["definitions", "RequestMetaObject", "io.modelcontextprotocol/protocolVersion", 8],
+    ]);
+    const text = formatText(r).split("\n");
+    expect(text[3]).toBe(`summary: ${s.total} changes: ${s.byVerdict.both} break clients and servers, ${s.byVerdict.clientsOnly} clients only, ${s.byVerdict.serversOnly} servers only; ${s.byVerdict.compatible} compatible`);
+    expect(text[5]).toMatch(/^ {2}1\. BREAKS clients\+servers envelope JSONRPCMessage: required field <JSONRPCResultResponse>\.result\.resultType added to JSONRPCMessage: .* \[34 methods\]$/);
+  });
+
+  it("matches the Markdown snapshot", async () => {
+    await expect(formatMarkdown(r) + "\n").toMatchFileSnapshot("__snapshots__/2025-11-25_2026-07-28.md");
+  });
+});
+
 describe("our combined schema against its base", () => {
   let patched: string;
   beforeAll(() => {
@@ -134,9 +200,9 @@ describe("our combined schema against its base", () => {
     const r = diff(patched, "schema/schema.json");
     expect(r.new.methods).toBe("sidecar");
     const overlay = JSON.parse(readFileSync(join(repoRoot, "schema/overlay.json"), "utf8")) as { definitions: Record<string, unknown>; extend: { path: string }[] };
-    const methods = JSON.parse(readFileSync(join(repoRoot, "schema/methods.json"), "utf8")) as { methods: { method: string; message: string }[] };
     // Every method whose message the overlay defines is an addition; nothing else is added or removed.
-    const overlayMethods = methods.methods.filter((m) => m.message in overlay.definitions).map((m) => m.method).sort();
+    const methodOf = (d: unknown): unknown => (d as { properties?: { method?: { const?: unknown } } }).properties?.method?.const;
+    const overlayMethods = Object.values(overlay.definitions).map(methodOf).filter((m): m is string => typeof m === "string").sort();
     expect(find(r, (c) => c.kind === "method-added").map((c) => c.subject).sort()).toEqual(overlayMethods);
     // Every property the overlay extends appears as one optional addition (or capability) somewhere.
     for (const ext of overlay.extend.filter((e) => e.path.includes("/properties/"))) {
@@ -161,9 +227,22 @@ describe("our combined schema against its base", () => {
 
 describe("schemas with keywords the model does not represent", () => {
   it("names each keyword left out of the comparison instead of ignoring it", () => {
-    const r = diff(rev("2025-11-25"), rev("draft"));
-    expect(r.notes.some((n) => n.startsWith("NEW: keyword maxItems is not represented") && n.includes("/$defs/CompleteResult/properties/completion/properties/values/maxItems"))).toBe(true);
+    const dir = tempDir("diff-keyword");
+    const schema = JSON.parse(readFileSync(join(referenceDir, "mcp-schema/draft/schema.json"), "utf8"));
+    schema.$defs.CompleteResult.properties.completion.patternProperties = { "^x-": { type: "string" } };
+    writeFileSync(join(dir, "schema.json"), JSON.stringify(schema));
+    const r = diff(rev("2025-11-25"), relative(repoRoot, join(dir, "schema.json")));
+    expect(r.notes.some((n) => n.startsWith("NEW: keyword patternProperties is not represented") && n.includes("/$defs/CompleteResult/properties/completion/patternProperties"))).toBe(true);
     const removed = one(r, (c) => c.subject === "initialize" && c.kind === "method-removed");
     expect([removed.clients, removed.servers]).toEqual(["breaking", "compatible"]);
+  });
+
+  it("compares a keyword the model holds: maxItems on completion values, added in draft, narrows the result", () => {
+    const r = diff(rev("2025-11-25"), rev("draft"));
+    expect(r.notes.filter((n) => n.includes("is not represented"))).toEqual([]);
+    const bound = one(r, (c) => c.subject === "completion/complete" && c.kind === "bound-narrowed");
+    expect([bound.part, bound.path, bound.new]).toEqual(["result", "completion.values", "/$defs/CompleteResult/properties/completion/properties/values"]);
+    expect(bound.reason).toContain("maxItems none -> 100");
+    expect([bound.clients, bound.servers]).toEqual(["compatible", "breaking"]);
   });
 });

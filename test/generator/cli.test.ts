@@ -67,43 +67,73 @@ describe("mcpgen generate", () => {
     expect(r.stderr).toContain("is a directory");
   });
 
-  it("fails with exit 2 when a request method has no entry in the sidecar", () => {
-    const bad = join(work, "unmapped");
-    cpSync(join(work, "schema"), bad, { recursive: true });
-    const sidecar = JSON.parse(readFileSync(join(bad, "methods.json"), "utf8"));
-    sidecar.methods = sidecar.methods.filter((m: { method: string }) => m.method !== "tools/call");
-    writeFileSync(join(bad, "methods.json"), JSON.stringify(sidecar));
-    const r = runCli(["generate", "--schema", join(bad, "schema.json"), "--out", join(work, "x")]);
-    expect(r.status).toBe(2);
-    expect(r.stderr).toContain("methods.json");
-    expect(r.stderr).toContain("CallToolRequest");
-    expect(r.stderr).toContain('"tools/call"');
+  it("without a sidecar derives the methods from the schema and says so in one line, for generate and check", () => {
+    const dir = join(work, "no-sidecar");
+    mkdirSync(dir);
+    cpSync(join(work, "schema/schema.json"), join(dir, "schema.json"));
+    const out = join(work, "out-no-sidecar");
+    const r = runCli(["generate", "--schema", join(dir, "schema.json"), "--out", out]);
+    expect(r.status).toBe(0);
+    const note = `note: no methods sidecar (looked for ${relative(repoRoot, dir)}/methods.json): 25 requests and 14 notifications derived from the schema's unions; logging/setLevel, ping, requests/resume, resources/subscribe, resources/unsubscribe, tools/async/get and tools/async/join answer with the empty result\n`;
+    expect(r.stderr).toBe(note);
+    const check = runCli(["check", "--schema", join(dir, "schema.json"), "--out", out]);
+    expect(check.status).toBe(0);
+    expect(check.stderr).toBe(note);
   });
 
-  it("fails with exit 2 when a request entry has no result, naming the entry", () => {
-    const bad = join(work, "noresult");
+  it("with a sidecar assumes no empty result: a request with no result of its own and no entry is exit 2, naming it", () => {
+    const bad = join(work, "unnamed-result");
     cpSync(join(work, "schema"), bad, { recursive: true });
     const sidecar = JSON.parse(readFileSync(join(bad, "methods.json"), "utf8"));
-    const i = sidecar.methods.findIndex((m: { method: string }) => m.method === "tools/list");
-    delete sidecar.methods[i].result;
+    sidecar.methods = sidecar.methods.filter((m: { method: string }) => m.method !== "ping");
     writeFileSync(join(bad, "methods.json"), JSON.stringify(sidecar));
     const r = runCli(["generate", "--schema", join(bad, "schema.json"), "--out", join(work, "x")]);
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain(`methods.json#/methods/${i}`);
-    expect(r.stderr).toContain("result");
+    expect(r.stderr).toBe(`error: ${bad}/methods.json#/methods: request ping has no result of its own (no PingResultResponse or PingResult), and with a sidecar the empty result is not assumed: name its result there, e.g. { "method": "ping", "result": "EmptyResult" } if it answers with the empty result\n`);
   });
 
   it("fails with exit 2 when an entry names a type that does not exist", () => {
     const bad = join(work, "notype");
     cpSync(join(work, "schema"), bad, { recursive: true });
     const sidecar = JSON.parse(readFileSync(join(bad, "methods.json"), "utf8"));
-    const i = sidecar.methods.findIndex((m: { method: string }) => m.method === "tools/list");
-    sidecar.methods[i].result = "ListToolzResult";
+    const i = sidecar.methods.push({ method: "tools/list", result: "ListToolzResult" }) - 1;
     writeFileSync(join(bad, "methods.json"), JSON.stringify(sidecar));
     const r = runCli(["generate", "--schema", join(bad, "schema.json"), "--out", join(work, "x")]);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain(`methods.json#/methods/${i}/result`);
     expect(r.stderr).toContain("ListToolzResult");
+  });
+
+  it("reports every bad sidecar entry in one run, each with the file and its JSON pointer", () => {
+    const bad = join(work, "many-bad");
+    cpSync(join(work, "schema"), bad, { recursive: true });
+    const sidecar = JSON.parse(readFileSync(join(bad, "methods.json"), "utf8"));
+    const first = sidecar.methods.length;
+    sidecar.methods.push(
+      { method: "tools/list", result: "ListToolzResult" },
+      { method: "no/such", result: "EmptyResult" },
+      { method: "tools/call", kind: "notification" },
+      { method: "prompts/get", colour: "red" },
+      { method: "ping", result: "Result" },
+      { method: "notifications/progress", result: "EmptyResult" },
+      { method: "prompts/list", result: [] },
+    );
+    writeFileSync(join(bad, "methods.json"), JSON.stringify(sidecar));
+    const r = runCli(["generate", "--schema", join(bad, "schema.json"), "--out", join(work, "x")]);
+    expect(r.status).toBe(2);
+    const lines = r.stderr.trimEnd().split("\n");
+    expect(lines.every((l) => l.startsWith(`error: ${bad}/methods.json#/methods/`)), r.stderr).toBe(true);
+    const at = (n: number, rest: string) => `methods.json#/methods/${first + n}${rest}: `;
+    const expected = [
+      at(0, "/result") + "result type ListToolzResult does not exist",
+      at(1, "/method") + "method no/such is not in the schema's message unions",
+      at(2, "/kind") + "CallToolRequest has an id, so it is a request, but is listed as a notification",
+      at(3, "/colour") + 'methods sidecar: unknown field "colour"',
+      at(4, "/method") + "method ping is listed twice",
+      at(5, "/result") + "notifications/progress is a notification, and notifications have no result",
+      at(6, "/result") + "methods sidecar: must",
+    ];
+    for (const e of expected) expect(lines.filter((l) => l.includes(e)), e).toHaveLength(1);
   });
 
   it("rejects unknown options with exit 2 and a clear message", () => {

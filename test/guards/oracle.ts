@@ -1,66 +1,74 @@
-// Shared by the guard suites: the Ajv 2020-12 oracle compiled from schema/schema.json, and the generated guards
-// and explainers looked up by definition name.
+// Shared by the guard suites: the Ajv 2020-12 oracle compiled from a schema file (schema/schema.json by default),
+// and the generated guards and explainers looked up by definition name.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import type { ValidateFunction } from "ajv";
+import { Ajv as AjvDraft7, type ValidateFunction } from "ajv";
 import * as guards from "../../generated/guards.js";
 import * as validators from "../../generated/validators.js";
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const schemaFile = path.resolve(repoRoot, "schema/schema.json");
 
-const schema = JSON.parse(readFileSync(schemaFile, "utf8")) as { $defs: Record<string, unknown> };
+export type Guard = (value: unknown) => boolean;
+export type Explain = (value: unknown) => { pointer: string; message: string }[];
+
+export interface Oracle {
+  /** Every definition of the schema, in file order. */
+  definitionNames: string[];
+  /** Ajv's verdict for one definition on the original schema, not on anything mcpgen derived from it. */
+  oracleFor(name: string): Guard;
+  /** Ajv on a message's inline params (no definition of their own), checked in place in the message. */
+  oracleForInlineParams(message: string): Guard;
+}
+
+/** The oracle for a schema file, by Ajv for its dialect: 2020-12 (`$defs`) or draft-07 (`definitions`, older MCP revisions). */
+export function createOracle(file: string): Oracle {
+  const schema = JSON.parse(readFileSync(file, "utf8")) as { $schema?: string; $defs?: Record<string, unknown>; definitions?: Record<string, unknown> };
+  const defsKey = schema.$defs ? "$defs" : "definitions";
+  // The schemas have no $id, so each is registered under a key of our own and a definition is reached by pointer.
+  const key = "mcp-oracle";
+  const options = { strict: false, validateFormats: false, allErrors: false };
+  const ajv = String(schema.$schema ?? "").includes("draft-07") ? new AjvDraft7(options) : new Ajv2020(options);
+  ajv.addSchema(schema, key);
+  const compiled = new Map<string, ValidateFunction>();
+  const lookup = (id: string, pointer: string): Guard => {
+    let fn = compiled.get(id);
+    if (!fn) {
+      fn = ajv.getSchema(`${key}#/${defsKey}/${pointer}`);
+      if (!fn) throw new Error(`Ajv has no schema at ${pointer}`);
+      compiled.set(id, fn);
+    }
+    const validate = fn;
+    return (value) => validate(value) === true;
+  };
+  return {
+    definitionNames: Object.keys(schema[defsKey] ?? {}),
+    oracleFor: (name) => lookup(name, name),
+    oracleForInlineParams: (message) => lookup(`${message}$Params`, `${message}/properties/params`),
+  };
+}
+
+const bundled = createOracle(schemaFile);
 /** Every definition of the combined schema, in file order. */
-export const definitionNames: string[] = Object.keys(schema.$defs);
+export const definitionNames: string[] = bundled.definitionNames;
+export const oracleFor = bundled.oracleFor;
+export const oracleForInlineParams = bundled.oracleForInlineParams;
 
-// The schema has no $id, so it is registered under a key of our own and each definition is reached by pointer.
-const SCHEMA_KEY = "mcp-combined";
-const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: false });
-ajv.addSchema(schema, SCHEMA_KEY);
-
-const compiled = new Map<string, ValidateFunction>();
-/** The oracle for one definition: Ajv's verdict on the original schema, not on anything mcpgen derived from it. */
-export function oracleFor(name: string): (value: unknown) => boolean {
-  let fn = compiled.get(name);
-  if (!fn) {
-    const got = ajv.getSchema(`${SCHEMA_KEY}#/$defs/${name}`);
-    if (!got) throw new Error(`Ajv has no schema for ${name}`);
-    fn = got;
-    compiled.set(name, fn);
-  }
-  const validate = fn;
-  return (value) => validate(value) === true;
+/** Looks up `<prefix><name>` in a generated module (guards: "is", validators: "explain"). */
+export function exported<T>(module: Record<string, unknown>, prefix: string, name: string, file: string): T {
+  const fn = module[`${prefix}${name}`];
+  if (typeof fn !== "function") throw new Error(`${file} has no ${prefix}${name}`);
+  return fn as T;
 }
-
-/** The oracle for a message's inline params (no definition of their own): Ajv on the params subschema in place. */
-export function oracleForInlineParams(message: string): (value: unknown) => boolean {
-  const key = `${message}$Params`;
-  let fn = compiled.get(key);
-  if (!fn) {
-    const got = ajv.getSchema(`${SCHEMA_KEY}#/$defs/${message}/properties/params`);
-    if (!got) throw new Error(`Ajv has no params schema for ${message}`);
-    fn = got;
-    compiled.set(key, fn);
-  }
-  const validate = fn;
-  return (value) => validate(value) === true;
-}
-
-type Guard = (value: unknown) => boolean;
-type Explain = (value: unknown) => { pointer: string; message: string }[];
 
 export function guardFor(name: string): Guard {
-  const fn = (guards as Record<string, unknown>)[`is${name}`];
-  if (typeof fn !== "function") throw new Error(`generated/guards.ts has no is${name}`);
-  return fn as Guard;
+  return exported<Guard>(guards, "is", name, "generated/guards.ts");
 }
 
 export function explainFor(name: string): Explain {
-  const fn = (validators as Record<string, unknown>)[`explain${name}`];
-  if (typeof fn !== "function") throw new Error(`generated/validators.ts has no explain${name}`);
-  return fn as Explain;
+  return exported<Explain>(validators, "explain", name, "generated/validators.ts");
 }
 
 /** A JSON pointer per RFC 6901: empty, or "/"-separated tokens with "~" and "/" escaped. */

@@ -1,0 +1,189 @@
+// The method table: derived from the schema's message unions and result definitions, with a sidecar's overrides on top.
+import { SchemaError } from "./errors.js";
+import { compareCodeUnits, isObject } from "./json.js";
+import type { Direction } from "./model.js";
+import { escapeToken } from "./pointer.js";
+
+export interface MethodEntry {
+  method: string;
+  kind: "request" | "notification";
+  direction: Direction;
+  message: string;
+  params?: string;
+  /** Requests: the definitions a result may be; one for most, several for a union (InputRequiredResult | CallToolResult). */
+  result?: string[];
+}
+
+/** One entry of a sidecar: the method it changes and what it says; only `method` is required. */
+export interface MethodOverride {
+  method: string;
+  kind?: "request" | "notification";
+  direction?: Direction;
+  message?: string;
+  params?: string;
+  result?: string[];
+  /** Where the entry stands in its file, for messages: `/methods/<i>`. */
+  pointer: string;
+}
+
+export interface Sidecar {
+  file: string;
+  entries: MethodOverride[];
+  /** Entries that failed the sidecar's own schema: left out of `entries`, reported with the rest. */
+  errors: SchemaError[];
+}
+
+export interface DerivedMethods {
+  methods: MethodEntry[];
+  /** Requests answered by the empty result because the schema names no result of their own. */
+  emptyResults: string[];
+  /** What could not be derived, one line each (a request with no result at all, a union member with no method). */
+  notes: string[];
+}
+
+type Defs = Record<string, unknown>;
+
+function refName(node: unknown, prefix: string): string | undefined {
+  return isObject(node) && typeof node["$ref"] === "string" && node["$ref"].startsWith(prefix) ? node["$ref"].slice(prefix.length).replace(/~1/g, "/").replace(/~0/g, "~") : undefined;
+}
+
+function unionMembers(defs: Defs, union: string, prefix: string): string[] {
+  const node = defs[union];
+  if (!isObject(node) || !Array.isArray(node["anyOf"])) return [];
+  return node["anyOf"].map((m) => refName(m, prefix)).filter((r): r is string => r !== undefined);
+}
+
+function propertyOf(defs: Defs, name: string, property: string): unknown {
+  const def = defs[name];
+  const props = isObject(def) && isObject(def["properties"]) ? def["properties"] : undefined;
+  return props?.[property];
+}
+
+function methodOf(defs: Defs, message: string): string | undefined {
+  const node = propertyOf(defs, message, "method");
+  const method = isObject(node) ? node["const"] : undefined;
+  return typeof method === "string" ? method : undefined;
+}
+
+/**
+ * The result of a request, from the schema alone, most specific first: the `result` of `<Stem>ResultResponse`
+ * (2026-07-28 and later name every successful response, some as a union with InputRequiredResult), then a
+ * definition named `<Stem>Result`, then the empty result when every union of results the answering side may send
+ * has the bare `Result` among its members (MCP's ping, logging/setLevel, resources/subscribe...).
+ */
+function resultOf(defs: Defs, message: string, answerers: string[], prefix: string): { result?: string[]; empty?: true } {
+  const stem = message.replace(/Request$/, "");
+  const declared = propertyOf(defs, `${stem}ResultResponse`, "result");
+  const single = refName(declared, prefix);
+  if (single !== undefined) return { result: [single] };
+  if (isObject(declared) && Array.isArray(declared["anyOf"])) {
+    const members = declared["anyOf"].map((m) => refName(m, prefix));
+    if (members.length > 0 && members.every((m) => m !== undefined)) return { result: members as string[] };
+  }
+  if (`${stem}Result` in defs) return { result: [`${stem}Result`] };
+  const generic = answerers.length > 0 && answerers.every((union) => unionMembers(defs, union, prefix).includes("Result"));
+  if (generic) {
+    const empty = ["EmptyResult", "Result"].find((name) => name in defs);
+    if (empty !== undefined) return { result: [empty], empty: true };
+  }
+  return {};
+}
+
+/**
+ * Derives the method table from ClientRequest/ServerRequest/ClientNotification/ServerNotification: a message in a
+ * client and a server union goes both ways; its method is the const of its `method` property, its params the
+ * definition `params` refers to. `defsKey` is "$defs" (2020-12) or "definitions" (draft-07).
+ */
+export function deriveMethods(defs: Defs, defsKey: "$defs" | "definitions"): DerivedMethods {
+  const prefix = `#/${defsKey}/`;
+  const notes: string[] = [];
+  const emptyResults: string[] = [];
+  const entries = new Map<string, MethodEntry>();
+  for (const kind of ["request", "notification"] as const) {
+    const suffix = kind === "request" ? "Request" : "Notification";
+    const client = unionMembers(defs, `Client${suffix}`, prefix);
+    const server = unionMembers(defs, `Server${suffix}`, prefix);
+    for (const message of [...new Set([...client, ...server])]) {
+      const method = methodOf(defs, message);
+      if (method === undefined) {
+        notes.push(`${message} is in a message union but has no constant "method"; left out`);
+        continue;
+      }
+      const fromClient = client.includes(message);
+      const fromServer = server.includes(message);
+      const direction: Direction = fromClient && fromServer ? "both" : fromClient ? "client-to-server" : "server-to-client";
+      const entry: MethodEntry = { method, kind, direction, message };
+      const params = refName(propertyOf(defs, message, "params"), prefix);
+      if (params !== undefined) entry.params = params;
+      if (kind === "request") {
+        // A client's request is answered by the server, and the other way round.
+        const answerers = [...(fromClient ? ["ServerResult"] : []), ...(fromServer ? ["ClientResult"] : [])].filter((u) => u in defs);
+        const { result, empty } = resultOf(defs, message, answerers, prefix);
+        if (result !== undefined) entry.result = result;
+        else notes.push(`${method}: no result found for ${message} (no ${message.replace(/Request$/, "")}ResultResponse, no ${message.replace(/Request$/, "")}Result, and no bare Result in ${answerers.join(" and ") || "a result union"})`);
+        if (empty) emptyResults.push(method);
+      }
+      entries.set(method, entry);
+    }
+  }
+  const methods = [...entries.values()].sort((a, b) => compareCodeUnits(a.method, b.method));
+  return { methods, emptyResults: emptyResults.sort(compareCodeUnits), notes };
+}
+
+const list = (items: string[]): string => (items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`);
+
+/** The one line `generate` and `check` print when there is no sidecar. */
+export function derivationNote(derived: DerivedMethods, lookedFor: string | undefined): string {
+  const requests = derived.methods.filter((m) => m.kind === "request").length;
+  const notifications = derived.methods.length - requests;
+  const empty = derived.emptyResults.length ? `; ${list(derived.emptyResults)} answer${derived.emptyResults.length === 1 ? "s" : ""} with the empty result` : "";
+  return `no methods sidecar${lookedFor ? ` (${lookedFor})` : ""}: ${requests} requests and ${notifications} notifications derived from the schema's unions${empty}`;
+}
+
+/** Applies a sidecar's entries; each entry's fields replace the derived ones, and an unknown method must be complete. */
+export function applyOverrides(derived: MethodEntry[], sidecar: Sidecar | undefined): { entries: MethodEntry[]; origin: Map<string, MethodOverride>; errors: SchemaError[] } {
+  const byMethod = new Map(derived.map((m) => [m.method, { ...m }]));
+  const origin = new Map<string, MethodOverride>();
+  const errors: SchemaError[] = [...(sidecar?.errors ?? [])];
+  for (const entry of sidecar?.entries ?? []) {
+    if (origin.has(entry.method)) {
+      errors.push(new SchemaError(sidecar!.file, `method ${entry.method} is listed twice (first at ${origin.get(entry.method)!.pointer})`, `${entry.pointer}/method`));
+      continue;
+    }
+    origin.set(entry.method, entry);
+    const { pointer: _pointer, ...fields } = entry;
+    const base = byMethod.get(entry.method);
+    if (base === undefined) {
+      if (fields.kind === undefined || fields.direction === undefined || fields.message === undefined) {
+        errors.push(new SchemaError(sidecar!.file, `method ${entry.method} is not in the schema's message unions; add its message to ClientRequest, ServerRequest, ClientNotification or ServerNotification (or give kind, direction and message here)`, `${entry.pointer}/method`));
+        continue;
+      }
+      byMethod.set(entry.method, { ...fields, method: entry.method, kind: fields.kind, direction: fields.direction, message: fields.message });
+      continue;
+    }
+    Object.assign(base, fields);
+    // Notifications have no result; a request entry that changes kind takes the result it names, if any.
+    if (base.kind === "notification" && fields.result === undefined) delete base.result;
+  }
+  const entries = [...byMethod.values()].sort((a, b) => compareCodeUnits(a.method, b.method));
+  return { entries, origin, errors };
+}
+
+/**
+ * The sidecar as read, each entry's shape checked already (schema/methods.schema.json; undefined where an entry
+ * failed, with its error in `errors`): `result` may be one name or a list.
+ */
+export function toSidecar(file: string, methods: readonly (Record<string, unknown> | undefined)[], errors: SchemaError[] = []): Sidecar {
+  const entries: MethodOverride[] = [];
+  methods.forEach((raw, i) => {
+    if (raw === undefined) return;
+    const { result, why: _why, ...rest } = raw as Omit<MethodOverride, "pointer" | "result"> & { result?: string | string[]; why?: string };
+    entries.push({ ...rest, ...(result !== undefined ? { result: typeof result === "string" ? [result] : [...result] } : {}), pointer: `/methods/${i}` });
+  });
+  return { file, entries, errors };
+}
+
+/** Pointer to a definition, for errors about derived entries (which have no sidecar line to point at). */
+export function definitionPointer(defsPointer: string, name: string): string {
+  return `${defsPointer}/${escapeToken(name)}`;
+}
