@@ -5,11 +5,11 @@ import { randomBytes } from "node:crypto";
 import { IdleWaiters } from "../idle-waiters.js";
 import { ErrorCode, RpcError, type JsonObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import type { RequestContext, RequestOptions } from "../peer.js";
-import { InboundOperation, type OperationOutlet } from "../operations.js";
+import { InboundOperation } from "../operations.js";
 import { ProgressOrderError, RequestCancelledError } from "../errors.js";
 import { PROGRESS_NOTIFICATION, readProgressToken } from "../progress.js";
 import type { ProgressToken } from "../operations.js";
-import { CANCELLED_NOTIFICATION, type Session } from "../session.js";
+import { CANCELLED_NOTIFICATION, SessionStateKey, type Session } from "../session.js";
 import type { ServerSession } from "../lifecycle.js";
 import { tokenKey } from "../store/key.js";
 import { isSharedStore, type OperationStore, type OwnerSignal, type SharedOperationStore, type StoredOperation } from "../store/types.js";
@@ -80,8 +80,8 @@ interface Joined {
   /** The request (call or join) through which the session attached: cancellation names it. */
   requestId: RequestId;
   progressToken: ProgressToken | undefined;
-  /** Registered in the session's operations so its close detaches us (the one mechanism for that). */
-  marker: InboundOperation;
+  /** Its entry in the session's joins (see AsyncTools.joinsKey): the session's close calls it. */
+  leave: () => void;
 }
 
 function sessionToolRunner(session: Session): AsyncToolRunner {
@@ -226,6 +226,11 @@ export class AsyncTools {
   /** Joins and gets this node serves for runs on other nodes: each entry ends one (shutdown). */
   private readonly remoteFollows = new Set<() => void>();
   private readonly idleWaiters = new IdleWaiters();
+  /**
+   * What each installed session is joined to, by run token (or `remote:` and store key for a run on another node):
+   * the function that ends that join, called when the session's connection closes.
+   */
+  private readonly joinsKey = new SessionStateKey<Map<string, () => void>>("async-tools", () => new Map());
   /** evicted: finished runs dropped before their keepAlive ended, to stay within maxKeptResultBytes. */
   readonly stats = { accepted: 0, rejected: 0, joins: 0, cancelled: 0, expired: 0, evicted: 0 };
 
@@ -274,6 +279,15 @@ export class AsyncTools {
   }
 
   install(session: ServerSession): void {
+    if (session.peekState(this.joinsKey) !== undefined) return;
+    const joins = session.state(this.joinsKey);
+    session.use({
+      closed: () => {
+        const ends = [...joins.values()];
+        joins.clear();
+        for (const end of ends) end();
+      },
+    });
     session.registerCapabilities(this.capabilities());
     session.onRequest(ASYNC_CALL, (params, context) => this.call(session, params ?? {}, context));
     session.onRequest(ASYNC_JOIN, (params, context) => {
@@ -550,9 +564,13 @@ export class AsyncTools {
     const requestId = context.requestId;
     // Runs' queues are never trimmed, so their length is the last seq: the join hears progress from now on.
     const from = stored.queued ?? 0;
-    const marker = new InboundOperation(`mcpgen-async-remote-${key}`, "tools/async/attachment");
-    const previous = session.operations.attachments.get(marker.id);
-    if (previous?.outlet !== undefined) previous.outlet.connectionClosed(previous, false);
+    const joins = session.state(this.joinsKey);
+    const joinKey = `remote:${key}`;
+    const previous = joins.get(joinKey);
+    if (previous !== undefined) {
+      joins.delete(joinKey);
+      previous();
+    }
     this.tell(owner, key, { type: "attach", keepAlive });
     const stop = this.followRun(
       key,
@@ -562,7 +580,7 @@ export class AsyncTools {
         session.transmit({ jsonrpc: "2.0", method: PROGRESS_NOTIFICATION, params: progressParams(progressToken, Number(p.progress), p.total, p.message) }).catch(() => undefined);
       },
       (final) => {
-        if (session.operations.attachments.get(marker.id) === marker) session.operations.attachments.delete(marker.id);
+        if (joins.get(joinKey) === stop) joins.delete(joinKey);
         if (final === undefined) this.tell(owner, key, { type: "detach" });
         const error = final?.error as { data?: { status?: unknown } } | undefined;
         if (error?.data?.status === CANCELLED_STATUS) {
@@ -570,8 +588,7 @@ export class AsyncTools {
         }
       },
     );
-    marker.outlet = { send() {}, request: (method, p, options) => session.request(method, p, options), connectionClosed: () => stop() };
-    session.operations.attachments.set(marker.id, marker);
+    joins.set(joinKey, stop);
     this.stats.joins++;
     return { accepted: true, token: params.token as string, keepAlive };
   }
@@ -619,22 +636,15 @@ export class AsyncTools {
       run.keepTimer = undefined;
     }
     if (run.done) this.armKeepAlive(run);
-    const previous = run.joined.get(session);
-    if (previous !== undefined) session.operations.attachments.delete(previous.marker.id);
-    const marker = new InboundOperation(`mcpgen-async-${run.token}`, "tools/async/attachment");
-    const outlet: OperationOutlet = {
-      send() {},
-      request: (method, params, options) => session.request(method, params, options),
-      connectionClosed: () => this.detach(run, session, marker),
-    };
-    marker.outlet = outlet;
-    session.operations.attachments.set(marker.id, marker);
-    run.joined.set(session, { session, requestId, progressToken, marker });
+    // A second join of the same session replaces its first (the token keys the session's joins).
+    const leave = (): void => this.detach(run, session, leave);
+    session.state(this.joinsKey).set(run.token, leave);
+    run.joined.set(session, { session, requestId, progressToken, leave });
   }
 
-  private detach(run: AsyncRun, session: Session, marker: InboundOperation): void {
+  private detach(run: AsyncRun, session: Session, leave: () => void): void {
     const joined = run.joined.get(session);
-    if (joined === undefined || joined.marker !== marker) return;
+    if (joined === undefined || joined.leave !== leave) return;
     run.joined.delete(session);
     if (run.joined.size === 0) this.armKeepAlive(run);
   }
@@ -693,7 +703,10 @@ export class AsyncTools {
       this.byKey.delete(key);
       this.write(() => this.shared!.delete(key));
     }
-    for (const j of run.joined.values()) j.session.operations.attachments.delete(j.marker.id);
+    for (const j of run.joined.values()) {
+      const joins = j.session.peekState(this.joinsKey);
+      if (joins !== undefined && joins.get(run.token) === j.leave) joins.delete(run.token);
+    }
     run.joined.clear();
     this.idleWaiters.settle(this.runs.size === 0);
   }

@@ -3,6 +3,7 @@ import type { JsonObject, JsonRpcMessage, RequestId } from "../jsonrpc.js";
 import { RpcError, isPlainObject as isObject } from "../jsonrpc.js";
 import type { Transport } from "../transport.js";
 import type { RequestOptions } from "../peer.js";
+import type { SessionExtension } from "../session.js";
 import { ConnectionClosedError } from "../errors.js";
 import type { InboundOperation, OperationKeeper, OperationOutlet, OperationRegistry, OutboundOperation } from "../operations.js";
 import {
@@ -10,6 +11,7 @@ import {
   LAST_SEQ_META_KEY,
   RECEIVED_NOTIFICATION,
   RESUME_ATTEMPT_META_KEY,
+  RESUME_POLICY_NOTIFICATION,
   RESUME_REQUEST,
   ResumeFailedError,
   readSeqStamp,
@@ -166,6 +168,20 @@ export class ClientResumer {
   }
 
   // ---- hooks called by the session ----
+
+  /** The session extension through which the session calls this resumer; `resumable`: it serves resumable requests. */
+  extension(resumable: boolean): SessionExtension {
+    const extension: SessionExtension = {
+      accept: (message) => this.accept(message),
+      notification: (method, params) => {
+        if (method === RESUME_POLICY_NOTIFICATION) this.policy(params);
+      },
+      sessionExpired: () => this.sessionExpired(),
+      closed: (byApp) => !byApp && this.transportLost(),
+    };
+    if (resumable) extension.requestStarted = (operation, params) => this.requestStarted(operation, params);
+    return extension;
+  }
 
   /** notifications/requests/resumePolicy arrived. */
   policy(params: JsonObject | undefined): void {

@@ -9,7 +9,7 @@ import { SENT, type ReplyChannel } from "../transport.js";
 import { InboundOperation, OutboundOperation, type OperationKeeper, type OperationOutlet } from "../operations.js";
 import { ConnectionClosedError, RequestCancelledError } from "../errors.js";
 import { PROGRESS_NOTIFICATION } from "../progress.js";
-import type { Session } from "../session.js";
+import { SessionStateKey, type Session } from "../session.js";
 import { hasCapability, requiredClientCapability, type ServerSession } from "../lifecycle.js";
 import { MemoryOperationStore, type MemoryEntry } from "../store/memory.js";
 import { StableMap } from "../stable-map.js";
@@ -117,9 +117,8 @@ interface PendingInput {
 }
 
 /**
- * What a manager keeps on each session it is installed on, as a property under the manager's own symbol (a Map
- * keyed by session cost hash lookups per request): its running resumable requests, and the attachment every
- * request that starts on it shares (never mutated: a resume makes a new one).
+ * What a manager keeps on each session it is installed on (its SessionStateKey): its running resumable requests,
+ * and the attachment every request that starts on it shares (never mutated: a resume makes a new one).
  */
 interface SessionSlot {
   count: number;
@@ -138,7 +137,6 @@ function clientResumable(slot: SessionSlot, session: ServerSession): boolean {
   }
   return slot.resumable;
 }
-type Slotted = Record<symbol, SessionSlot | undefined>;
 
 /** Shared by every request that never asked the client anything: it is only read, never written. */
 const NO_INPUT: Map<RequestId, PendingInput> = new Map();
@@ -457,7 +455,7 @@ class PendingResumable implements OperationOutlet {
       this.settled = true;
       this.manager.stats.answeredPlain++;
       if (context.outlet === this) context.outlet = undefined;
-      if (!context.hold(message)) this.session.transmit(message, context.id).catch(ignore);
+      this.session.transmit(message, context.id).catch(ignore);
       return;
     }
     const request = this.promote();
@@ -598,8 +596,8 @@ export class ResumableRequests {
   /** Requests by key; with the in-memory store they are found through its entries instead (one table, not two). */
   private readonly byKey = new StableMap<string, ResumableRequest>();
   private held = 0;
-  /** The property under which each installed session holds its SessionSlot for this manager. */
-  private readonly slotKey: symbol = Symbol("mcpgen.resumable.slot");
+  /** The state each installed session keeps for this manager. */
+  private readonly slotKey = new SessionStateKey<SessionSlot>("resumable", (session) => ({ count: 0, origin: { session }, caps: undefined, resumable: false }));
   /** The policy of requests that set none of their own, shared (read only). */
   private readonly defaultPolicy: ResumePolicy;
   private readonly chains = new Map<ResumableRequest, Promise<unknown>>();
@@ -643,6 +641,12 @@ export class ResumableRequests {
 
   private readonly stopSignals: (() => void) | undefined = undefined;
 
+  /**
+   * What a transport serving these sessions needs to know (spread into the HTTP server's options): a resume carries
+   * the id of the request it resumes, which may still be in flight there.
+   */
+  readonly transportOptions: { readonly reusableIdMethods: readonly string[] } = { reusableIdMethods: [RESUME_REQUEST] };
+
   /** Resumable requests held (running, or finished and waiting to be collected). */
   get size(): number {
     return this.held;
@@ -673,10 +677,9 @@ export class ResumableRequests {
 
   /** Serve requests/resume and requests/getStatus on this session and apply the policy to its requests. */
   install(session: ServerSession): void {
-    const previous = session.onrequeststart;
-    const slot = ((session as unknown as Slotted)[this.slotKey] ??= { count: 0, origin: { session }, caps: undefined, resumable: false });
-    session.onrequeststart = (op, params) => {
-      previous?.(op, params);
+    if (session.peekState(this.slotKey) !== undefined) return;
+    const slot = session.state(this.slotKey);
+    const requestStarted = (op: InboundOperation, params: JsonObject | undefined): void => {
       if (this.policyFor === undefined || NEVER_RESUMABLE.has(op.method)) return;
       const wanted = this.policyFor(op.method, params);
       if (wanted === undefined || wanted === false) return;
@@ -692,6 +695,12 @@ export class ResumableRequests {
       op.outlet = stub;
       this.defer(stub);
     };
+    session.use({
+      requestStarted,
+      // A resume reuses the id of the request it resumes (while that one outlives its connection here), or of an
+      // earlier resume of it that the new one supersedes.
+      mayReuseId: (method, existing) => method === RESUME_REQUEST && (existing.outlet !== undefined || existing.method === RESUME_REQUEST),
+    });
     session.onRequest(RESUME_REQUEST, (params, context) => this.resume(session, params, context));
     session.onRequest(GET_STATUS_REQUEST, (params, context) => this.getStatus(params, context));
     session.onNotification(RECEIVED_NOTIFICATION, (params) => this.received(session, params));
@@ -708,7 +717,7 @@ export class ResumableRequests {
     if (outlet instanceof PendingResumable && outlet.manager === this) return outlet.promote(policy) !== undefined;
     if (outlet !== undefined) return false;
     const session = (context as { owner?: Session }).owner;
-    if (session === undefined || (session as unknown as Slotted)[this.slotKey] === undefined) return false;
+    if (session === undefined || session.peekState(this.slotKey) === undefined) return false;
     return this.promote(context as InboundOperation & RequestContext, session as ServerSession, policy) !== undefined;
   }
 
@@ -735,7 +744,7 @@ export class ResumableRequests {
   /** @internal Make the request resumable: the policy goes out now, before anything else of the request. */
   promote(context: InboundOperation & RequestContext, session: ServerSession, policy: Partial<ResumePolicy> | undefined): ResumableRequest | undefined {
     if (context.state !== "active" || !session.isOpen) return undefined;
-    const slot = (session as unknown as Slotted)[this.slotKey];
+    const slot = session.peekState(this.slotKey);
     if (slot === undefined || !clientResumable(slot, session) || slot.count >= this.maxPerSession) return undefined;
     const full: ResumePolicy =
       policy === undefined ? this.defaultPolicy : { minWait: policy.minWait ?? this.minWait, maxWait: policy.maxWait ?? this.maxWait };
@@ -1205,7 +1214,7 @@ export class ResumableRequests {
   finished(request: ResumableRequest): void {
     if (request.counted === false) return;
     request.counted = false;
-    const slot = (request.origin as unknown as Slotted)[this.slotKey];
+    const slot = request.origin.peekState(this.slotKey);
     if (slot !== undefined && slot.count > 0) slot.count--;
   }
 

@@ -341,7 +341,7 @@ export class StreamableHttpClientTransport implements Transport {
   }
 
   /**
-   * The layer above resumes this request itself (SEP-975 requests/resume) when its reply stream is lost: such a
+   * The layer above recovers this request by its own means (a protocol-level resume) when its reply stream is lost: such a
    * stream is not resumed with GET, its loss is reported at once (the synthesized -32000 response, whose
    * `data.retryMs` carries the server's retry hint), so that recovery runs on the request's own deadline.
    */
