@@ -1,7 +1,6 @@
 // Server side of async tool calls (PR #617): tools/async/call|join|get and the tools/async/cancel notification.
 import { Buffer } from "node:buffer";
 import { limitOption } from "../limits.js";
-import { randomBytes } from "node:crypto";
 import { IdleWaiters } from "../idle-waiters.js";
 import { ErrorCode, RpcError, type JsonObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import type { RequestContext, RequestOptions } from "../peer.js";
@@ -11,7 +10,10 @@ import { PROGRESS_NOTIFICATION, readProgressToken } from "../progress.js";
 import type { ProgressToken } from "../operations.js";
 import { CANCELLED_NOTIFICATION, SessionStateKey, type Session } from "../session.js";
 import type { ServerSession } from "../lifecycle.js";
-import { tokenKey } from "../store/key.js";
+import { isPresentedToken, mintToken, TokenScheme } from "../durable/token.js";
+import { WriteOrder } from "../durable/writes.js";
+import { MemoryOperationStore } from "../store/memory.js";
+import { nodeLostError } from "../durable/errors.js";
 import { isSharedStore, type OperationStore, type OwnerSignal, type SharedOperationStore, type StoredOperation } from "../store/types.js";
 
 export const ASYNC_CALL = "tools/async/call";
@@ -55,6 +57,9 @@ export interface AsyncToolsOptions {
   onerror?: (error: Error) => void;
 }
 
+/** Stands in for the store when there is none (nothing is written then). */
+const NO_STORE = new MemoryOperationStore();
+
 /** The outcome of a run that was cancelled, as recorded for other nodes: they tell their joined sessions. */
 const CANCELLED_STATUS = "cancelled";
 
@@ -68,6 +73,8 @@ type RunOwner = string | Session;
 
 /** A refused call: only what tools/async/get needs to tell why, until it expires. */
 interface Refusal {
+  /** What the TokenScheme keeps of its token. */
+  readonly token: string;
   readonly reason: string;
   readonly principal: string | undefined;
   readonly keepAlive: number;
@@ -116,14 +123,20 @@ class AsyncRun extends InboundOperation implements RequestContext {
   /** Forgotten (expired, dropped, or shut down): nothing may re-arm it. */
   freed = false;
 
+  /** What the manager's TokenScheme keeps of the token. */
+  readonly keptToken: string;
+
   constructor(
     readonly manager: AsyncTools,
-    readonly token: string,
+    token: string,
+    /** Its key in the manager's runs (and in the shared store, when there is one). */
+    readonly key: string,
     id: RequestId,
     public keepAlive: number,
     readonly principal: string | undefined,
   ) {
     super(id, "tools/call");
+    this.keptToken = manager.tokens.kept(token);
   }
 
   get requestId(): RequestId {
@@ -194,7 +207,7 @@ function keptSize(run: AsyncRun): number {
 }
 
 function nodeLost(): RpcError {
-  return new RpcError(-32010, "Async tool call failed: the node running it stopped");
+  return nodeLostError("Async tool call");
 }
 
 /**
@@ -209,7 +222,11 @@ export class AsyncTools {
   private readonly maxRunsPerPrincipal: number;
   private readonly maxKeptResultBytes: number;
   private readonly maxRefusals: number;
+  /** Runs held, by the key of their token. */
   private readonly runs = new Map<string, AsyncRun>();
+  /** @internal */
+  readonly tokens: TokenScheme;
+  private readonly writes: WriteOrder<AsyncRun>;
   /** Runs whose handler has not returned yet, by owner; an owner with none has no entry. */
   private readonly runningBy = new Map<RunOwner, number>();
   private runningCount = 0;
@@ -227,7 +244,7 @@ export class AsyncTools {
   private readonly remoteFollows = new Set<() => void>();
   private readonly idleWaiters = new IdleWaiters();
   /**
-   * What each installed session is joined to, by run token (or `remote:` and store key for a run on another node):
+   * What each installed session is joined to, by run key (or `remote:` and store key for a run on another node):
    * the function that ends that join, called when the session's connection closes.
    */
   private readonly joinsKey = new SessionStateKey<Map<string, () => void>>("async-tools", () => new Map());
@@ -247,6 +264,9 @@ export class AsyncTools {
     this.maxKeptResultBytes = limitOption("maxKeptResultBytes", options.maxKeptResultBytes, 32 * 1024 * 1024);
     this.maxRefusals = limitOption("maxRefusals", options.maxRefusals, 1000);
     this.onerror = options.onerror;
+    const shared = options.store !== undefined && isSharedStore(options.store);
+    this.tokens = new TokenScheme(!shared);
+    this.writes = new WriteOrder(options.store ?? NO_STORE, (error) => this.report(error));
     if (options.store !== undefined && isSharedStore(options.store)) {
       this.shared = options.store;
       this.stopSignals = options.store.onSignal((key, signal) => this.signalled(key, signal));
@@ -315,22 +335,23 @@ export class AsyncTools {
     const name = String(params.name);
     const args = typeof params.arguments === "object" && params.arguments !== null ? (params.arguments as JsonObject) : undefined;
     const keepAlive = this.grant(params.keepAlive);
-    const token = randomBytes(18).toString("base64url");
+    const token = mintToken();
+    const key = this.tokens.keyOf(token);
     const principal = context.principal ?? undefined;
     const owner: RunOwner = principal ?? session;
     const verdict = this.verdict(owner, name, args);
     if (verdict !== true) {
       // Refused, but with a token: tools/async/get tells why, for keepAlive seconds (this node only).
       this.stats.rejected++;
-      this.refuse(token, { reason: verdict, principal, keepAlive, expires: Date.now() + keepAlive * 1000 });
+      this.refuse(key, { token: this.tokens.kept(token), reason: verdict, principal, keepAlive, expires: Date.now() + keepAlive * 1000 });
       return { accepted: false, token, keepAlive };
     }
-    const run = new AsyncRun(this, token, context.requestId, keepAlive, principal);
-    this.runs.set(token, run);
+    const run = new AsyncRun(this, token, key, context.requestId, keepAlive, principal);
+    this.runs.set(key, run);
     this.runningCount++;
     this.runningBy.set(owner, (this.runningBy.get(owner) ?? 0) + 1);
     if (this.shared !== undefined) {
-      const key = (run.storeKey = tokenKey(token));
+      run.storeKey = key;
       this.byKey.set(key, run);
       const record: StoredOperation = { kind: "async", requestId: context.requestId, status: "processing", pendingInput: 0, node: this.shared.nodeId, keepFor: keepAlive };
       if (run.principal !== undefined) record.principal = run.principal;
@@ -380,28 +401,37 @@ export class AsyncTools {
   }
 
   /** Keep a refusal's reason, forgetting expired ones at the front and the oldest past maxRefusals. */
-  private refuse(token: string, refusal: Refusal): void {
+  private refuse(key: string, refusal: Refusal): void {
     if (this.maxRefusals <= 0) return;
     const now = Date.now();
     for (const [old, r] of this.refusals) {
       if (this.refusals.size < this.maxRefusals && r.expires > now) break;
       this.refusals.delete(old);
     }
-    this.refusals.set(token, refusal);
+    this.refusals.set(key, refusal);
   }
 
   private refusal(token: unknown, principal: string | undefined): Refusal | undefined {
-    const refusal = typeof token === "string" ? this.refusals.get(token) : undefined;
-    if (refusal === undefined || refusal.principal !== principal) return undefined;
+    if (!isPresentedToken(token)) return undefined;
+    const key = this.tokens.keyOf(token);
+    const refusal = this.refusals.get(key);
+    if (refusal === undefined || refusal.principal !== principal || !this.tokens.matches(refusal.token, token)) return undefined;
     if (refusal.expires <= Date.now()) {
-      this.refusals.delete(token as string);
+      this.refusals.delete(key);
       return undefined;
     }
     return refusal;
   }
 
+  /** The run a presented token names, or undefined: by its key, then the whole token in constant time. */
+  private lookup(token: unknown): AsyncRun | undefined {
+    if (!isPresentedToken(token)) return undefined;
+    const run = this.runs.get(this.tokens.keyOf(token));
+    return run !== undefined && this.tokens.matches(run.keptToken, token) ? run : undefined;
+  }
+
   private find(token: unknown, principal: string | undefined): AsyncRun {
-    const run = typeof token === "string" ? this.runs.get(token) : undefined;
+    const run = this.lookup(token);
     if (run === undefined || run.principal !== principal) throw unknownRun();
     return run;
   }
@@ -413,7 +443,7 @@ export class AsyncTools {
     if (params.keepAlive !== undefined) run.keepAlive = Math.max(run.keepAlive, this.grant(params.keepAlive));
     this.stats.joins++;
     this.attach(run, session, context.requestId, readProgressToken(params));
-    return { accepted: true, token: run.token, keepAlive: run.keepAlive };
+    return { accepted: true, token: params.token as string, keepAlive: run.keepAlive };
   }
 
   private async get(params: JsonObject, context: RequestContext): Promise<JsonObject> {
@@ -440,8 +470,7 @@ export class AsyncTools {
   }
 
   private cancelByToken(params: JsonObject | undefined, principal: string | undefined): void {
-    const token = params?.token;
-    const run = typeof token === "string" ? this.runs.get(token) : undefined;
+    const run = this.lookup(params?.token);
     // Like a cancellation of an unknown request id: nothing to answer, nothing revealed. Another principal's
     // run is unknown to this one, as for join and get; a notification cannot be refused, so it is ignored.
     if (run === undefined || run.principal !== principal || run.done) return;
@@ -475,13 +504,9 @@ export class AsyncTools {
     this.write(() => shared.update(key, { status: run.status === "completed" ? "completed" : "failed" }));
   }
 
+  /** Store writes of runs: nothing reads a run's record back on this node, so they need no ordering between them. */
   private write(work: () => unknown): void {
-    try {
-      const value = work();
-      if (value instanceof Promise) value.catch((error: unknown) => this.report(error));
-    } catch (error) {
-      this.report(error);
-    }
+    this.writes.write(work);
   }
 
   private report(error: unknown): void {
@@ -490,8 +515,9 @@ export class AsyncTools {
 
   /** The store key of a token this node does not hold, when the store is shared; else undefined (served here). */
   private remoteKey(token: unknown): string | undefined {
-    if (this.shared === undefined || typeof token !== "string" || this.runs.has(token) || this.refusals.has(token) || token.length > 256) return undefined;
-    return tokenKey(token);
+    if (this.shared === undefined || !isPresentedToken(token)) return undefined;
+    const key = this.tokens.keyOf(token);
+    return this.runs.has(key) || this.refusals.has(key) ? undefined : key;
   }
 
   private async remoteRecord(key: string, principal: string | undefined): Promise<StoredOperation> {
@@ -638,7 +664,7 @@ export class AsyncTools {
     if (run.done) this.armKeepAlive(run);
     // A second join of the same session replaces its first (the token keys the session's joins).
     const leave = (): void => this.detach(run, session, leave);
-    session.state(this.joinsKey).set(run.token, leave);
+    session.state(this.joinsKey).set(run.key, leave);
     run.joined.set(session, { session, requestId, progressToken, leave });
   }
 
@@ -697,7 +723,7 @@ export class AsyncTools {
       run.keepTimer = undefined;
     }
     if (this.kept.delete(run)) this.keptTotal -= run.keptBytes;
-    this.runs.delete(run.token);
+    this.runs.delete(run.key);
     const key = run.storeKey;
     if (key !== undefined) {
       this.byKey.delete(key);
@@ -705,7 +731,7 @@ export class AsyncTools {
     }
     for (const j of run.joined.values()) {
       const joins = j.session.peekState(this.joinsKey);
-      if (joins !== undefined && joins.get(run.token) === j.leave) joins.delete(run.token);
+      if (joins !== undefined && joins.get(run.key) === j.leave) joins.delete(run.key);
     }
     run.joined.clear();
     this.idleWaiters.settle(this.runs.size === 0);

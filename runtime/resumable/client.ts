@@ -1,6 +1,6 @@
 // Client side of SEP-975: remember each policy, keep those requests pending across a disconnect, reconnect, resume, deduplicate.
 import type { JsonObject, JsonRpcMessage, RequestId } from "../jsonrpc.js";
-import { RpcError, isPlainObject as isObject } from "../jsonrpc.js";
+import { ErrorCode, RpcError, isPlainObject as isObject } from "../jsonrpc.js";
 import type { Transport } from "../transport.js";
 import type { RequestOptions } from "../peer.js";
 import type { SessionExtension } from "../session.js";
@@ -18,7 +18,7 @@ import {
 } from "./protocol.js";
 
 /** Error code and `data.reason` values the HTTP client transport uses for a request whose stream it lost. */
-const CONNECTION_LOST_CODE = -32000;
+const CONNECTION_LOST_CODE = ErrorCode.ConnectionLost;
 const LOST_REASONS = new Set(["stream-lost", "session-expired"]);
 
 export interface ResumableClientOptions {

@@ -1,8 +1,10 @@
 // Server side of SEP-975 resumable requests: policy, per-request queue in a store, resume, status, expiry.
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { isPlainObject as isObject } from "../jsonrpc.js";
 import { IdleWaiters } from "../idle-waiters.js";
-import { tokenKey } from "../store/key.js";
+import { Retention } from "../durable/retention.js";
+import { isPresentedToken, mintToken, TokenScheme } from "../durable/token.js";
+import { WriteOrder } from "../durable/writes.js";
 import { ErrorCode, RpcError, type JsonObject, type JsonRpcErrorObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import type { RequestContext, RequestOptions } from "../peer.js";
 import { SENT, type ReplyChannel } from "../transport.js";
@@ -11,9 +13,9 @@ import { ConnectionClosedError, RequestCancelledError } from "../errors.js";
 import { PROGRESS_NOTIFICATION } from "../progress.js";
 import { SessionStateKey, type Session } from "../session.js";
 import { hasCapability, requiredClientCapability, type ServerSession } from "../lifecycle.js";
-import { MemoryOperationStore, type MemoryEntry } from "../store/memory.js";
+import { MemoryOperationStore } from "../store/memory.js";
 import { StableMap } from "../stable-map.js";
-import { isSharedStore, whenReady, type OperationStore, type OwnerSignal, type SharedOperationStore, type StoredStatus } from "../store/types.js";
+import { isSharedStore, isSyncStore, whenReady, type OperationStore, type SyncOperationStore, type SyncRecord, type OwnerSignal, type SharedOperationStore, type StoredStatus } from "../store/types.js";
 import {
   GET_STATUS_REQUEST,
   LAST_SEQ_META_KEY,
@@ -177,8 +179,8 @@ class ResumableRequest implements OperationOutlet {
   sentSeq = 0;
   /** The latest attachment number claimed for it in a shared store (see SharedOperationStore.claim). */
   epoch = 0;
-  /** @internal Its entry in the in-memory store, when that is the store (written through directly). */
-  entry: MemoryEntry | undefined = undefined;
+  /** @internal Its record in a synchronous store, written through directly. */
+  entry: SyncRecord | undefined = undefined;
 
   constructor(
     readonly manager: ResumableRequests,
@@ -187,7 +189,7 @@ class ResumableRequest implements OperationOutlet {
     readonly origin: Session,
     readonly principal: string | undefined,
     readonly policy: ResumePolicy,
-    /** The token itself, kept in this process only with the in-memory store (see LOCAL_KEY_CHARS); else "". */
+    /** What the manager's TokenScheme keeps of the token (the token itself only with an in-process store). */
     readonly token: string,
     /** The attachment to the session it started on, shared by every request of that session. */
     attachment: Attachment,
@@ -534,38 +536,6 @@ function progressSize(message: JsonRpcMessage): number {
   return n;
 }
 
-// Tokens: 24 random bytes (192 bits) as 32 base64url characters. They are drawn and encoded 170 at a time: one
-// randomBytes and one encoding per block instead of one each (24 bytes encode to exactly 32 characters, so the
-// tokens of a block are independent slices of its text).
-const POOL_TOKENS = 170;
-const TOKEN_BYTES = 24;
-const TOKEN_CHARS = 32;
-let poolText = "";
-let poolIndex = 0;
-function newToken(): string {
-  if (poolIndex >= poolText.length) {
-    poolText = randomBytes(POOL_TOKENS * TOKEN_BYTES).toString("base64url");
-    poolIndex = 0;
-  }
-  const token = poolText.slice(poolIndex, poolIndex + TOKEN_CHARS);
-  poolIndex += TOKEN_CHARS;
-  return token;
-}
-
-/**
- * With the in-memory store a request is found by the first 16 characters of its token (96 bits) and the whole
- * token is then compared in constant time; the token never leaves this process. A shared store is keyed by
- * the token's SHA-256, so no other node, nor Redis, ever holds a token.
- */
-const LOCAL_KEY_CHARS = 16;
-
-function sameToken(issued: string, presented: string): boolean {
-  if (issued.length !== presented.length) return false;
-  return timingSafeEqual(Buffer.from(issued, "latin1"), Buffer.from(presented, "latin1"));
-}
-
-
-
 /**
  * Makes requests resumable (SEP-975) and serves requests/resume and requests/getStatus. One instance per server
  * process, shared by every session: `install(session)` on each, then resumable requests move freely between
@@ -573,8 +543,8 @@ function sameToken(issued: string, presented: string): boolean {
  */
 export class ResumableRequests {
   readonly store: OperationStore;
-  /** @internal The store, when it is exactly the in-memory one (synchronous, cannot fail): called without chaining. */
-  readonly direct: MemoryOperationStore | undefined;
+  /** @internal The store, when it is synchronous (cannot fail): called without write ordering. */
+  readonly direct: SyncOperationStore | undefined;
   readonly maxQueuedBytes: number;
   /** @internal Bytes of messages between two requests for a confirmation: a quarter of maxQueuedBytes. */
   readonly ackEveryBytes: number;
@@ -593,14 +563,16 @@ export class ResumableRequests {
   private readonly policyFor: ResumableServerOptions["policy"];
   private readonly deferPolicy: boolean;
   private readonly onerror: ((error: Error) => void) | undefined;
-  /** Requests by key; with the in-memory store they are found through its entries instead (one table, not two). */
+  /** Requests this node runs, by store key. */
   private readonly byKey = new StableMap<string, ResumableRequest>();
   private held = 0;
   /** The state each installed session keeps for this manager. */
   private readonly slotKey = new SessionStateKey<SessionSlot>("resumable", (session) => ({ count: 0, origin: { session }, caps: undefined, resumable: false }));
   /** The policy of requests that set none of their own, shared (read only). */
   private readonly defaultPolicy: ResumePolicy;
-  private readonly chains = new Map<ResumableRequest, Promise<unknown>>();
+  private readonly writes: WriteOrder<ResumableRequest>;
+  private readonly tokens: TokenScheme;
+  private readonly retention: Retention<ResumableRequest>;
   /** Resumes this node serves for requests other nodes run: each entry ends one (shutdown). */
   private readonly remoteFollows = new Set<() => void>();
   /** The latest such resume of each request: a newer one supersedes it, as takeOver does for local ones. */
@@ -608,9 +580,6 @@ export class ResumableRequests {
   /** For those resumes: the session they serve, and how to pass the client's confirmations on to the running node. */
   private readonly remoteAcks = new Map<string, { session: Session; requestId: RequestId; tell: (signal: OwnerSignal) => void }>();
   private readonly idleWaiters = new IdleWaiters();
-  private retained: { request: ResumableRequest; until: number }[] = [];
-  private retainedHead = 0;
-  private sweeper: ReturnType<typeof setTimeout> | undefined = undefined;
   /** Policy-selected requests waiting for the end of their first macrotask (see PendingResumable). */
   private pending: PendingResumable[] = [];
   private pendingScheduled = false;
@@ -621,7 +590,9 @@ export class ResumableRequests {
 
   constructor(options: ResumableServerOptions = {}) {
     this.store = options.store ?? new MemoryOperationStore();
-    this.direct = Object.getPrototypeOf(this.store) === MemoryOperationStore.prototype ? (this.store as MemoryOperationStore) : undefined;
+    this.direct = isSyncStore(this.store) ? this.store : undefined;
+    this.tokens = new TokenScheme(this.direct !== undefined);
+    this.writes = new WriteOrder(this.store, (error) => this.report(error));
     this.minWait = options.minWait ?? 0;
     this.maxWait = options.maxWait ?? DEFAULT_MAX_WAIT;
     this.maxPerSession = options.maxPerSession ?? 100;
@@ -629,6 +600,7 @@ export class ResumableRequests {
     this.ackEveryBytes = Math.max(1, Math.floor(this.maxQueuedBytes / 4));
     this.retainDeliveredMs = options.retainDeliveredMs ?? Math.min(10_000, this.maxWait * 1000);
     this.maxRetained = Math.max(0, options.maxRetained ?? 10_000);
+    this.retention = new Retention(this.retainDeliveredMs, this.maxRetained, (request) => this.free(request));
     this.policyFor = options.policy;
     this.defaultPolicy = { minWait: this.minWait, maxWait: this.maxWait };
     this.deferPolicy = options.deferPolicy === true;
@@ -660,14 +632,11 @@ export class ResumableRequests {
   }
 
   private lookup(key: string): ResumableRequest | undefined {
-    if (this.direct === undefined) return this.byKey.get(key);
-    const holder = this.direct.holderOf(key);
-    return holder instanceof ResumableRequest && holder.manager === this ? holder : undefined;
+    return this.byKey.get(key);
   }
 
   private heldRequests(): ResumableRequest[] {
-    if (this.direct === undefined) return [...this.byKey.values()];
-    return [...this.direct.holders()].filter((h): h is ResumableRequest => h instanceof ResumableRequest && h.manager === this);
+    return [...this.byKey.values()];
   }
 
   /** Resolves once nothing is held. */
@@ -748,17 +717,17 @@ export class ResumableRequests {
     if (slot === undefined || !clientResumable(slot, session) || slot.count >= this.maxPerSession) return undefined;
     const full: ResumePolicy =
       policy === undefined ? this.defaultPolicy : { minWait: policy.minWait ?? this.minWait, maxWait: policy.maxWait ?? this.maxWait };
-    const token = newToken();
-    const key = this.keyOf(token);
-    const request = new ResumableRequest(this, key, context, session, context.principal ?? undefined, full, this.direct !== undefined ? token : "", slot.origin);
+    const token = mintToken();
+    const key = this.tokens.keyOf(token);
+    const request = new ResumableRequest(this, key, context, session, context.principal ?? undefined, full, this.tokens.kept(token), slot.origin);
     slot.count++;
     this.held++;
-    if (this.direct === undefined) this.byKey.set(key, request);
+    this.byKey.set(key, request);
     this.stats.made++;
     const record = { kind: "resumable" as const, requestId: context.id, status: "processing" as const, pendingInput: 0, keepFor: full.maxWait };
     if (request.principal !== undefined) (record as { principal?: string }).principal = request.principal;
     if (this.shared !== undefined) (record as { node?: string }).node = this.shared.nodeId;
-    if (this.direct !== undefined) request.entry = this.direct.adopt(key, record, request);
+    if (this.direct !== undefined) request.entry = this.direct.open(key, record);
     else this.chain(request, () => this.store.create(key, record));
     context.outlet = request;
     const reply = replyOf(context);
@@ -773,19 +742,14 @@ export class ResumableRequests {
   // ---- requests/resume and requests/getStatus ----
 
   private find(token: unknown, requestId: unknown, principal: string | undefined): ResumableRequest {
-    if (typeof token !== "string" || token.length === 0 || token.length > 256) throw unknownResumableError();
+    if (!isPresentedToken(token)) throw unknownResumableError();
     // Never compared byte by byte with an early exit: by its hash (shared store), or in constant time (in-memory).
-    const request = this.lookup(this.keyOf(token));
+    const request = this.lookup(this.tokens.keyOf(token));
     if (request === undefined || request.freed || request.requestId !== requestId || request.principal !== principal) {
       throw unknownResumableError();
     }
-    if (this.direct !== undefined && !sameToken(request.token, token)) throw unknownResumableError();
+    if (!this.tokens.matches(request.token, token)) throw unknownResumableError();
     return request;
-  }
-
-  /** Where a token's request is held: by a prefix with the in-memory store, by its SHA-256 with any other. */
-  private keyOf(token: string): string {
-    return this.direct !== undefined ? token.slice(0, LOCAL_KEY_CHARS) : tokenKey(token);
   }
 
   private resume(session: ServerSession, params: JsonObject | undefined, context: RequestContext): Promise<JsonObject> | JsonObject {
@@ -924,8 +888,8 @@ export class ResumableRequests {
     const token = params?.resumeToken;
     const requestId = params?.requestId;
     if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 1) return;
-    if (typeof token !== "string" || token.length === 0 || token.length > 256) return;
-    const key = this.keyOf(token);
+    if (!isPresentedToken(token)) return;
+    const key = this.tokens.keyOf(token);
     const request = this.lookup(key);
     if (request === undefined) {
       const remote = this.remoteAcks.get(key);
@@ -933,7 +897,7 @@ export class ResumableRequests {
       return;
     }
     if (request.freed || request.requestId !== requestId || request.attachment?.session !== session) return;
-    if (this.direct !== undefined && !sameToken(request.token, token)) return;
+    if (!this.tokens.matches(request.token, token)) return;
     this.confirmUpTo(request, seq);
   }
 
@@ -999,8 +963,8 @@ export class ResumableRequests {
 
   /** The store key of a token this node does not run, when the store is shared (else undefined: served locally). */
   private remoteKey(token: unknown): string | undefined {
-    if (this.shared === undefined || typeof token !== "string" || token.length === 0 || token.length > 256) return undefined;
-    const key = this.keyOf(token);
+    if (this.shared === undefined || !isPresentedToken(token)) return undefined;
+    const key = this.tokens.keyOf(token);
     return this.lookup(key) !== undefined ? undefined : key;
   }
 
@@ -1178,36 +1142,7 @@ export class ResumableRequests {
 
   /** @internal Serialize store work per request, so appends land in order even on an asynchronous store. */
   chain<T>(request: ResumableRequest, work: () => T | Promise<T>): T | Promise<T> {
-    const previous = this.store.ordered === true ? undefined : this.chains.get(request);
-    if (previous === undefined) {
-      let value: T | Promise<T>;
-      try {
-        value = work();
-      } catch (error) {
-        this.report(error);
-        return Promise.reject(error);
-      }
-      // A synchronous store (the in-memory one) costs no promise at all.
-      if (!(value instanceof Promise)) return value;
-      // The store applies calls in call order (one pipelined connection): no need to wait for the previous one.
-      if (this.store.ordered === true) {
-        value.catch((error: unknown) => this.report(error));
-        return value;
-      }
-      this.track(request, value);
-      return value;
-    }
-    const next = previous.then(work);
-    this.track(request, next);
-    return next;
-  }
-
-  /** Remembers the latest store work of a request (errors reported) until it settles. */
-  private track(request: ResumableRequest, work: Promise<unknown>): void {
-    const tracked = work.catch((error: unknown) => this.report(error)).finally(() => {
-      if (this.chains.get(request) === tracked) this.chains.delete(request);
-    });
-    this.chains.set(request, tracked);
+    return this.writes.chain(request, work);
   }
 
   /** @internal The request stopped running: it no longer counts against its session's limit. */
@@ -1230,41 +1165,7 @@ export class ResumableRequests {
   delivered(request: ResumableRequest, confirmed = false): void {
     this.clearExpiry(request);
     if (confirmed) return;
-    request.retainedUntil = Date.now() + this.retainDeliveredMs;
-    // One timer for all of them: the delay is the same for every request, so deadlines come in order.
-    this.retained.push({ request, until: request.retainedUntil });
-    // Over the bound, the oldest go now (the list may also hold stale entries: they count, and go too).
-    while (this.retained.length - this.retainedHead > this.maxRetained) this.dropOldestRetained();
-    if (this.sweeper === undefined) this.scheduleSweep();
-  }
-
-  /** Takes the oldest entry off the retained list and frees its request, if that entry is still its latest. */
-  private dropOldestRetained(): void {
-    const list = this.retained;
-    const { request, until } = list[this.retainedHead];
-    list[this.retainedHead++] = undefined as unknown as { request: ResumableRequest; until: number };
-    // Only its latest entry stands for it (a resume after delivery re-delivers and re-enters the list, or clears it).
-    if (request.retainedUntil === until) this.free(request);
-    if (this.retainedHead > 1024 && this.retainedHead * 2 > list.length) {
-      list.splice(0, this.retainedHead);
-      this.retainedHead = 0;
-    }
-  }
-
-  private scheduleSweep(): void {
-    const first = this.retained[this.retainedHead];
-    if (first === undefined) {
-      this.retained.length = 0;
-      this.retainedHead = 0;
-      this.sweeper = undefined;
-      return;
-    }
-    this.sweeper = setTimeout(() => {
-      const now = Date.now();
-      while (this.retainedHead < this.retained.length && this.retained[this.retainedHead].until <= now) this.dropOldestRetained();
-      this.scheduleSweep();
-    }, Math.max(0, first.until - Date.now()));
-    this.sweeper.unref?.();
+    this.retention.keep(request);
   }
 
   /** @internal Detached: cancel after maxWait unless resumed or checked on. */
@@ -1285,7 +1186,7 @@ export class ResumableRequests {
   }
 
   private clearExpiry(request: ResumableRequest): void {
-    request.retainedUntil = Infinity;
+    this.retention.forget(request);
     if (request.expiry !== undefined) {
       clearTimeout(request.expiry);
       request.expiry = undefined;
@@ -1322,9 +1223,9 @@ export class ResumableRequests {
     }
     this.held--;
     this.finished(request);
+    this.byKey.delete(request.key);
     if (this.direct !== undefined) this.direct.delete(request.key);
     else {
-      this.byKey.delete(request.key);
       // chain() tracks and forgets the work itself (and reports a failure); a .finally here would re-raise it unhandled.
       void this.chain(request, () => this.store.delete(request.key));
     }
@@ -1335,10 +1236,7 @@ export class ResumableRequests {
   close(): void {
     this.stopSignals?.();
     for (const end of [...this.remoteFollows]) end();
-    if (this.sweeper !== undefined) clearTimeout(this.sweeper);
-    this.sweeper = undefined;
-    this.retained = [];
-    this.retainedHead = 0;
+    this.retention.clear();
     for (const request of this.heldRequests()) this.cancel(request, new RpcError(RESUMABLE_FAILED_CODE, "Server shutting down"));
   }
 

@@ -1,5 +1,6 @@
 // Streamable HTTP client transport: POST per message, JSON or SSE replies, standalone GET, resumption, expiry.
 import type { JsonRpcErrorResponse, JsonRpcMessage, RequestId } from "../jsonrpc.js";
+import { ErrorCode } from "../jsonrpc.js";
 import type { InboundInfo, SendOptions, Transport } from "../transport.js";
 import { LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER, classifyMessage, mediaTypeOf, requestKey, responseId } from "./http-wire.js";
 import { SseDecoder } from "./sse.js";
@@ -12,7 +13,7 @@ import { limitOption } from "../limits.js";
  * Code of the JSON-RPC error responses this transport synthesizes for requests it can no longer complete
  * (stream lost, session expired); `data.reason` says which. Implementation-defined server-error range.
  */
-export const CONNECTION_LOST_CODE = -32000;
+export const CONNECTION_LOST_CODE = ErrorCode.ConnectionLost;
 
 /** The server answered 404 to the session id: the session is gone and a new initialize is needed. */
 export class SessionExpiredError extends Error {
