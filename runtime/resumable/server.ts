@@ -5,32 +5,28 @@ import { IdleWaiters } from "../idle-waiters.js";
 import { Retention } from "../durable/retention.js";
 import { isPresentedToken, mintToken, TokenScheme } from "../durable/token.js";
 import { WriteOrder } from "../durable/writes.js";
-import { ErrorCode, RpcError, type JsonObject, type JsonRpcErrorObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
-import type { RequestContext, RequestOptions } from "../peer.js";
+import { RpcError, type JsonObject, type JsonRpcErrorObject, type JsonRpcMessage } from "../jsonrpc.js";
+import type { RequestContext } from "../peer.js";
 import { SENT, type ReplyChannel } from "../transport.js";
-import { InboundOperation, OutboundOperation, type OperationKeeper, type OperationOutlet } from "../operations.js";
-import { ConnectionClosedError, RequestCancelledError } from "../errors.js";
-import { PROGRESS_NOTIFICATION } from "../progress.js";
+import { InboundOperation, type OperationKeeper } from "../operations.js";
+import { RequestCancelledError } from "../errors.js";
 import { SessionStateKey, type Session } from "../session.js";
-import { hasCapability, requiredClientCapability, type ServerSession } from "../lifecycle.js";
+import type { ServerSession } from "../lifecycle.js";
 import { MemoryOperationStore } from "../store/memory.js";
 import { StableMap } from "../stable-map.js";
-import { isSharedStore, isSyncStore, whenReady, type OperationStore, type SyncOperationStore, type SyncRecord, type OwnerSignal, type SharedOperationStore, type StoredStatus } from "../store/types.js";
+import { isSharedStore, isSyncStore, whenReady, type OperationStore, type SyncOperationStore, type OwnerSignal, type SharedOperationStore } from "../store/types.js";
 import {
   GET_STATUS_REQUEST,
   LAST_SEQ_META_KEY,
   RECEIVED_NOTIFICATION,
   RESUME_ATTEMPT_META_KEY,
-  RESUMABLE_CAPABILITY,
   RESUMABLE_FAILED_CODE,
   RESUME_POLICY_NOTIFICATION,
   RESUME_REQUEST,
-  nodeLostError,
-  stampMessage,
-  stampOwned,
-  type SeqStamp,
   unknownResumableError,
 } from "./protocol.js";
+import { RemoteResumes } from "./remote.js";
+import { CLAIMS_PER_ATTEMPT, DEFAULT_MAX_WAIT, clientResumable, ignore, PendingResumable, replyOf, passMarks, ResumableRequest, type Attachment, type SessionSlot } from "./request.js";
 
 /** Seconds, as the notification carries them. */
 export interface ResumePolicy {
@@ -87,21 +83,6 @@ export interface ResumableServerOptions {
   onerror?: (error: Error) => void;
 }
 
-interface Attachment {
-  session: Session;
-  /** Set when attached through requests/resume: the final response settles that request instead. */
-  resume?: { context: InboundOperation; settle: (message: JsonRpcMessage) => void };
-  /** While a replay from an asynchronous store is under way, live messages wait here (they follow it). */
-  held?: { message: JsonRpcMessage; seq: number }[];
-}
-
-const DEFAULT_MAX_WAIT = 60;
-/**
- * A resume's rank is its attempt number (from the client) times this, plus its claim in a shared store: a later
- * attempt always outranks an earlier one; between resumes of the same attempt (a client that does not number
- * them) the later claim wins. Exact integers for any attempt count a client could reach.
- */
-const CLAIMS_PER_ATTEMPT = 2 ** 32;
 
 /** The client's number for this resume (see RESUME_ATTEMPT_META_KEY); 0 when it gives none. */
 function resumeAttempt(meta: JsonObject | undefined): number {
@@ -111,430 +92,6 @@ function resumeAttempt(meta: JsonObject | undefined): number {
 
 /** Requests that are about resumable requests, or too short-lived to be worth it. */
 const NEVER_RESUMABLE = new Set([RESUME_REQUEST, GET_STATUS_REQUEST, "initialize", "ping"]);
-
-interface PendingInput {
-  op: OutboundOperation;
-  message: JsonRpcMessage;
-  seq: number;
-}
-
-/**
- * What a manager keeps on each session it is installed on (its SessionStateKey): its running resumable requests,
- * and the attachment every request that starts on it shares (never mutated: a resume makes a new one).
- */
-interface SessionSlot {
-  count: number;
-  readonly origin: Attachment;
-  /** The client capabilities last looked at, and whether they advertise resumableRequests (read once per handshake). */
-  caps: JsonObject | undefined;
-  resumable: boolean;
-}
-
-/** Whether the session's client advertised resumableRequests; the answer is kept until its capabilities change. */
-function clientResumable(slot: SessionSlot, session: ServerSession): boolean {
-  const caps = session.clientCapabilities;
-  if (caps !== slot.caps) {
-    slot.caps = caps;
-    slot.resumable = hasCapability(caps, RESUMABLE_CAPABILITY);
-  }
-  return slot.resumable;
-}
-
-/** Shared by every request that never asked the client anything: it is only read, never written. */
-const NO_INPUT: Map<RequestId, PendingInput> = new Map();
-
-
-/** One resumable request. It is the outlet of the handler's operation: everything it sends comes here. */
-class ResumableRequest implements OperationOutlet {
-  nextSeq = 1;
-  /** Bytes of every message queued so far (the final response aside), and how many of those were confirmed. */
-  totalBytes = 0;
-  confirmedBytes = 0;
-  /** The highest seq the client confirmed, and the seq of the last message queued (the final response aside). */
-  confirmedSeq = 0;
-  lastQueuedSeq = 0;
-  /** Seq of the final response, once there is one. */
-  finalSeq = 0;
-  /** Messages that asked the client to confirm: their seq and totalBytes after them (confirming one frees those). */
-  marks: { seq: number; bytes: number }[] | undefined = undefined;
-  /** totalBytes past which the next message asks for a confirmation. */
-  nextAskAt: number;
-  /** The connection under the current attachment is gone for now (HTTP: its reply stream closed): maxWait runs. */
-  linkDown = false;
-  status: StoredStatus = "processing";
-  final: JsonRpcMessage | undefined = undefined;
-  attachment: Attachment | undefined;
-  expiry: ReturnType<typeof setTimeout> | undefined = undefined;
-  freed = false;
-  /** When a delivered final response may be dropped; Infinity while none is waiting to be. */
-  retainedUntil = Infinity;
-  /** Whether it still counts against its session's limit of running resumable requests. */
-  counted = true;
-  /** Server-to-client requests of this request that wait for an answer, by id; created on first use (most have none). */
-  private inputMap: Map<RequestId, PendingInput> | undefined = undefined;
-  get input(): ReadonlyMap<RequestId, PendingInput> & { delete(id: RequestId): boolean; clear(): void } {
-    return this.inputMap ?? NO_INPUT;
-  }
-  /** The highest seq handed to a live connection. */
-  sentSeq = 0;
-  /** The latest attachment number claimed for it in a shared store (see SharedOperationStore.claim). */
-  epoch = 0;
-  /** @internal Its record in a synchronous store, written through directly. */
-  entry: SyncRecord | undefined = undefined;
-
-  constructor(
-    readonly manager: ResumableRequests,
-    readonly key: string,
-    readonly context: InboundOperation,
-    readonly origin: Session,
-    readonly principal: string | undefined,
-    readonly policy: ResumePolicy,
-    /** What the manager's TokenScheme keeps of the token (the token itself only with an in-process store). */
-    readonly token: string,
-    /** The attachment to the session it started on, shared by every request of that session. */
-    attachment: Attachment,
-  ) {
-    this.attachment = attachment;
-    this.nextAskAt = manager.ackEveryBytes;
-  }
-
-  get requestId(): RequestId {
-    return this.context.id;
-  }
-
-  /** Bytes queued and not confirmed: what maxQueuedBytes bounds. */
-  get queuedBytes(): number {
-    return this.totalBytes - this.confirmedBytes;
-  }
-
-  /** No connection carries it now, so its maxWait clock runs. */
-  get waiting(): boolean {
-    return this.attachment === undefined || this.linkDown;
-  }
-
-  send(message: JsonRpcMessage, owned?: boolean): void {
-    if (this.freed) return;
-    const isFinal = (message as unknown as JsonObject).method === undefined;
-    if (isFinal) {
-      if (this.final !== undefined) return;
-      this.status = (message as unknown as JsonObject).error !== undefined ? "failed" : "completed";
-      this.manager.finished(this);
-    } else if (this.status !== "processing") {
-      return; // nothing may follow the final response
-    }
-    const seq = this.nextSeq++;
-    // Sized before stamping: an owned message is stamped in place. The final response is always kept whatever its
-    // size: the limit guards against endless streams of messages.
-    const size = isFinal ? 0 : progressSize(message);
-    // Past the mark, this message asks the client to confirm what it has; its answer empties the queue up to here.
-    const ask = !isFinal && this.totalBytes >= this.nextAskAt;
-    const stamp: SeqStamp = ask ? { requestId: this.requestId, seq, ack: true } : { requestId: this.requestId, seq };
-    const stamped = owned === true ? stampOwned(message, stamp) : stampMessage(message, stamp);
-    if (isFinal) {
-      this.final = stamped;
-      this.finalSeq = seq;
-    } else {
-      this.totalBytes += size >= 0 ? size : JSON.stringify(stamped).length;
-      this.lastQueuedSeq = seq;
-      if (ask) {
-        (this.marks ??= []).push({ seq, bytes: this.totalBytes });
-        this.nextAskAt = this.totalBytes + this.manager.ackEveryBytes;
-      }
-    }
-    const manager = this.manager;
-    const entry = this.entry;
-    if (entry !== undefined) {
-      // The default in-memory store: synchronous and in order, so no chain, no closure and no lookup per message.
-      // The final response is not queued there: it is `final`, which a replay sends last (most calls queue nothing else).
-      if (isFinal) entry.operation.status = this.status;
-      else entry.queue.push({ seq, message: stamped });
-    } else {
-      const store = manager.store;
-      manager.chain(this, () => store.append(this.key, { seq, message: stamped }));
-      if (isFinal) manager.chain(this, () => store.update(this.key, { status: this.status }));
-    }
-    if (!isFinal && this.queuedBytes > this.manager.maxQueuedBytes) {
-      this.overflow();
-      return;
-    }
-    this.deliver(stamped, seq, ask);
-  }
-
-  request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
-    if (this.freed || this.status !== "processing") return Promise.reject(new RpcError(ErrorCode.InvalidRequest, "The request is no longer running"));
-    const session = this.attachment?.session ?? this.origin;
-    const capability = requiredClientCapability(method);
-    const clientCaps = (session as Partial<ServerSession>).clientCapabilities;
-    if (capability !== undefined && !hasCapability(clientCaps, capability)) {
-      return Promise.reject(new RpcError(ErrorCode.InvalidRequest, `The client does not support ${capability}`));
-    }
-    const signal = options?.signal;
-    if (signal?.aborted === true) return Promise.reject(new RequestCancelledError(method, signal.reason));
-    const id = `${this.manager.inputPrefix}${this.manager.inputCounter++}`;
-    const op = new OutboundOperation(id, method);
-    op.keeper = this.manager.inputKeeper;
-    // However the answer comes (this connection, a resume, another node's signal), the stored count follows it,
-    // and the caller's abort listener goes (a long-lived signal kept one closure per answered request).
-    const settled = (): void => {
-      this.input.delete(id);
-      this.recordPendingInput();
-      if (op.abortListener !== undefined) {
-        op.callerSignal!.removeEventListener("abort", op.abortListener);
-        op.abortListener = undefined;
-      }
-    };
-    const promise = new Promise<JsonObject>((resolve, reject) => {
-      op.resolve = (result) => {
-        settled();
-        resolve(result);
-      };
-      op.reject = (error) => {
-        settled();
-        reject(error);
-      };
-    });
-    if (signal !== undefined) {
-      op.callerSignal = signal;
-      op.abortListener = () => {
-        if (!this.input.has(id)) return;
-        this.input.get(id)!.op.state = "cancelled";
-        this.attachment?.session.operations.outbound.delete(id);
-        op.reject(new RequestCancelledError(method, signal.reason));
-      };
-      signal.addEventListener("abort", op.abortListener, { once: true });
-    }
-    const seq = this.nextSeq++;
-    const message = stampMessage(
-      params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params },
-      { requestId: this.requestId, seq },
-    );
-    (this.inputMap ??= new Map()).set(id, { op, message, seq });
-    this.totalBytes += JSON.stringify(message).length;
-    this.lastQueuedSeq = seq;
-    const store = this.manager.store;
-    this.manager.chain(this, () => store.append(this.key, { seq, message }));
-    this.recordPendingInput();
-    if (this.attachment !== undefined) this.attachment.session.operations.outbound.set(id, op);
-    this.deliver(message, seq);
-    return promise;
-  }
-
-  /** The stored count of unanswered server-to-client requests (what another node's getStatus reports). */
-  private recordPendingInput(): void {
-    if (this.freed) return;
-    const store = this.manager.store;
-    this.manager.chain(this, () => store.update(this.key, { pendingInput: this.input.size }));
-  }
-
-  /**
-   * Hands a message to the live connection, if there is one; it stays queued until confirmed either way. `ask`: it
-   * asks for a confirmation, which a transport that reports delivery gives by itself.
-   */
-  deliver(message: JsonRpcMessage, seq: number, ask = false): void {
-    const attachment = this.attachment;
-    if (attachment === undefined) return;
-    if (attachment.held !== undefined) {
-      attachment.held.push({ message, seq });
-      return;
-    }
-    const isFinal = message === this.final;
-    if (isFinal && attachment.resume !== undefined) {
-      attachment.resume.settle(message);
-      this.sentSeq = seq;
-      this.manager.delivered(this);
-      return;
-    }
-    // Counted as sent at once (one promise reaction per message is the costly part); a failed send detaches,
-    // and the message still waits in the queue for the resume.
-    if (seq > this.sentSeq) this.sentSeq = seq;
-    const session = attachment.session;
-    // A transport that confirms delivery says when the client has the final response: nothing is left to resume
-    // then. Lost on the way (the connection cut first), it never says, and the request waits for a resume.
-    const confirmed = isFinal && session.confirmsDelivery;
-    const sent = confirmed
-      ? session.transmit(message, this.requestId, () => this.manager.deliveryConfirmed(this))
-      : ask && session.confirmsDelivery
-        ? session.transmit(message, this.requestId, () => this.manager.confirmUpTo(this, seq))
-        : session.transmit(message, this.requestId);
-    if (sent !== SENT) {
-      sent.catch(() => {
-        if (this.attachment === attachment) this.detach();
-      });
-    }
-    if (isFinal) this.manager.delivered(this, confirmed);
-  }
-
-  cancelled(): void {
-    this.manager.peerCancelled(this);
-  }
-
-  connectionClosed(op: InboundOperation): void {
-    if (op === this.context && this.attachment !== undefined && this.attachment.resume === undefined) this.detach();
-  }
-
-  detach(): void {
-    const attachment = this.attachment;
-    if (attachment === undefined) return;
-    this.attachment = undefined;
-    this.linkDown = false;
-    this.unregisterInput(attachment.session);
-    this.manager.armExpiry(this);
-  }
-
-  /** The session no longer carries this request's unanswered server-to-client requests (unless newer ones took the ids). */
-  unregisterInput(session: Session): void {
-    if (this.input.size === 0) return;
-    const outbound = session.operations.outbound;
-    for (const { op } of this.input.values()) if (outbound.get(op.id) === op) outbound.delete(op.id);
-  }
-
-  /** A requests/resume attachment that will not carry the final response: its own request ends with `{}`. */
-  endResume(attachment: Attachment): void {
-    if (attachment.resume === undefined) return;
-    attachment.resume.context.state = "cancelled";
-    attachment.resume.settle({ jsonrpc: "2.0", id: this.requestId, result: {} });
-  }
-
-  /** The queue limit was passed: the request fails for good with a clear error. */
-  private overflow(): void {
-    const limit = this.manager.maxQueuedBytes;
-    const error = new RpcError(RESUMABLE_FAILED_CODE, `Resumable request exceeded its queue limit of ${limit} bytes`);
-    this.context.state = "failed";
-    this.context.abort(error);
-    if (this.context.reporter !== undefined) this.context.reporter.stop();
-    this.send({ jsonrpc: "2.0", id: this.requestId, error: error.toJSON() });
-  }
-}
-
-/**
- * With deferPolicy: a request the policy selected that is not resumable yet. Making a request resumable has a fixed cost (the
- * policy notification, a token, a store record, a stamp on every message), wasted on a call that answers at
- * once, so the decision waits. The request becomes resumable at the first of: the end of the macrotask it
- * arrived in (the manager's setImmediate), its first outgoing message other than the final response, or an
- * explicit makeResumable. A final response that comes before all of these goes out plain: the server decided
- * this request is not resumable, which SEP-975 leaves to the server per request.
- * The rule that keeps both guarantees: the policy precedes every other message of a resumable request (a
- * progress value or server-to-client request sent in the first tick makes the request resumable right then,
- * before that message), and only the final response can ever go out plain, so nothing follows a plain message.
- */
-class PendingResumable implements OperationOutlet {
-  /** The request once made resumable; later messages go straight to it (it replaces this as the outlet). */
-  promoted: ResumableRequest | undefined = undefined;
-  /** Answered plain, closed, cancelled or refused: it will never be made resumable. */
-  settled = false;
-
-  constructor(
-    readonly manager: ResumableRequests,
-    readonly context: InboundOperation & RequestContext,
-    readonly session: ServerSession,
-    readonly policy: Partial<ResumePolicy> | undefined,
-  ) {}
-
-  /** Make it resumable now; undefined when that cannot be (it then runs as a plain request from here on). */
-  promote(policy?: Partial<ResumePolicy>): ResumableRequest | undefined {
-    if (this.promoted !== undefined) return this.promoted;
-    if (this.settled) return undefined;
-    this.settled = true;
-    const request = this.manager.promote(this.context, this.session, policy ?? this.policy);
-    if (request === undefined) {
-      if (this.context.outlet === this) this.context.outlet = undefined;
-      return undefined;
-    }
-    this.promoted = request;
-    return request;
-  }
-
-  send(message: JsonRpcMessage, owned?: boolean): void {
-    const promoted = this.promoted;
-    if (promoted !== undefined) {
-      promoted.send(message, owned);
-      return;
-    }
-    const context = this.context;
-    const m = message as unknown as JsonObject;
-    if (m.method === undefined) {
-      // Answered before it was made resumable: a plain response, exactly what the session would have sent.
-      this.settled = true;
-      this.manager.stats.answeredPlain++;
-      if (context.outlet === this) context.outlet = undefined;
-      this.session.transmit(message, context.id).catch(ignore);
-      return;
-    }
-    const request = this.promote();
-    if (request !== undefined) {
-      request.send(message, owned);
-      return;
-    }
-    // Refused (session limit, connection gone): sent as the plain request it now is.
-    const params = m.params as JsonObject | undefined;
-    const sent =
-      m.method === PROGRESS_NOTIFICATION && params !== undefined
-        ? this.session.sendProgress(params, context.id)
-        : this.session.sendNotification(m.method as string, params, context.id);
-    sent.catch(ignore);
-  }
-
-  request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
-    const request = this.promote();
-    if (request !== undefined) return request.request(method, params, options);
-    return this.context.request(method, params, options);
-  }
-
-  connectionClosed(op: InboundOperation): void {
-    if (this.promoted !== undefined) {
-      this.promoted.connectionClosed(op);
-      return;
-    }
-    // Not resumable: it ends with its connection, as a plain request does.
-    this.settled = true;
-    op.state = "closed";
-    if (op.reporter !== undefined) op.reporter.stop();
-    op.abort(new ConnectionClosedError());
-  }
-
-  cancelled(): void {
-    if (this.promoted !== undefined) this.promoted.cancelled();
-    else this.settled = true;
-  }
-}
-
-function ignore(): void {}
-
-/** The transport's reply channel of the request a context serves (HTTP), which the session keeps on the context. */
-function replyOf(context: object): ReplyChannel | undefined {
-  return (context as { reply?: ReplyChannel }).reply;
-}
-
-/** Drops the marks up to `seq` (confirmed); returns totalBytes at the last of them, or 0 when none was passed. */
-function passMarks(request: ResumableRequest, seq: number): number {
-  const marks = request.marks;
-  if (marks === undefined) return 0;
-  let passed = 0;
-  while (passed < marks.length && marks[passed].seq <= seq) passed++;
-  if (passed === 0) return 0;
-  const bytes = marks[passed - 1].bytes;
-  marks.splice(0, passed);
-  return bytes;
-}
-
-/**
- * Bytes a progress notification counts against the queue limit, from its few flat fields (within a few bytes of
- * its stamped JSON) without serializing it; -1 for any other message, which is serialized once stamped.
- */
-function progressSize(message: JsonRpcMessage): number {
-  const m = message as unknown as JsonObject;
-  if (m.method !== PROGRESS_NOTIFICATION || !isObject(m.params)) return -1;
-  // The envelope, the seq stamp and the punctuation come to about 150 bytes.
-  let n = 150;
-  const params = m.params;
-  for (const key in params) {
-    const value = params[key];
-    if (typeof value === "string") n += key.length + value.length + 6;
-    else if (typeof value === "number") n += key.length + 26;
-    else return -1;
-  }
-  return n;
-}
 
 /**
  * Makes requests resumable (SEP-975) and serves requests/resume and requests/getStatus. One instance per server
@@ -573,12 +130,8 @@ export class ResumableRequests {
   private readonly writes: WriteOrder<ResumableRequest>;
   private readonly tokens: TokenScheme;
   private readonly retention: Retention<ResumableRequest>;
-  /** Resumes this node serves for requests other nodes run: each entry ends one (shutdown). */
-  private readonly remoteFollows = new Set<() => void>();
-  /** The latest such resume of each request: a newer one supersedes it, as takeOver does for local ones. */
-  private readonly remoteByKey = new Map<string, () => void>();
-  /** For those resumes: the session they serve, and how to pass the client's confirmations on to the running node. */
-  private readonly remoteAcks = new Map<string, { session: Session; requestId: RequestId; tell: (signal: OwnerSignal) => void }>();
+  /** Resumes and status checks this node serves for requests other nodes run (shared store only). */
+  private readonly remote: RemoteResumes | undefined;
   private readonly idleWaiters = new IdleWaiters();
   /** Policy-selected requests waiting for the end of their first macrotask (see PendingResumable). */
   private pending: PendingResumable[] = [];
@@ -607,8 +160,9 @@ export class ResumableRequests {
     this.onerror = options.onerror;
     if (isSharedStore(this.store)) {
       this.shared = this.store;
+      this.remote = new RemoteResumes(this, this.store, (error) => this.report(error));
       this.stopSignals = this.store.onSignal((key, signal) => this.signalled(key, signal));
-    }
+    } else this.remote = undefined;
   }
 
   private readonly stopSignals: (() => void) | undefined = undefined;
@@ -757,7 +311,7 @@ export class ResumableRequests {
     const ack = meta !== undefined && typeof meta[LAST_SEQ_META_KEY] === "number" ? (meta[LAST_SEQ_META_KEY] as number) : 0;
     const attempt = resumeAttempt(meta);
     const remoteKey = this.remoteKey(params?.resumeToken);
-    if (remoteKey !== undefined) return this.resumeRemote(session, remoteKey, ack, attempt, context);
+    if (remoteKey !== undefined) return this.remote!.resume(session, remoteKey, ack, attempt, context);
     const request = this.find(params?.resumeToken, context.requestId, context.principal ?? undefined);
     this.stats.resumed++;
     if (this.shared === undefined) {
@@ -892,7 +446,7 @@ export class ResumableRequests {
     const key = this.tokens.keyOf(token);
     const request = this.lookup(key);
     if (request === undefined) {
-      const remote = this.remoteAcks.get(key);
+      const remote = this.remote?.acks.get(key);
       if (remote !== undefined && remote.session === session && remote.requestId === requestId) remote.tell({ type: "confirm", seq });
       return;
     }
@@ -932,7 +486,7 @@ export class ResumableRequests {
 
   private getStatus(params: JsonObject | undefined, context: RequestContext): JsonObject | Promise<JsonObject> {
     const remoteKey = this.remoteKey(params?.resumeToken);
-    if (remoteKey !== undefined) return this.getStatusRemote(remoteKey, params?.requestId, context);
+    if (remoteKey !== undefined) return this.remote!.getStatus(remoteKey, params?.requestId, context);
     const request = this.find(params?.resumeToken, params?.requestId, context.principal ?? undefined);
     this.stats.statusChecks++;
     if (request.waiting) this.armExpiry(request);
@@ -966,134 +520,6 @@ export class ResumableRequests {
     if (this.shared === undefined || !isPresentedToken(token)) return undefined;
     const key = this.tokens.keyOf(token);
     return this.lookup(key) !== undefined ? undefined : key;
-  }
-
-  private async remoteRecord(key: string, requestId: unknown, principal: string | undefined) {
-    const stored = await this.shared!.get(key);
-    if (stored === undefined || stored.kind !== "resumable" || stored.requestId !== requestId || stored.principal !== principal) {
-      throw unknownResumableError();
-    }
-    return stored;
-  }
-
-  private async getStatusRemote(key: string, requestId: unknown, context: RequestContext): Promise<JsonObject> {
-    const stored = await this.remoteRecord(key, requestId, context.principal ?? undefined);
-    this.stats.statusChecks++;
-    this.stats.remoteStatusChecks++;
-    // Resets the running node's maxWait clock, as a status check there would.
-    if (stored.node !== undefined && !stored.lost) void Promise.resolve(this.shared!.signal(stored.node, key, { type: "touch" })).catch((e: unknown) => this.report(e));
-    return {
-      requestId: stored.requestId,
-      status: stored.status,
-      hasPendingMessage: (stored.queued ?? 0) > 0,
-      hasInputRequest: stored.pendingInput > 0,
-    };
-  }
-
-  /**
-   * requests/resume for a request another node runs: replay its unconfirmed queue from the store, then follow it
-   * live until the final response, which answers the resume. The running node is told (attach, touches while
-   * following, detach or delivered at the end) so it neither expires the request nor keeps it longer than needed.
-   */
-  private async resumeRemote(session: ServerSession, key: string, ack: number, attempt: number, context: RequestContext): Promise<JsonObject> {
-    const shared = this.shared!;
-    // The claim goes out with the read, on arrival: resumes are ordered by when they reached a node, not by how
-    // long each took to look the request up.
-    const claimed = Promise.resolve(shared.claim(key));
-    claimed.catch(() => undefined);
-    const stored = await this.remoteRecord(key, context.requestId, context.principal ?? undefined);
-    if (stored.lost === true) throw nodeLostError();
-    const claim = await claimed;
-    if (claim === 0) throw unknownResumableError();
-    const epoch = attempt * CLAIMS_PER_ATTEMPT + claim;
-    this.stats.resumed++;
-    this.stats.remoteResumes++;
-    const requestId = stored.requestId;
-    const owner = stored.node;
-    const tell = (signal: OwnerSignal) => {
-      if (owner !== undefined) void Promise.resolve(shared.signal(owner, key, { ...signal, epoch })).catch((e: unknown) => this.report(e));
-    };
-    await shared.confirm(key, ack);
-    const resumeOp = context as unknown as InboundOperation;
-    // Its connection went while the store answered (the client may already be resuming elsewhere): no attach.
-    if (resumeOp.signal.aborted) {
-      if (resumeOp.signal.reason instanceof RequestCancelledError) tell({ type: "cancel", reason: String(resumeOp.signal.reason.message) });
-      return {};
-    }
-    tell({ type: "attach", seq: ack });
-    replyOf(context)?.takeOver?.();
-    const proxies = new Map<RequestId, OutboundOperation>();
-    return new Promise<JsonObject>((resolve, reject) => {
-      let ended = false;
-      const touchEvery = Math.max(250, ((stored.keepFor ?? DEFAULT_MAX_WAIT) * 1000) / 3);
-      const touch = setInterval(() => tell({ type: "touch" }), touchEvery);
-      touch.unref?.();
-      const end = (after: () => void) => {
-        if (ended) return;
-        ended = true;
-        clearInterval(touch);
-        following.close();
-        this.remoteFollows.delete(stop);
-        if (this.remoteByKey.get(key) === supersede) {
-          this.remoteByKey.delete(key);
-          this.remoteAcks.delete(key);
-        }
-        resumeOp.signal.removeEventListener("abort", onAbort);
-        for (const [id, op] of proxies) if (session.operations.outbound.get(id) === op) session.operations.outbound.delete(id);
-        after();
-      };
-      const stop = () => end(() => reject(new RpcError(RESUMABLE_FAILED_CODE, "Server shutting down")));
-      // Superseded by a newer resume on this node: this one gets no answer (the newer one carries the request).
-      const supersede = () =>
-        end(() => {
-          resumeOp.state = "cancelled";
-          resolve({});
-        });
-      this.remoteByKey.get(key)?.();
-      this.remoteByKey.set(key, supersede);
-      this.remoteAcks.set(key, { session, requestId, tell });
-      const onAbort = () =>
-        end(() => {
-          const reason = resumeOp.signal.reason;
-          if (reason instanceof RequestCancelledError) tell({ type: "cancel", reason: String(reason.message) });
-          else tell({ type: "detach" });
-          resolve({});
-        });
-      const following = shared.follow(key, ack, {
-        message: ({ message }) => {
-          const m = message as unknown as JsonObject;
-          if (m.method === undefined) {
-            end(() => {
-              tell({ type: "delivered" });
-              if (m.error !== undefined) {
-                const e = m.error as JsonRpcErrorObject;
-                reject(new RpcError(e.code, e.message, e.data));
-              } else resolve(m.result as JsonObject);
-            });
-            return;
-          }
-          if (m.id !== undefined) proxies.set(m.id as RequestId, this.answerProxy(session, m.id as RequestId, String(m.method), tell));
-          this.stats.replayed++;
-          session.transmit(message, requestId).catch(() => undefined);
-        },
-        lost: (reason) => end(() => reject(new RpcError(RESUMABLE_FAILED_CODE, `Resumable request failed: ${reason}`, { requestId }))),
-      });
-      this.remoteFollows.add(stop);
-      resumeOp.signal.addEventListener("abort", onAbort, { once: true });
-    });
-  }
-
-  /** Stands in, on this node, for a server-to-client request another node made: the answer goes to that node. */
-  private answerProxy(session: ServerSession, id: RequestId, method: string, tell: (signal: OwnerSignal) => void): OutboundOperation {
-    const op = new OutboundOperation(id, method);
-    op.keeper = this.inputKeeper;
-    op.resolve = (result) => tell({ type: "answer", id, message: { jsonrpc: "2.0", id, result } });
-    op.reject = (error) => {
-      const rpc = error instanceof RpcError ? error : new RpcError(ErrorCode.InternalError, error.message);
-      tell({ type: "answer", id, message: { jsonrpc: "2.0", id, error: rpc.toJSON() } });
-    };
-    session.operations.outbound.set(id, op);
-    return op;
   }
 
   /** A node serving one of our requests for its client: attach, touch, detach, delivered, cancel, answer. */
@@ -1235,7 +661,7 @@ export class ResumableRequests {
   /** Stop every timer and forget everything (server shutdown). Running handlers are aborted. */
   close(): void {
     this.stopSignals?.();
-    for (const end of [...this.remoteFollows]) end();
+    this.remote?.close();
     this.retention.clear();
     for (const request of this.heldRequests()) this.cancel(request, new RpcError(RESUMABLE_FAILED_CODE, "Server shutting down"));
   }
