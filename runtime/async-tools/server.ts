@@ -1,7 +1,7 @@
 // Server side of async tool calls (PR #617): tools/async/call|join|get and the tools/async/cancel notification.
 import { Buffer } from "node:buffer";
 import { limitOption } from "../limits.js";
-import { IdleWaiters } from "../idle-waiters.js";
+import { DurableEngine } from "../durable/engine.js";
 import { ErrorCode, RpcError, type JsonObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import type { RequestContext, RequestOptions } from "../peer.js";
 import { InboundOperation } from "../operations.js";
@@ -11,10 +11,9 @@ import type { ProgressToken } from "../operations.js";
 import { CANCELLED_NOTIFICATION, SessionStateKey, type Session } from "../session.js";
 import type { ServerSession } from "../lifecycle.js";
 import { isPresentedToken, mintToken, TokenScheme } from "../durable/token.js";
-import { WriteOrder } from "../durable/writes.js";
 import { MemoryOperationStore } from "../store/memory.js";
 import { nodeLostError } from "../durable/errors.js";
-import { isSharedStore, type OperationStore, type OwnerSignal, type SharedOperationStore, type StoredOperation } from "../store/types.js";
+import { type OperationStore, type OwnerSignal, type SharedOperationStore, type StoredOperation } from "../store/types.js";
 
 export const ASYNC_CALL = "tools/async/call";
 export const ASYNC_JOIN = "tools/async/join";
@@ -56,9 +55,6 @@ export interface AsyncToolsOptions {
   store?: OperationStore;
   onerror?: (error: Error) => void;
 }
-
-/** Stands in for the store when there is none (nothing is written then). */
-const NO_STORE = new MemoryOperationStore();
 
 /** The outcome of a run that was cancelled, as recorded for other nodes: they tell their joined sessions. */
 const CANCELLED_STATUS = "cancelled";
@@ -222,11 +218,10 @@ export class AsyncTools {
   private readonly maxRunsPerPrincipal: number;
   private readonly maxKeptResultBytes: number;
   private readonly maxRefusals: number;
-  /** Runs held, by the key of their token. */
-  private readonly runs = new Map<string, AsyncRun>();
+  /** Runs held, by the key of their token, with the store and the token scheme. */
+  private readonly engine: DurableEngine<AsyncRun>;
   /** @internal */
   readonly tokens: TokenScheme;
-  private readonly writes: WriteOrder<AsyncRun>;
   /** Runs whose handler has not returned yet, by owner; an owner with none has no entry. */
   private readonly runningBy = new Map<RunOwner, number>();
   private runningCount = 0;
@@ -236,13 +231,7 @@ export class AsyncTools {
   /** Refused calls by token, oldest first. */
   private readonly refusals = new Map<string, Refusal>();
   private readonly shared: SharedOperationStore | undefined;
-  /** Runs by store key (shared store only), for signals from other nodes. */
-  private readonly byKey = new Map<string, AsyncRun>();
   private readonly onerror: ((error: Error) => void) | undefined;
-  private readonly stopSignals: (() => void) | undefined;
-  /** Joins and gets this node serves for runs on other nodes: each entry ends one (shutdown). */
-  private readonly remoteFollows = new Set<() => void>();
-  private readonly idleWaiters = new IdleWaiters();
   /**
    * What each installed session is joined to, by run key (or `remote:` and store key for a run on another node):
    * the function that ends that join, called when the session's connection closes.
@@ -264,13 +253,12 @@ export class AsyncTools {
     this.maxKeptResultBytes = limitOption("maxKeptResultBytes", options.maxKeptResultBytes, 32 * 1024 * 1024);
     this.maxRefusals = limitOption("maxRefusals", options.maxRefusals, 1000);
     this.onerror = options.onerror;
-    const shared = options.store !== undefined && isSharedStore(options.store);
-    this.tokens = new TokenScheme(!shared);
-    this.writes = new WriteOrder(options.store ?? NO_STORE, (error) => this.report(error));
-    if (options.store !== undefined && isSharedStore(options.store)) {
-      this.shared = options.store;
-      this.stopSignals = options.store.onSignal((key, signal) => this.signalled(key, signal));
-    }
+    // Without a store, runs live in this process only (the engine is given an in-memory one it never writes).
+    this.engine = new DurableEngine<AsyncRun>(options.store ?? new MemoryOperationStore(), (error) => this.report(error), (run, signal) =>
+      this.signalled(run, signal),
+    );
+    this.tokens = this.engine.tokens;
+    this.shared = this.engine.shared;
   }
 
   /** What to merge into the server's capabilities: `{ async: { maxKeepAliveTime } }`. */
@@ -280,7 +268,7 @@ export class AsyncTools {
 
   /** Runs held: running, or finished and kept for their result. */
   get size(): number {
-    return this.runs.size;
+    return this.engine.size;
   }
 
   /** Runs whose handler has not returned yet (a cancelled handler counts until it returns). */
@@ -295,7 +283,7 @@ export class AsyncTools {
 
   /** Resolves once no run is held. */
   idle(): Promise<void> {
-    return this.idleWaiters.wait(this.runs.size === 0);
+    return this.engine.idle();
   }
 
   install(session: ServerSession): void {
@@ -347,12 +335,11 @@ export class AsyncTools {
       return { accepted: false, token, keepAlive };
     }
     const run = new AsyncRun(this, token, key, context.requestId, keepAlive, principal);
-    this.runs.set(key, run);
+    this.engine.add(run);
     this.runningCount++;
     this.runningBy.set(owner, (this.runningBy.get(owner) ?? 0) + 1);
     if (this.shared !== undefined) {
       run.storeKey = key;
-      this.byKey.set(key, run);
       const record: StoredOperation = { kind: "async", requestId: context.requestId, status: "processing", pendingInput: 0, node: this.shared.nodeId, keepFor: keepAlive };
       if (run.principal !== undefined) record.principal = run.principal;
       this.write(() => this.shared!.create(key, record));
@@ -423,16 +410,10 @@ export class AsyncTools {
     return refusal;
   }
 
-  /** The run a presented token names, or undefined: by its key, then the whole token in constant time. */
-  private lookup(token: unknown): AsyncRun | undefined {
-    if (!isPresentedToken(token)) return undefined;
-    const run = this.runs.get(this.tokens.keyOf(token));
-    return run !== undefined && this.tokens.matches(run.keptToken, token) ? run : undefined;
-  }
-
+  /** The run a presented token names for this principal (by key, then the whole token in constant time). */
   private find(token: unknown, principal: string | undefined): AsyncRun {
-    const run = this.lookup(token);
-    if (run === undefined || run.principal !== principal) throw unknownRun();
+    const run = this.engine.find(token, principal);
+    if (run === undefined) throw unknownRun();
     return run;
   }
 
@@ -470,7 +451,7 @@ export class AsyncTools {
   }
 
   private cancelByToken(params: JsonObject | undefined, principal: string | undefined): void {
-    const run = this.lookup(params?.token);
+    const run = this.engine.find(params?.token, principal);
     // Like a cancellation of an unknown request id: nothing to answer, nothing revealed. Another principal's
     // run is unknown to this one, as for join and get; a notification cannot be refused, so it is ignored.
     if (run === undefined || run.principal !== principal || run.done) return;
@@ -506,7 +487,7 @@ export class AsyncTools {
 
   /** Store writes of runs: nothing reads a run's record back on this node, so they need no ordering between them. */
   private write(work: () => unknown): void {
-    this.writes.write(work);
+    this.engine.writes.write(work);
   }
 
   private report(error: unknown): void {
@@ -515,9 +496,7 @@ export class AsyncTools {
 
   /** The store key of a token this node does not hold, when the store is shared; else undefined (served here). */
   private remoteKey(token: unknown): string | undefined {
-    if (this.shared === undefined || !isPresentedToken(token)) return undefined;
-    const key = this.tokens.keyOf(token);
-    return this.runs.has(key) || this.refusals.has(key) ? undefined : key;
+    return this.engine.remoteKey(token, (key) => this.refusals.has(key));
   }
 
   private async remoteRecord(key: string, principal: string | undefined): Promise<StoredOperation> {
@@ -537,11 +516,12 @@ export class AsyncTools {
    */
   private followRun(key: string, afterSeq: number, progress: (params: JsonObject) => void, end: (final: JsonObject | undefined) => void): () => void {
     let ended = false;
+    let unregister: () => void = () => undefined;
     const finish = (final: JsonObject | undefined) => {
       if (ended) return;
       ended = true;
       following.close();
-      this.remoteFollows.delete(stop);
+      unregister();
       end(final);
     };
     const stop = () => finish(undefined);
@@ -553,7 +533,7 @@ export class AsyncTools {
       },
       lost: () => finish({ jsonrpc: "2.0", error: nodeLost().toJSON() }),
     });
-    this.remoteFollows.add(stop);
+    unregister = this.engine.following(stop);
     return stop;
   }
 
@@ -626,9 +606,7 @@ export class AsyncTools {
   }
 
   /** Signals from nodes serving our runs' joins and cancels. */
-  private signalled(key: string, signal: OwnerSignal): void {
-    const run = this.byKey.get(key);
-    if (run === undefined) return;
+  private signalled(run: AsyncRun, signal: OwnerSignal): void {
     if (signal.type === "attach") {
       run.remoteJoins++;
       if (typeof signal.keepAlive === "number") run.keepAlive = Math.max(run.keepAlive, Math.min(signal.keepAlive, this.maxKeepAlive));
@@ -723,25 +701,20 @@ export class AsyncTools {
       run.keepTimer = undefined;
     }
     if (this.kept.delete(run)) this.keptTotal -= run.keptBytes;
-    this.runs.delete(run.key);
     const key = run.storeKey;
-    if (key !== undefined) {
-      this.byKey.delete(key);
-      this.write(() => this.shared!.delete(key));
-    }
+    if (key !== undefined) this.write(() => this.shared!.delete(key));
     for (const j of run.joined.values()) {
       const joins = j.session.peekState(this.joinsKey);
       if (joins !== undefined && joins.get(run.key) === j.leave) joins.delete(run.key);
     }
     run.joined.clear();
-    this.idleWaiters.settle(this.runs.size === 0);
+    this.engine.remove(run);
   }
 
   /** Server shutdown: cancel everything and free it. */
   close(): void {
-    this.stopSignals?.();
-    for (const end of [...this.remoteFollows]) end();
-    for (const run of [...this.runs.values()]) {
+    this.engine.close();
+    for (const run of this.engine.values()) {
       this.cancel(run, "Server shutting down");
       this.free(run);
     }

@@ -15,8 +15,6 @@ import type { ResumableRequests } from "./server.js";
  * requests' answers to the running node, and signals that node (attach, touch, detach, delivered, cancel).
  */
 export class RemoteResumes {
-  /** Each entry ends one resume served here (shutdown). */
-  readonly follows = new Set<() => void>();
   /** The latest resume of each request on this node: a newer one supersedes it, as takeOver does for local ones. */
   readonly byKey = new Map<string, () => void>();
   /** For those resumes: the session they serve, and how to pass the client's confirmations on to the running node. */
@@ -26,12 +24,9 @@ export class RemoteResumes {
     private readonly manager: ResumableRequests,
     private readonly shared: SharedOperationStore,
     private readonly report: (error: unknown) => void,
+    /** Registers a follow with the engine, which ends it on close(); returns the function that unregisters it. */
+    private readonly following: (end: () => void) => () => void,
   ) {}
-
-  /** Ends every resume served here (server shutdown). */
-  close(): void {
-    for (const end of [...this.follows]) end();
-  }
 
   private async record(key: string, requestId: unknown, principal: string | undefined) {
     const stored = await this.shared.get(key);
@@ -90,6 +85,7 @@ export class RemoteResumes {
     const proxies = new Map<RequestId, OutboundOperation>();
     return new Promise<JsonObject>((resolve, reject) => {
       let ended = false;
+      let unregister: () => void = () => undefined;
       const touchEvery = Math.max(250, ((stored.keepFor ?? DEFAULT_MAX_WAIT) * 1000) / 3);
       const touch = setInterval(() => tell({ type: "touch" }), touchEvery);
       touch.unref?.();
@@ -98,7 +94,7 @@ export class RemoteResumes {
         ended = true;
         clearInterval(touch);
         following.close();
-        this.follows.delete(stop);
+        unregister();
         if (this.byKey.get(key) === supersede) {
           this.byKey.delete(key);
           this.acks.delete(key);
@@ -143,7 +139,7 @@ export class RemoteResumes {
         },
         lost: (reason) => end(() => reject(new RpcError(RESUMABLE_FAILED_CODE, `Resumable request failed: ${reason}`, { requestId }))),
       });
-      this.follows.add(stop);
+      unregister = this.following(stop);
       resumeOp.signal.addEventListener("abort", onAbort, { once: true });
     });
   }

@@ -119,6 +119,10 @@ export class ResumableRequest implements OperationOutlet {
     return this.context.id;
   }
 
+  get keptToken(): string {
+    return this.token;
+  }
+
   /** Bytes queued and not confirmed: what maxQueuedBytes bounds. */
   get queuedBytes(): number {
     return this.totalBytes - this.confirmedBytes;

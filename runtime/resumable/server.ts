@@ -1,10 +1,9 @@
 // Server side of SEP-975 resumable requests: policy, per-request queue in a store, resume, status, expiry.
 import { randomBytes } from "node:crypto";
 import { isPlainObject as isObject } from "../jsonrpc.js";
-import { IdleWaiters } from "../idle-waiters.js";
+import { DurableEngine } from "../durable/engine.js";
 import { Retention } from "../durable/retention.js";
-import { isPresentedToken, mintToken, TokenScheme } from "../durable/token.js";
-import { WriteOrder } from "../durable/writes.js";
+import { isPresentedToken, mintToken } from "../durable/token.js";
 import { RpcError, type JsonObject, type JsonRpcErrorObject, type JsonRpcMessage } from "../jsonrpc.js";
 import type { RequestContext } from "../peer.js";
 import { SENT, type ReplyChannel } from "../transport.js";
@@ -13,8 +12,7 @@ import { RequestCancelledError } from "../errors.js";
 import { SessionStateKey, type Session } from "../session.js";
 import type { ServerSession } from "../lifecycle.js";
 import { MemoryOperationStore } from "../store/memory.js";
-import { StableMap } from "../stable-map.js";
-import { isSharedStore, isSyncStore, whenReady, type OperationStore, type SyncOperationStore, type OwnerSignal, type SharedOperationStore } from "../store/types.js";
+import { whenReady, type OperationStore, type SyncOperationStore, type OwnerSignal, type SharedOperationStore } from "../store/types.js";
 import {
   GET_STATUS_REQUEST,
   LAST_SEQ_META_KEY,
@@ -120,19 +118,15 @@ export class ResumableRequests {
   private readonly policyFor: ResumableServerOptions["policy"];
   private readonly deferPolicy: boolean;
   private readonly onerror: ((error: Error) => void) | undefined;
-  /** Requests this node runs, by store key. */
-  private readonly byKey = new StableMap<string, ResumableRequest>();
-  private held = 0;
+  /** The requests this node runs, by store key, with the store, tokens and write ordering. */
+  private readonly engine: DurableEngine<ResumableRequest>;
   /** The state each installed session keeps for this manager. */
   private readonly slotKey = new SessionStateKey<SessionSlot>("resumable", (session) => ({ count: 0, origin: { session }, caps: undefined, resumable: false }));
   /** The policy of requests that set none of their own, shared (read only). */
   private readonly defaultPolicy: ResumePolicy;
-  private readonly writes: WriteOrder<ResumableRequest>;
-  private readonly tokens: TokenScheme;
   private readonly retention: Retention<ResumableRequest>;
   /** Resumes and status checks this node serves for requests other nodes run (shared store only). */
   private readonly remote: RemoteResumes | undefined;
-  private readonly idleWaiters = new IdleWaiters();
   /** Policy-selected requests waiting for the end of their first macrotask (see PendingResumable). */
   private pending: PendingResumable[] = [];
   private pendingScheduled = false;
@@ -142,10 +136,15 @@ export class ResumableRequests {
   private readonly shared: SharedOperationStore | undefined;
 
   constructor(options: ResumableServerOptions = {}) {
-    this.store = options.store ?? new MemoryOperationStore();
-    this.direct = isSyncStore(this.store) ? this.store : undefined;
-    this.tokens = new TokenScheme(this.direct !== undefined);
-    this.writes = new WriteOrder(this.store, (error) => this.report(error));
+    this.engine = new DurableEngine<ResumableRequest>(
+      options.store ?? new MemoryOperationStore(),
+      (error) => this.report(error),
+      (request, signal) => this.signalled(request, signal),
+    );
+    this.store = this.engine.store;
+    this.direct = this.engine.direct;
+    this.shared = this.engine.shared;
+    this.remote = this.shared === undefined ? undefined : new RemoteResumes(this, this.shared, (error) => this.report(error), (end) => this.engine.following(end));
     this.minWait = options.minWait ?? 0;
     this.maxWait = options.maxWait ?? DEFAULT_MAX_WAIT;
     this.maxPerSession = options.maxPerSession ?? 100;
@@ -158,14 +157,7 @@ export class ResumableRequests {
     this.defaultPolicy = { minWait: this.minWait, maxWait: this.maxWait };
     this.deferPolicy = options.deferPolicy === true;
     this.onerror = options.onerror;
-    if (isSharedStore(this.store)) {
-      this.shared = this.store;
-      this.remote = new RemoteResumes(this, this.store, (error) => this.report(error));
-      this.stopSignals = this.store.onSignal((key, signal) => this.signalled(key, signal));
-    } else this.remote = undefined;
   }
-
-  private readonly stopSignals: (() => void) | undefined = undefined;
 
   /**
    * What a transport serving these sessions needs to know (spread into the HTTP server's options): a resume carries
@@ -175,27 +167,19 @@ export class ResumableRequests {
 
   /** Resumable requests held (running, or finished and waiting to be collected). */
   get size(): number {
-    return this.held;
+    return this.engine.size;
   }
 
   /** Bytes of messages queued and not yet confirmed, over every request held (for metrics and tests). */
   get queuedBytes(): number {
     let n = 0;
-    for (const request of this.heldRequests()) n += request.queuedBytes;
+    for (const request of this.engine.values()) n += request.queuedBytes;
     return n;
-  }
-
-  private lookup(key: string): ResumableRequest | undefined {
-    return this.byKey.get(key);
-  }
-
-  private heldRequests(): ResumableRequest[] {
-    return [...this.byKey.values()];
   }
 
   /** Resolves once nothing is held. */
   idle(): Promise<void> {
-    return this.idleWaiters.wait(this.held === 0);
+    return this.engine.idle();
   }
 
   /** Serve requests/resume and requests/getStatus on this session and apply the policy to its requests. */
@@ -272,11 +256,10 @@ export class ResumableRequests {
     const full: ResumePolicy =
       policy === undefined ? this.defaultPolicy : { minWait: policy.minWait ?? this.minWait, maxWait: policy.maxWait ?? this.maxWait };
     const token = mintToken();
-    const key = this.tokens.keyOf(token);
-    const request = new ResumableRequest(this, key, context, session, context.principal ?? undefined, full, this.tokens.kept(token), slot.origin);
+    const key = this.engine.tokens.keyOf(token);
+    const request = new ResumableRequest(this, key, context, session, context.principal ?? undefined, full, this.engine.tokens.kept(token), slot.origin);
     slot.count++;
-    this.held++;
-    this.byKey.set(key, request);
+    this.engine.add(request);
     this.stats.made++;
     const record = { kind: "resumable" as const, requestId: context.id, status: "processing" as const, pendingInput: 0, keepFor: full.maxWait };
     if (request.principal !== undefined) (record as { principal?: string }).principal = request.principal;
@@ -296,13 +279,9 @@ export class ResumableRequests {
   // ---- requests/resume and requests/getStatus ----
 
   private find(token: unknown, requestId: unknown, principal: string | undefined): ResumableRequest {
-    if (!isPresentedToken(token)) throw unknownResumableError();
     // Never compared byte by byte with an early exit: by its hash (shared store), or in constant time (in-memory).
-    const request = this.lookup(this.tokens.keyOf(token));
-    if (request === undefined || request.freed || request.requestId !== requestId || request.principal !== principal) {
-      throw unknownResumableError();
-    }
-    if (!this.tokens.matches(request.token, token)) throw unknownResumableError();
+    const request = this.engine.find(token, principal);
+    if (request === undefined || request.requestId !== requestId) throw unknownResumableError();
     return request;
   }
 
@@ -443,15 +422,15 @@ export class ResumableRequests {
     const requestId = params?.requestId;
     if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 1) return;
     if (!isPresentedToken(token)) return;
-    const key = this.tokens.keyOf(token);
-    const request = this.lookup(key);
+    const key = this.engine.tokens.keyOf(token);
+    const request = this.engine.get(key);
     if (request === undefined) {
       const remote = this.remote?.acks.get(key);
       if (remote !== undefined && remote.session === session && remote.requestId === requestId) remote.tell({ type: "confirm", seq });
       return;
     }
     if (request.freed || request.requestId !== requestId || request.attachment?.session !== session) return;
-    if (!this.tokens.matches(request.token, token)) return;
+    if (!this.engine.tokens.matches(request.keptToken, token)) return;
     this.confirmUpTo(request, seq);
   }
 
@@ -517,15 +496,11 @@ export class ResumableRequests {
 
   /** The store key of a token this node does not run, when the store is shared (else undefined: served locally). */
   private remoteKey(token: unknown): string | undefined {
-    if (this.shared === undefined || !isPresentedToken(token)) return undefined;
-    const key = this.tokens.keyOf(token);
-    return this.lookup(key) !== undefined ? undefined : key;
+    return this.engine.remoteKey(token);
   }
 
   /** A node serving one of our requests for its client: attach, touch, detach, delivered, cancel, answer. */
-  private signalled(key: string, signal: OwnerSignal): void {
-    const request = this.lookup(key);
-    if (request === undefined || request.freed) return;
+  private signalled(request: ResumableRequest, signal: OwnerSignal): void {
     // From a resume a later one overtook: its client has gone elsewhere, so it may neither attach nor release.
     if (signal.epoch !== undefined && signal.type !== "cancel" && signal.type !== "answer") {
       if (signal.epoch < request.epoch) return;
@@ -568,7 +543,7 @@ export class ResumableRequests {
 
   /** @internal Serialize store work per request, so appends land in order even on an asynchronous store. */
   chain<T>(request: ResumableRequest, work: () => T | Promise<T>): T | Promise<T> {
-    return this.writes.chain(request, work);
+    return this.engine.writes.chain(request, work);
   }
 
   /** @internal The request stopped running: it no longer counts against its session's limit. */
@@ -647,23 +622,20 @@ export class ResumableRequests {
       for (const { op } of request.input.values()) op.reject(new RequestCancelledError(op.method, "the resumable request ended"));
       request.input.clear();
     }
-    this.held--;
     this.finished(request);
-    this.byKey.delete(request.key);
+    this.engine.remove(request);
     if (this.direct !== undefined) this.direct.delete(request.key);
     else {
       // chain() tracks and forgets the work itself (and reports a failure); a .finally here would re-raise it unhandled.
       void this.chain(request, () => this.store.delete(request.key));
     }
-    this.idleWaiters.settle(this.held === 0);
   }
 
   /** Stop every timer and forget everything (server shutdown). Running handlers are aborted. */
   close(): void {
-    this.stopSignals?.();
-    this.remote?.close();
+    this.engine.close();
     this.retention.clear();
-    for (const request of this.heldRequests()) this.cancel(request, new RpcError(RESUMABLE_FAILED_CODE, "Server shutting down"));
+    for (const request of this.engine.values()) this.cancel(request, new RpcError(RESUMABLE_FAILED_CODE, "Server shutting down"));
   }
 
   private report(error: unknown): void {
