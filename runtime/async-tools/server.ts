@@ -1,18 +1,17 @@
 // Server side of async tool calls (PR #617): tools/async/call|join|get and the tools/async/cancel notification.
-import { Buffer } from "node:buffer";
 import { limitOption } from "../limits.js";
 import { DurableEngine } from "../durable/engine.js";
+import { AsyncRun, keptSize } from "./run.js";
+import { CANCELLED_STATUS, RemoteRuns, unknownRun } from "./remote.js";
 import { ErrorCode, RpcError, type JsonObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
-import type { RequestContext, RequestOptions } from "../peer.js";
-import { InboundOperation } from "../operations.js";
-import { ProgressOrderError, RequestCancelledError } from "../errors.js";
-import { PROGRESS_NOTIFICATION, readProgressToken } from "../progress.js";
+import type { RequestContext } from "../peer.js";
+import { RequestCancelledError } from "../errors.js";
+import { readProgressToken } from "../progress.js";
 import type { ProgressToken } from "../operations.js";
 import { CANCELLED_NOTIFICATION, SessionStateKey, type Session } from "../session.js";
 import type { ServerSession } from "../lifecycle.js";
 import { isPresentedToken, mintToken, TokenScheme } from "../durable/token.js";
 import { MemoryOperationStore } from "../store/memory.js";
-import { nodeLostError } from "../durable/errors.js";
 import { type OperationStore, type OwnerSignal, type SharedOperationStore, type StoredOperation } from "../store/types.js";
 
 export const ASYNC_CALL = "tools/async/call";
@@ -56,13 +55,8 @@ export interface AsyncToolsOptions {
   onerror?: (error: Error) => void;
 }
 
-/** The outcome of a run that was cancelled, as recorded for other nodes: they tell their joined sessions. */
-const CANCELLED_STATUS = "cancelled";
 
-type RunStatus = "processing" | "completed" | "failed" | "cancelled";
 
-/** Counted against maxKeptResultBytes for each kept run besides its result: what a finished run held on the heap (measured about 1.5 KiB). */
-const KEPT_RUN_OVERHEAD = 1536;
 
 /** Who a running call counts against: its principal, or the session it came in on when there is none. */
 type RunOwner = string | Session;
@@ -78,14 +72,6 @@ interface Refusal {
   readonly expires: number;
 }
 
-interface Joined {
-  session: Session;
-  /** The request (call or join) through which the session attached: cancellation names it. */
-  requestId: RequestId;
-  progressToken: ProgressToken | undefined;
-  /** Its entry in the session's joins (see AsyncTools.joinsKey): the session's close calls it. */
-  leave: () => void;
-}
 
 function sessionToolRunner(session: Session): AsyncToolRunner {
   return (params, context) => {
@@ -95,116 +81,10 @@ function sessionToolRunner(session: Session): AsyncToolRunner {
   };
 }
 
-function unknownRun(): RpcError {
-  return new RpcError(ErrorCode.InvalidParams, "Unknown or expired async tool call");
-}
 
-/** One async tool run: the tool's RequestContext, detached from every connection. */
-class AsyncRun extends InboundOperation implements RequestContext {
-  status: RunStatus = "processing";
-  outcome: JsonObject | undefined = undefined;
-  failure: RpcError | undefined = undefined;
-  readonly joined = new Map<Session, Joined>();
-  readonly waiters = new Set<() => void>();
-  keepTimer: ReturnType<typeof setTimeout> | undefined = undefined;
-  lastProgress = -Infinity;
-  /** Joins on other nodes following this run (shared store). */
-  remoteJoins = 0;
-  /** Next sequence number of the run's queue in the shared store. */
-  nextSeq = 1;
-  /** Its key in the shared store (the token's hash), when there is one. */
-  storeKey: string | undefined = undefined;
-  /** What it counts against maxKeptResultBytes once finished and kept. */
-  keptBytes = 0;
-  /** Forgotten (expired, dropped, or shut down): nothing may re-arm it. */
-  freed = false;
 
-  /** What the manager's TokenScheme keeps of the token. */
-  readonly keptToken: string;
 
-  constructor(
-    readonly manager: AsyncTools,
-    token: string,
-    /** Its key in the manager's runs (and in the shared store, when there is one). */
-    readonly key: string,
-    id: RequestId,
-    public keepAlive: number,
-    readonly principal: string | undefined,
-  ) {
-    super(id, "tools/call");
-    this.keptToken = manager.tokens.kept(token);
-  }
 
-  get requestId(): RequestId {
-    return this.id;
-  }
-
-  get done(): boolean {
-    return this.status !== "processing";
-  }
-
-  progress(progress: number, total?: number, message?: string): Promise<void> {
-    if (this.done) return Promise.resolve();
-    if (typeof progress !== "number" || !Number.isFinite(progress)) return Promise.reject(new TypeError("Progress must be a finite number"));
-    if (progress <= this.lastProgress) return Promise.reject(new ProgressOrderError(progress, this.lastProgress));
-    this.lastProgress = progress;
-    this.manager.record(this, { jsonrpc: "2.0", method: PROGRESS_NOTIFICATION, params: progressParams(undefined, progress, total, message) });
-    for (const j of this.joined.values()) {
-      if (j.progressToken === undefined) continue;
-      const params: JsonObject = { progressToken: j.progressToken, progress };
-      if (total !== undefined) params.total = total;
-      if (message !== undefined) params.message = message;
-      j.session.transmit({ jsonrpc: "2.0", method: PROGRESS_NOTIFICATION, params }).catch(() => undefined);
-    }
-    return Promise.resolve();
-  }
-
-  /** Server-to-client requests go to the first joined session (the one that is most likely listening). */
-  request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
-    const first = this.joined.values().next();
-    if (first.done === true) return Promise.reject(new RpcError(ErrorCode.InvalidRequest, "No session is attached to this async tool call"));
-    return first.value.session.request(method, params, options);
-  }
-
-  notify(method: string, params?: JsonObject): Promise<void> {
-    for (const j of this.joined.values()) j.session.notify(method, params).catch(() => undefined);
-    return Promise.resolve();
-  }
-
-  settle(status: RunStatus, outcome: JsonObject | undefined, failure: RpcError | undefined): void {
-    if (this.done) return;
-    this.status = status;
-    this.outcome = outcome;
-    this.failure = failure;
-    this.manager.recordEnd(this);
-    const waiters = [...this.waiters];
-    this.waiters.clear();
-    for (const wake of waiters) wake();
-    this.manager.keep(this);
-  }
-}
-
-function progressParams(token: ProgressToken | undefined, progress: number, total: unknown, message: unknown): JsonObject {
-  const params: JsonObject = token === undefined ? { progress } : { progressToken: token, progress };
-  if (typeof total === "number") params.total = total;
-  if (typeof message === "string") params.message = message;
-  return params;
-}
-
-/** The JSON size of what a finished run answers tools/async/get with, plus its bookkeeping. */
-function keptSize(run: AsyncRun): number {
-  const answer: unknown = run.status === "completed" ? run.outcome : run.failure?.toJSON();
-  try {
-    return KEPT_RUN_OVERHEAD + Buffer.byteLength(JSON.stringify(answer) ?? "");
-  } catch {
-    // Not JSON (a cycle, a BigInt): it cannot be sent either, so only the bookkeeping is held.
-    return KEPT_RUN_OVERHEAD;
-  }
-}
-
-function nodeLost(): RpcError {
-  return nodeLostError("Async tool call");
-}
 
 /**
  * Async tool calls for every session it is installed on: runs outlive connections, any session that knows
@@ -231,6 +111,8 @@ export class AsyncTools {
   /** Refused calls by token, oldest first. */
   private readonly refusals = new Map<string, Refusal>();
   private readonly shared: SharedOperationStore | undefined;
+  /** Serves runs other nodes hold (shared store only). */
+  private readonly remote: RemoteRuns | undefined;
   private readonly onerror: ((error: Error) => void) | undefined;
   /**
    * What each installed session is joined to, by run key (or `remote:` and store key for a run on another node):
@@ -259,6 +141,16 @@ export class AsyncTools {
     );
     this.tokens = this.engine.tokens;
     this.shared = this.engine.shared;
+    this.remote =
+      this.shared === undefined
+        ? undefined
+        : new RemoteRuns(this.shared, {
+            grant: (requested) => this.grant(requested),
+            write: (work) => this.write(work),
+            following: (end) => this.engine.following(end),
+            joined: () => void this.stats.joins++,
+            joinsKey: this.joinsKey,
+          });
   }
 
   /** What to merge into the server's capabilities: `{ async: { maxKeepAliveTime } }`. */
@@ -300,17 +192,17 @@ export class AsyncTools {
     session.onRequest(ASYNC_CALL, (params, context) => this.call(session, params ?? {}, context));
     session.onRequest(ASYNC_JOIN, (params, context) => {
       const key = this.remoteKey(params?.token);
-      return key === undefined ? this.join(session, params ?? {}, context) : this.joinRemote(session, key, params ?? {}, context);
+      return key === undefined ? this.join(session, params ?? {}, context) : this.remote!.join(session, key, params ?? {}, context);
     });
     session.onRequest(ASYNC_GET, (params, context) => {
       const key = this.remoteKey(params?.token);
-      return key === undefined ? this.get(params ?? {}, context) : this.getRemote(key, params ?? {}, context);
+      return key === undefined ? this.get(params ?? {}, context) : this.remote!.get(key, params ?? {}, context);
     });
     session.onNotification(ASYNC_CANCEL, (params, sender) => {
       const key = this.remoteKey(params?.token);
       const principal = sender.principal ?? undefined;
       if (key === undefined) this.cancelByToken(params, principal);
-      else void this.cancelRemote(key, principal).catch((error: unknown) => this.report(error));
+      else void this.remote!.cancel(key, principal).catch((error: unknown) => this.report(error));
     });
   }
 
@@ -497,112 +389,6 @@ export class AsyncTools {
   /** The store key of a token this node does not hold, when the store is shared; else undefined (served here). */
   private remoteKey(token: unknown): string | undefined {
     return this.engine.remoteKey(token, (key) => this.refusals.has(key));
-  }
-
-  private async remoteRecord(key: string, principal: string | undefined): Promise<StoredOperation> {
-    const stored = await this.shared!.get(key);
-    if (stored === undefined || stored.kind !== "async" || stored.principal !== principal) throw unknownRun();
-    return stored;
-  }
-
-  private tell(owner: string | undefined, key: string, signal: OwnerSignal): void {
-    if (owner === undefined) return;
-    this.write(() => this.shared!.signal(owner, key, signal));
-  }
-
-  /**
-   * Follows a run's queue on the shared store from `afterSeq`: `progress` for each progress message, then
-   * `end` once with the final message, or with undefined when the follow stopped first (`stop()`).
-   */
-  private followRun(key: string, afterSeq: number, progress: (params: JsonObject) => void, end: (final: JsonObject | undefined) => void): () => void {
-    let ended = false;
-    let unregister: () => void = () => undefined;
-    const finish = (final: JsonObject | undefined) => {
-      if (ended) return;
-      ended = true;
-      following.close();
-      unregister();
-      end(final);
-    };
-    const stop = () => finish(undefined);
-    const following = this.shared!.follow(key, afterSeq, {
-      message: ({ message }) => {
-        const m = message as unknown as JsonObject;
-        if (m.method === undefined) finish(m);
-        else if (m.method === PROGRESS_NOTIFICATION && typeof m.params === "object" && m.params !== null) progress(m.params as JsonObject);
-      },
-      lost: () => finish({ jsonrpc: "2.0", error: nodeLost().toJSON() }),
-    });
-    unregister = this.engine.following(stop);
-    return stop;
-  }
-
-  private async getRemote(key: string, params: JsonObject, context: RequestContext): Promise<JsonObject> {
-    const stored = await this.remoteRecord(key, context.principal ?? undefined);
-    if (stored.lost === true) throw nodeLost();
-    const timeout = typeof params.timeout === "number" && params.timeout >= 0 ? params.timeout : undefined;
-    const final = await new Promise<JsonObject | undefined>((resolve) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      // Only the final message matters here: start at the last one queued (queues of runs are never trimmed, so
-      // the length is the last seq), not at the run's whole progress history, which a polling get re-read each time.
-      const stop = this.followRun(key, Math.max(0, (stored.queued ?? 0) - 1), () => undefined, (m) => {
-        if (timer !== undefined) clearTimeout(timer);
-        context.signal.removeEventListener("abort", stop);
-        resolve(m);
-      });
-      if (timeout !== undefined) timer = setTimeout(stop, timeout * 1000);
-      context.signal.addEventListener("abort", stop, { once: true });
-    });
-    if (final === undefined) return { content: [], isPending: true };
-    if (final.error !== undefined) {
-      const e = final.error as { code: number; message: string; data?: unknown };
-      throw new RpcError(e.code, e.message, e.data);
-    }
-    return final.result as JsonObject;
-  }
-
-  private async joinRemote(session: ServerSession, key: string, params: JsonObject, context: RequestContext): Promise<JsonObject> {
-    const stored = await this.remoteRecord(key, context.principal ?? undefined);
-    if (stored.lost === true) throw nodeLost();
-    const owner = stored.node;
-    const keepAlive = Math.max(stored.keepFor ?? 0, params.keepAlive === undefined ? 0 : this.grant(params.keepAlive));
-    const progressToken = readProgressToken(params);
-    const requestId = context.requestId;
-    // Runs' queues are never trimmed, so their length is the last seq: the join hears progress from now on.
-    const from = stored.queued ?? 0;
-    const joins = session.state(this.joinsKey);
-    const joinKey = `remote:${key}`;
-    const previous = joins.get(joinKey);
-    if (previous !== undefined) {
-      joins.delete(joinKey);
-      previous();
-    }
-    this.tell(owner, key, { type: "attach", keepAlive });
-    const stop = this.followRun(
-      key,
-      from,
-      (p) => {
-        if (progressToken === undefined) return;
-        session.transmit({ jsonrpc: "2.0", method: PROGRESS_NOTIFICATION, params: progressParams(progressToken, Number(p.progress), p.total, p.message) }).catch(() => undefined);
-      },
-      (final) => {
-        if (joins.get(joinKey) === stop) joins.delete(joinKey);
-        if (final === undefined) this.tell(owner, key, { type: "detach" });
-        const error = final?.error as { data?: { status?: unknown } } | undefined;
-        if (error?.data?.status === CANCELLED_STATUS) {
-          session.transmit({ jsonrpc: "2.0", method: CANCELLED_NOTIFICATION, params: { requestId, reason: "cancelled" } }).catch(() => undefined);
-        }
-      },
-    );
-    joins.set(joinKey, stop);
-    this.stats.joins++;
-    return { accepted: true, token: params.token as string, keepAlive };
-  }
-
-  private async cancelRemote(key: string, principal: string | undefined): Promise<void> {
-    const stored = await this.shared!.get(key);
-    if (stored === undefined || stored.kind !== "async" || stored.principal !== principal || stored.status !== "processing" || stored.lost === true) return;
-    this.tell(stored.node, key, { type: "cancel", reason: "Cancelled by the client" });
   }
 
   /** Signals from nodes serving our runs' joins and cancels. */
