@@ -10,9 +10,9 @@ import type { OutboundOperation } from "./operations.js";
 import { ClientResumer, type ResumableClientOptions, type ResumerHost } from "./resumable/client.js";
 import { RESUMABLE_CAPABILITY } from "./resumable/protocol.js";
 
-/** Protocol revisions this runtime speaks, latest first. */
-export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-export const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0];
+import { SUPPORTED_PROTOCOL_VERSIONS } from "./protocol-versions.js";
+
+export { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "./protocol-versions.js";
 
 export const INITIALIZE = "initialize";
 export const INITIALIZED_NOTIFICATION = "notifications/initialized";

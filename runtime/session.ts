@@ -12,12 +12,11 @@ import {
   type RequestId,
 } from "./jsonrpc.js";
 import type { DispatchTable, Explanation, MethodSpec, ValidationIssue } from "./dispatch.js";
-import { SENT, type AuthGrant, type InboundInfo, type ReplyChannel, type SendOptions, type Transport } from "./transport.js";
+import { SENT, type InboundInfo, type ReplyChannel, type SendOptions, type Transport } from "./transport.js";
 import type {
   NotificationHandler,
   Peer,
   ProgressInfo,
-  RequestContext,
   RequestHandler,
   RequestOptions,
 } from "./peer.js";
@@ -28,6 +27,10 @@ import {
   RequestTimeoutError,
 } from "./errors.js";
 import { limitOption } from "./limits.js";
+import { HandlerContext } from "./handler-context.js";
+import { SessionStateKey, type SessionExtension } from "./session-extension.js";
+
+export { SessionStateKey, type SessionExtension } from "./session-extension.js";
 import { InboundOperation, OperationRegistry, OutboundOperation } from "./operations.js";
 import {
   DEFAULT_PROGRESS_INTERVAL_MS,
@@ -44,46 +47,6 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 const NO_SENDER: InboundInfo = Object.freeze({});
 /** Requests one session serves at once by default; see SessionOptions.maxInFlightRequests. */
 export const DEFAULT_MAX_IN_FLIGHT_REQUESTS = 100;
-
-/**
- * The one way to extend a session: a feature above JSON-RPC (the lifecycle, resumable requests, async tool calls)
- * registers an extension with `Session.use`, and the session calls each hook it has, in the order they were
- * registered. Hooks run inside the session's own processing, so they must be quick and must not throw (what one
- * throws goes to onerror and the message goes on as if the hook were absent).
- */
-export interface SessionExtension {
-  /** Every well-formed inbound message, before anything handles it; false drops it (deduplication). */
-  accept?(message: JsonObject): boolean;
-  /**
-   * Whether a request may arrive under the id of one still in flight (`existing`): a protocol whose requests take
-   * over another request's id says so here, and its handler then takes the id over.
-   */
-  mayReuseId?(method: string, existing: InboundOperation): boolean;
-  /** Each inbound request once its params were checked, before its handler runs (it may redirect the output). */
-  requestStarted?(operation: InboundOperation, params: JsonObject | undefined): void;
-  /** Every accepted notification other than progress, before its registered handler. */
-  notification?(method: string, params: JsonObject | undefined): void;
-  /** A refusal to send `method` (e.g. the peer lacks the capability), or undefined to allow it. */
-  checkOutbound?(method: string): Error | undefined;
-  /** The transport reports that the peer forgot the session (see Transport.onsessionexpired). */
-  sessionExpired?(error: Error): void;
-  /**
-   * The connection closed; operations that do not outlive it have settled. `byApp`: our side closed it. Return
-   * true (only when not byApp) to take over recovery (reconnection): onclose is then not fired.
-   */
-  closed?(byApp: boolean): boolean | void;
-}
-
-/**
- * A typed slot of per-session state kept by an extension (see Session.state): one key per feature instance, so two
- * managers installed on one session keep apart.
- */
-export class SessionStateKey<T> {
-  constructor(
-    readonly name: string,
-    readonly create: (session: Session) => T,
-  ) {}
-}
 
 /** Something worth knowing when debugging that is not an error (ignored notifications, late messages). */
 export interface SessionDebugEvent {
@@ -865,69 +828,6 @@ function reasonText(reason: unknown): string | undefined {
   return undefined;
 }
 
-/** The context a request handler receives; it is also the operation's registry entry. */
-class HandlerContext extends InboundOperation implements RequestContext, ProgressSink {
-  readonly principal?: string;
-  readonly auth?: AuthGrant;
-  readonly sessionId?: string;
-  /** @internal The transport's reply path for this request, when it has one per request (HTTP). */
-  readonly reply?: ReplyChannel;
-
-  constructor(
-    private readonly session: Session,
-    id: RequestId,
-    method: string,
-    info: InboundInfo | undefined,
-  ) {
-    super(id, method);
-    if (info !== undefined) {
-      if (info.principal !== undefined) this.principal = info.principal;
-      if (info.auth !== undefined) this.auth = info.auth;
-      if (info.sessionId !== undefined) this.sessionId = info.sessionId;
-      if (info.reply !== undefined) this.reply = info.reply;
-    }
-  }
-
-  get requestId(): RequestId {
-    return this.id;
-  }
-
-  /** @internal The session serving this request (makeResumable needs it; a WeakMap per request cost more). */
-  get owner(): Session {
-    return this.session;
-  }
-
-  progress(progress: number, total?: number, message?: string): Promise<void> {
-    const reporter = this.reporter;
-    return reporter === undefined ? SENT : reporter.report(progress, total, message);
-  }
-
-  request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
-    const outlet = this.outlet;
-    if (outlet !== undefined) return outlet.request(method, params, options);
-    return this.session.sendRequest(method, params, options, this.id);
-  }
-
-  notify(method: string, params?: JsonObject): Promise<void> {
-    const outlet = this.outlet;
-    if (outlet !== undefined) {
-      outlet.send(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params });
-      return SENT;
-    }
-    return this.session.sendNotification(method, params, this.id);
-  }
-
-  /** @internal ProgressSink of this request's reporter. */
-  sendProgress(params: JsonObject, relatedRequestId: RequestId): Promise<void> {
-    const outlet = this.outlet;
-    if (outlet !== undefined) {
-      // The reporter built params for this notification alone: the outlet may stamp them in place.
-      outlet.send({ jsonrpc: "2.0", method: PROGRESS_NOTIFICATION, params }, true);
-      return SENT;
-    }
-    return this.session.sendProgress(params, relatedRequestId);
-  }
-}
 
 /**
  * Hands the issues to `use`: in the same turn when the explainer answered synchronously, else once they have

@@ -240,6 +240,30 @@ export class ResumableRequest implements OperationOutlet {
     return promise;
   }
 
+  /** The client has everything of the request up to `seq`: those messages leave the queue. */
+  confirmUpTo(seq: number): void {
+    if (this.freed) return;
+    // Only what exists can have arrived; the final response stays until the request is freed (a resume sends it).
+    let upTo = Math.min(seq, this.nextSeq - 1);
+    if (this.finalSeq > 0 && upTo >= this.finalSeq) upTo = this.finalSeq - 1;
+    if (upTo <= this.confirmedSeq) return;
+    this.confirmedSeq = upTo;
+    if (upTo >= this.lastQueuedSeq) {
+      this.confirmedBytes = this.totalBytes;
+      this.marks = undefined;
+    } else {
+      // Only bytes up to a mark are known without sizing each message: a confirmation between marks frees up to the last one.
+      const bytes = passMarks(this, upTo);
+      if (bytes > this.confirmedBytes) this.confirmedBytes = bytes;
+    }
+    const manager = this.manager;
+    if (manager.direct !== undefined) manager.direct.confirm(this.key, upTo);
+    else {
+      const store = manager.store;
+      void manager.chain(this, () => store.confirm(this.key, upTo));
+    }
+  }
+
   /** The stored count of unanswered server-to-client requests (what another node's getStatus reports). */
   private recordPendingInput(): void {
     if (this.freed) return;
@@ -275,7 +299,7 @@ export class ResumableRequest implements OperationOutlet {
     const sent = confirmed
       ? session.transmit(message, this.requestId, () => this.manager.deliveryConfirmed(this))
       : ask && session.confirmsDelivery
-        ? session.transmit(message, this.requestId, () => this.manager.confirmUpTo(this, seq))
+        ? session.transmit(message, this.requestId, () => this.confirmUpTo(seq))
         : session.transmit(message, this.requestId);
     if (sent !== SENT) {
       sent.catch(() => {
@@ -416,6 +440,31 @@ export class PendingResumable implements OperationOutlet {
   cancelled(): void {
     if (this.promoted !== undefined) this.promoted.cancelled();
     else this.settled = true;
+  }
+}
+
+/** Selected requests held until the end of the current macrotask: one setImmediate serves every such request. */
+export class DeferredPromotions {
+  private pending: PendingResumable[] = [];
+  private scheduled = false;
+
+  add(stub: PendingResumable): void {
+    const pending = this.pending;
+    // A long run of calls inside one macrotask (in-memory links deliver on microtasks) would pile up answered ones.
+    if (pending.length >= 256 && (pending.length & 255) === 0) {
+      let kept = 0;
+      for (const p of pending) if (!p.settled) pending[kept++] = p;
+      pending.length = kept;
+    }
+    pending.push(stub);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      const due = this.pending;
+      this.pending = [];
+      for (const p of due) if (!p.settled && p.context.state === "active" && p.context.outlet === p) p.promote();
+    });
   }
 }
 

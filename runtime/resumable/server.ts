@@ -24,7 +24,7 @@ import {
   unknownResumableError,
 } from "./protocol.js";
 import { RemoteResumes } from "./remote.js";
-import { CLAIMS_PER_ATTEMPT, DEFAULT_MAX_WAIT, clientResumable, ignore, PendingResumable, replyOf, passMarks, ResumableRequest, type Attachment, type SessionSlot } from "./request.js";
+import { CLAIMS_PER_ATTEMPT, DEFAULT_MAX_WAIT, DeferredPromotions, clientResumable, ignore, PendingResumable, replyOf, passMarks, ResumableRequest, type Attachment, type SessionSlot } from "./request.js";
 
 /** Seconds, as the notification carries them. */
 export interface ResumePolicy {
@@ -128,8 +128,7 @@ export class ResumableRequests {
   /** Resumes and status checks this node serves for requests other nodes run (shared store only). */
   private readonly remote: RemoteResumes | undefined;
   /** Policy-selected requests waiting for the end of their first macrotask (see PendingResumable). */
-  private pending: PendingResumable[] = [];
-  private pendingScheduled = false;
+  private readonly deferred = new DeferredPromotions();
   /** Counters for tests and benchmarks: `selected` by the policy, `made` resumable, `answeredPlain` (deferPolicy) before that. */
   readonly stats = { selected: 0, made: 0, answeredPlain: 0, resumed: 0, replayed: 0, expired: 0, statusChecks: 0, remoteResumes: 0, remoteStatusChecks: 0 };
   /** Set when the store is shared between nodes. */
@@ -200,7 +199,7 @@ export class ResumableRequests {
       }
       const stub = new PendingResumable(this, op as InboundOperation & RequestContext, session, policy);
       op.outlet = stub;
-      this.defer(stub);
+      this.deferred.add(stub);
     };
     session.use({
       requestStarted,
@@ -226,26 +225,6 @@ export class ResumableRequests {
     const session = (context as { owner?: Session }).owner;
     if (session === undefined || session.peekState(this.slotKey) === undefined) return false;
     return this.promote(context as InboundOperation & RequestContext, session as ServerSession, policy) !== undefined;
-  }
-
-  /** Hold a selected request until the end of the current macrotask; one setImmediate serves every such request. */
-  private defer(stub: PendingResumable): void {
-    const pending = this.pending;
-    // A long run of calls inside one macrotask (in-memory links deliver on microtasks) would pile up answered ones.
-    if (pending.length >= 256 && (pending.length & 255) === 0) {
-      let kept = 0;
-      for (const p of pending) if (!p.settled) pending[kept++] = p;
-      pending.length = kept;
-    }
-    pending.push(stub);
-    if (this.pendingScheduled) return;
-    this.pendingScheduled = true;
-    setImmediate(() => {
-      this.pendingScheduled = false;
-      const due = this.pending;
-      this.pending = [];
-      for (const p of due) if (!p.settled && p.context.state === "active" && p.context.outlet === p) p.promote();
-    });
   }
 
   /** @internal Make the request resumable: the policy goes out now, before anything else of the request. */
@@ -431,36 +410,7 @@ export class ResumableRequests {
     }
     if (request.freed || request.requestId !== requestId || request.attachment?.session !== session) return;
     if (!this.engine.tokens.matches(request.keptToken, token)) return;
-    this.confirmUpTo(request, seq);
-  }
-
-  /** @internal The client has everything of the request up to `seq`: those messages leave the queue. */
-  confirmUpTo(request: ResumableRequest, seq: number): void {
-    if (request.freed) return;
-    // Only what exists can have arrived; the final response stays until the request is freed (a resume sends it).
-    let upTo = Math.min(seq, request.nextSeq - 1);
-    if (request.finalSeq > 0 && upTo >= request.finalSeq) upTo = request.finalSeq - 1;
-    if (upTo <= request.confirmedSeq) return;
-    this.confirmedThrough(request, upTo);
-    if (this.direct !== undefined) this.direct.confirm(request.key, upTo);
-    else {
-      const store = this.store;
-      void this.chain(request, () => store.confirm(request.key, upTo));
-    }
-  }
-
-  /** Bookkeeping of a confirmation up to `seq` (the store is told by the caller). */
-  private confirmedThrough(request: ResumableRequest, seq: number): void {
-    if (seq <= request.confirmedSeq) return;
-    request.confirmedSeq = seq;
-    if (seq >= request.lastQueuedSeq) {
-      request.confirmedBytes = request.totalBytes;
-      request.marks = undefined;
-      return;
-    }
-    // Only bytes up to a mark are known without sizing each message: a confirmation between marks frees up to the last one.
-    const bytes = passMarks(request, seq);
-    if (bytes > request.confirmedBytes) request.confirmedBytes = bytes;
+    request.confirmUpTo(seq);
   }
 
   private getStatus(params: JsonObject | undefined, context: RequestContext): JsonObject | Promise<JsonObject> {
@@ -520,7 +470,7 @@ export class ResumableRequests {
         if (request.final !== undefined && request.attachment === undefined) this.delivered(request);
         break;
       case "confirm":
-        if (typeof signal.seq === "number") this.confirmUpTo(request, signal.seq);
+        if (typeof signal.seq === "number") request.confirmUpTo(signal.seq);
         break;
       case "cancel":
         this.cancel(request, new RequestCancelledError(request.context.method, signal.reason ?? "cancelled on another node"));

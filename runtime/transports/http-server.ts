@@ -1,7 +1,7 @@
 // Streamable HTTP server transport (MCP 2025-11-25 + SEP-1699 polling): sessions, SSE routing, resumption.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ErrorCode, isPlainObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
-import { SUPPORTED_PROTOCOL_VERSIONS } from "../lifecycle.js";
+import { SUPPORTED_PROTOCOL_VERSIONS } from "../protocol-versions.js";
 import { MAX_TIMER_MS, limitOption } from "../limits.js";
 import type { AuthGrant, InboundInfo, ReplyChannel, SendOptions, Transport } from "../transport.js";
 import { EventReplayError, InMemoryEventStore, type EventStore } from "./event-store.js";
