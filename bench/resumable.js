@@ -199,7 +199,7 @@ async function stdioRig(resumable, progress, tick, deferPolicy) {
 
 async function httpRig(resumable, progress, tick, deferPolicy) {
   const manager = new ResumableRequests({ policy: (m) => m === "tools/call", retainDeliveredMs: 50, deferPolicy });
-  const mcp = createStreamableHttpServer({ path: "/mcp", onSession: (t) => serverSession(manager, progressHandler(progress, tick)).connect(t) });
+  const mcp = createStreamableHttpServer({ ...manager.transportOptions, path: "/mcp", onSession: (t) => serverSession(manager, progressHandler(progress, tick)).connect(t) });
   const http = createServer(mcp.nodeListener);
   await new Promise((r) => http.listen(0, "127.0.0.1", r));
   const client = wireClient(resumable);

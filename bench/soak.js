@@ -50,12 +50,12 @@ async function serveHttp() {
   const { createStreamableHttpServer, InMemoryEventStore } = mcpgen;
   const eventStore = new InMemoryEventStore();
   let http;
-  const { server } = makeServer(() => ({
+  const { server, resumable } = makeServer(() => ({
     eventStore: typeof eventStore.stats === "function" ? eventStore.stats() : null,
     sessions: mcp.sessions.size,
     httpServerListeners: listenerTotal(http),
   }));
-  const mcp = createStreamableHttpServer({ path: "/mcp", eventStore, onSession: (t) => server.connect(t).then(() => undefined) });
+  const mcp = createStreamableHttpServer({ ...resumable.transportOptions, path: "/mcp", eventStore, onSession: (t) => server.connect(t).then(() => undefined) });
   http = createServer(mcp.nodeListener);
   http.listen(0, "127.0.0.1", () => process.stdout.write(`PORT ${http.address().port}\n`));
 }

@@ -83,6 +83,7 @@ export async function startExampleHttpServer(port: number, options: ExampleHttpO
     }
   }
   const mcp = createStreamableHttpServer({
+    ...resumable.transportOptions,
     path: "/mcp",
     onSession: async (transport) => {
       await server.connect(transport);

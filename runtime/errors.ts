@@ -1,5 +1,5 @@
 // Typed errors the runtime raises locally (timeouts, cancellation, closed connections, refused sends).
-import { RpcError } from "./jsonrpc.js";
+import { ErrorCode, RpcError } from "./jsonrpc.js";
 import type { ValidationIssue } from "./dispatch.js";
 import type { RequestId } from "./jsonrpc.js";
 
@@ -8,7 +8,7 @@ import type { RequestId } from "./jsonrpc.js";
  * implementation-defined range so they never collide with the peer's standard codes.
  */
 export const LocalErrorCode = {
-  ConnectionClosed: -32000,
+  ConnectionClosed: ErrorCode.ConnectionLost,
   RequestTimeout: -32001,
   InvalidResult: -32003,
   CapabilityNotSupported: -32004,

@@ -38,6 +38,9 @@ export interface JsonRpcErrorResponse {
 export type JsonRpcResponse = JsonRpcResultResponse | JsonRpcErrorResponse;
 export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
 
+/** JSON-RPC's first implementation-defined server error code, the one this runtime uses for its generic errors. */
+const SERVER_ERROR = -32000;
+
 export const ErrorCode = {
   ParseError: -32700,
   InvalidRequest: -32600,
@@ -50,7 +53,9 @@ export const ErrorCode = {
   ResourceNotFound: -32002,
   // Refused for load, nothing started: a session already serves as many requests as it may, or a server holds as
   // many sessions as it may (the generic server-error code).
-  ServerBusy: -32000,
+  ServerBusy: SERVER_ERROR,
+  // The connection under a pending request closed, or a transport lost its reply (same generic server-error code).
+  ConnectionLost: SERVER_ERROR,
 } as const;
 
 /** An error that crosses the wire as a JSON-RPC error object. */

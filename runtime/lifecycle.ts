@@ -8,11 +8,11 @@ import { Session, type SessionOptions } from "./session.js";
 import type { JsonRpcMessage, RequestId } from "./jsonrpc.js";
 import type { OutboundOperation } from "./operations.js";
 import { ClientResumer, type ResumableClientOptions, type ResumerHost } from "./resumable/client.js";
-import { RESUMABLE_CAPABILITY, RESUME_POLICY_NOTIFICATION } from "./resumable/protocol.js";
+import { RESUMABLE_CAPABILITY } from "./resumable/protocol.js";
 
-/** Protocol revisions this runtime speaks, latest first. */
-export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-export const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0];
+import { SUPPORTED_PROTOCOL_VERSIONS } from "./protocol-versions.js";
+
+export { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "./protocol-versions.js";
 
 export const INITIALIZE = "initialize";
 export const INITIALIZED_NOTIFICATION = "notifications/initialized";
@@ -125,10 +125,16 @@ export class ClientSession extends Session {
     if ((resumable !== undefined && resumable !== false) || options.reconnect !== undefined) {
       const resumer = new ClientResumer(this.resumerHost(), typeof resumable === "object" ? resumable : {});
       this.resumer = resumer;
-      if (resumable !== undefined && resumable !== false) {
-        this.onrequeststart = (op, params) => resumer.requestStarted(op, params);
-      }
+      this.use(resumer.extension(resumable !== undefined && resumable !== false));
     }
+    // Before initialize completes the server has advertised nothing, so capability-gated methods are refused.
+    this.use({
+      checkOutbound: (method) => {
+        const capability = requiredServerCapability(method);
+        if (capability === undefined || hasCapability(this.server?.capabilities, capability)) return undefined;
+        return new CapabilityError(method, capability, "server");
+      },
+    });
     this.onRequest(PING, pong);
   }
 
@@ -162,25 +168,6 @@ export class ClientSession extends Session {
     this.resumer?.stop();
     await super.close();
     if (recovering) this.onclose?.();
-  }
-
-  protected override observeNotification(method: string, params: JsonObject | undefined): void {
-    if (method === RESUME_POLICY_NOTIFICATION) this.resumer?.policy(params);
-  }
-
-  /** Found out outside any request (a GET stream, a notification): the resumer opens a new session. */
-  protected override sessionExpired(): void {
-    this.resumer?.sessionExpired();
-  }
-
-  protected override acceptInbound(message: JsonObject): boolean {
-    const resumer = this.resumer;
-    return resumer === undefined ? true : resumer.accept(message);
-  }
-
-  protected override transportLost(): boolean {
-    const resumer = this.resumer;
-    return resumer === undefined ? false : resumer.transportLost();
   }
 
   private resumerHost(): ResumerHost {
@@ -242,13 +229,6 @@ export class ClientSession extends Session {
     };
     await this.notify(INITIALIZED_NOTIFICATION);
   }
-
-  /** Before initialize completes the server has advertised nothing, so capability-gated methods are refused. */
-  protected override checkOutbound(method: string): Error | undefined {
-    const capability = requiredServerCapability(method);
-    if (capability === undefined || hasCapability(this.server?.capabilities, capability)) return undefined;
-    return new CapabilityError(method, capability, "server");
-  }
 }
 
 export interface ServerSessionOptions extends SessionOptions {
@@ -279,19 +259,25 @@ export class ServerSession extends Session {
     this.supportedProtocolVersions = options.supportedProtocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS;
     this.onRequest(PING, pong);
     super.onRequest(INITIALIZE, (params) => this.answerInitialize(params));
+    this.use({
+      notification: (method) => {
+        if (method === INITIALIZED_NOTIFICATION && !this.initializedNotified) {
+          this.initializedNotified = true;
+          this.oninitialized?.();
+        }
+      },
+      checkOutbound: (method) => {
+        const capability = requiredClientCapability(method);
+        if (capability === undefined || hasCapability(this.client?.capabilities, capability)) return undefined;
+        return new CapabilityError(method, capability, "client");
+      },
+    });
   }
 
   /** initialize belongs to the session (version negotiation, capabilities); registering another handler is refused. */
   override onRequest(method: string, handler: RequestHandler): void {
     if (method === INITIALIZE) throw new Error("ServerSession answers initialize itself; configure serverInfo/capabilities instead");
     super.onRequest(method, handler);
-  }
-
-  protected override observeNotification(method: string): void {
-    if (method === INITIALIZED_NOTIFICATION && !this.initializedNotified) {
-      this.initializedNotified = true;
-      this.oninitialized?.();
-    }
   }
 
   get capabilities(): JsonObject {
@@ -327,11 +313,5 @@ export class ServerSession extends Session {
     const result: JsonObject = { protocolVersion: version, capabilities: this.advertised, serverInfo: this.serverInfo };
     if (this.instructions !== undefined) result.instructions = this.instructions;
     return result;
-  }
-
-  protected override checkOutbound(method: string): Error | undefined {
-    const capability = requiredClientCapability(method);
-    if (capability === undefined || hasCapability(this.client?.capabilities, capability)) return undefined;
-    return new CapabilityError(method, capability, "client");
   }
 }

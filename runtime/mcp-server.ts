@@ -325,11 +325,7 @@ export class McpServer {
     const session = connection.session;
     this.options.onsession?.(session);
     this.open.add(connection);
-    const ownClose = session.onclose;
-    session.onclose = () => {
-      this.open.delete(connection);
-      ownClose?.();
-    };
+    session.use({ closed: () => void this.open.delete(connection) });
     try {
       await session.connect(transport);
     } catch (error) {

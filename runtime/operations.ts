@@ -1,6 +1,5 @@
 // The registry of in-flight operations: every request being served and every request awaiting its response.
 import type { JsonObject, JsonRpcMessage, RequestId } from "./jsonrpc.js";
-import type { SendOptions } from "./transport.js";
 import type { ProgressInfo, RequestOptions } from "./peer.js";
 import type { ProgressReporter } from "./progress.js";
 import { StableMap } from "./stable-map.js";
@@ -13,21 +12,14 @@ export type ProgressToken = string | number;
  */
 export type OperationState = "active" | "completed" | "failed" | "cancelled" | "timedOut" | "closed";
 
-/** Where an operation's outgoing messages go while it is attached to a connection. */
-export type OperationSend = (message: JsonRpcMessage, options?: SendOptions) => Promise<void>;
-
 /**
- * What inbound and outbound operations share. An operation is not tied to the transport it started on:
- * `detach()` makes later output queue up instead of being sent, `attach(send)` replays the queue through a
- * new sink. The session does not detach anything yet; resumable requests (SEP-975) and async tool calls
- * will, so that work survives a dropped connection.
+ * What inbound and outbound operations share. An operation is not tied to the transport it started on: an
+ * inbound one whose output an outlet takes (a resumable request, an async tool run) outlives its connection, and
+ * an outbound one with a keeper stays pending across a reconnection.
  */
 export abstract class Operation {
   state: OperationState = "active";
   progressToken: ProgressToken | undefined = undefined;
-  /** Output held while detached, in order. */
-  backlog: JsonRpcMessage[] | undefined = undefined;
-  detached = false;
   private controller: AbortController | undefined = undefined;
   private abortedEarly = false;
   private earlyReason: unknown = undefined;
@@ -52,26 +44,6 @@ export abstract class Operation {
       this.abortedEarly = true;
       this.earlyReason = reason;
     }
-  }
-
-  detach(): void {
-    this.detached = true;
-  }
-
-  /** Reattach to a connection, flushing whatever was produced while detached. */
-  attach(send: OperationSend): Promise<void>[] {
-    this.detached = false;
-    const backlog = this.backlog;
-    this.backlog = undefined;
-    if (backlog === undefined) return [];
-    return backlog.map((message) => send(message));
-  }
-
-  /** Hold a message while detached; returns false when the caller should send it now. */
-  hold(message: JsonRpcMessage): boolean {
-    if (!this.detached) return false;
-    (this.backlog ??= []).push(message);
-    return true;
   }
 }
 
@@ -169,11 +141,6 @@ export class RecentSet<K> {
 export class OperationRegistry {
   // StableMap: a session making one call at a time would otherwise reallocate these tables on every request.
   readonly inbound = new StableMap<RequestId, InboundOperation>();
-  /**
-   * Operations that answer no request of this connection but must hear it close (a session joined to a run that
-   * outlives it): kept apart from `inbound`, whose size is what the peer awaits answers for.
-   */
-  readonly attachments = new StableMap<RequestId, InboundOperation>();
   readonly outbound = new StableMap<RequestId, OutboundOperation>();
   /** Our outbound requests that asked for progress, by the token we put in their _meta. */
   readonly byProgressToken = new StableMap<ProgressToken, OutboundOperation>();

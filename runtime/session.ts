@@ -12,12 +12,11 @@ import {
   type RequestId,
 } from "./jsonrpc.js";
 import type { DispatchTable, Explanation, MethodSpec, ValidationIssue } from "./dispatch.js";
-import { SENT, type AuthGrant, type InboundInfo, type ReplyChannel, type SendOptions, type Transport } from "./transport.js";
+import { SENT, type InboundInfo, type ReplyChannel, type SendOptions, type Transport } from "./transport.js";
 import type {
   NotificationHandler,
   Peer,
   ProgressInfo,
-  RequestContext,
   RequestHandler,
   RequestOptions,
 } from "./peer.js";
@@ -28,6 +27,10 @@ import {
   RequestTimeoutError,
 } from "./errors.js";
 import { limitOption } from "./limits.js";
+import { HandlerContext } from "./handler-context.js";
+import { SessionStateKey, type SessionExtension } from "./session-extension.js";
+
+export { SessionStateKey, type SessionExtension } from "./session-extension.js";
 import { InboundOperation, OperationRegistry, OutboundOperation } from "./operations.js";
 import {
   DEFAULT_PROGRESS_INTERVAL_MS,
@@ -39,14 +42,11 @@ import {
 } from "./progress.js";
 
 export const CANCELLED_NOTIFICATION = "notifications/cancelled";
-/** SEP-975: a resume reuses the id of the request it resumes. */
-export const RESUME_METHOD = "requests/resume";
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 /** What a notification handler is told about a sender the transport knows nothing of. */
 const NO_SENDER: InboundInfo = Object.freeze({});
 /** Requests one session serves at once by default; see SessionOptions.maxInFlightRequests. */
 export const DEFAULT_MAX_IN_FLIGHT_REQUESTS = 100;
-
 
 /** Something worth knowing when debugging that is not an error (ignored notifications, late messages). */
 export interface SessionDebugEvent {
@@ -93,11 +93,6 @@ export class Session implements Peer, ProgressSink {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   ondebug?: (event: SessionDebugEvent) => void;
-  /**
-   * Sees every inbound request's operation after its params were checked and before the handler runs: the
-   * place to make it resumable or otherwise change where its output goes (runtime/resumable installs it).
-   */
-  onrequeststart?: (operation: InboundOperation, params: JsonObject | undefined) => void;
   readonly operations: OperationRegistry;
 
   protected transport: Transport | undefined = undefined;
@@ -113,6 +108,12 @@ export class Session implements Peer, ProgressSink {
   private readonly defaultTimeout: number;
   private readonly progressInterval: number;
   private readonly maxInFlight: number;
+  private extensions: readonly SessionExtension[] = [];
+  /** Only the hooks on the per-request path get their own lists: most sessions have none of them. */
+  private startHooks: readonly SessionExtension[] = [];
+  private acceptHooks: readonly SessionExtension[] = [];
+  private outboundHooks: readonly SessionExtension[] = [];
+  private readonly states = new Map<SessionStateKey<unknown>, unknown>();
 
   constructor(options: SessionOptions) {
     // Maps, not the table objects: a method named "constructor" or "__proto__" must not hit Object.prototype.
@@ -147,7 +148,15 @@ export class Session implements Peer, ProgressSink {
     const appExpired = transport.onsessionexpired;
     transport.onsessionexpired = (error) => {
       appExpired?.call(transport, error);
-      if (this.transport === transport) this.sessionExpired(error);
+      if (this.transport !== transport) return;
+      for (const extension of this.extensions) {
+        if (extension.sessionExpired === undefined) continue;
+        try {
+          extension.sessionExpired(error);
+        } catch (e) {
+          this.reportError(e);
+        }
+      }
     };
     this.status = "open";
     try {
@@ -169,6 +178,39 @@ export class Session implements Peer, ProgressSink {
       // Not every transport reports its own close; make sure the session is torn down either way.
       this.handleClose();
     }
+  }
+
+  /** Register an extension (see SessionExtension); returns the function that removes it. */
+  use(extension: SessionExtension): () => void {
+    this.extensions = [...this.extensions, extension];
+    this.indexHooks();
+    return () => {
+      this.extensions = this.extensions.filter((e) => e !== extension);
+      this.indexHooks();
+    };
+  }
+
+  private indexHooks(): void {
+    const all = this.extensions;
+    this.startHooks = all.filter((e) => e.requestStarted !== undefined);
+    this.acceptHooks = all.filter((e) => e.accept !== undefined);
+    this.outboundHooks = all.filter((e) => e.checkOutbound !== undefined);
+  }
+
+  /** The state `key` keeps on this session, made by `key.create` on first use. */
+  state<T>(key: SessionStateKey<T>): T {
+    const states = this.states as Map<SessionStateKey<T>, T>;
+    let value = states.get(key);
+    if (value === undefined && !states.has(key)) {
+      value = key.create(this);
+      states.set(key, value);
+    }
+    return value as T;
+  }
+
+  /** The state `key` keeps on this session, or undefined when none was made (the feature is not installed here). */
+  peekState<T>(key: SessionStateKey<T>): T | undefined {
+    return (this.states as Map<SessionStateKey<T>, T>).get(key);
   }
 
   onRequest(method: string, handler: RequestHandler): void {
@@ -236,8 +278,8 @@ export class Session implements Peer, ProgressSink {
   }
 
   /**
-   * @internal Send a request under the id of an outbound operation that is still pending (requests/resume
-   * reuses the original id): its response settles that operation.
+   * @internal Send a request under the id of an outbound operation that is still pending (a protocol-level
+   * resume reuses the original id): its response settles that operation.
    */
   resendAs(op: OutboundOperation, method: string, params: JsonObject | undefined): Promise<void> {
     if (op.state !== "active") return SENT;
@@ -266,35 +308,43 @@ export class Session implements Peer, ProgressSink {
     this.handleClose();
   }
 
-  /**
-   * Called once the transport closed by itself (not through close()); return true to take over recovery
-   * (reconnection): onclose is then not fired.
-   */
-  protected transportLost(): boolean {
-    return false;
-  }
-
-  /** Every well-formed inbound message passes here first; false drops it (resumed-request deduplication). */
-  protected acceptInbound(_message: JsonObject): boolean {
-    return true;
-  }
-
-  /**
-   * A refusal to send `method` (e.g. the peer lacks the capability), or undefined to allow it.
-   * Checked before anything touches the wire.
-   */
-  protected checkOutbound(_method: string): Error | undefined {
+  /** The extensions' refusal to send `method`, if any. */
+  private checkOutbound(method: string): Error | undefined {
+    const hooks = this.outboundHooks;
+    for (let i = 0; i < hooks.length; i++) {
+      const refusal = hooks[i].checkOutbound!(method);
+      if (refusal !== undefined) return refusal;
+    }
     return undefined;
   }
 
-  /**
-   * Sees every accepted notification (other than progress and cancelled) before its registered handler,
-   * so subclasses can track protocol state that a user's handler registration must not displace.
-   */
-  protected observeNotification(_method: string, _params: JsonObject | undefined): void {}
+  private acceptInbound(message: JsonObject): boolean {
+    const hooks = this.acceptHooks;
+    for (let i = 0; i < hooks.length; i++) {
+      try {
+        if (!hooks[i].accept!(message)) return false;
+      } catch (error) {
+        this.reportError(error);
+      }
+    }
+    return true;
+  }
 
-  /** The transport reports that the server forgot its session (see Transport.onsessionexpired). */
-  protected sessionExpired(_error: Error): void {}
+  private observeNotification(method: string, params: JsonObject | undefined): void {
+    for (const extension of this.extensions) {
+      if (extension.notification === undefined) continue;
+      try {
+        extension.notification(method, params);
+      } catch (error) {
+        this.reportError(error);
+      }
+    }
+  }
+
+  private mayReuseId(method: string, existing: InboundOperation): boolean {
+    for (const extension of this.extensions) if (extension.mayReuseId?.(method, existing) === true) return true;
+    return false;
+  }
 
   /** @internal Also used by handler contexts, with the inbound request id for routing. */
   sendRequest(
@@ -444,7 +494,7 @@ export class Session implements Peer, ProgressSink {
       this.handleInvalidEnvelope(m);
       return;
     }
-    if (!this.acceptInbound(m)) return;
+    if (this.acceptHooks.length > 0 && !this.acceptInbound(m)) return;
     if (method !== undefined) {
       if (id !== undefined) this.handleRequest(m as unknown as JsonRpcRequest, info);
       else this.handleNotification(method, m.params as JsonObject | undefined, info);
@@ -492,10 +542,9 @@ export class Session implements Peer, ProgressSink {
       return;
     }
     const inbound = this.operations.inbound;
-    // requests/resume reuses the id of the request it resumes, which may still be registered here (the request
-    // itself, or an earlier resume of it that the new one supersedes).
+    // An extension may let a request reuse the id of one still registered here (a resume of that request).
     const existing = inbound.get(id);
-    if (existing !== undefined && !(method === RESUME_METHOD && (existing.outlet !== undefined || existing.method === RESUME_METHOD))) {
+    if (existing !== undefined && !this.mayReuseId(method, existing)) {
       this.sendError(id, ErrorCode.InvalidRequest, `Request id ${JSON.stringify(id)} is already in use`, undefined, reply);
       return;
     }
@@ -511,13 +560,13 @@ export class Session implements Peer, ProgressSink {
       context.progressToken = token;
       context.reporter = new ProgressReporter(token, id, context, this.progressInterval);
     }
-    // A resume leaves the registered request alone: only the layer serving it, once it accepted the resume, takes
-    // the id over (a resume with a wrong token must change nothing about a live request).
+    // A request reusing an id leaves the registered one alone: only the layer serving it, once it accepted the
+    // request, takes the id over (a resume with a wrong token must change nothing about a live request).
     if (existing === undefined) inbound.set(id, context);
-    const onstart = this.onrequeststart;
-    if (onstart !== undefined) {
+    const hooks = this.startHooks;
+    for (let i = 0; i < hooks.length; i++) {
       try {
-        onstart(context, params);
+        hooks[i].requestStarted!(context, params);
       } catch (error) {
         this.reportError(error);
       }
@@ -560,7 +609,6 @@ export class Session implements Peer, ProgressSink {
       outlet.send(message);
       return;
     }
-    if (context.hold(message)) return;
     const reply = context.reply;
     const sent = this.transport!.send(message, reply === undefined ? { relatedRequestId: context.requestId } : { relatedRequestId: context.requestId, reply });
     if (sent !== SENT) sent.catch(this.reportError);
@@ -725,14 +773,17 @@ export class Session implements Peer, ProgressSink {
         context.abort(reason);
       }
     }
-    if (ops.attachments.size > 0) {
-      for (const [key, attachment] of [...ops.attachments]) {
-        ops.attachments.delete(key);
-        attachment.outlet?.connectionClosed(attachment, byApp);
+    for (const [token, op] of ops.byProgressToken) if (op.keeper === undefined) ops.byProgressToken.delete(token);
+    let recovering = false;
+    for (const extension of this.extensions) {
+      if (extension.closed === undefined) continue;
+      try {
+        if (extension.closed(byApp) === true && !byApp) recovering = true;
+      } catch (error) {
+        this.reportError(error);
       }
     }
-    for (const [token, op] of ops.byProgressToken) if (op.keeper === undefined) ops.byProgressToken.delete(token);
-    if (!byApp && this.transportLost()) return;
+    if (recovering) return;
     const onclose = this.onclose;
     if (onclose !== undefined) {
       try {
@@ -777,69 +828,6 @@ function reasonText(reason: unknown): string | undefined {
   return undefined;
 }
 
-/** The context a request handler receives; it is also the operation's registry entry. */
-class HandlerContext extends InboundOperation implements RequestContext, ProgressSink {
-  readonly principal?: string;
-  readonly auth?: AuthGrant;
-  readonly sessionId?: string;
-  /** @internal The transport's reply path for this request, when it has one per request (HTTP). */
-  readonly reply?: ReplyChannel;
-
-  constructor(
-    private readonly session: Session,
-    id: RequestId,
-    method: string,
-    info: InboundInfo | undefined,
-  ) {
-    super(id, method);
-    if (info !== undefined) {
-      if (info.principal !== undefined) this.principal = info.principal;
-      if (info.auth !== undefined) this.auth = info.auth;
-      if (info.sessionId !== undefined) this.sessionId = info.sessionId;
-      if (info.reply !== undefined) this.reply = info.reply;
-    }
-  }
-
-  get requestId(): RequestId {
-    return this.id;
-  }
-
-  /** @internal The session serving this request (makeResumable needs it; a WeakMap per request cost more). */
-  get owner(): Session {
-    return this.session;
-  }
-
-  progress(progress: number, total?: number, message?: string): Promise<void> {
-    const reporter = this.reporter;
-    return reporter === undefined ? SENT : reporter.report(progress, total, message);
-  }
-
-  request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
-    const outlet = this.outlet;
-    if (outlet !== undefined) return outlet.request(method, params, options);
-    return this.session.sendRequest(method, params, options, this.id);
-  }
-
-  notify(method: string, params?: JsonObject): Promise<void> {
-    const outlet = this.outlet;
-    if (outlet !== undefined) {
-      outlet.send(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params });
-      return SENT;
-    }
-    return this.session.sendNotification(method, params, this.id);
-  }
-
-  /** @internal ProgressSink of this request's reporter. */
-  sendProgress(params: JsonObject, relatedRequestId: RequestId): Promise<void> {
-    const outlet = this.outlet;
-    if (outlet !== undefined) {
-      // The reporter built params for this notification alone: the outlet may stamp them in place.
-      outlet.send({ jsonrpc: "2.0", method: PROGRESS_NOTIFICATION, params }, true);
-      return SENT;
-    }
-    return this.session.sendProgress(params, relatedRequestId);
-  }
-}
 
 /**
  * Hands the issues to `use`: in the same turn when the explainer answered synchronously, else once they have

@@ -42,8 +42,8 @@ export interface ReplyChannel {
    */
   onconnection?: (connected: boolean) => void;
   /**
-   * For a request that arrived while its id was still in flight (a SEP-975 requests/resume reuses the id of the
-   * request it resumes); for any other request they do nothing. Until one of them is called, the earlier request
+   * For a request that arrived while its id was still in flight (a protocol layer whose request takes over
+   * another one reuses its id); for any other request they do nothing. Until one of them is called, the earlier request
    * keeps its reply path and everything sent for this one, its response included, goes on its own channel, so a
    * resume that is refused changes nothing about the request it names.
    * takeOver: from now on messages related to the id go here, and the earlier request's path is released.
@@ -115,7 +115,7 @@ export interface Transport {
   readonly closeError?: ConnectionClosedError;
   /**
    * Called by the layer above for a request it will resume by its own means if the stream carrying the reply
-   * is lost (SEP-975 requests/resume): the transport then reports the loss at once (the synthesized error response)
+   * is lost (a protocol-level resume): the transport then reports the loss at once (the synthesized error response)
    * instead of trying to resume the stream itself. A transport without reply streams has nothing to do.
    */
   skipStreamResume?(requestId: RequestId): void;

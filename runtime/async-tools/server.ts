@@ -1,18 +1,18 @@
 // Server side of async tool calls (PR #617): tools/async/call|join|get and the tools/async/cancel notification.
-import { Buffer } from "node:buffer";
 import { limitOption } from "../limits.js";
-import { randomBytes } from "node:crypto";
-import { IdleWaiters } from "../idle-waiters.js";
+import { DurableEngine } from "../durable/engine.js";
+import { AsyncRun, keptSize } from "./run.js";
+import { CANCELLED_STATUS, RemoteRuns, unknownRun } from "./remote.js";
 import { ErrorCode, RpcError, type JsonObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
-import type { RequestContext, RequestOptions } from "../peer.js";
-import { InboundOperation, type OperationOutlet } from "../operations.js";
-import { ProgressOrderError, RequestCancelledError } from "../errors.js";
-import { PROGRESS_NOTIFICATION, readProgressToken } from "../progress.js";
+import type { RequestContext } from "../peer.js";
+import { RequestCancelledError } from "../errors.js";
+import { readProgressToken } from "../progress.js";
 import type { ProgressToken } from "../operations.js";
-import { CANCELLED_NOTIFICATION, type Session } from "../session.js";
+import { CANCELLED_NOTIFICATION, SessionStateKey, type Session } from "../session.js";
 import type { ServerSession } from "../lifecycle.js";
-import { tokenKey } from "../store/key.js";
-import { isSharedStore, type OperationStore, type OwnerSignal, type SharedOperationStore, type StoredOperation } from "../store/types.js";
+import { isPresentedToken, mintToken, TokenScheme } from "../durable/token.js";
+import { MemoryOperationStore } from "../store/memory.js";
+import { type OperationStore, type OwnerSignal, type SharedOperationStore, type StoredOperation } from "../store/types.js";
 
 export const ASYNC_CALL = "tools/async/call";
 export const ASYNC_JOIN = "tools/async/join";
@@ -55,19 +55,16 @@ export interface AsyncToolsOptions {
   onerror?: (error: Error) => void;
 }
 
-/** The outcome of a run that was cancelled, as recorded for other nodes: they tell their joined sessions. */
-const CANCELLED_STATUS = "cancelled";
 
-type RunStatus = "processing" | "completed" | "failed" | "cancelled";
 
-/** Counted against maxKeptResultBytes for each kept run besides its result: what a finished run held on the heap (measured about 1.5 KiB). */
-const KEPT_RUN_OVERHEAD = 1536;
 
 /** Who a running call counts against: its principal, or the session it came in on when there is none. */
 type RunOwner = string | Session;
 
 /** A refused call: only what tools/async/get needs to tell why, until it expires. */
 interface Refusal {
+  /** What the TokenScheme keeps of its token. */
+  readonly token: string;
   readonly reason: string;
   readonly principal: string | undefined;
   readonly keepAlive: number;
@@ -75,14 +72,6 @@ interface Refusal {
   readonly expires: number;
 }
 
-interface Joined {
-  session: Session;
-  /** The request (call or join) through which the session attached: cancellation names it. */
-  requestId: RequestId;
-  progressToken: ProgressToken | undefined;
-  /** Registered in the session's operations so its close detaches us (the one mechanism for that). */
-  marker: InboundOperation;
-}
 
 function sessionToolRunner(session: Session): AsyncToolRunner {
   return (params, context) => {
@@ -92,110 +81,10 @@ function sessionToolRunner(session: Session): AsyncToolRunner {
   };
 }
 
-function unknownRun(): RpcError {
-  return new RpcError(ErrorCode.InvalidParams, "Unknown or expired async tool call");
-}
 
-/** One async tool run: the tool's RequestContext, detached from every connection. */
-class AsyncRun extends InboundOperation implements RequestContext {
-  status: RunStatus = "processing";
-  outcome: JsonObject | undefined = undefined;
-  failure: RpcError | undefined = undefined;
-  readonly joined = new Map<Session, Joined>();
-  readonly waiters = new Set<() => void>();
-  keepTimer: ReturnType<typeof setTimeout> | undefined = undefined;
-  lastProgress = -Infinity;
-  /** Joins on other nodes following this run (shared store). */
-  remoteJoins = 0;
-  /** Next sequence number of the run's queue in the shared store. */
-  nextSeq = 1;
-  /** Its key in the shared store (the token's hash), when there is one. */
-  storeKey: string | undefined = undefined;
-  /** What it counts against maxKeptResultBytes once finished and kept. */
-  keptBytes = 0;
-  /** Forgotten (expired, dropped, or shut down): nothing may re-arm it. */
-  freed = false;
 
-  constructor(
-    readonly manager: AsyncTools,
-    readonly token: string,
-    id: RequestId,
-    public keepAlive: number,
-    readonly principal: string | undefined,
-  ) {
-    super(id, "tools/call");
-  }
 
-  get requestId(): RequestId {
-    return this.id;
-  }
 
-  get done(): boolean {
-    return this.status !== "processing";
-  }
-
-  progress(progress: number, total?: number, message?: string): Promise<void> {
-    if (this.done) return Promise.resolve();
-    if (typeof progress !== "number" || !Number.isFinite(progress)) return Promise.reject(new TypeError("Progress must be a finite number"));
-    if (progress <= this.lastProgress) return Promise.reject(new ProgressOrderError(progress, this.lastProgress));
-    this.lastProgress = progress;
-    this.manager.record(this, { jsonrpc: "2.0", method: PROGRESS_NOTIFICATION, params: progressParams(undefined, progress, total, message) });
-    for (const j of this.joined.values()) {
-      if (j.progressToken === undefined) continue;
-      const params: JsonObject = { progressToken: j.progressToken, progress };
-      if (total !== undefined) params.total = total;
-      if (message !== undefined) params.message = message;
-      j.session.transmit({ jsonrpc: "2.0", method: PROGRESS_NOTIFICATION, params }).catch(() => undefined);
-    }
-    return Promise.resolve();
-  }
-
-  /** Server-to-client requests go to the first joined session (the one that is most likely listening). */
-  request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
-    const first = this.joined.values().next();
-    if (first.done === true) return Promise.reject(new RpcError(ErrorCode.InvalidRequest, "No session is attached to this async tool call"));
-    return first.value.session.request(method, params, options);
-  }
-
-  notify(method: string, params?: JsonObject): Promise<void> {
-    for (const j of this.joined.values()) j.session.notify(method, params).catch(() => undefined);
-    return Promise.resolve();
-  }
-
-  settle(status: RunStatus, outcome: JsonObject | undefined, failure: RpcError | undefined): void {
-    if (this.done) return;
-    this.status = status;
-    this.outcome = outcome;
-    this.failure = failure;
-    this.manager.recordEnd(this);
-    const waiters = [...this.waiters];
-    this.waiters.clear();
-    for (const wake of waiters) wake();
-    this.manager.keep(this);
-  }
-}
-
-function progressParams(token: ProgressToken | undefined, progress: number, total: unknown, message: unknown): JsonObject {
-  const params: JsonObject = token === undefined ? { progress } : { progressToken: token, progress };
-  if (typeof total === "number") params.total = total;
-  if (typeof message === "string") params.message = message;
-  return params;
-}
-
-/** The JSON size of what a finished run answers tools/async/get with, plus its bookkeeping. */
-function keptSize(run: AsyncRun): number {
-  const answer: unknown = run.status === "completed" ? run.outcome : run.failure?.toJSON();
-  try {
-    return KEPT_RUN_OVERHEAD + Buffer.byteLength(JSON.stringify(answer) ?? "");
-  } catch {
-    // Not JSON (a cycle, a BigInt): it cannot be sent either, so only the bookkeeping is held.
-    return KEPT_RUN_OVERHEAD;
-  }
-}
-
-function nodeLost(): RpcError {
-  return new RpcError(-32010, "Async tool call failed: the node running it stopped");
-}
 
 /**
  * Async tool calls for every session it is installed on: runs outlive connections, any session that knows
@@ -209,7 +98,10 @@ export class AsyncTools {
   private readonly maxRunsPerPrincipal: number;
   private readonly maxKeptResultBytes: number;
   private readonly maxRefusals: number;
-  private readonly runs = new Map<string, AsyncRun>();
+  /** Runs held, by the key of their token, with the store and the token scheme. */
+  private readonly engine: DurableEngine<AsyncRun>;
+  /** @internal */
+  readonly tokens: TokenScheme;
   /** Runs whose handler has not returned yet, by owner; an owner with none has no entry. */
   private readonly runningBy = new Map<RunOwner, number>();
   private runningCount = 0;
@@ -219,13 +111,14 @@ export class AsyncTools {
   /** Refused calls by token, oldest first. */
   private readonly refusals = new Map<string, Refusal>();
   private readonly shared: SharedOperationStore | undefined;
-  /** Runs by store key (shared store only), for signals from other nodes. */
-  private readonly byKey = new Map<string, AsyncRun>();
+  /** Serves runs other nodes hold (shared store only). */
+  private readonly remote: RemoteRuns | undefined;
   private readonly onerror: ((error: Error) => void) | undefined;
-  private readonly stopSignals: (() => void) | undefined;
-  /** Joins and gets this node serves for runs on other nodes: each entry ends one (shutdown). */
-  private readonly remoteFollows = new Set<() => void>();
-  private readonly idleWaiters = new IdleWaiters();
+  /**
+   * What each installed session is joined to, by run key (or `remote:` and store key for a run on another node):
+   * the function that ends that join, called when the session's connection closes.
+   */
+  private readonly joinsKey = new SessionStateKey<Map<string, () => void>>("async-tools", () => new Map());
   /** evicted: finished runs dropped before their keepAlive ended, to stay within maxKeptResultBytes. */
   readonly stats = { accepted: 0, rejected: 0, joins: 0, cancelled: 0, expired: 0, evicted: 0 };
 
@@ -242,10 +135,22 @@ export class AsyncTools {
     this.maxKeptResultBytes = limitOption("maxKeptResultBytes", options.maxKeptResultBytes, 32 * 1024 * 1024);
     this.maxRefusals = limitOption("maxRefusals", options.maxRefusals, 1000);
     this.onerror = options.onerror;
-    if (options.store !== undefined && isSharedStore(options.store)) {
-      this.shared = options.store;
-      this.stopSignals = options.store.onSignal((key, signal) => this.signalled(key, signal));
-    }
+    // Without a store, runs live in this process only (the engine is given an in-memory one it never writes).
+    this.engine = new DurableEngine<AsyncRun>(options.store ?? new MemoryOperationStore(), (error) => this.report(error), (run, signal) =>
+      this.signalled(run, signal),
+    );
+    this.tokens = this.engine.tokens;
+    this.shared = this.engine.shared;
+    this.remote =
+      this.shared === undefined
+        ? undefined
+        : new RemoteRuns(this.shared, {
+            grant: (requested) => this.grant(requested),
+            write: (work) => this.write(work),
+            following: (end) => this.engine.following(end),
+            joined: () => void this.stats.joins++,
+            joinsKey: this.joinsKey,
+          });
   }
 
   /** What to merge into the server's capabilities: `{ async: { maxKeepAliveTime } }`. */
@@ -255,7 +160,7 @@ export class AsyncTools {
 
   /** Runs held: running, or finished and kept for their result. */
   get size(): number {
-    return this.runs.size;
+    return this.engine.size;
   }
 
   /** Runs whose handler has not returned yet (a cancelled handler counts until it returns). */
@@ -270,25 +175,34 @@ export class AsyncTools {
 
   /** Resolves once no run is held. */
   idle(): Promise<void> {
-    return this.idleWaiters.wait(this.runs.size === 0);
+    return this.engine.idle();
   }
 
   install(session: ServerSession): void {
+    if (session.peekState(this.joinsKey) !== undefined) return;
+    const joins = session.state(this.joinsKey);
+    session.use({
+      closed: () => {
+        const ends = [...joins.values()];
+        joins.clear();
+        for (const end of ends) end();
+      },
+    });
     session.registerCapabilities(this.capabilities());
     session.onRequest(ASYNC_CALL, (params, context) => this.call(session, params ?? {}, context));
     session.onRequest(ASYNC_JOIN, (params, context) => {
       const key = this.remoteKey(params?.token);
-      return key === undefined ? this.join(session, params ?? {}, context) : this.joinRemote(session, key, params ?? {}, context);
+      return key === undefined ? this.join(session, params ?? {}, context) : this.remote!.join(session, key, params ?? {}, context);
     });
     session.onRequest(ASYNC_GET, (params, context) => {
       const key = this.remoteKey(params?.token);
-      return key === undefined ? this.get(params ?? {}, context) : this.getRemote(key, params ?? {}, context);
+      return key === undefined ? this.get(params ?? {}, context) : this.remote!.get(key, params ?? {}, context);
     });
     session.onNotification(ASYNC_CANCEL, (params, sender) => {
       const key = this.remoteKey(params?.token);
       const principal = sender.principal ?? undefined;
       if (key === undefined) this.cancelByToken(params, principal);
-      else void this.cancelRemote(key, principal).catch((error: unknown) => this.report(error));
+      else void this.remote!.cancel(key, principal).catch((error: unknown) => this.report(error));
     });
   }
 
@@ -301,23 +215,23 @@ export class AsyncTools {
     const name = String(params.name);
     const args = typeof params.arguments === "object" && params.arguments !== null ? (params.arguments as JsonObject) : undefined;
     const keepAlive = this.grant(params.keepAlive);
-    const token = randomBytes(18).toString("base64url");
+    const token = mintToken();
+    const key = this.tokens.keyOf(token);
     const principal = context.principal ?? undefined;
     const owner: RunOwner = principal ?? session;
     const verdict = this.verdict(owner, name, args);
     if (verdict !== true) {
       // Refused, but with a token: tools/async/get tells why, for keepAlive seconds (this node only).
       this.stats.rejected++;
-      this.refuse(token, { reason: verdict, principal, keepAlive, expires: Date.now() + keepAlive * 1000 });
+      this.refuse(key, { token: this.tokens.kept(token), reason: verdict, principal, keepAlive, expires: Date.now() + keepAlive * 1000 });
       return { accepted: false, token, keepAlive };
     }
-    const run = new AsyncRun(this, token, context.requestId, keepAlive, principal);
-    this.runs.set(token, run);
+    const run = new AsyncRun(this, token, key, context.requestId, keepAlive, principal);
+    this.engine.add(run);
     this.runningCount++;
     this.runningBy.set(owner, (this.runningBy.get(owner) ?? 0) + 1);
     if (this.shared !== undefined) {
-      const key = (run.storeKey = tokenKey(token));
-      this.byKey.set(key, run);
+      run.storeKey = key;
       const record: StoredOperation = { kind: "async", requestId: context.requestId, status: "processing", pendingInput: 0, node: this.shared.nodeId, keepFor: keepAlive };
       if (run.principal !== undefined) record.principal = run.principal;
       this.write(() => this.shared!.create(key, record));
@@ -366,29 +280,32 @@ export class AsyncTools {
   }
 
   /** Keep a refusal's reason, forgetting expired ones at the front and the oldest past maxRefusals. */
-  private refuse(token: string, refusal: Refusal): void {
+  private refuse(key: string, refusal: Refusal): void {
     if (this.maxRefusals <= 0) return;
     const now = Date.now();
     for (const [old, r] of this.refusals) {
       if (this.refusals.size < this.maxRefusals && r.expires > now) break;
       this.refusals.delete(old);
     }
-    this.refusals.set(token, refusal);
+    this.refusals.set(key, refusal);
   }
 
   private refusal(token: unknown, principal: string | undefined): Refusal | undefined {
-    const refusal = typeof token === "string" ? this.refusals.get(token) : undefined;
-    if (refusal === undefined || refusal.principal !== principal) return undefined;
+    if (!isPresentedToken(token)) return undefined;
+    const key = this.tokens.keyOf(token);
+    const refusal = this.refusals.get(key);
+    if (refusal === undefined || refusal.principal !== principal || !this.tokens.matches(refusal.token, token)) return undefined;
     if (refusal.expires <= Date.now()) {
-      this.refusals.delete(token as string);
+      this.refusals.delete(key);
       return undefined;
     }
     return refusal;
   }
 
+  /** The run a presented token names for this principal (by key, then the whole token in constant time). */
   private find(token: unknown, principal: string | undefined): AsyncRun {
-    const run = typeof token === "string" ? this.runs.get(token) : undefined;
-    if (run === undefined || run.principal !== principal) throw unknownRun();
+    const run = this.engine.find(token, principal);
+    if (run === undefined) throw unknownRun();
     return run;
   }
 
@@ -399,7 +316,7 @@ export class AsyncTools {
     if (params.keepAlive !== undefined) run.keepAlive = Math.max(run.keepAlive, this.grant(params.keepAlive));
     this.stats.joins++;
     this.attach(run, session, context.requestId, readProgressToken(params));
-    return { accepted: true, token: run.token, keepAlive: run.keepAlive };
+    return { accepted: true, token: params.token as string, keepAlive: run.keepAlive };
   }
 
   private async get(params: JsonObject, context: RequestContext): Promise<JsonObject> {
@@ -426,8 +343,7 @@ export class AsyncTools {
   }
 
   private cancelByToken(params: JsonObject | undefined, principal: string | undefined): void {
-    const token = params?.token;
-    const run = typeof token === "string" ? this.runs.get(token) : undefined;
+    const run = this.engine.find(params?.token, principal);
     // Like a cancellation of an unknown request id: nothing to answer, nothing revealed. Another principal's
     // run is unknown to this one, as for join and get; a notification cannot be refused, so it is ignored.
     if (run === undefined || run.principal !== principal || run.done) return;
@@ -461,13 +377,9 @@ export class AsyncTools {
     this.write(() => shared.update(key, { status: run.status === "completed" ? "completed" : "failed" }));
   }
 
+  /** Store writes of runs: nothing reads a run's record back on this node, so they need no ordering between them. */
   private write(work: () => unknown): void {
-    try {
-      const value = work();
-      if (value instanceof Promise) value.catch((error: unknown) => this.report(error));
-    } catch (error) {
-      this.report(error);
-    }
+    this.engine.writes.write(work);
   }
 
   private report(error: unknown): void {
@@ -476,116 +388,11 @@ export class AsyncTools {
 
   /** The store key of a token this node does not hold, when the store is shared; else undefined (served here). */
   private remoteKey(token: unknown): string | undefined {
-    if (this.shared === undefined || typeof token !== "string" || this.runs.has(token) || this.refusals.has(token) || token.length > 256) return undefined;
-    return tokenKey(token);
-  }
-
-  private async remoteRecord(key: string, principal: string | undefined): Promise<StoredOperation> {
-    const stored = await this.shared!.get(key);
-    if (stored === undefined || stored.kind !== "async" || stored.principal !== principal) throw unknownRun();
-    return stored;
-  }
-
-  private tell(owner: string | undefined, key: string, signal: OwnerSignal): void {
-    if (owner === undefined) return;
-    this.write(() => this.shared!.signal(owner, key, signal));
-  }
-
-  /**
-   * Follows a run's queue on the shared store from `afterSeq`: `progress` for each progress message, then
-   * `end` once with the final message, or with undefined when the follow stopped first (`stop()`).
-   */
-  private followRun(key: string, afterSeq: number, progress: (params: JsonObject) => void, end: (final: JsonObject | undefined) => void): () => void {
-    let ended = false;
-    const finish = (final: JsonObject | undefined) => {
-      if (ended) return;
-      ended = true;
-      following.close();
-      this.remoteFollows.delete(stop);
-      end(final);
-    };
-    const stop = () => finish(undefined);
-    const following = this.shared!.follow(key, afterSeq, {
-      message: ({ message }) => {
-        const m = message as unknown as JsonObject;
-        if (m.method === undefined) finish(m);
-        else if (m.method === PROGRESS_NOTIFICATION && typeof m.params === "object" && m.params !== null) progress(m.params as JsonObject);
-      },
-      lost: () => finish({ jsonrpc: "2.0", error: nodeLost().toJSON() }),
-    });
-    this.remoteFollows.add(stop);
-    return stop;
-  }
-
-  private async getRemote(key: string, params: JsonObject, context: RequestContext): Promise<JsonObject> {
-    const stored = await this.remoteRecord(key, context.principal ?? undefined);
-    if (stored.lost === true) throw nodeLost();
-    const timeout = typeof params.timeout === "number" && params.timeout >= 0 ? params.timeout : undefined;
-    const final = await new Promise<JsonObject | undefined>((resolve) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      // Only the final message matters here: start at the last one queued (queues of runs are never trimmed, so
-      // the length is the last seq), not at the run's whole progress history, which a polling get re-read each time.
-      const stop = this.followRun(key, Math.max(0, (stored.queued ?? 0) - 1), () => undefined, (m) => {
-        if (timer !== undefined) clearTimeout(timer);
-        context.signal.removeEventListener("abort", stop);
-        resolve(m);
-      });
-      if (timeout !== undefined) timer = setTimeout(stop, timeout * 1000);
-      context.signal.addEventListener("abort", stop, { once: true });
-    });
-    if (final === undefined) return { content: [], isPending: true };
-    if (final.error !== undefined) {
-      const e = final.error as { code: number; message: string; data?: unknown };
-      throw new RpcError(e.code, e.message, e.data);
-    }
-    return final.result as JsonObject;
-  }
-
-  private async joinRemote(session: ServerSession, key: string, params: JsonObject, context: RequestContext): Promise<JsonObject> {
-    const stored = await this.remoteRecord(key, context.principal ?? undefined);
-    if (stored.lost === true) throw nodeLost();
-    const owner = stored.node;
-    const keepAlive = Math.max(stored.keepFor ?? 0, params.keepAlive === undefined ? 0 : this.grant(params.keepAlive));
-    const progressToken = readProgressToken(params);
-    const requestId = context.requestId;
-    // Runs' queues are never trimmed, so their length is the last seq: the join hears progress from now on.
-    const from = stored.queued ?? 0;
-    const marker = new InboundOperation(`mcpgen-async-remote-${key}`, "tools/async/attachment");
-    const previous = session.operations.attachments.get(marker.id);
-    if (previous?.outlet !== undefined) previous.outlet.connectionClosed(previous, false);
-    this.tell(owner, key, { type: "attach", keepAlive });
-    const stop = this.followRun(
-      key,
-      from,
-      (p) => {
-        if (progressToken === undefined) return;
-        session.transmit({ jsonrpc: "2.0", method: PROGRESS_NOTIFICATION, params: progressParams(progressToken, Number(p.progress), p.total, p.message) }).catch(() => undefined);
-      },
-      (final) => {
-        if (session.operations.attachments.get(marker.id) === marker) session.operations.attachments.delete(marker.id);
-        if (final === undefined) this.tell(owner, key, { type: "detach" });
-        const error = final?.error as { data?: { status?: unknown } } | undefined;
-        if (error?.data?.status === CANCELLED_STATUS) {
-          session.transmit({ jsonrpc: "2.0", method: CANCELLED_NOTIFICATION, params: { requestId, reason: "cancelled" } }).catch(() => undefined);
-        }
-      },
-    );
-    marker.outlet = { send() {}, request: (method, p, options) => session.request(method, p, options), connectionClosed: () => stop() };
-    session.operations.attachments.set(marker.id, marker);
-    this.stats.joins++;
-    return { accepted: true, token: params.token as string, keepAlive };
-  }
-
-  private async cancelRemote(key: string, principal: string | undefined): Promise<void> {
-    const stored = await this.shared!.get(key);
-    if (stored === undefined || stored.kind !== "async" || stored.principal !== principal || stored.status !== "processing" || stored.lost === true) return;
-    this.tell(stored.node, key, { type: "cancel", reason: "Cancelled by the client" });
+    return this.engine.remoteKey(token, (key) => this.refusals.has(key));
   }
 
   /** Signals from nodes serving our runs' joins and cancels. */
-  private signalled(key: string, signal: OwnerSignal): void {
-    const run = this.byKey.get(key);
-    if (run === undefined) return;
+  private signalled(run: AsyncRun, signal: OwnerSignal): void {
     if (signal.type === "attach") {
       run.remoteJoins++;
       if (typeof signal.keepAlive === "number") run.keepAlive = Math.max(run.keepAlive, Math.min(signal.keepAlive, this.maxKeepAlive));
@@ -619,22 +426,15 @@ export class AsyncTools {
       run.keepTimer = undefined;
     }
     if (run.done) this.armKeepAlive(run);
-    const previous = run.joined.get(session);
-    if (previous !== undefined) session.operations.attachments.delete(previous.marker.id);
-    const marker = new InboundOperation(`mcpgen-async-${run.token}`, "tools/async/attachment");
-    const outlet: OperationOutlet = {
-      send() {},
-      request: (method, params, options) => session.request(method, params, options),
-      connectionClosed: () => this.detach(run, session, marker),
-    };
-    marker.outlet = outlet;
-    session.operations.attachments.set(marker.id, marker);
-    run.joined.set(session, { session, requestId, progressToken, marker });
+    // A second join of the same session replaces its first (the token keys the session's joins).
+    const leave = (): void => this.detach(run, session, leave);
+    session.state(this.joinsKey).set(run.key, leave);
+    run.joined.set(session, { session, requestId, progressToken, leave });
   }
 
-  private detach(run: AsyncRun, session: Session, marker: InboundOperation): void {
+  private detach(run: AsyncRun, session: Session, leave: () => void): void {
     const joined = run.joined.get(session);
-    if (joined === undefined || joined.marker !== marker) return;
+    if (joined === undefined || joined.leave !== leave) return;
     run.joined.delete(session);
     if (run.joined.size === 0) this.armKeepAlive(run);
   }
@@ -687,22 +487,20 @@ export class AsyncTools {
       run.keepTimer = undefined;
     }
     if (this.kept.delete(run)) this.keptTotal -= run.keptBytes;
-    this.runs.delete(run.token);
     const key = run.storeKey;
-    if (key !== undefined) {
-      this.byKey.delete(key);
-      this.write(() => this.shared!.delete(key));
+    if (key !== undefined) this.write(() => this.shared!.delete(key));
+    for (const j of run.joined.values()) {
+      const joins = j.session.peekState(this.joinsKey);
+      if (joins !== undefined && joins.get(run.key) === j.leave) joins.delete(run.key);
     }
-    for (const j of run.joined.values()) j.session.operations.attachments.delete(j.marker.id);
     run.joined.clear();
-    this.idleWaiters.settle(this.runs.size === 0);
+    this.engine.remove(run);
   }
 
   /** Server shutdown: cancel everything and free it. */
   close(): void {
-    this.stopSignals?.();
-    for (const end of [...this.remoteFollows]) end();
-    for (const run of [...this.runs.values()]) {
+    this.engine.close();
+    for (const run of this.engine.values()) {
       this.cancel(run, "Server shutting down");
       this.free(run);
     }

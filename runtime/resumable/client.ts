@@ -1,8 +1,9 @@
 // Client side of SEP-975: remember each policy, keep those requests pending across a disconnect, reconnect, resume, deduplicate.
 import type { JsonObject, JsonRpcMessage, RequestId } from "../jsonrpc.js";
-import { RpcError, isPlainObject as isObject } from "../jsonrpc.js";
+import { ErrorCode, RpcError, isPlainObject as isObject } from "../jsonrpc.js";
 import type { Transport } from "../transport.js";
 import type { RequestOptions } from "../peer.js";
+import type { SessionExtension } from "../session.js";
 import { ConnectionClosedError } from "../errors.js";
 import type { InboundOperation, OperationKeeper, OperationOutlet, OperationRegistry, OutboundOperation } from "../operations.js";
 import {
@@ -10,13 +11,14 @@ import {
   LAST_SEQ_META_KEY,
   RECEIVED_NOTIFICATION,
   RESUME_ATTEMPT_META_KEY,
+  RESUME_POLICY_NOTIFICATION,
   RESUME_REQUEST,
   ResumeFailedError,
   readSeqStamp,
 } from "./protocol.js";
 
 /** Error code and `data.reason` values the HTTP client transport uses for a request whose stream it lost. */
-const CONNECTION_LOST_CODE = -32000;
+const CONNECTION_LOST_CODE = ErrorCode.ConnectionLost;
 const LOST_REASONS = new Set(["stream-lost", "session-expired"]);
 
 export interface ResumableClientOptions {
@@ -166,6 +168,20 @@ export class ClientResumer {
   }
 
   // ---- hooks called by the session ----
+
+  /** The session extension through which the session calls this resumer; `resumable`: it serves resumable requests. */
+  extension(resumable: boolean): SessionExtension {
+    const extension: SessionExtension = {
+      accept: (message) => this.accept(message),
+      notification: (method, params) => {
+        if (method === RESUME_POLICY_NOTIFICATION) this.policy(params);
+      },
+      sessionExpired: () => this.sessionExpired(),
+      closed: (byApp) => !byApp && this.transportLost(),
+    };
+    if (resumable) extension.requestStarted = (operation, params) => this.requestStarted(operation, params);
+    return extension;
+  }
 
   /** notifications/requests/resumePolicy arrived. */
   policy(params: JsonObject | undefined): void {

@@ -1,6 +1,7 @@
 // SEP-975 wire names, the _meta keys this runtime adds, and the errors both sides raise.
 import { ErrorCode, RpcError, type JsonObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import { isPlainObject as isObject } from "../jsonrpc.js";
+import { DURABLE_FAILED_CODE } from "../durable/errors.js";
 
 export const RESUME_POLICY_NOTIFICATION = "notifications/requests/resumePolicy";
 export const RESUME_REQUEST = "requests/resume";
@@ -31,8 +32,8 @@ export function unknownResumableError(): RpcError {
   return new RpcError(ErrorCode.InvalidParams, "Unknown or expired resumable request");
 }
 
-/** Code of a resumable request that failed on the server side (queue limit, node lost). */
-export const RESUMABLE_FAILED_CODE = -32010;
+/** Code of a resumable request that failed on the server side (queue limit, node lost): the durable engine's. */
+export const RESUMABLE_FAILED_CODE = DURABLE_FAILED_CODE;
 
 /** A request whose node stopped (its lease lapsed): resume and status say so instead of waiting forever. */
 export function nodeLostError(): RpcError {

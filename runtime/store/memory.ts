@@ -1,45 +1,20 @@
 // The default operation store: plain maps in this process, synchronous, nothing shared between nodes.
 import { StableMap } from "../stable-map.js";
-import type { OperationStore, QueuedMessage, StoredOperation } from "./types.js";
+import type { QueuedMessage, StoredOperation, SyncOperationStore, SyncRecord } from "./types.js";
 
-/** @internal One operation's record and queue; the resumable manager holds its own entries' handles. */
-export interface MemoryEntry {
-  operation: StoredOperation;
-  queue: QueuedMessage[];
-  /** Index of the first unconfirmed message; confirmed ones are dropped in batches, not one shift at a time. */
-  head: number;
-  /** What the caller that adopted it keeps with it (the resumable manager: its request, found by key on resume). */
-  holder: unknown;
-}
-
-export class MemoryOperationStore implements OperationStore {
-  private readonly entries = new StableMap<string, MemoryEntry>();
+export class MemoryOperationStore implements SyncOperationStore {
+  readonly synchronous = true;
+  private readonly entries = new StableMap<string, SyncRecord>();
 
   create(key: string, operation: StoredOperation): void {
     if (this.entries.has(key)) throw new Error("operation key already in use");
-    this.entries.set(key, { operation: { ...operation }, queue: [], head: 0, holder: undefined });
+    this.entries.set(key, { operation: { ...operation }, queue: [], head: 0 });
   }
 
-  /**
-   * @internal create() without the copy, returning the entry: for a caller that made the record for this call
-   * alone and appends through the handle (the resumable manager, once per request). Unlike create(), it does not
-   * look for a key in use first: the caller's keys are fresh random values (96 bits), and the extra hash lookup
-   * was a visible part of what an in-memory resumable call costs over a plain one.
-   */
-  adopt(key: string, operation: StoredOperation, holder: unknown): MemoryEntry {
-    const entry: MemoryEntry = { operation, queue: [], head: 0, holder };
-    this.entries.set(key, entry);
-    return entry;
-  }
-
-  /** @internal The holder an adopted entry was given, found by key (one lookup table serves store and caller). */
-  holderOf(key: string): unknown {
-    return this.entries.get(key)?.holder;
-  }
-
-  /** @internal Every adopted entry's holder. */
-  *holders(): IterableIterator<unknown> {
-    for (const entry of this.entries.values()) if (entry.holder !== undefined) yield entry.holder;
+  open(key: string, operation: StoredOperation): SyncRecord {
+    const record: SyncRecord = { operation, queue: [], head: 0 };
+    this.entries.set(key, record);
+    return record;
   }
 
   get(key: string): StoredOperation | undefined {

@@ -37,8 +37,19 @@ export interface QueuedMessage {
 }
 
 /**
- * Operation state and message queues, keyed by an opaque key (a hash of the operation's secret token, never
+ * Operation state and message queues, keyed by an opaque key (derived from the operation's secret token, never
  * the token itself). The in-memory store is the default; runtime/store/redis.ts shares them between nodes.
+ *
+ * The contract every implementation must keep:
+ * - `create` makes a record under a key not in use; `get` returns a copy of the record, or undefined once it was
+ *   deleted (or, for a shared store, dropped after `keepFor` seconds past its end or its node's lease).
+ * - `append` calls for one key carry increasing `seq` values, made by the one node running the operation; the
+ *   store keeps them in seq order and `readAfter(key, n)` returns exactly those with seq > n not yet confirmed.
+ * - `confirm(key, n)` may drop every message with seq <= n; it never drops a later one. Confirming twice, or a seq
+ *   lower than before, changes nothing.
+ * - Calls for one key take effect in the order they were made when the caller waited for each one, or always
+ *   when `ordered` is true. Calls for an unknown key are ignored (appends, updates, confirms) or answer empty.
+ * - A store may be shared by many engines: it never interprets messages, and keys are opaque to it.
  */
 export interface OperationStore {
   create(key: string, operation: StoredOperation): Awaitable<void>;
@@ -115,6 +126,40 @@ export interface SharedOperationStore extends OperationStore {
    * resume claims one, and the node running the operation follows only the highest it has seen.
    */
   claim(key: string): Awaitable<number>;
+}
+
+/** One operation's record and queue as an in-process store holds them (see SyncOperationStore.open). */
+export interface SyncRecord {
+  operation: StoredOperation;
+  queue: QueuedMessage[];
+  /** Index of the first unconfirmed message; confirmed ones are dropped in batches, not one shift at a time. */
+  head: number;
+}
+
+/**
+ * A store in this process whose every call completes synchronously and cannot fail (the in-memory store): an
+ * engine then needs no write ordering, and may write an operation's record and queue through the handle `open`
+ * returns. A subclass that makes any call asynchronous must not claim `synchronous`.
+ */
+export interface SyncOperationStore extends OperationStore {
+  readonly synchronous: true;
+  create(key: string, operation: StoredOperation): void;
+  get(key: string): StoredOperation | undefined;
+  update(key: string, patch: Partial<StoredOperation>): void;
+  append(key: string, item: QueuedMessage): void;
+  readAfter(key: string, afterSeq: number): QueuedMessage[];
+  confirm(key: string, seq: number): void;
+  delete(key: string): void;
+  count(): number;
+  /**
+   * create() taking `operation` as it is (no copy) and returning its record. It does not check that the key is
+   * free: callers pass fresh random keys (96 bits), and the extra lookup was a visible part of a call's cost.
+   */
+  open(key: string, operation: StoredOperation): SyncRecord;
+}
+
+export function isSyncStore(store: OperationStore): store is SyncOperationStore {
+  return (store as Partial<SyncOperationStore>).synchronous === true;
 }
 
 export function isSharedStore(store: OperationStore): store is SharedOperationStore {

@@ -7,37 +7,11 @@ import { nodeBuiltin } from "../node-builtin.js";
 import { fetchRequester, type WireRequest, type WireRequester, type WireResponse } from "./fetch-requester.js";
 import { platformRequester } from "./http-requester.js";
 import { limitOption } from "../limits.js";
+import { CONNECTION_LOST_CODE, HttpStatusError, SessionExpiredError, StreamLostError } from "./http-client-errors.js";
 
-/**
- * Code of the JSON-RPC error responses this transport synthesizes for requests it can no longer complete
- * (stream lost, session expired); `data.reason` says which. Implementation-defined server-error range.
- */
-export const CONNECTION_LOST_CODE = -32000;
+export { CONNECTION_LOST_CODE, HttpStatusError, SessionExpiredError, StreamLostError } from "./http-client-errors.js";
 
-/** The server answered 404 to the session id: the session is gone and a new initialize is needed. */
-export class SessionExpiredError extends Error {
-  readonly sessionId: string;
-  constructor(sessionId: string) {
-    super(`MCP session ${sessionId} expired (HTTP 404); a new session must be initialized`);
-    this.name = "SessionExpiredError";
-    this.sessionId = sessionId;
-  }
-}
 
-/** An HTTP reply the transport cannot use (4xx/5xx or an unexpected content type). */
-export class HttpStatusError extends Error {
-  readonly status: number;
-  readonly body: string;
-  /** The response headers, names lower-case (e.g. `www-authenticate` of a 401 or 403). */
-  readonly headers: Readonly<Record<string, string>>;
-  constructor(status: number, body: string, message?: string, headers: Readonly<Record<string, string>> = {}) {
-    super(message ?? `HTTP ${status}${body ? `: ${body.slice(0, 200)}` : ""}`);
-    this.name = "HttpStatusError";
-    this.status = status;
-    this.body = body;
-    this.headers = Object.freeze({ ...headers });
-  }
-}
 
 /** A 401 or 403 reply, as the transport hands it to its {@link HttpAuthorizer}. */
 export interface HttpAuthChallenge {
@@ -71,16 +45,6 @@ export interface HttpAuthorizer {
 
 /** Default of {@link HttpAuthorizer.maxRetries}. */
 export const DEFAULT_AUTHORIZATION_RETRIES = 3;
-
-/** An SSE stream ended and could not be resumed (no event id, attempts exhausted, or the server refused). */
-export class StreamLostError extends Error {
-  readonly requestId?: RequestId;
-  constructor(message: string, requestId?: RequestId) {
-    super(message);
-    this.name = "StreamLostError";
-    this.requestId = requestId;
-  }
-}
 
 export interface ReconnectOptions {
   /** Failed reconnect attempts allowed in a row, for every stream (default 5). A successful GET resets it. */
@@ -341,7 +305,7 @@ export class StreamableHttpClientTransport implements Transport {
   }
 
   /**
-   * The layer above resumes this request itself (SEP-975 requests/resume) when its reply stream is lost: such a
+   * The layer above recovers this request by its own means (a protocol-level resume) when its reply stream is lost: such a
    * stream is not resumed with GET, its loss is reported at once (the synthesized -32000 response, whose
    * `data.retryMs` carries the server's retry hint), so that recovery runs on the request's own deadline.
    */

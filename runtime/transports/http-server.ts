@@ -1,7 +1,7 @@
 // Streamable HTTP server transport (MCP 2025-11-25 + SEP-1699 polling): sessions, SSE routing, resumption.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ErrorCode, isPlainObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
-import { SUPPORTED_PROTOCOL_VERSIONS } from "../lifecycle.js";
+import { SUPPORTED_PROTOCOL_VERSIONS } from "../protocol-versions.js";
 import { MAX_TIMER_MS, limitOption } from "../limits.js";
 import type { AuthGrant, InboundInfo, ReplyChannel, SendOptions, Transport } from "../transport.js";
 import { EventReplayError, InMemoryEventStore, type EventStore } from "./event-store.js";
@@ -96,6 +96,13 @@ export interface StreamableHttpServerOptions extends HostOriginPolicy {
   closeSseAfterMs?: number;
   /** When set, requests to any other path get 404. Default: any path (the app mounts the handler). */
   path?: string;
+  /**
+   * Methods whose requests may carry the id of a request still in flight on the session (a protocol layer whose
+   * requests take another request over supplies them, e.g. resumable requests' `transportOptions`). Such a request
+   * answers on a stream of its own, and the request it names keeps its stream until the layer above accepted it
+   * (ReplyChannel.takeOver). Any other request reusing a live id gets 400. Default: none.
+   */
+  reusableIdMethods?: readonly string[];
   /**
    * Called for every request to the endpoint (not for `routes`). Returns the caller's principal, or a grant with
    * the principal, its scopes and claims (they reach handlers as InboundInfo.auth / ctx.auth), or a challenge
@@ -384,7 +391,7 @@ export class HttpServerTransport implements Transport {
 
   /**
    * @internal Registers a POSTed request's reply stream (SSE mode opens and primes it at once) and returns the
-   * channel the layer above sees. `contending`: the request reuses the id of one still in flight (requests/resume);
+   * channel the layer above sees. `contending`: the request reuses the id of one still in flight (see reusableIdMethods);
    * its stream stays outside the id's routing and it answers there until its channel takes the id over.
    */
   openRequestStream(id: RequestId, exchange: HttpExchange, mode: ResponseMode, headers: Record<string, string>, contending = false): Promise<ReplyChannel> {
@@ -898,11 +905,9 @@ class ServerCore {
     const configured = this.options.responseMode ?? "sse";
     const mode = typeof configured === "function" ? configured((message as { method: string }).method) : configured;
     const contending = transport.hasPendingRequest(id);
-    if (contending && (message as { method: string }).method !== "requests/resume") {
+    if (contending && this.options.reusableIdMethods?.includes((message as { method: string }).method) !== true) {
       return fail(ex, 400, ErrorCode.InvalidRequest, `Invalid Request: request id ${JSON.stringify(id)} is already in flight`);
     }
-    // SEP-975: requests/resume reuses the id of the request it resumes. It answers on a stream of its own, and the
-    // request it names keeps its stream, until the layer above accepted the resume (ReplyChannel.takeOver).
     info.reply = await transport.openRequestStream(id, ex, mode, sessionHeaders, contending);
     transport.deliver(value, info);
   }

@@ -244,4 +244,22 @@ describe("reply modes", () => {
     server.responder.open("g");
     expect((await readSse(first)).messages.at(-1)).toMatchObject({ id: 9, result: { done: 0 } });
   });
+
+  // The transport knows no method by name: which requests may carry a live id is the layer above's to say.
+  it.each([
+    { name: "not listed (default)", reusableIdMethods: undefined, status: 400 },
+    { name: "listed in reusableIdMethods", reusableIdMethods: ["echo"], status: 200 },
+  ])("a request reusing an id in flight, its method $name, is answered $status", async ({ reusableIdMethods, status }) => {
+    server = await startServer(reusableIdMethods === undefined ? {} : { reusableIdMethods });
+    const sid = await initialize(server.url);
+    const first = await post(server.url, { jsonrpc: "2.0", id: 9, method: "wait", params: { gate: "g", before: 0, after: 0 } }, sessionHeaders(sid));
+    const again = await post(server.url, { jsonrpc: "2.0", id: 9, method: "echo" }, sessionHeaders(sid));
+    expect(again.status).toBe(status);
+    // Accepted, it answers on a stream of its own (the layer above decides where its messages go).
+    if (status === 200) expect(again.headers.get("content-type")).toBe("text/event-stream");
+    await again.body?.cancel();
+    server.responder.open("g");
+    // The first request keeps its stream either way (until a layer above takes the id over, nothing moves).
+    expect((await readSse(first)).messages).toContainEqual(expect.objectContaining({ id: 9 }));
+  });
 });

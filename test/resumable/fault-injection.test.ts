@@ -180,6 +180,7 @@ describe.each([
       1699,
       async (manager, behaviour) => {
         http = createStreamableHttpServer({
+          ...manager.transportOptions,
           onSession: async (transport) => {
             await newServerSession(manager, behaviour).connect(transport);
           },

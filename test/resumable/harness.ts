@@ -143,6 +143,7 @@ export async function startResumableHttp(
 ): Promise<ResumableHttp> {
   const servers: ServerSession[] = [];
   const mcp = createStreamableHttpServer({
+    ...resumable.transportOptions,
     ...options,
     onSession: async (transport) => {
       const server = newServerSession(resumable, behaviour);

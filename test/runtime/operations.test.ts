@@ -1,9 +1,6 @@
-// The operations registry: bounded recent sets, lazy abort signals, and detach/attach of an in-flight request.
+// The operations registry: bounded recent sets and lazy abort signals.
 import { describe, expect, it } from "vitest";
-import type { JsonObject, JsonRpcMessage } from "../../runtime/jsonrpc.js";
 import { InboundOperation, RecentSet } from "../../runtime/operations.js";
-import { sessionPair } from "./helpers.js";
-import { settle } from "../kit/timing.js";
 
 describe("RecentSet", () => {
   it("remembers at most `limit` keys, forgetting the oldest first", () => {
@@ -31,39 +28,5 @@ describe("Operation", () => {
     const signal = other.signal;
     other.abort("later");
     expect(signal.aborted).toBe(true);
-  });
-
-  it("holds output while detached and replays it in order on attach", async () => {
-    const op = new InboundOperation(1, "tools/call");
-    const a: JsonRpcMessage = { jsonrpc: "2.0", method: "notifications/progress" };
-    const b: JsonRpcMessage = { jsonrpc: "2.0", id: 1, result: {} };
-    expect(op.hold(a)).toBe(false);
-    op.detach();
-    expect(op.hold(a)).toBe(true);
-    expect(op.hold(b)).toBe(true);
-    const sent: JsonRpcMessage[] = [];
-    await Promise.all(op.attach(async (m) => void sent.push(m)));
-    expect(sent).toEqual([a, b]);
-    expect(op.hold(a)).toBe(false);
-  });
-
-  it("a request being served outlives a detach: its response is sent through the sink it is attached to", async () => {
-    const { client, server, serverWire } = await sessionPair();
-    let finish!: () => void;
-    server.onRequest("tools/call", () => new Promise<JsonObject>((resolve) => (finish = () => resolve({ content: [] }))));
-    const call = client.request("tools/call", { name: "x" }, { timeout: 10_000 });
-    await settle();
-    const op = server.operations.inbound.get(0)!;
-    expect(op.method).toBe("tools/call");
-    op.detach();
-    finish();
-    await settle();
-    expect(serverWire).toEqual([]);
-    const replayed: JsonRpcMessage[] = [];
-    await Promise.all(op.attach(async (m) => void replayed.push(m)));
-    expect(replayed).toEqual([{ jsonrpc: "2.0", id: 0, result: { content: [] } }]);
-    // The replay went to our sink, not the old connection, so the original call is still waiting.
-    await client.close();
-    await expect(call).rejects.toThrow(/closed/);
   });
 });
