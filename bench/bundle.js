@@ -94,7 +94,12 @@ export default { fetch: (request) => transport.handleRequest(request) };
 `,
   },
 };
-const PLATFORMS = { "stdio client": ["node"], "stdio server": ["node"], "HTTP client": ["node", "browser"], "HTTP server": ["browser"] };
+const PLATFORMS = {
+  "stdio client": ["node"],
+  "stdio server": ["node"],
+  "HTTP client": ["node", "browser"],
+  "HTTP server": ["browser"],
+};
 
 /** Bundles one program; returns entry and lazy sizes (raw and gzip), or the first error when the build fails. */
 async function measure(dir, name, source, platform) {
@@ -115,11 +120,16 @@ async function measure(dir, name, source, platform) {
       metafile: true,
       logLevel: "silent",
       // Lets a bundle for Node require() built-ins from ESM (the official SDK's dependencies do).
-      banner: platform === "node" ? { js: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);" } : {},
+      banner:
+        platform === "node"
+          ? { js: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);" }
+          : {},
     });
   } catch (error) {
     const errors = error.errors ?? [];
-    return { failed: `${errors.length} error${errors.length === 1 ? "" : "s"}, first: ${errors[0]?.text ?? String(error)}` };
+    return {
+      failed: `${errors.length} error${errors.length === 1 ? "" : "s"}, first: ${errors[0]?.text ?? String(error)}`,
+    };
   }
   const outputs = result.metafile.outputs;
   const key = (path) => relative(root, resolve(root, path));
@@ -155,16 +165,29 @@ let missed = 0;
 const built = {};
 try {
   console.log("entry: the entry chunk and the chunks it imports statically, what a program loads on the happy path;");
-  console.log("lazy: chunks reached only through import(), loaded when a message fails its guard. KB = 1000 bytes, gzip -9.\n");
-  console.log(`${pad("program", 24)}${pad("mcpgen entry (gzip)", 26)}${pad("mcpgen lazy (gzip)", 24)}${pad("official SDK (gzip)", 26)}${pad("gzip ratio", 16)}target`);
+  console.log(
+    "lazy: chunks reached only through import(), loaded when a message fails its guard. KB = 1000 bytes, gzip -9.\n",
+  );
+  console.log(
+    `${pad("program", 24)}${pad("mcpgen entry (gzip)", 26)}${pad("mcpgen lazy (gzip)", 24)}${pad("official SDK (gzip)", 26)}${pad("gzip ratio", 16)}target`,
+  );
   for (const [program, sources] of Object.entries(PROGRAMS)) {
     for (const platform of PLATFORMS[program]) {
       const slug = program.replace(/\W+/g, "-");
-      const ours = await measure(dir, `ours-${slug}`, (platform === "browser" && sources.oursBrowser) || sources.ours, platform);
+      const ours = await measure(
+        dir,
+        `ours-${slug}`,
+        (platform === "browser" && sources.oursBrowser) || sources.ours,
+        platform,
+      );
       const sdk = await measure(dir, `sdk-${slug}`, sources.sdk, platform);
       if (platform === "node") built[program] = ours.file;
       const cell = (m) => (m.failed ? "build fails" : `${fmt(m.entry.bytes)} (${fmt(m.entry.gzip)})`);
-      const lazy = ours.failed ? "-" : ours.lazy.bytes === 0 ? "none" : `${fmt(ours.lazy.bytes)} (${fmt(ours.lazy.gzip)})`;
+      const lazy = ours.failed
+        ? "-"
+        : ours.lazy.bytes === 0
+          ? "none"
+          : `${fmt(ours.lazy.bytes)} (${fmt(ours.lazy.gzip)})`;
       const ratio = ours.failed || sdk.failed ? "-" : `${(sdk.entry.gzip / ours.entry.gzip).toFixed(1)}x smaller`;
       const target = TARGETS[program];
       let verdict = "";
@@ -173,17 +196,29 @@ try {
         if (!met) missed++;
         verdict = `${met ? "meets" : "MISSES"} ${fmt(target)} gzip`;
       }
-      console.log(`${pad(`${program} (${platform})`, 24)}${pad(cell(ours), 26)}${pad(lazy, 24)}${pad(cell(sdk), 26)}${pad(ratio, 16)}${verdict}`);
-      for (const [side, m] of [["mcpgen", ours], ["official SDK", sdk]]) if (m.failed) console.log(`  ${side}, ${program} for ${platform}: ${m.failed}`);
+      console.log(
+        `${pad(`${program} (${platform})`, 24)}${pad(cell(ours), 26)}${pad(lazy, 24)}${pad(cell(sdk), 26)}${pad(ratio, 16)}${verdict}`,
+      );
+      for (const [side, m] of [
+        ["mcpgen", ours],
+        ["official SDK", sdk],
+      ])
+        if (m.failed) console.log(`  ${side}, ${program} for ${platform}: ${m.failed}`);
     }
   }
 
   // The bundles must also work: the lazy chunk has to load from beside the entry when a guard rejects.
-  const run = spawnSync(process.execPath, [built["stdio client"], built["stdio server"]], { encoding: "utf8", timeout: 30_000 });
+  const run = spawnSync(process.execPath, [built["stdio client"], built["stdio server"]], {
+    encoding: "utf8",
+    timeout: 30_000,
+  });
   let smoke = "failed";
   try {
     const { sum, invalid } = JSON.parse(run.stdout);
-    const detailed = invalid?.code === -32602 && Array.isArray(invalid.data?.errors) && invalid.data.errors.some((e) => e.pointer === "/name");
+    const detailed =
+      invalid?.code === -32602 &&
+      Array.isArray(invalid.data?.errors) &&
+      invalid.data.errors.some((e) => e.pointer === "/name");
     if (sum?.content?.[0]?.text === "5" && detailed) smoke = "ok: tool call answered, -32602 carries the pointer /name";
   } catch {
     // reported below with the process's output

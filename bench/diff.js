@@ -37,14 +37,31 @@ generate(join(root, "schema/schema.json"), join(work, "new"));
 
 const rows = [
   ["node startup (baseline)", time(["-e", ""], [0])],
-  ["mcpgen diff 2025-11-25 -> 2026-07-28 (text)", time([cli, "diff", join(ref, "2025-11-25/schema.json"), join(ref, "2026-07-28/schema.json")])],
-  ["mcpgen diff 2025-06-18 -> 2025-11-25 (json)", time([cli, "diff", join(ref, "2025-06-18/schema.json"), join(ref, "2025-11-25/schema.json"), "--format", "json"])],
-  ["mcpgen diff 2025-03-26 -> 2025-06-18 (text)", time([cli, "diff", join(ref, "2025-03-26/schema.json"), join(ref, "2025-06-18/schema.json")])],
-  ["mcpgen diff base -> combined (markdown)", time([cli, "diff", "schema/base/2025-11-25.schema.json", "schema/schema.json", "--format", "markdown"])],
-  ["mcpgen diff --api 2025-06-18 SDK -> combined SDK", time([cli, "diff", "--api", join(work, "old"), join(work, "new")])],
+  [
+    "mcpgen diff 2025-11-25 -> 2026-07-28 (text)",
+    time([cli, "diff", join(ref, "2025-11-25/schema.json"), join(ref, "2026-07-28/schema.json")]),
+  ],
+  [
+    "mcpgen diff 2025-06-18 -> 2025-11-25 (json)",
+    time([cli, "diff", join(ref, "2025-06-18/schema.json"), join(ref, "2025-11-25/schema.json"), "--format", "json"]),
+  ],
+  [
+    "mcpgen diff 2025-03-26 -> 2025-06-18 (text)",
+    time([cli, "diff", join(ref, "2025-03-26/schema.json"), join(ref, "2025-06-18/schema.json")]),
+  ],
+  [
+    "mcpgen diff base -> combined (markdown)",
+    time([cli, "diff", "schema/base/2025-11-25.schema.json", "schema/schema.json", "--format", "markdown"]),
+  ],
+  [
+    "mcpgen diff --api 2025-06-18 SDK -> combined SDK",
+    time([cli, "diff", "--api", join(work, "old"), join(work, "new")]),
+  ],
 ];
 rmSync(work, { recursive: true, force: true });
 console.log(`whole-process timings over ${runs} runs on ${process.version}; targets: diff < 1000 ms, --api < 3000 ms`);
 for (const [name, t] of rows) {
-  console.log(`${name.padEnd(50)} median ${t.median.toFixed(0).padStart(5)} ms  (min ${t.min.toFixed(0)}, max ${t.max.toFixed(0)})`);
+  console.log(
+    `${name.padEnd(50)} median ${t.median.toFixed(0).padStart(5)} ms  (min ${t.min.toFixed(0)}, max ${t.max.toFixed(0)})`,
+  );
 }

@@ -17,7 +17,9 @@ for (const type of readdirSync(examplesDir).sort()) {
   const dir = path.join(examplesDir, type);
   const guard = guards[`is${type}`];
   if (!statSync(dir).isDirectory() || typeof guard !== "function") continue;
-  for (const file of readdirSync(dir).filter((f) => f.endsWith(".json")).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .sort()) {
     corpus.push({ guard, value: JSON.parse(readFileSync(path.join(dir, file), "utf8")) });
   }
 }
@@ -45,7 +47,13 @@ const envelope = () => {
 };
 perType();
 envelope();
-console.log(`guards benchmark on node ${process.version}: ${corpus.length} examples (${messages.length} whole messages), best of ${rounds} rounds of ${iterations} calls`);
-console.log(`  ${"isX(example) for the example's own type".padEnd(44)} ${(best(perType) / iterations).toFixed(1).padStart(8)} ns/call`);
-console.log(`  ${"isJSONRPCMessage(message)".padEnd(44)} ${(best(envelope) / iterations).toFixed(1).padStart(8)} ns/call`);
+console.log(
+  `guards benchmark on node ${process.version}: ${corpus.length} examples (${messages.length} whole messages), best of ${rounds} rounds of ${iterations} calls`,
+);
+console.log(
+  `  ${"isX(example) for the example's own type".padEnd(44)} ${(best(perType) / iterations).toFixed(1).padStart(8)} ns/call`,
+);
+console.log(
+  `  ${"isJSONRPCMessage(message)".padEnd(44)} ${(best(envelope) / iterations).toFixed(1).padStart(8)} ns/call`,
+);
 if (sink === 0) console.log("(no guard accepted anything)");

@@ -24,14 +24,30 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 // ---- servers (child processes) -------------------------------------------------------------------------
 
 async function serveOurs(mode) {
-  const { McpServer, clientToServer, serverToClient, isMessage, createStreamableHttpServer } = await import("../dist/generated/sdk.js");
-  const server = new McpServer({ serverInfo: { name: "bench-ours", version: "1" }, inbound: clientToServer, outbound: serverToClient, isMessage });
+  const { McpServer, clientToServer, serverToClient, isMessage, createStreamableHttpServer } =
+    await import("../dist/generated/sdk.js");
+  const server = new McpServer({
+    serverInfo: { name: "bench-ours", version: "1" },
+    inbound: clientToServer,
+    outbound: serverToClient,
+    isMessage,
+  });
   server.tool(
     "add",
-    { inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] } },
+    {
+      inputSchema: {
+        type: "object",
+        properties: { a: { type: "number" }, b: { type: "number" } },
+        required: ["a", "b"],
+      },
+    },
     ({ a, b }) => String(a + b),
   );
-  const mcp = createStreamableHttpServer({ path: "/mcp", responseMode: mode, onSession: (t) => server.connect(t).then(() => undefined) });
+  const mcp = createStreamableHttpServer({
+    path: "/mcp",
+    responseMode: mode,
+    onSession: (t) => server.connect(t).then(() => undefined),
+  });
   return createServer(mcp.nodeListener);
 }
 
@@ -70,13 +86,20 @@ async function childMain(side, mode) {
 }
 
 function startChild(side, mode) {
-  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--serve", side, mode], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--serve", side, mode], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   return new Promise((resolvePort, reject) => {
     let out = "";
     child.stdout.on("data", (d) => {
       out += d;
       const m = /PORT (\d+)/.exec(out);
-      if (m) resolvePort({ url: `http://127.0.0.1:${m[1]}/mcp`, stop: () => new Promise((r) => (child.once("exit", r), child.kill("SIGTERM"))) });
+      if (m)
+        resolvePort({
+          url: `http://127.0.0.1:${m[1]}/mcp`,
+          stop: () => new Promise((r) => (child.once("exit", r), child.kill("SIGTERM"))),
+        });
     });
     child.once("exit", (code) => reject(new Error(`${side} server exited with ${code}`)));
   });
@@ -86,7 +109,9 @@ function startChild(side, mode) {
 
 async function connectOurs(url) {
   const { Client, StreamableHttpClientTransport } = await import("../dist/generated/sdk.js");
-  const client = await Client.connect(new StreamableHttpClientTransport({ url, standaloneStream: "manual" }), { clientInfo: { name: "bench", version: "1" } });
+  const client = await Client.connect(new StreamableHttpClientTransport({ url, standaloneStream: "manual" }), {
+    clientInfo: { name: "bench", version: "1" },
+  });
   return {
     call: (a, b) => client.callTool({ name: "add", arguments: { a, b } }),
     close: () => client.peer.close(),
@@ -145,7 +170,8 @@ async function main() {
   process.on("warning", (warning) => {
     if (warning.name !== "MaxListenersExceededWarning") console.error(warning);
   });
-  if (!existsSync(resolve(root, "dist/generated/sdk.js"))) throw new Error("dist/ is missing: run `npm run build` first");
+  if (!existsSync(resolve(root, "dist/generated/sdk.js")))
+    throw new Error("dist/ is missing: run `npm run build` first");
   // [label, mode, clients, mcpgen pairing, official pairing, counts toward the target]; a pairing is [server, client].
   const cases = [
     ["sequential, JSON responses", "json", 1, ["ours", "ours"], ["sdk", "sdk"], true],
@@ -155,7 +181,9 @@ async function main() {
     ["  servers only (official client)", "sse", 1, ["ours", "sdk"], ["sdk", "sdk"], false],
     ["  clients only (official server)", "sse", 1, ["sdk", "ours"], ["sdk", "sdk"], false],
   ];
-  console.log(`Streamable HTTP tools/call on 127.0.0.1, ${process.version}, ${DURATION_MS} ms per run, best of ${ROUNDS} (target: mcpgen >= 1.5x official)`);
+  console.log(
+    `Streamable HTTP tools/call on 127.0.0.1, ${process.version}, ${DURATION_MS} ms per run, best of ${ROUNDS} (target: mcpgen >= 1.5x official)`,
+  );
   console.log(`${"case".padEnd(36)}${"mcpgen/s".padStart(10)}${"official/s".padStart(12)}${"ratio".padStart(8)}`);
   let met = true;
   for (const [name, mode, clients, mine, theirs, counts] of cases) {
@@ -169,7 +197,9 @@ async function main() {
     const ratio = ours / sdk;
     if (counts && ratio < 1.5) met = false;
     const flag = counts && ratio < 1.5 ? "  BELOW TARGET" : "";
-    console.log(`${name.padEnd(36)}${ours.toFixed(0).padStart(10)}${sdk.toFixed(0).padStart(12)}${(ratio.toFixed(2) + "x").padStart(8)}${flag}`);
+    console.log(
+      `${name.padEnd(36)}${ours.toFixed(0).padStart(10)}${sdk.toFixed(0).padStart(12)}${(ratio.toFixed(2) + "x").padStart(8)}${flag}`,
+    );
   }
   process.exitCode = met ? 0 : 1;
 }

@@ -10,7 +10,16 @@
 // each tarball's files that look like tests, examples, fixtures or repo scripts; there must be none.
 // Exits 1 when a target is missed or such a file ships. Needs the registry for the SDK and the CLI's dependencies.
 import { execFileSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isRepoOnlyFile, PUBLISHED } from "../packages/published.mjs";
@@ -61,7 +70,10 @@ function bytesUnder(dir) {
 /** Installs `spec` into a new empty project and measures its node_modules. */
 function measureInstall(work, label, spec, dev) {
   const project = mkdtempSync(join(work, "app-"));
-  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "app", version: "1.0.0", private: true, type: "module" }));
+  writeFileSync(
+    join(project, "package.json"),
+    JSON.stringify({ name: "app", version: "1.0.0", private: true, type: "module" }),
+  );
   npm(["install", "--no-audit", "--no-fund", "--prefer-offline", ...(dev ? ["--save-dev"] : []), spec], project);
   const modules = join(project, "node_modules");
   return { label, packages: packagesUnder(modules).length, ...bytesUnder(modules) };
@@ -80,7 +92,12 @@ try {
   const tarballs = {};
   for (const [name, dir] of Object.entries(PUBLISHED)) {
     const [pack] = JSON.parse(npm(["pack", "--json", "--pack-destination", work], dir));
-    tarballs[name] = { path: join(work, pack.filename), size: pack.size, unpackedSize: pack.unpackedSize, files: pack.files.map((f) => f.path) };
+    tarballs[name] = {
+      path: join(work, pack.filename),
+      size: pack.size,
+      unpackedSize: pack.unpackedSize,
+      files: pack.files.map((f) => f.path),
+    };
   }
   const lock = JSON.parse(readFileSync(join(root, "package-lock.json"), "utf8"));
   const sdkVersion = lock.packages["node_modules/@modelcontextprotocol/sdk"].version;
@@ -92,21 +109,30 @@ try {
   ];
 
   const mb = (n) => `${(n / MB).toFixed(2)} MB`;
-  const table = [["installed into an empty app", "packages", "file bytes", "on disk"], ...rows.map((r) => [r.label, String(r.packages), mb(r.size), mb(r.disk)])];
+  const table = [
+    ["installed into an empty app", "packages", "file bytes", "on disk"],
+    ...rows.map((r) => [r.label, String(r.packages), mb(r.size), mb(r.disk)]),
+  ];
   const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)));
-  for (const row of table) console.log(row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join("  "));
+  for (const row of table)
+    console.log(row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join("  "));
   console.log("");
-  for (const [name, t] of Object.entries(tarballs)) console.log(`tarball ${name}: ${t.files.length} files, ${mb(t.size)} packed, ${mb(t.unpackedSize)} unpacked`);
+  for (const [name, t] of Object.entries(tarballs))
+    console.log(`tarball ${name}: ${t.files.length} files, ${mb(t.size)} packed, ${mb(t.unpackedSize)} unpacked`);
 
   const runtime = rows[0];
   const meets = runtime.packages <= TARGET.packages && runtime.disk <= TARGET.diskBytes;
-  console.log(`\nruntime target (${TARGET.packages} package, <= ${mb(TARGET.diskBytes)} on disk): ${meets ? "met" : "MISSED"} (${runtime.packages} package${runtime.packages === 1 ? "" : "s"}, ${mb(runtime.disk)})`);
+  console.log(
+    `\nruntime target (${TARGET.packages} package, <= ${mb(TARGET.diskBytes)} on disk): ${meets ? "met" : "MISSED"} (${runtime.packages} package${runtime.packages === 1 ? "" : "s"}, ${mb(runtime.disk)})`,
+  );
 
   let repoOnly = 0;
   for (const [name, t] of Object.entries(tarballs)) {
     const found = t.files.filter(isRepoOnlyFile);
     repoOnly += found.length;
-    console.log(`tests/examples/fixtures/scripts in ${name}: ${found.length === 0 ? "none" : `\n  ${found.join("\n  ")}`}`);
+    console.log(
+      `tests/examples/fixtures/scripts in ${name}: ${found.length === 0 ? "none" : `\n  ${found.join("\n  ")}`}`,
+    );
   }
   if (!meets || repoOnly > 0) process.exitCode = 1;
 } finally {

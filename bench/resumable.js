@@ -28,8 +28,14 @@ const self = fileURLToPath(import.meta.url);
 if (process.argv[2] === "--serve-stdio") {
   // Child process role: one server session on stdio; tools/call is resumable for clients that advertise it.
   const progress = Number(process.argv[3] ?? 0);
-  const manager = new ResumableRequests({ policy: (m) => m === "tools/call", retainDeliveredMs: 50, deferPolicy: process.argv[5] === "defer" });
-  await serverSession(manager, progressHandler(progress, process.argv[4] === "tick")).connect(new StdioServerTransport());
+  const manager = new ResumableRequests({
+    policy: (m) => m === "tools/call",
+    retainDeliveredMs: 50,
+    deferPolicy: process.argv[5] === "defer",
+  });
+  await serverSession(manager, progressHandler(progress, process.argv[4] === "tick")).connect(
+    new StdioServerTransport(),
+  );
   await new Promise(() => undefined);
 }
 
@@ -89,14 +95,19 @@ async function parkedMemory() {
   const manager = new ResumableRequests({ policy: (m) => m === "tools/call", maxWait: 600, maxPerSession: PARKED });
   let release;
   const gate = new Promise((r) => (release = r));
-  const { client, link } = await connect(manager, async () => {
-    await gate;
-    return { content: [] };
-  }, { resumable: true });
+  const { client, link } = await connect(
+    manager,
+    async () => {
+      await gate;
+      return { content: [] };
+    },
+    { resumable: true },
+  );
   client.onerror = () => undefined;
   const before = heap();
   const calls = [];
-  for (let i = 0; i < PARKED; i++) calls.push(client.request("tools/call", { name: "wait", arguments: { i } }).catch(() => undefined));
+  for (let i = 0; i < PARKED; i++)
+    calls.push(client.request("tools/call", { name: "wait", arguments: { i } }).catch(() => undefined));
   while (manager.size < PARKED) await new Promise((r) => setImmediate(r));
   link.cut(); // no reconnect: the client gives up, the server parks every request until maxWait
   await Promise.all(calls);
@@ -172,7 +183,11 @@ function rigOf(client, progress, counters, close) {
       return ((performance.now() - start) * 1000) / n;
     },
     /** Policies the client received and requests the policy selected (server side, when in this process). */
-    counters: () => ({ policies: client.resumer?.stats.policies ?? 0, selected: counters()?.selected, made: counters()?.made }),
+    counters: () => ({
+      policies: client.resumer?.stats.policies ?? 0,
+      selected: counters()?.selected,
+      made: counters()?.made,
+    }),
     close,
   };
 }
@@ -180,37 +195,67 @@ function rigOf(client, progress, counters, close) {
 async function memoryRig(resumable, progress, tick, deferPolicy) {
   const manager = new ResumableRequests({ policy: (m) => m === "tools/call", retainDeliveredMs: 50, deferPolicy });
   const { client } = await connect(manager, progressHandler(progress, tick), { resumable });
-  return rigOf(client, progress, () => manager.stats, async () => {
-    await client.close();
-    manager.close();
-  });
+  return rigOf(
+    client,
+    progress,
+    () => manager.stats,
+    async () => {
+      await client.close();
+      manager.close();
+    },
+  );
 }
 
 function wireClient(resumable) {
-  return new ClientSession({ inbound: serverToClient, outbound: clientToServer, isMessage, clientInfo: { name: "bench-client", version: "1" }, resumable });
+  return new ClientSession({
+    inbound: serverToClient,
+    outbound: clientToServer,
+    isMessage,
+    clientInfo: { name: "bench-client", version: "1" },
+    resumable,
+  });
 }
 
 async function stdioRig(resumable, progress, tick, deferPolicy) {
   const client = wireClient(resumable);
   const args = [self, "--serve-stdio", String(progress), tick ? "tick" : "instant", deferPolicy ? "defer" : "eager"];
   await client.connect(new StdioClientTransport({ command: process.execPath, args }));
-  return rigOf(client, progress, () => undefined, () => client.close());
+  return rigOf(
+    client,
+    progress,
+    () => undefined,
+    () => client.close(),
+  );
 }
 
 async function httpRig(resumable, progress, tick, deferPolicy) {
   const manager = new ResumableRequests({ policy: (m) => m === "tools/call", retainDeliveredMs: 50, deferPolicy });
-  const mcp = createStreamableHttpServer({ ...manager.transportOptions, path: "/mcp", onSession: (t) => serverSession(manager, progressHandler(progress, tick)).connect(t) });
+  const mcp = createStreamableHttpServer({
+    ...manager.transportOptions,
+    path: "/mcp",
+    onSession: (t) => serverSession(manager, progressHandler(progress, tick)).connect(t),
+  });
   const http = createServer(mcp.nodeListener);
   await new Promise((r) => http.listen(0, "127.0.0.1", r));
   const client = wireClient(resumable);
-  await client.connect(new StreamableHttpClientTransport({ url: `http://127.0.0.1:${http.address().port}/mcp`, standaloneStream: "manual" }));
-  return rigOf(client, progress, () => manager.stats, async () => {
-    await client.close();
-    await mcp.close();
-    manager.close();
-    http.closeAllConnections();
-    await new Promise((r) => http.close(r));
-  });
+  await client.connect(
+    new StreamableHttpClientTransport({
+      url: `http://127.0.0.1:${http.address().port}/mcp`,
+      standaloneStream: "manual",
+    }),
+  );
+  return rigOf(
+    client,
+    progress,
+    () => manager.stats,
+    async () => {
+      await client.close();
+      await mcp.close();
+      manager.close();
+      http.closeAllConnections();
+      await new Promise((r) => http.close(r));
+    },
+  );
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1];
@@ -218,7 +263,12 @@ const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1]
 async function compare(transport, makeRig, calls) {
   const rows = [];
   for (const deferPolicy of [false, true]) {
-    for (const [progress, tick] of [[0, false], [5, false], [0, true], [5, true]]) {
+    for (const [progress, tick] of [
+      [0, false],
+      [5, false],
+      [0, true],
+      [5, true],
+    ]) {
       const plain = await makeRig(false, progress, tick, deferPolicy);
       const resumable = await makeRig(true, progress, tick, deferPolicy);
       // Warm-up: fresh servers (child processes for stdio) must not have their JIT warm-up measured.
@@ -238,12 +288,23 @@ async function compare(transport, makeRig, calls) {
       const after = resumable.counters();
       const timed = ROUNDS * calls;
       // The policy must have selected every timed call, or the row would not measure what it says.
-      if (after.selected !== undefined && after.selected - before.selected !== timed) throw new Error(`the policy selected ${after.selected - before.selected} of ${timed} calls`);
+      if (after.selected !== undefined && after.selected - before.selected !== timed)
+        throw new Error(`the policy selected ${after.selected - before.selected} of ${timed} calls`);
       const share = (after.policies - before.policies) / timed;
-      if (after.made !== undefined && after.made - before.made !== after.policies - before.policies) throw new Error("policies received and requests made resumable differ");
+      if (after.made !== undefined && after.made - before.made !== after.policies - before.policies)
+        throw new Error("policies received and requests made resumable differ");
       await plain.close();
       await resumable.close();
-      rows.push({ transport, deferPolicy, progress, tick, plainUs: plainBest, resumableUs: resumableBest, share, ratio: median(ratios) });
+      rows.push({
+        transport,
+        deferPolicy,
+        progress,
+        tick,
+        plainUs: plainBest,
+        resumableUs: resumableBest,
+        share,
+        ratio: median(ratios),
+      });
     }
   }
   return rows;
@@ -261,10 +322,18 @@ if (only === undefined || only === "stdio") rows.push(...(await compare("stdio",
 if (only === undefined || only === "http") rows.push(...(await compare("http", httpRig, WIRE_CALLS)));
 
 console.log(`resumable requests on ${process.version}`);
-console.log(`  memory held per parked resumable request: ${(perRequest / 1024).toFixed(2)} KB (target < 4 KB plus queued payload; ${PARKED} parked)`);
-console.log(`  resume replaying ${REPLAY} queued messages: ${replays[1].toFixed(1)} ms from reconnect to result, median of 3 (${replays[0].toFixed(1)}-${replays[2].toFixed(1)}; target < 100 ms)`);
-console.log(`  overhead of a policy-selected tools/call over a plain one on the same transport (target < 1.3x): median of ${ROUNDS} paired rounds;`);
-console.log("  'made resumable': share of the timed selected calls that got a policy (deferred: a call answered in its first tick goes out plain):");
+console.log(
+  `  memory held per parked resumable request: ${(perRequest / 1024).toFixed(2)} KB (target < 4 KB plus queued payload; ${PARKED} parked)`,
+);
+console.log(
+  `  resume replaying ${REPLAY} queued messages: ${replays[1].toFixed(1)} ms from reconnect to result, median of 3 (${replays[0].toFixed(1)}-${replays[2].toFixed(1)}; target < 100 ms)`,
+);
+console.log(
+  `  overhead of a policy-selected tools/call over a plain one on the same transport (target < 1.3x): median of ${ROUNDS} paired rounds;`,
+);
+console.log(
+  "  'made resumable': share of the timed selected calls that got a policy (deferred: a call answered in its first tick goes out plain):",
+);
 for (const r of rows) {
   const us = (value) => value.toFixed(1).padStart(6);
   const kind = `${r.deferPolicy ? "deferred" : "eager   "} ${r.progress} progress, ${r.tick ? "1 tick " : "instant"}`;

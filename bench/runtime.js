@@ -10,7 +10,12 @@ const role = process.argv[2];
 
 async function serveOurs() {
   const { McpServer, StdioServerTransport, clientToServer, serverToClient, isMessage } = await import("mcpgen");
-  const server = new McpServer({ serverInfo: { name: "bench-ours", version: "1" }, inbound: clientToServer, outbound: serverToClient, isMessage });
+  const server = new McpServer({
+    serverInfo: { name: "bench-ours", version: "1" },
+    inbound: clientToServer,
+    outbound: serverToClient,
+    isMessage,
+  });
   addTool.ours(server);
   // argv[3]: busyPollMicros for the server's transport, when the parent measures with polling off.
   const micros = process.argv[3] === undefined ? undefined : Number(process.argv[3]);
@@ -31,7 +36,9 @@ const addSchema = {
 
 const addTool = {
   ours(server) {
-    server.tool("add", { description: "Adds", inputSchema: addSchema }, ({ a, b }) => ({ content: [{ type: "text", text: String(a + b) }] }));
+    server.tool("add", { description: "Adds", inputSchema: addSchema }, ({ a, b }) => ({
+      content: [{ type: "text", text: String(a + b) }],
+    }));
   },
 };
 
@@ -39,9 +46,13 @@ async function theirServer() {
   const { McpServer } = await import("@modelcontextprotocol/sdk/server/mcp.js");
   const { z } = await import("zod");
   const server = new McpServer({ name: "bench-theirs", version: "1" });
-  server.registerTool("add", { description: "Adds", inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({
-    content: [{ type: "text", text: String(a + b) }],
-  }));
+  server.registerTool(
+    "add",
+    { description: "Adds", inputSchema: { a: z.number(), b: z.number() } },
+    async ({ a, b }) => ({
+      content: [{ type: "text", text: String(a + b) }],
+    }),
+  );
   return server;
 }
 
@@ -80,7 +91,10 @@ async function sideBySide(kind, ours, theirs, seconds) {
     best.ours = Math.max(best.ours, await rate(ours, seconds / rounds));
     best.theirs = Math.max(best.theirs, await rate(theirs, seconds / rounds));
   }
-  const show = (who, value) => console.log(`  ${`${who} ${kind} callTool`.padEnd(44)} ${Math.round(value).toLocaleString("en-US").padStart(10)} calls/s`);
+  const show = (who, value) =>
+    console.log(
+      `  ${`${who} ${kind} callTool`.padEnd(44)} ${Math.round(value).toLocaleString("en-US").padStart(10)} calls/s`,
+    );
   show("mcpgen  ", best.ours);
   show("official", best.theirs);
   return { oursRate: best.ours, theirsRate: best.theirs };
@@ -93,7 +107,12 @@ function check(result, i) {
 
 async function inMemory(seconds) {
   const { Client, McpServer, createInMemoryPair, clientToServer, serverToClient, isMessage } = await import("mcpgen");
-  const server = new McpServer({ serverInfo: { name: "bench-ours", version: "1" }, inbound: clientToServer, outbound: serverToClient, isMessage });
+  const server = new McpServer({
+    serverInfo: { name: "bench-ours", version: "1" },
+    inbound: clientToServer,
+    outbound: serverToClient,
+    isMessage,
+  });
   addTool.ours(server);
   const [c, s] = createInMemoryPair();
   await server.connect(s);
@@ -144,7 +163,15 @@ function receivePath(iterations) {
     jsonrpc: "2.0",
     id: 12345,
     method: "tools/call",
-    params: { name: "search_documents", arguments: { query: "quarterly revenue by region", limit: 20, filters: { year: 2025, tags: ["finance", "emea"] } }, _meta: { progressToken: "tok-12345" } },
+    params: {
+      name: "search_documents",
+      arguments: {
+        query: "quarterly revenue by region",
+        limit: 20,
+        filters: { year: 2025, tags: ["finance", "emea"] },
+      },
+      _meta: { progressToken: "tok-12345" },
+    },
   });
   return import("mcpgen").then(({ clientToServer, isMessage }) => {
     const table = new Map(Object.entries(clientToServer));
@@ -178,7 +205,9 @@ function receivePath(iterations) {
     }
     if (sink === 0) console.log("");
     console.log(`  ${"JSON.parse alone".padEnd(44)} ${parseNs.toFixed(0).padStart(10)} ns/message`);
-    console.log(`  ${"JSON.parse + envelope guard + lookup + params".padEnd(44)} ${fullNs.toFixed(0).padStart(10)} ns/message`);
+    console.log(
+      `  ${"JSON.parse + envelope guard + lookup + params".padEnd(44)} ${fullNs.toFixed(0).padStart(10)} ns/message`,
+    );
     return { parseNs, fullNs };
   });
 }
@@ -198,7 +227,9 @@ async function main() {
     console.log("stdio (client and server in two processes):");
     const cores = (await import("node:os")).availableParallelism();
     const io = await stdio(seconds);
-    ratios.push(`  stdio      mcpgen / official = ${(io.oursRate / io.theirsRate).toFixed(2)}x   (target >= 2x; ${cores} core(s) available${cores < 2 ? ", so busy polling is off" : ""})`);
+    ratios.push(
+      `  stdio      mcpgen / official = ${(io.oursRate / io.theirsRate).toFixed(2)}x   (target >= 2x; ${cores} core(s) available${cores < 2 ? ", so busy polling is off" : ""})`,
+    );
     // The same with our busy polling off, to show what polling adds and what the rest of the runtime does alone.
     const still = await stdio(seconds, 0, "stdio-nopoll");
     ratios.push(`  stdio, busy polling off: mcpgen / official = ${(still.oursRate / still.theirsRate).toFixed(2)}x`);

@@ -29,7 +29,10 @@ function listenerTotal(emitter) {
 function makeServer(figures) {
   const { createMcpServer, ResumableRequests } = mcpgen;
   // Delivered resumable responses are kept no longer than the settle wait, so "after" can read an empty store.
-  const resumable = new ResumableRequests({ policy: (method, params) => method === "tools/call" && params?.name === "echo_resumable", retainDeliveredMs: 2000 });
+  const resumable = new ResumableRequests({
+    policy: (method, params) => method === "tools/call" && params?.name === "echo_resumable",
+    retainDeliveredMs: 2000,
+  });
   const server = createMcpServer({
     serverInfo: { name: "soak", version: "1" },
     progressInterval: 0,
@@ -41,7 +44,11 @@ function makeServer(figures) {
   server.tool("soak_stats", { inputSchema: { type: "object" } }, () => {
     globalThis.gc();
     globalThis.gc();
-    return JSON.stringify({ heapUsed: process.memoryUsage().heapUsed, resumableStore: resumable.store.count?.() ?? null, ...figures() });
+    return JSON.stringify({
+      heapUsed: process.memoryUsage().heapUsed,
+      resumableStore: resumable.store.count?.() ?? null,
+      ...figures(),
+    });
   });
   return { server, resumable };
 }
@@ -55,29 +62,42 @@ async function serveHttp() {
     sessions: mcp.sessions.size,
     httpServerListeners: listenerTotal(http),
   }));
-  const mcp = createStreamableHttpServer({ ...resumable.transportOptions, path: "/mcp", eventStore, onSession: (t) => server.connect(t).then(() => undefined) });
+  const mcp = createStreamableHttpServer({
+    ...resumable.transportOptions,
+    path: "/mcp",
+    eventStore,
+    onSession: (t) => server.connect(t).then(() => undefined),
+  });
   http = createServer(mcp.nodeListener);
   http.listen(0, "127.0.0.1", () => process.stdout.write(`PORT ${http.address().port}\n`));
 }
 
 async function serveStdio() {
   const { StdioServerTransport } = mcpgen;
-  const { server } = makeServer(() => ({ stdinListeners: listenerTotal(process.stdin), stdoutListeners: listenerTotal(process.stdout) }));
+  const { server } = makeServer(() => ({
+    stdinListeners: listenerTotal(process.stdin),
+    stdoutListeners: listenerTotal(process.stdout),
+  }));
   await server.connect(new StdioServerTransport());
 }
-
 
 // ---- client ---------------------------------------------------------------------------------------------
 
 function startHttpChild(children) {
-  const child = spawn(process.execPath, ["--expose-gc", self, "--serve", "http"], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--expose-gc", self, "--serve", "http"], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   children.add(child);
   return new Promise((resolve, reject) => {
     let out = "";
     child.stdout.on("data", (d) => {
       out += d;
       const m = /PORT (\d+)/.exec(out);
-      if (m) resolve({ url: `http://127.0.0.1:${m[1]}/mcp`, stop: () => new Promise((r) => (child.once("exit", r), child.kill("SIGTERM"))) });
+      if (m)
+        resolve({
+          url: `http://127.0.0.1:${m[1]}/mcp`,
+          stop: () => new Promise((r) => (child.once("exit", r), child.kill("SIGTERM"))),
+        });
     });
     child.once("exit", (code) => reject(new Error(`server exited with ${code}`)));
   });
@@ -126,10 +146,13 @@ async function main(children) {
       ["http resumable", "echo_resumable", true],
     ]) {
       const server = await startHttpChild(children);
-      const client = await Client.connect(new StreamableHttpClientTransport({ url: server.url, standaloneStream: "manual" }), {
-        clientInfo: { name: "soak", version: "1" },
-        resumable,
-      });
+      const client = await Client.connect(
+        new StreamableHttpClientTransport({ url: server.url, standaloneStream: "manual" }),
+        {
+          clientInfo: { name: "soak", version: "1" },
+          resumable,
+        },
+      );
       await soak(label, client, tool, HTTP_CALLS);
       await client.peer.close();
       await server.stop();
@@ -140,7 +163,10 @@ async function main(children) {
       ["stdio plain", "echo", false],
       ["stdio resumable", "echo_resumable", true],
     ]) {
-      const transport = new StdioClientTransport({ command: process.execPath, args: ["--expose-gc", self, "--serve", "stdio"] });
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: ["--expose-gc", self, "--serve", "stdio"],
+      });
       const client = await Client.connect(transport, { clientInfo: { name: "soak", version: "1" }, resumable });
       await soak(label, client, tool, STDIO_CALLS);
       await client.peer.close();

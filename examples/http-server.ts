@@ -34,7 +34,11 @@ export function createExampleServer(options: ExampleServerOptions = {}): McpServ
 export function createExampleNode(options: ExampleServerOptions = {}): ExampleServer {
   const onerror = (error: Error) => console.error("[example http server]", error.message);
   // slow_count is resumable (SEP-975) for clients that advertise resumableRequests, and callable with tools/async/call.
-  const resumable = new ResumableRequests({ store: options.store, onerror, policy: (method, params) => method === "tools/call" && params?.name === "slow_count" });
+  const resumable = new ResumableRequests({
+    store: options.store,
+    onerror,
+    policy: (method, params) => method === "tools/call" && params?.name === "slow_count",
+  });
   const asyncTools = new AsyncTools(undefined, { maxKeepAlive: 600, store: options.store, onerror });
   const server = createMcpServer({
     onsession: (session) => {
@@ -63,7 +67,10 @@ export interface ExampleHttpOptions extends ExampleServerOptions {
 }
 
 /** Listens on 127.0.0.1 only (port 0 picks a free one); stop() ends every session and the listener. */
-export async function startExampleHttpServer(port: number, options: ExampleHttpOptions = {}): Promise<{ url: string; stop: () => Promise<void> }> {
+export async function startExampleHttpServer(
+  port: number,
+  options: ExampleHttpOptions = {},
+): Promise<{ url: string; stop: () => Promise<void> }> {
   const { server, resumable, asyncTools } = createExampleNode(options);
   const onerror = (error: Error) => console.error("[example http server]", error.message);
   // Listening first: the endpoint's URL, port included, is the resource tokens must be issued for.
@@ -108,20 +115,39 @@ export async function startExampleHttpServer(port: number, options: ExampleHttpO
  * The bearer check, scope challenges and metadata for `url`, trusting `issuer` (loaded only when asked for: jose is
  * an optional peer). The issuer's metadata and keys are fetched now, so a wrong AUTH_ISSUER stops the start.
  */
-async function protectExample(server: McpServer, url: string, issuer: string, scopes: readonly string[], onerror: (error: Error) => void): Promise<Partial<StreamableHttpServerOptions>> {
+async function protectExample(
+  server: McpServer,
+  url: string,
+  issuer: string,
+  scopes: readonly string[],
+  onerror: (error: Error) => void,
+): Promise<Partial<StreamableHttpServerOptions>> {
   const { jwtVerifier, protectResource } = await import("../runtime/auth/index.js");
   const verifier = jwtVerifier({ issuer });
   await verifier.prepare();
-  return protectResource({ resource: url, authorizationServers: [issuer], verifier, server, requiredScopes: scopes, onerror }).http;
+  return protectResource({
+    resource: url,
+    authorizationServers: [issuer],
+    verifier,
+    server,
+    requiredScopes: scopes,
+    onerror,
+  }).http;
 }
 
 /** With REDIS_URL: the Redis store (ioredis is loaded only then). MCPGEN_LEASE_MS: how soon a dead node's requests fail. */
-async function storeFromEnv(): Promise<(OperationStore & { close(): Promise<void>; ready(): Promise<void> }) | undefined> {
+async function storeFromEnv(): Promise<
+  (OperationStore & { close(): Promise<void>; ready(): Promise<void> }) | undefined
+> {
   const url = process.env.REDIS_URL;
   if (url === undefined || url === "") return undefined;
   const { RedisOperationStore } = await import("../runtime/store/redis.js");
   const leaseMs = process.env.MCPGEN_LEASE_MS === undefined ? undefined : Number(process.env.MCPGEN_LEASE_MS);
-  return new RedisOperationStore({ url, leaseMs, onerror: (error) => console.error("[example http server] redis:", error.message) });
+  return new RedisOperationStore({
+    url,
+    leaseMs,
+    onerror: (error) => console.error("[example http server] redis:", error.message),
+  });
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
@@ -130,9 +156,16 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const authScopes = (process.env.AUTH_SCOPES ?? "").split(" ").filter((s) => s !== "");
   const running = await startExampleHttpServer(Number(process.env.PORT ?? 3000), { store, authIssuer, authScopes });
   await store?.ready();
-  const notes = [store === undefined ? "" : "Redis store", authIssuer === undefined ? "" : `bearer tokens from ${authIssuer}`].filter((n) => n !== "");
+  const notes = [
+    store === undefined ? "" : "Redis store",
+    authIssuer === undefined ? "" : `bearer tokens from ${authIssuer}`,
+  ].filter((n) => n !== "");
   console.log(`example MCP server listening on ${running.url}${notes.length === 0 ? "" : ` (${notes.join("; ")})`}`);
-  const shutdown = () => void running.stop().then(() => store?.close()).then(() => process.exit(0));
+  const shutdown = () =>
+    void running
+      .stop()
+      .then(() => store?.close())
+      .then(() => process.exit(0));
   process.on("SIGINT", shutdown);
   process.on("SIGTERM", shutdown);
 }

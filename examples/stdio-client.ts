@@ -5,7 +5,9 @@ import { Client, RequestCancelledError, StdioClientTransport } from "mcpgen";
 const serverScript = fileURLToPath(new URL("./stdio-server.js", import.meta.url));
 const transport = new StdioClientTransport({ command: process.execPath, args: [serverScript] });
 const client = await Client.connect(transport, { clientInfo: { name: "mcpgen-example-client", version: "1.0.0" } });
-client.onLoggingMessage(({ level, logger, data }) => console.log(`log ${level}${logger ? ` [${logger}]` : ""}: ${String(data)}`));
+client.onLoggingMessage(({ level, logger, data }) =>
+  console.log(`log ${level}${logger ? ` [${logger}]` : ""}: ${String(data)}`),
+);
 
 try {
   console.log(`connected to ${client.peer.serverInfo?.name} (protocol ${client.peer.protocolVersion})`);

@@ -23,7 +23,13 @@ server.resource(
 
 server.prompt(
   "explain_sum",
-  { description: "Ask the model to explain a sum step by step", arguments: [{ name: "a", required: true }, { name: "b", required: true }] },
+  {
+    description: "Ask the model to explain a sum step by step",
+    arguments: [
+      { name: "a", required: true },
+      { name: "b", required: true },
+    ],
+  },
   ({ a, b }) => `Explain, step by step, how to add ${a} and ${b}.`,
 );
 

@@ -9,7 +9,10 @@ export function addExampleTools(server: McpServer): void {
       description: "Returns a + b as text.",
       inputSchema: {
         type: "object",
-        properties: { a: { type: "number", description: "First addend" }, b: { type: "number", description: "Second addend" } },
+        properties: {
+          a: { type: "number", description: "First addend" },
+          b: { type: "number", description: "Second addend" },
+        },
         required: ["a", "b"],
       },
       annotations: { readOnlyHint: true, idempotentHint: true },
@@ -21,7 +24,8 @@ export function addExampleTools(server: McpServer): void {
     "slow_count",
     {
       title: "Count slowly",
-      description: "Sends `count` progress notifications `delayMs` apart, then returns `done <count>`. Can be cancelled.",
+      description:
+        "Sends `count` progress notifications `delayMs` apart, then returns `done <count>`. Can be cancelled.",
       inputSchema: {
         type: "object",
         properties: {

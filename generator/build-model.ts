@@ -9,12 +9,49 @@ import { toPointer } from "./pointer.js";
 
 /** Keywords the model represents; anything else that asserts would be silently ignored, so it is refused. */
 const SUPPORTED = new Set([
-  "$ref", "$schema", "$comment", "$id", "description", "title", "default", "examples", "deprecated", "readOnly", "writeOnly",
-  "type", "const", "enum", "format", "properties", "required", "additionalProperties", "items",
-  "anyOf", "oneOf", "allOf", "$defs", "definitions",
-  "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength",
-  "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties", "propertyNames", "dependentRequired",
-  "pattern", "not", "if", "then", "else",
+  "$ref",
+  "$schema",
+  "$comment",
+  "$id",
+  "description",
+  "title",
+  "default",
+  "examples",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+  "type",
+  "const",
+  "enum",
+  "format",
+  "properties",
+  "required",
+  "additionalProperties",
+  "items",
+  "anyOf",
+  "oneOf",
+  "allOf",
+  "$defs",
+  "definitions",
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "minLength",
+  "maxLength",
+  "minItems",
+  "maxItems",
+  "uniqueItems",
+  "minProperties",
+  "maxProperties",
+  "propertyNames",
+  "dependentRequired",
+  "pattern",
+  "not",
+  "if",
+  "then",
+  "else",
 ]);
 const DATA = new Set(["const", "enum", "default", "examples", "required", "dependentRequired"]);
 
@@ -27,15 +64,26 @@ function checkKeywords(file: string, node: unknown, path: (string | number)[]): 
       checkKeywords(file, child, [...path, key]);
       continue;
     }
-    if (!SUPPORTED.has(key)) throw new SchemaError(file, `keyword "${key}" is not supported by mcpgen's guards`, toPointer([...path, key]));
-    if (key === "oneOf") throw new SchemaError(file, `"oneOf" is not supported (MCP schemas use anyOf)`, toPointer([...path, key]));
-    if (key === "items" && Array.isArray(child)) throw new SchemaError(file, `"items" as an array (draft-07 tuples) is not supported by mcpgen's guards`, toPointer([...path, key]));
+    if (!SUPPORTED.has(key))
+      throw new SchemaError(file, `keyword "${key}" is not supported by mcpgen's guards`, toPointer([...path, key]));
+    if (key === "oneOf")
+      throw new SchemaError(file, `"oneOf" is not supported (MCP schemas use anyOf)`, toPointer([...path, key]));
+    if (key === "items" && Array.isArray(child))
+      throw new SchemaError(
+        file,
+        `"items" as an array (draft-07 tuples) is not supported by mcpgen's guards`,
+        toPointer([...path, key]),
+      );
     if (key === "pattern" && typeof child === "string") {
       // Guards and validators both compile patterns with the `u` flag, as JSON Schema's ECMA-262 reading asks.
       try {
         new RegExp(child, "u");
       } catch (error) {
-        throw new SchemaError(file, `pattern ${JSON.stringify(child)} is not a valid ECMA-262 regular expression with the u flag (${(error as Error).message})`, toPointer([...path, key]));
+        throw new SchemaError(
+          file,
+          `pattern ${JSON.stringify(child)} is not a valid ECMA-262 regular expression with the u flag (${(error as Error).message})`,
+          toPointer([...path, key]),
+        );
       }
     }
     if (!DATA.has(key)) checkKeywords(file, child, [...path, key]);
@@ -64,7 +112,8 @@ export function buildModel(loaded: LoadedSchema, options: BuildOptions = {}): Mo
   // MCP's base Result is an open object, and every result extends it; the JSON Schema drops that on the
   // subtypes, so results say it again (an index signature in the types; no change to what validates).
   for (const d of definitions) {
-    if (/Result$/.test(d.name) && d.node.properties !== undefined && d.node.additional === undefined) d.node.additional = "open";
+    if (/Result$/.test(d.name) && d.node.properties !== undefined && d.node.additional === undefined)
+      d.node.additional = "open";
   }
   const defs = new Map(definitions.map((d) => [d.name, d.node]));
 
@@ -102,7 +151,10 @@ function methodTable(loaded: LoadedSchema, defs: Map<string, SchemaNode>, option
     const problemsBefore = problems.length;
     // A sidecar entry is pointed at field by field; a derived one at the message definition it came from.
     const fail = (msg: string, field?: string): void => {
-      if (override) problems.push(new SchemaError(loaded.sidecar!.file, msg, field ? `${override.pointer}/${field}` : override.pointer));
+      if (override)
+        problems.push(
+          new SchemaError(loaded.sidecar!.file, msg, field ? `${override.pointer}/${field}` : override.pointer),
+        );
       else problems.push(new SchemaError(loaded.file, msg, definitionPointer(loaded.defsPointer, entry.message)));
     };
     const message = defs.get(entry.message);
@@ -112,21 +164,39 @@ function methodTable(loaded: LoadedSchema, defs: Map<string, SchemaNode>, option
     }
     const props = new Map((message.properties ?? []).map((p) => [p.name, p.node]));
     const methodNode = props.get("method");
-    if (methodNode?.const !== entry.method) fail(`${entry.message} does not have method "${entry.method}" (it has ${JSON.stringify(methodNode?.const)})`, "message");
+    if (methodNode?.const !== entry.method)
+      fail(
+        `${entry.message} does not have method "${entry.method}" (it has ${JSON.stringify(methodNode?.const)})`,
+        "message",
+      );
     // Since 2025-11-25 messages are whole envelopes and only requests carry an id; older revisions omit both.
-    if (props.has("id") && entry.kind === "notification") fail(`${entry.message} has an id, so it is a request, but is listed as a notification`, "kind");
-    if (props.has("jsonrpc") && !props.has("id") && entry.kind === "request") fail(`${entry.message} has no id, so it is a notification, but is listed as a request`, "kind");
+    if (props.has("id") && entry.kind === "notification")
+      fail(`${entry.message} has an id, so it is a request, but is listed as a notification`, "kind");
+    if (props.has("jsonrpc") && !props.has("id") && entry.kind === "request")
+      fail(`${entry.message} has no id, so it is a notification, but is listed as a request`, "kind");
     const sides = entry.direction === "both" ? ["client-to-server", "server-to-client"] : [entry.direction];
     for (const side of sides) {
       const union = unions[`${side}:${entry.kind}` as keyof typeof unions];
-      if (union.size > 0 && !union.has(entry.message)) fail(`${entry.message} is listed as ${entry.direction} but is not a member of the ${side} ${entry.kind} union`, "direction");
+      if (union.size > 0 && !union.has(entry.message))
+        fail(
+          `${entry.message} is listed as ${entry.direction} but is not a member of the ${side} ${entry.kind} union`,
+          "direction",
+        );
     }
-    if (entry.kind === "notification" && override?.result !== undefined) fail(`${entry.method} is a notification, and notifications have no result; leave "result" out`, "result");
+    if (entry.kind === "notification" && override?.result !== undefined)
+      fail(`${entry.method} is a notification, and notifications have no result; leave "result" out`, "result");
     const missing = (entry.result ?? []).filter((r) => !defs.has(r));
-    if (missing.length) fail(`result type${missing.length === 1 ? "" : "s"} ${missing.join(", ")} ${missing.length === 1 ? "does" : "do"} not exist in ${loaded.file}`, "result");
+    if (missing.length)
+      fail(
+        `result type${missing.length === 1 ? "" : "s"} ${missing.join(", ")} ${missing.length === 1 ? "does" : "do"} not exist in ${loaded.file}`,
+        "result",
+      );
     const stem = entry.message.replace(/Request$/, "");
     if (entry.kind === "request" && entry.result === undefined && strict) {
-      fail(`request ${entry.method} has no result: the schema has no ${stem}ResultResponse or ${stem}Result; name it in the methods sidecar ({ "method": ${JSON.stringify(entry.method)}, "result": "..." })`, "result");
+      fail(
+        `request ${entry.method} has no result: the schema has no ${stem}ResultResponse or ${stem}Result; name it in the methods sidecar ({ "method": ${JSON.stringify(entry.method)}, "result": "..." })`,
+        "result",
+      );
     }
     // Without a sidecar the empty result is the convention for a request with no result of its own; with one,
     // nothing is assumed: the sidecar says so, so a request added later with a misnamed result is not missed.
@@ -138,7 +208,12 @@ function methodTable(loaded: LoadedSchema, defs: Map<string, SchemaNode>, option
     const paramsNode: SchemaNode = props.get("params") ?? { types: ["object"], additional: "open" };
     const declaredParams = paramsNode.ref;
     if (entry.params !== undefined && entry.params !== declaredParams) {
-      fail(declaredParams === undefined ? `${entry.message} declares its params inline; leave "params" out` : `${entry.message} takes ${declaredParams}, not ${entry.params}`, "params");
+      fail(
+        declaredParams === undefined
+          ? `${entry.message} declares its params inline; leave "params" out`
+          : `${entry.message} takes ${declaredParams}, not ${entry.params}`,
+        "params",
+      );
     }
     if (problems.length > problemsBefore) continue;
     messages.push({
@@ -146,7 +221,8 @@ function methodTable(loaded: LoadedSchema, defs: Map<string, SchemaNode>, option
       kind: entry.kind,
       direction: entry.direction,
       message: entry.message,
-      paramsType: declaredParams ?? (props.has("params") ? `NonNullable<${entry.message}["params"]>` : "Record<string, unknown>"),
+      paramsType:
+        declaredParams ?? (props.has("params") ? `NonNullable<${entry.message}["params"]>` : "Record<string, unknown>"),
       params: paramsNode,
       paramsRequired: (message.required ?? []).includes("params"),
       ...(entry.result !== undefined ? { results: entry.result } : {}),
@@ -159,7 +235,13 @@ function methodTable(loaded: LoadedSchema, defs: Map<string, SchemaNode>, option
     for (const member of members) {
       if (entries.some((m) => m.message === member)) continue;
       const method = defs.get(member)?.properties?.find((p) => p.name === "method")?.node.const;
-      problems.push(new SchemaError(loaded.file, `the ${key.replace(":", " ")} ${member} has no constant "method" (it has ${JSON.stringify(method)}), so no method can be derived for it; give it one, or list it in the methods sidecar`, definitionPointer(loaded.defsPointer, member)));
+      problems.push(
+        new SchemaError(
+          loaded.file,
+          `the ${key.replace(":", " ")} ${member} has no constant "method" (it has ${JSON.stringify(method)}), so no method can be derived for it; give it one, or list it in the methods sidecar`,
+          definitionPointer(loaded.defsPointer, member),
+        ),
+      );
     }
   }
   if (problems.length) {

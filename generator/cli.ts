@@ -32,14 +32,22 @@ function requireFile(path: string, what: string): void {
 function combinedSchemaDrift(schemaFile: string, diffLines: number): { report: string; fix: string } | undefined {
   const dir = dirname(resolve(schemaFile));
   const sources = defaultSources(dir);
-  if (!existsSync(sources.overlayFile) || !existsSync(sources.baseFile) || !existsSync(sources.patchesFile)) return undefined;
+  if (!existsSync(sources.overlayFile) || !existsSync(sources.baseFile) || !existsSync(sources.patchesFile))
+    return undefined;
   const rel = relative(process.cwd(), dir).split(sep).join("/") || ".";
   const fix = rel === "schema" ? "mcpgen schema build" : `mcpgen schema build --dir ${rel}`;
   const { text, conflicts } = buildCombinedText(sources);
-  if (conflicts.length) return { report: `the overlay no longer applies: ${conflicts.map((c) => `${c.source}#${c.pointer}: ${c.reason}`).join("; ")}`, fix };
+  if (conflicts.length)
+    return {
+      report: `the overlay no longer applies: ${conflicts.map((c) => `${c.source}#${c.pointer}: ${c.reason}`).join("; ")}`,
+      fix,
+    };
   const onDisk = readFileSync(schemaFile, "utf8");
   if (onDisk === text) return undefined;
-  return { report: `differs from base + patches + overlay\n${unifiedDiff(onDisk, text, { maxLines: diffLines })}`, fix };
+  return {
+    report: `differs from base + patches + overlay\n${unifiedDiff(onDisk, text, { maxLines: diffLines })}`,
+    fix,
+  };
 }
 
 /**
@@ -60,8 +68,12 @@ function driftReport(outDir: string, drift: Drift): string[] {
   for (const [lines, paths] of headers) {
     const which = paths.length === drift.stale.length ? `every stale file (${paths.length})` : paths.join(", ");
     // Only the rerun line differs: most likely check was given other options than generate was.
-    const onlyCommand = lines.split("\n").every((l) => l.startsWith("-// Do not edit:") || l.startsWith("+// Do not edit:"));
-    const hint = onlyCommand ? "\n(the headers name the command that wrote them: give check the options generate was run with)" : "";
+    const onlyCommand = lines
+      .split("\n")
+      .every((l) => l.startsWith("-// Do not edit:") || l.startsWith("+// Do not edit:"));
+    const hint = onlyCommand
+      ? "\n(the headers name the command that wrote them: give check the options generate was run with)"
+      : "";
     problems.push(`header   of ${which}:\n${lines}${hint}`);
   }
   for (const m of drift.missing) problems.push(`missing  ${join(outDir, m)}`);
@@ -84,12 +96,17 @@ function initFiles(): { path: string; content: string }[] {
     { path: INIT_BASE, content: ours("schema.json") },
     {
       path: "patches.json",
-      content: json({ $comment: "Fixes to the base, each with `expect` (the value it replaces) and `why`; applied before the overlay.", patches: [] }),
+      content: json({
+        $comment:
+          "Fixes to the base, each with `expect` (the value it replaces) and `why`; applied before the overlay.",
+        patches: [],
+      }),
     },
     {
       path: "overlay.json",
       content: json({
-        $comment: "Your additions to the base: new definitions, and `extend` entries that add members to existing ones (e.g. a request to /$defs/ClientRequest/anyOf/-). `mcpgen schema build` combines them into schema.json.",
+        $comment:
+          "Your additions to the base: new definitions, and `extend` entries that add members to existing ones (e.g. a request to /$defs/ClientRequest/anyOf/-). `mcpgen schema build` combines them into schema.json.",
         base: INIT_BASE,
         definitions: {},
         extend: [],
@@ -124,7 +141,15 @@ async function generateFrom(opts: GenerateOpts, command: string) {
   // Loaded here, not at the top: `schema build`, `diff` and `--help` do not need the emitters.
   const { generate } = await import("./generate.js");
   const validators = takePrestarted();
-  return generate({ schemaFile: opts.schema, outDir: opts.out, methodsFile: opts.methods, templatesDir: opts.templates, runtimeImport: opts.runtimeImport, command, ...(validators ? { validators } : {}) });
+  return generate({
+    schemaFile: opts.schema,
+    outDir: opts.out,
+    methodsFile: opts.methods,
+    templatesDir: opts.templates,
+    runtimeImport: opts.runtimeImport,
+    command,
+    ...(validators ? { validators } : {}),
+  });
 }
 
 export function program(io: Io = defaultIo): Command {
@@ -138,22 +163,34 @@ export function program(io: Io = defaultIo): Command {
     c
       .option("--schema <file>", "schema to read", "schema/schema.json")
       .option("--out <dir>", "output directory", "generated")
-      .option("--methods <file>", "methods sidecar: overrides of the method table derived from the schema (default: methods.json beside the schema, if there is one)")
+      .option(
+        "--methods <file>",
+        "methods sidecar: overrides of the method table derived from the schema (default: methods.json beside the schema, if there is one)",
+      )
       .option("--templates <dir>", "Handlebars templates directory")
       .option("--runtime-import <specifier>", "module specifier generated code imports the runtime from")
       .exitOverride();
 
-  common(cmd.command("generate").description("write the generated SDK into --out")).action(async (opts, self: Command) => {
-    const start = performance.now();
-    requireFile(opts.schema, "schema");
-    const { files, notes } = await generateFrom(opts, rerunCommand(self));
-    for (const n of notes) io.err(`note: ${n}`);
-    const written = writeFiles(opts.out, files);
-    for (const f of written) io.out(`${f.changed ? "wrote    " : "unchanged"} ${join(opts.out, f.path)} (${f.bytes} bytes)`);
-    io.out(`${written.length} files, ${written.filter((f) => f.changed).length} changed, in ${Math.round(performance.now() - start)} ms`);
-  });
+  common(cmd.command("generate").description("write the generated SDK into --out")).action(
+    async (opts, self: Command) => {
+      const start = performance.now();
+      requireFile(opts.schema, "schema");
+      const { files, notes } = await generateFrom(opts, rerunCommand(self));
+      for (const n of notes) io.err(`note: ${n}`);
+      const written = writeFiles(opts.out, files);
+      for (const f of written)
+        io.out(`${f.changed ? "wrote    " : "unchanged"} ${join(opts.out, f.path)} (${f.bytes} bytes)`);
+      io.out(
+        `${written.length} files, ${written.filter((f) => f.changed).length} changed, in ${Math.round(performance.now() - start)} ms`,
+      );
+    },
+  );
 
-  common(cmd.command("check").description("fail (exit 1) when --out differs from what the schema generates; prints a diff per file"))
+  common(
+    cmd
+      .command("check")
+      .description("fail (exit 1) when --out differs from what the schema generates; prints a diff per file"),
+  )
     .option("--diff-lines <n>", "most diff lines shown per file, 0 for all", diffLinesOption, DEFAULT_DIFF_LINES)
     .action(async (opts, self: Command) => {
       requireFile(opts.schema, "schema");
@@ -188,8 +225,13 @@ export function program(io: Io = defaultIo): Command {
       const sources = defaultSources(opts.dir);
       const { text, conflicts } = buildCombinedText(sources);
       if (conflicts.length) {
-        for (const c of conflicts) io.err(`${relative(process.cwd(), c.source === "patches" ? sources.patchesFile : sources.overlayFile)}#${c.pointer}: ${c.reason}`);
-        throw new UsageError(`${conflicts.length} overlay entr${conflicts.length === 1 ? "y does" : "ies do"} not apply`);
+        for (const c of conflicts)
+          io.err(
+            `${relative(process.cwd(), c.source === "patches" ? sources.patchesFile : sources.overlayFile)}#${c.pointer}: ${c.reason}`,
+          );
+        throw new UsageError(
+          `${conflicts.length} overlay entr${conflicts.length === 1 ? "y does" : "ies do"} not apply`,
+        );
       }
       const target = join(opts.dir, "schema.json");
       writeFileSync(target, text);
@@ -197,13 +239,19 @@ export function program(io: Io = defaultIo): Command {
     });
   schema
     .command("init")
-    .description("start a schema of your own in --dir: mcpgen's MCP schema as the base, an empty overlay and patch list, the methods sidecar, and schema.json built from them")
+    .description(
+      "start a schema of your own in --dir: mcpgen's MCP schema as the base, an empty overlay and patch list, the methods sidecar, and schema.json built from them",
+    )
     .option("--dir <dir>", "schema directory to create", "schema")
     .exitOverride()
     .action((opts) => {
       const files = initFiles();
-      const taken = files.map((f) => join(opts.dir, f.path)).concat(join(opts.dir, "schema.json")).filter((p) => existsSync(p));
-      if (taken.length) throw new UsageError(`${taken.join(", ")} already exist${taken.length === 1 ? "s" : ""}; nothing was written`);
+      const taken = files
+        .map((f) => join(opts.dir, f.path))
+        .concat(join(opts.dir, "schema.json"))
+        .filter((p) => existsSync(p));
+      if (taken.length)
+        throw new UsageError(`${taken.join(", ")} already exist${taken.length === 1 ? "s" : ""}; nothing was written`);
       for (const f of files) {
         const target = join(opts.dir, f.path);
         mkdirSync(dirname(target), { recursive: true });
@@ -230,7 +278,12 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
     return Number(process.exitCode ?? 0);
   } catch (error) {
     if (error instanceof CommanderError) {
-      if (error.code === "commander.helpDisplayed" || error.code === "commander.help" || error.code === "commander.version") return 0;
+      if (
+        error.code === "commander.helpDisplayed" ||
+        error.code === "commander.help" ||
+        error.code === "commander.version"
+      )
+        return 0;
       return 2;
     }
     if (error instanceof SchemaError) {

@@ -15,7 +15,12 @@ export const COMPILED_DIR = "generator/compiled";
 export const DRAFT2020 = "https://json-schema.org/draft/2020-12/schema";
 export const DRAFT07 = "http://json-schema.org/draft-07/schema";
 
-const OPTIONS = { strict: false, validateFormats: false, allErrors: false, code: { source: true, esm: true, lines: false, optimize: false } } as const;
+const OPTIONS = {
+  strict: false,
+  validateFormats: false,
+  allErrors: false,
+  code: { source: true, esm: true, lines: false, optimize: false },
+} as const;
 
 function readProjectSchema(relPath: string): AnySchemaObject {
   return JSON.parse(readFileSync(join(projectRoot, relPath), "utf8")) as AnySchemaObject;
@@ -26,12 +31,19 @@ function moduleText(ajv: Ajv | Ajv2020, exports: Exports, what: string): string 
   const standalone = standaloneModule.default as unknown as (ajv: Ajv | Ajv2020, refs: Exports) => string;
   let code = standalone(ajv, exports).replace(/^"use strict";/, "");
   const helpers: string[] = [];
-  code = code.replace(/const (func\d+) = require\("(ajv\/dist\/runtime\/[\w]+)"\)\.default;/g, (_m, name: string, module: string) => {
-    // Node hands a CommonJS module's exports object to a default import, bundlers and vitest its `default`.
-    helpers.push(`import ${name}$module from "${module}.js";`, `const ${name} = ${name}$module.default ?? ${name}$module;`);
-    return "";
-  });
-  if (/require\(/.test(code)) throw new Error(`standalone code for ${what} needs a require() this script does not rewrite`);
+  code = code.replace(
+    /const (func\d+) = require\("(ajv\/dist\/runtime\/[\w]+)"\)\.default;/g,
+    (_m, name: string, module: string) => {
+      // Node hands a CommonJS module's exports object to a default import, bundlers and vitest its `default`.
+      helpers.push(
+        `import ${name}$module from "${module}.js";`,
+        `const ${name} = ${name}$module.default ?? ${name}$module;`,
+      );
+      return "";
+    },
+  );
+  if (/require\(/.test(code))
+    throw new Error(`standalone code for ${what} needs a require() this script does not rewrite`);
   // Untyped exports become private; the typed ones below are the module's surface.
   code = code.replace(/(^|[;}])export const (\w+) = /g, "$1\nconst $$$2 = ");
   code = code.replace(/;(const schema\d+ = |function validate\d+\()/g, ";\n$1");
@@ -70,7 +82,10 @@ export function compiledSchemaModules(): { path: string; content: string }[] {
         "the JSON Schema 2020-12 meta-schema, schema/methods.schema.json and schema/mcpgen.config.schema.json",
       ),
     },
-    { path: `${COMPILED_DIR}/schemas-draft07.ts`, content: moduleText(ajv07, { validateDraft07: DRAFT07 }, "the JSON Schema draft-07 meta-schema") },
+    {
+      path: `${COMPILED_DIR}/schemas-draft07.ts`,
+      content: moduleText(ajv07, { validateDraft07: DRAFT07 }, "the JSON Schema draft-07 meta-schema"),
+    },
   ];
 }
 

@@ -25,7 +25,10 @@ export function loadConfig(file: string): McpgenConfig {
   const validator = projectSchemaValidator("schema/mcpgen.config.schema.json");
   if (!validator(value)) {
     const err = validator.errors![0]!;
-    const extra = err.keyword === "additionalProperties" ? String((err.params as { additionalProperty: string }).additionalProperty) : undefined;
+    const extra =
+      err.keyword === "additionalProperties"
+        ? String((err.params as { additionalProperty: string }).additionalProperty)
+        : undefined;
     const pointer = extra === undefined ? err.instancePath : `${err.instancePath}/${escapeToken(extra)}`;
     const message = extra === undefined ? (err.message ?? "invalid") : `unknown setting "${extra}"`;
     throw new SchemaError(file, `${message} (see schema/mcpgen.config.schema.json)`, pointer);

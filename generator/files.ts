@@ -71,7 +71,10 @@ export function compareWithDisk(outDir: string, files: GeneratedFile[], options:
       .split("\n")
       .filter((line) => line.startsWith("-") || line.startsWith("+"))
       .join("\n");
-    const diff = unifiedDiff(oldBody, newBody, { firstLine: headerLines, ...(options.diffLines === undefined ? {} : { maxLines: options.diffLines }) });
+    const diff = unifiedDiff(oldBody, newBody, {
+      firstLine: headerLines,
+      ...(options.diffLines === undefined ? {} : { maxLines: options.diffLines }),
+    });
     drift.stale.push({ path: file.path, diff, header });
   }
   for (const path of listFiles(outDir)) if (!expected.has(path)) drift.extra.push(path);
@@ -79,7 +82,10 @@ export function compareWithDisk(outDir: string, files: GeneratedFile[], options:
 }
 
 /** Writes only what changed, so file times stay put for unchanged files. */
-export function writeFiles(outDir: string, files: GeneratedFile[]): { path: string; bytes: number; changed: boolean }[] {
+export function writeFiles(
+  outDir: string,
+  files: GeneratedFile[],
+): { path: string; bytes: number; changed: boolean }[] {
   return files.map((file) => {
     const target = join(outDir, file.path);
     let current: string | undefined;

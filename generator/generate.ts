@@ -94,8 +94,15 @@ export async function generate(options: GenerateOptions): Promise<Generated> {
     model = buildModel(loaded);
     if (options.command !== undefined) model.source.command = options.command;
     if (loaded.sidecar === undefined) {
-      const lookedFor = loaded.sidecarLookedFor && `looked for ${relative(process.cwd(), loaded.sidecarLookedFor).split(sep).join("/")}`;
-      notes.push(derivationNote(deriveMethods(loaded.definitions, loaded.defsPointer === "/$defs" ? "$defs" : "definitions"), lookedFor));
+      const lookedFor =
+        loaded.sidecarLookedFor &&
+        `looked for ${relative(process.cwd(), loaded.sidecarLookedFor).split(sep).join("/")}`;
+      notes.push(
+        derivationNote(
+          deriveMethods(loaded.definitions, loaded.defsPointer === "/$defs" ? "$defs" : "definitions"),
+          lookedFor,
+        ),
+      );
     }
   } catch (error) {
     validators.cancel();
@@ -106,7 +113,10 @@ export async function generate(options: GenerateOptions): Promise<Generated> {
   const validatorsContent = validators.emit(model, runtimeImport);
   // Loaded only now, while the worker compiles the validators (the longest emitter): json-schema-to-typescript and
   // Handlebars take longer to load than the model takes to build, and the worker waits for the model.
-  const [{ emitTypes }, { emitStub, loadStubTemplate }] = await Promise.all([import("./emit/types.js"), import("./emit/stubs.js")]);
+  const [{ emitTypes }, { emitStub, loadStubTemplate }] = await Promise.all([
+    import("./emit/types.js"),
+    import("./emit/stubs.js"),
+  ]);
   const template = loadStubTemplate(options.templatesDir ?? resolve(projectRoot, "templates"));
   const files: GeneratedFile[] = [
     { path: "client.ts", content: emitStub(model, "client", template, stubRuntimeImport) },

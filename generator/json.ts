@@ -28,8 +28,17 @@ export function parseJsonText(text: string, file: string): unknown {
     // V8 says "... in JSON at position N" (sometimes with "(line L column C)").
     const lc = /line (\d+) column (\d+)/.exec(message);
     const pos = /position (\d+)/.exec(message);
-    const where = lc ? `${lc[1]}:${lc[2]}` : pos ? lineColumn(text, Number(pos[1])) : text.trim() === "" ? "1:1" : undefined;
-    const reason = text.trim() === "" ? "the file is empty, not JSON" : `invalid JSON: ${message.replace(/ in JSON at position \d+.*$/, "")}`;
+    const where = lc
+      ? `${lc[1]}:${lc[2]}`
+      : pos
+        ? lineColumn(text, Number(pos[1]))
+        : text.trim() === ""
+          ? "1:1"
+          : undefined;
+    const reason =
+      text.trim() === ""
+        ? "the file is empty, not JSON"
+        : `invalid JSON: ${message.replace(/ in JSON at position \d+.*$/, "")}`;
     throw new SchemaError(file, reason, where);
   }
 }
@@ -39,7 +48,12 @@ export function readText(file: string): string {
     return readFileSync(file, "utf8");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const reason = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory, not a file" : `cannot read: ${(error as Error).message}`;
+    const reason =
+      code === "ENOENT"
+        ? "no such file"
+        : code === "EISDIR"
+          ? "is a directory, not a file"
+          : `cannot read: ${(error as Error).message}`;
     throw new SchemaError(file, reason);
   }
 }
@@ -57,7 +71,8 @@ export function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value !== null && typeof value === "object") {
     const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort(compareCodeUnits)) out[key] = sortKeys((value as Record<string, unknown>)[key]);
+    for (const key of Object.keys(value).sort(compareCodeUnits))
+      out[key] = sortKeys((value as Record<string, unknown>)[key]);
     return out;
   }
   return value;

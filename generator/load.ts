@@ -2,7 +2,13 @@
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
-import { validateConfig, validateDraft2020, validateMethodsEntry, validateMethodsSidecar, type CompiledValidator } from "./compiled/schemas-2020.js";
+import {
+  validateConfig,
+  validateDraft2020,
+  validateMethodsEntry,
+  validateMethodsSidecar,
+  type CompiledValidator,
+} from "./compiled/schemas-2020.js";
 import { validateDraft07 } from "./compiled/schemas-draft07.js";
 import { SchemaError, SchemaErrors } from "./errors.js";
 import { canonicalJson, parseJsonText, readText, isObject } from "./json.js";
@@ -30,7 +36,6 @@ export interface LoadedSchema {
   sidecarLookedFor?: string;
 }
 
-
 export function detectDialect(schema: Record<string, unknown>): Dialect {
   const declared = typeof schema["$schema"] === "string" ? schema["$schema"] : "";
   if (declared.includes("2020-12")) return "2020-12";
@@ -51,10 +56,20 @@ function checkRefs(file: string, root: Record<string, unknown>, defsKey: string)
         const here = toPointer([...path, key]);
         if (typeof child !== "string") throw new SchemaError(file, "$ref must be a string", here);
         const prefix = `#/${defsKey}/`;
-        if (!child.startsWith(prefix)) throw new SchemaError(file, `unsupported $ref ${JSON.stringify(child)}: only local references to ${prefix}<Name> are supported`, here);
+        if (!child.startsWith(prefix))
+          throw new SchemaError(
+            file,
+            `unsupported $ref ${JSON.stringify(child)}: only local references to ${prefix}<Name> are supported`,
+            here,
+          );
         const name = child.slice(prefix.length).replace(/~1/g, "/").replace(/~0/g, "~");
         const defs = root[defsKey] as Record<string, unknown>;
-        if (!Object.prototype.hasOwnProperty.call(defs, name)) throw new SchemaError(file, `dangling $ref ${JSON.stringify(child)}: no definition named ${JSON.stringify(name)}`, here);
+        if (!Object.prototype.hasOwnProperty.call(defs, name))
+          throw new SchemaError(
+            file,
+            `dangling $ref ${JSON.stringify(child)}: no definition named ${JSON.stringify(name)}`,
+            here,
+          );
       } else if (key !== "const" && key !== "enum" && key !== "default" && key !== "examples") {
         walk(child, [...path, key]);
       }
@@ -78,15 +93,21 @@ const PROJECT_VALIDATORS: Record<string, CompiledValidator> = {
  */
 export function projectSchemaValidator(relPath: string, fragment = ""): CompiledValidator {
   const validator = PROJECT_VALIDATORS[relPath + fragment];
-  if (validator === undefined) throw new Error(`no compiled validator for ${relPath}${fragment}: add it to generator/compile-schemas.ts`);
+  if (validator === undefined)
+    throw new Error(`no compiled validator for ${relPath}${fragment}: add it to generator/compile-schemas.ts`);
   return validator;
 }
 
 type AjvError = NonNullable<CompiledValidator["errors"]>[number];
 
 function describe(err: AjvError): { message: string; pointer: string } {
-  const extra = err.keyword === "additionalProperties" ? String((err.params as { additionalProperty: string }).additionalProperty) : undefined;
-  return extra === undefined ? { message: err.message ?? "invalid", pointer: err.instancePath } : { message: `unknown field "${extra}"`, pointer: `${err.instancePath}/${escapeToken(extra)}` };
+  const extra =
+    err.keyword === "additionalProperties"
+      ? String((err.params as { additionalProperty: string }).additionalProperty)
+      : undefined;
+  return extra === undefined
+    ? { message: err.message ?? "invalid", pointer: err.instancePath }
+    : { message: `unknown field "${extra}"`, pointer: `${err.instancePath}/${escapeToken(extra)}` };
 }
 
 /**
@@ -138,11 +159,16 @@ export function loadDefinitions(schemaFile: string, sourceName?: string, text?: 
   if (!isObject(root)) throw new SchemaError(schemaFile, "a schema must be a JSON object", "");
   const dialect = detectDialect(root);
   const defsKey = dialect === "2020-12" && isObject(root["$defs"]) ? "$defs" : "definitions";
-  if (!isObject(root[defsKey])) throw new SchemaError(schemaFile, `no definitions: expected an object at /${defsKey}`, `/${defsKey}`);
+  if (!isObject(root[defsKey]))
+    throw new SchemaError(schemaFile, `no definitions: expected an object at /${defsKey}`, `/${defsKey}`);
   const meta = dialect === "draft-07" ? validateDraft07 : validateDraft2020;
   if (!meta(root)) {
     const err = meta.errors![0]!;
-    throw new SchemaError(schemaFile, `not a valid ${dialect} JSON Schema: ${err.message ?? "invalid"}`, err.instancePath);
+    throw new SchemaError(
+      schemaFile,
+      `not a valid ${dialect} JSON Schema: ${err.message ?? "invalid"}`,
+      err.instancePath,
+    );
   }
   checkRefs(schemaFile, root, defsKey);
   const rel = relative(process.cwd(), resolve(schemaFile)).split("\\").join("/");

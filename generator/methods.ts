@@ -44,7 +44,9 @@ export interface DerivedMethods {
 type Defs = Record<string, unknown>;
 
 function refName(node: unknown, prefix: string): string | undefined {
-  return isObject(node) && typeof node["$ref"] === "string" && node["$ref"].startsWith(prefix) ? node["$ref"].slice(prefix.length).replace(/~1/g, "/").replace(/~0/g, "~") : undefined;
+  return isObject(node) && typeof node["$ref"] === "string" && node["$ref"].startsWith(prefix)
+    ? node["$ref"].slice(prefix.length).replace(/~1/g, "/").replace(/~0/g, "~")
+    : undefined;
 }
 
 function unionMembers(defs: Defs, union: string, prefix: string): string[] {
@@ -71,7 +73,12 @@ function methodOf(defs: Defs, message: string): string | undefined {
  * definition named `<Stem>Result`, then the empty result when every union of results the answering side may send
  * has the bare `Result` among its members (MCP's ping, logging/setLevel, resources/subscribe...).
  */
-function resultOf(defs: Defs, message: string, answerers: string[], prefix: string): { result?: string[]; empty?: true } {
+function resultOf(
+  defs: Defs,
+  message: string,
+  answerers: string[],
+  prefix: string,
+): { result?: string[]; empty?: true } {
   const stem = message.replace(/Request$/, "");
   const declared = propertyOf(defs, `${stem}ResultResponse`, "result");
   const single = refName(declared, prefix);
@@ -81,7 +88,8 @@ function resultOf(defs: Defs, message: string, answerers: string[], prefix: stri
     if (members.length > 0 && members.every((m) => m !== undefined)) return { result: members as string[] };
   }
   if (`${stem}Result` in defs) return { result: [`${stem}Result`] };
-  const generic = answerers.length > 0 && answerers.every((union) => unionMembers(defs, union, prefix).includes("Result"));
+  const generic =
+    answerers.length > 0 && answerers.every((union) => unionMembers(defs, union, prefix).includes("Result"));
   if (generic) {
     const empty = ["EmptyResult", "Result"].find((name) => name in defs);
     if (empty !== undefined) return { result: [empty], empty: true };
@@ -111,16 +119,22 @@ export function deriveMethods(defs: Defs, defsKey: "$defs" | "definitions"): Der
       }
       const fromClient = client.includes(message);
       const fromServer = server.includes(message);
-      const direction: Direction = fromClient && fromServer ? "both" : fromClient ? "client-to-server" : "server-to-client";
+      const direction: Direction =
+        fromClient && fromServer ? "both" : fromClient ? "client-to-server" : "server-to-client";
       const entry: MethodEntry = { method, kind, direction, message };
       const params = refName(propertyOf(defs, message, "params"), prefix);
       if (params !== undefined) entry.params = params;
       if (kind === "request") {
         // A client's request is answered by the server, and the other way round.
-        const answerers = [...(fromClient ? ["ServerResult"] : []), ...(fromServer ? ["ClientResult"] : [])].filter((u) => u in defs);
+        const answerers = [...(fromClient ? ["ServerResult"] : []), ...(fromServer ? ["ClientResult"] : [])].filter(
+          (u) => u in defs,
+        );
         const { result, empty } = resultOf(defs, message, answerers, prefix);
         if (result !== undefined) entry.result = result;
-        else notes.push(`${method}: no result found for ${message} (no ${message.replace(/Request$/, "")}ResultResponse, no ${message.replace(/Request$/, "")}Result, and no bare Result in ${answerers.join(" and ") || "a result union"})`);
+        else
+          notes.push(
+            `${method}: no result found for ${message} (no ${message.replace(/Request$/, "")}ResultResponse, no ${message.replace(/Request$/, "")}Result, and no bare Result in ${answerers.join(" and ") || "a result union"})`,
+          );
         if (empty) emptyResults.push(method);
       }
       entries.set(method, entry);
@@ -130,24 +144,36 @@ export function deriveMethods(defs: Defs, defsKey: "$defs" | "definitions"): Der
   return { methods, emptyResults: emptyResults.sort(compareCodeUnits), notes };
 }
 
-const list = (items: string[]): string => (items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`);
+const list = (items: string[]): string =>
+  items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
 
 /** The one line `generate` and `check` print when there is no sidecar. */
 export function derivationNote(derived: DerivedMethods, lookedFor: string | undefined): string {
   const requests = derived.methods.filter((m) => m.kind === "request").length;
   const notifications = derived.methods.length - requests;
-  const empty = derived.emptyResults.length ? `; ${list(derived.emptyResults)} answer${derived.emptyResults.length === 1 ? "s" : ""} with the empty result` : "";
+  const empty = derived.emptyResults.length
+    ? `; ${list(derived.emptyResults)} answer${derived.emptyResults.length === 1 ? "s" : ""} with the empty result`
+    : "";
   return `no methods sidecar${lookedFor ? ` (${lookedFor})` : ""}: ${requests} requests and ${notifications} notifications derived from the schema's unions${empty}`;
 }
 
 /** Applies a sidecar's entries; each entry's fields replace the derived ones, and an unknown method must be complete. */
-export function applyOverrides(derived: MethodEntry[], sidecar: Sidecar | undefined): { entries: MethodEntry[]; origin: Map<string, MethodOverride>; errors: SchemaError[] } {
+export function applyOverrides(
+  derived: MethodEntry[],
+  sidecar: Sidecar | undefined,
+): { entries: MethodEntry[]; origin: Map<string, MethodOverride>; errors: SchemaError[] } {
   const byMethod = new Map(derived.map((m) => [m.method, { ...m }]));
   const origin = new Map<string, MethodOverride>();
   const errors: SchemaError[] = [...(sidecar?.errors ?? [])];
   for (const entry of sidecar?.entries ?? []) {
     if (origin.has(entry.method)) {
-      errors.push(new SchemaError(sidecar!.file, `method ${entry.method} is listed twice (first at ${origin.get(entry.method)!.pointer})`, `${entry.pointer}/method`));
+      errors.push(
+        new SchemaError(
+          sidecar!.file,
+          `method ${entry.method} is listed twice (first at ${origin.get(entry.method)!.pointer})`,
+          `${entry.pointer}/method`,
+        ),
+      );
       continue;
     }
     origin.set(entry.method, entry);
@@ -155,10 +181,22 @@ export function applyOverrides(derived: MethodEntry[], sidecar: Sidecar | undefi
     const base = byMethod.get(entry.method);
     if (base === undefined) {
       if (fields.kind === undefined || fields.direction === undefined || fields.message === undefined) {
-        errors.push(new SchemaError(sidecar!.file, `method ${entry.method} is not in the schema's message unions; add its message to ClientRequest, ServerRequest, ClientNotification or ServerNotification (or give kind, direction and message here)`, `${entry.pointer}/method`));
+        errors.push(
+          new SchemaError(
+            sidecar!.file,
+            `method ${entry.method} is not in the schema's message unions; add its message to ClientRequest, ServerRequest, ClientNotification or ServerNotification (or give kind, direction and message here)`,
+            `${entry.pointer}/method`,
+          ),
+        );
         continue;
       }
-      byMethod.set(entry.method, { ...fields, method: entry.method, kind: fields.kind, direction: fields.direction, message: fields.message });
+      byMethod.set(entry.method, {
+        ...fields,
+        method: entry.method,
+        kind: fields.kind,
+        direction: fields.direction,
+        message: fields.message,
+      });
       continue;
     }
     Object.assign(base, fields);
@@ -173,12 +211,24 @@ export function applyOverrides(derived: MethodEntry[], sidecar: Sidecar | undefi
  * The sidecar as read, each entry's shape checked already (schema/methods.schema.json; undefined where an entry
  * failed, with its error in `errors`): `result` may be one name or a list.
  */
-export function toSidecar(file: string, methods: readonly (Record<string, unknown> | undefined)[], errors: SchemaError[] = []): Sidecar {
+export function toSidecar(
+  file: string,
+  methods: readonly (Record<string, unknown> | undefined)[],
+  errors: SchemaError[] = [],
+): Sidecar {
   const entries: MethodOverride[] = [];
   methods.forEach((raw, i) => {
     if (raw === undefined) return;
-    const { result, why: _why, ...rest } = raw as Omit<MethodOverride, "pointer" | "result"> & { result?: string | string[]; why?: string };
-    entries.push({ ...rest, ...(result !== undefined ? { result: typeof result === "string" ? [result] : [...result] } : {}), pointer: `/methods/${i}` });
+    const {
+      result,
+      why: _why,
+      ...rest
+    } = raw as Omit<MethodOverride, "pointer" | "result"> & { result?: string | string[]; why?: string };
+    entries.push({
+      ...rest,
+      ...(result !== undefined ? { result: typeof result === "string" ? [result] : [...result] } : {}),
+      pointer: `/methods/${i}`,
+    });
   });
   return { file, entries, errors };
 }

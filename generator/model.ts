@@ -126,9 +126,15 @@ export function resolveRef(defs: ReadonlyMap<string, SchemaNode>, node: SchemaNo
   return current;
 }
 
-export function messagesFrom(model: Model, side: "client" | "server", kind?: "request" | "notification"): MessageModel[] {
+export function messagesFrom(
+  model: Model,
+  side: "client" | "server",
+  kind?: "request" | "notification",
+): MessageModel[] {
   const direction = side === "client" ? "client-to-server" : "server-to-client";
-  return model.messages.filter((m) => (m.direction === direction || m.direction === "both") && (kind === undefined || m.kind === kind));
+  return model.messages.filter(
+    (m) => (m.direction === direction || m.direction === "both") && (kind === undefined || m.kind === kind),
+  );
 }
 
 /** TypeScript type of a request's result: its definition, or the union of several; undefined for notifications. */

@@ -38,7 +38,6 @@ export interface BuildResult {
   conflicts: Conflict[];
 }
 
-
 function defsKey(schema: Record<string, unknown>): "$defs" | "definitions" {
   return isObject(schema["definitions"]) && !isObject(schema["$defs"]) ? "definitions" : "$defs";
 }
@@ -68,9 +67,17 @@ export function applyOverlay(base: Record<string, unknown>, patches: Patch[], ov
     const parent = getAt(schema, toPointer(tokens));
     const current = getAt(schema, path);
     if (parent === undefined || current === undefined) {
-      conflicts.push({ source: "patches", pointer: patch.path, reason: "the patched location no longer exists upstream" });
+      conflicts.push({
+        source: "patches",
+        pointer: patch.path,
+        reason: "the patched location no longer exists upstream",
+      });
     } else if (JSON.stringify(current) !== JSON.stringify(patch.expect)) {
-      conflicts.push({ source: "patches", pointer: patch.path, reason: `upstream now has ${JSON.stringify(current)}, the patch expects ${JSON.stringify(patch.expect)}` });
+      conflicts.push({
+        source: "patches",
+        pointer: patch.path,
+        reason: `upstream now has ${JSON.stringify(current)}, the patch expects ${JSON.stringify(patch.expect)}`,
+      });
     } else {
       (parent as Record<string, unknown>)[last] = structuredClone(patch.value);
     }
@@ -78,7 +85,11 @@ export function applyOverlay(base: Record<string, unknown>, patches: Patch[], ov
   const defs = (schema[key] ??= {}) as Record<string, unknown>;
   for (const [name, definition] of Object.entries(overlay.definitions)) {
     if (name in defs) {
-      conflicts.push({ source: "overlay", pointer: `/definitions/${name}`, reason: `upstream now defines ${name} itself` });
+      conflicts.push({
+        source: "overlay",
+        pointer: `/definitions/${name}`,
+        reason: `upstream now defines ${name} itself`,
+      });
       continue;
     }
     defs[name] = retargetRefs(definition, key);
@@ -91,16 +102,32 @@ export function applyOverlay(base: Record<string, unknown>, patches: Patch[], ov
     const value = retargetRefs(ext.value, key);
     if (last === "-") {
       if (!Array.isArray(parent)) {
-        conflicts.push({ source: "overlay", pointer: `/extend/${i}`, reason: `${ext.path}: the list to append to no longer exists upstream` });
+        conflicts.push({
+          source: "overlay",
+          pointer: `/extend/${i}`,
+          reason: `${ext.path}: the list to append to no longer exists upstream`,
+        });
       } else if (parent.some((member) => JSON.stringify(member) === JSON.stringify(value))) {
-        conflicts.push({ source: "overlay", pointer: `/extend/${i}`, reason: `${ext.path}: upstream already lists ${JSON.stringify(value)}` });
+        conflicts.push({
+          source: "overlay",
+          pointer: `/extend/${i}`,
+          reason: `${ext.path}: upstream already lists ${JSON.stringify(value)}`,
+        });
       } else {
         parent.push(value);
       }
     } else if (!isObject(parent)) {
-      conflicts.push({ source: "overlay", pointer: `/extend/${i}`, reason: `${ext.path}: the object to extend no longer exists upstream (moved or changed shape)` });
+      conflicts.push({
+        source: "overlay",
+        pointer: `/extend/${i}`,
+        reason: `${ext.path}: the object to extend no longer exists upstream (moved or changed shape)`,
+      });
     } else if (last in parent) {
-      conflicts.push({ source: "overlay", pointer: `/extend/${i}`, reason: `${ext.path}: upstream already has this member` });
+      conflicts.push({
+        source: "overlay",
+        pointer: `/extend/${i}`,
+        reason: `${ext.path}: upstream already has this member`,
+      });
     } else {
       parent[last] = value;
     }
@@ -127,21 +154,39 @@ export function defaultSources(schemaDir: string): SchemaSources {
 
 export function readOverlay(file: string): Overlay {
   const raw = readJson(file);
-  if (!isObject(raw) || !isObject(raw["definitions"]) || !Array.isArray(raw["extend"]) || typeof raw["base"] !== "string") {
+  if (
+    !isObject(raw) ||
+    !isObject(raw["definitions"]) ||
+    !Array.isArray(raw["extend"]) ||
+    typeof raw["base"] !== "string"
+  ) {
     throw new SchemaError(file, "an overlay needs `base` (string), `definitions` (object) and `extend` (array)", "");
   }
   raw["extend"].forEach((e, i) => {
-    if (!isObject(e) || typeof e["path"] !== "string" || !("value" in e)) throw new SchemaError(file, "each extension needs `path` and `value`", `/extend/${i}`);
+    if (!isObject(e) || typeof e["path"] !== "string" || !("value" in e))
+      throw new SchemaError(file, "each extension needs `path` and `value`", `/extend/${i}`);
   });
   return raw as unknown as Overlay;
 }
 
 export function readPatches(file: string): Patch[] {
   const raw = readJson(file);
-  if (!isObject(raw) || !Array.isArray(raw["patches"])) throw new SchemaError(file, "a patch list needs `patches` (array)", "");
+  if (!isObject(raw) || !Array.isArray(raw["patches"]))
+    throw new SchemaError(file, "a patch list needs `patches` (array)", "");
   raw["patches"].forEach((p, i) => {
-    if (!isObject(p) || p["op"] !== "replace" || typeof p["path"] !== "string" || !("value" in p) || !("expect" in p) || typeof p["why"] !== "string") {
-      throw new SchemaError(file, "each patch needs op \"replace\", `path`, `value`, `expect` and `why`", `/patches/${i}`);
+    if (
+      !isObject(p) ||
+      p["op"] !== "replace" ||
+      typeof p["path"] !== "string" ||
+      !("value" in p) ||
+      !("expect" in p) ||
+      typeof p["why"] !== "string"
+    ) {
+      throw new SchemaError(
+        file,
+        'each patch needs op "replace", `path`, `value`, `expect` and `why`',
+        `/patches/${i}`,
+      );
     }
   });
   return raw["patches"] as Patch[];

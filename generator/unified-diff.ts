@@ -47,7 +47,8 @@ function shortestEdits(a: string[], b: string[], maxEdits: number): Step[] | und
   let found = -1;
   for (let d = 0; d <= limit && found < 0; d++) {
     for (let k = -d; k <= d; k += 2) {
-      let x = k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!) ? v[offset + k + 1]! : v[offset + k - 1]! + 1;
+      let x =
+        k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!) ? v[offset + k + 1]! : v[offset + k - 1]! + 1;
       let y = x - k;
       while (x < n && y < m && a[x] === b[y]) {
         x++;
@@ -189,7 +190,8 @@ function firstDifference(a: string, b: string): number {
 
 /** `@@ -start,count +start,count @@`, where an empty side names the line before it, as diff -u does. */
 function hunkHeader(oldStart: number, oldCount: number, newStart: number, newCount: number): string {
-  const side = (start: number, count: number) => (count === 1 ? `${start + 1}` : `${count === 0 ? start : start + 1},${count}`);
+  const side = (start: number, count: number) =>
+    count === 1 ? `${start + 1}` : `${count === 0 ? start : start + 1},${count}`;
   return `@@ -${side(oldStart, oldCount)} +${side(newStart, newCount)} @@`;
 }
 
@@ -197,9 +199,13 @@ function hunkHeader(oldStart: number, oldCount: number, newStart: number, newCou
 export function unifiedDiff(oldText: string, newText: string, options: UnifiedDiffOptions = {}): string {
   if (oldText === newText) return "";
   const lf = (t: string) => t.replace(/\r\n/g, "\n");
-  const labels = [...(options.oldLabel === undefined ? [] : [`--- ${options.oldLabel}`]), ...(options.newLabel === undefined ? [] : [`+++ ${options.newLabel}`])];
+  const labels = [
+    ...(options.oldLabel === undefined ? [] : [`--- ${options.oldLabel}`]),
+    ...(options.newLabel === undefined ? [] : [`+++ ${options.newLabel}`]),
+  ];
   // Same lines, different bytes: a checkout that turned LF into CRLF would otherwise show every line changed.
-  if (lf(oldText) === lf(newText)) return [...labels, "(only the line endings differ: CRLF on one side, LF on the other)"].join("\n");
+  if (lf(oldText) === lf(newText))
+    return [...labels, "(only the line endings differ: CRLF on one side, LF on the other)"].join("\n");
   const context = options.context ?? 3;
   const maxLines = options.maxLines ?? DEFAULT_DIFF_LINES;
   const oldLines = linesOf(oldText);
@@ -221,7 +227,7 @@ export function unifiedDiff(oldText: string, newText: string, options: UnifiedDi
   }
   // Pair the n-th removed line of a run of changes with its n-th added line, to clip both around where they differ.
   const partner: (string | undefined)[] = new Array(script.length);
-  for (let i = 0; i < script.length; ) {
+  for (let i = 0; i < script.length;) {
     if (script[i]!.op === " ") {
       i++;
       continue;
@@ -264,6 +270,9 @@ export function unifiedDiff(oldText: string, newText: string, options: UnifiedDi
       printed++;
     }
   }
-  if (hidden > 0) out.push(`... ${hidden} more changed line${hidden === 1 ? "" : "s"}${hiddenHunks > 0 ? ` (${hiddenHunks} more hunk${hiddenHunks === 1 ? "" : "s"})` : ""} not shown`);
+  if (hidden > 0)
+    out.push(
+      `... ${hidden} more changed line${hidden === 1 ? "" : "s"}${hiddenHunks > 0 ? ` (${hiddenHunks} more hunk${hiddenHunks === 1 ? "" : "s"})` : ""} not shown`,
+    );
   return out.join("\n");
 }

@@ -66,10 +66,14 @@ export async function startWatch(options: WatchOptions, io: WatchIo): Promise<()
     if (changed.length) io.out(`changed  ${changed.join(", ")}`);
     const start = performance.now();
     try {
-      const rebuildCombined = combined && changed.some((f) => f === overlayFile || f === patchesFile || f === sources.baseFile);
+      const rebuildCombined =
+        combined && changed.some((f) => f === overlayFile || f === patchesFile || f === sources.baseFile);
       if (rebuildCombined) {
         const { text, conflicts } = buildCombinedText({ baseFile: sources.baseFile, patchesFile, overlayFile });
-        if (conflicts.length) throw new Error(`the overlay does not apply: ${conflicts.map((c) => `${c.source}#${c.pointer}: ${c.reason}`).join("; ")}`);
+        if (conflicts.length)
+          throw new Error(
+            `the overlay does not apply: ${conflicts.map((c) => `${c.source}#${c.pointer}: ${c.reason}`).join("; ")}`,
+          );
         if (!existsSync(schemaFile) || readFileSync(schemaFile, "utf8") !== text) {
           writeFileSync(schemaFile, text);
           io.out(`rebuilt  ${options.schema}`);
@@ -93,7 +97,9 @@ export async function startWatch(options: WatchOptions, io: WatchIo): Promise<()
       lastNotes = noteText;
       const written = writeFiles(options.out, files);
       const changedFiles = written.filter((f) => f.changed).map((f) => f.path);
-      io.out(`regenerated ${written.length} files, ${changedFiles.length} changed${changedFiles.length ? ` (${changedFiles.join(", ")})` : ""} in ${Math.round(performance.now() - start)} ms`);
+      io.out(
+        `regenerated ${written.length} files, ${changedFiles.length} changed${changedFiles.length ? ` (${changedFiles.join(", ")})` : ""} in ${Math.round(performance.now() - start)} ms`,
+      );
     } catch (error) {
       // A file saved half-way is the common case: say so and wait for the next save.
       io.err(`error    ${describeError(error)}`);
@@ -127,7 +133,9 @@ export async function startWatch(options: WatchOptions, io: WatchIo): Promise<()
       }),
     );
   }
-  io.out(`watching ${[...byDir.values()].map((t) => (t.names ? [...t.names].map((n) => join(t.dir, n)) : [t.dir + "/"]).join(", ")).join(", ")}`);
+  io.out(
+    `watching ${[...byDir.values()].map((t) => (t.names ? [...t.names].map((n) => join(t.dir, n)) : [t.dir + "/"]).join(", ")).join(", ")}`,
+  );
   return () => {
     if (timer) clearTimeout(timer);
     for (const w of watchers) w.close();
@@ -138,7 +146,11 @@ export async function startWatch(options: WatchOptions, io: WatchIo): Promise<()
  * Adds --watch to generate: the command then keeps running until interrupted. Register after the config hook.
  * `takeValidators` hands over a validators worker the CLI started already, for the first generation.
  */
-export function registerWatch(program: Command, io: WatchIo, takeValidators: () => PendingValidators | undefined = () => undefined): void {
+export function registerWatch(
+  program: Command,
+  io: WatchIo,
+  takeValidators: () => PendingValidators | undefined = () => undefined,
+): void {
   const generateCommand = program.commands.find((c) => c.name() === "generate");
   if (!generateCommand) return;
   generateCommand.option("--watch", "regenerate whenever the schema, overlay, patches, sidecar or templates change");
@@ -147,7 +159,16 @@ export function registerWatch(program: Command, io: WatchIo, takeValidators: () 
     if (!opts.watch) return;
     const config = configFor(self);
     const validators = takeValidators();
-    const stop = await startWatch({ ...opts, command: rerunCommand(self), ...(config?.overlay ? { overlay: config.overlay } : {}), ...(config?.patches ? { patches: config.patches } : {}), ...(validators ? { validators } : {}) }, io);
+    const stop = await startWatch(
+      {
+        ...opts,
+        command: rerunCommand(self),
+        ...(config?.overlay ? { overlay: config.overlay } : {}),
+        ...(config?.patches ? { patches: config.patches } : {}),
+        ...(validators ? { validators } : {}),
+      },
+      io,
+    );
     await new Promise<void>((done) => {
       const finish = (): void => {
         stop();

@@ -9,7 +9,8 @@ export const PUBLISHED = {
 };
 
 // Folder names and file suffixes that mean "only this repository needs it": tests, examples, fixtures, benchmarks, scripts.
-const REPO_ONLY_DIR = /(^|\/)(tests?|__tests__|spec|examples?|fixtures?|bench(marks?)?|scripts?|conformance|\.ci|\.tmp)(\/|$)/i;
+const REPO_ONLY_DIR =
+  /(^|\/)(tests?|__tests__|spec|examples?|fixtures?|bench(marks?)?|scripts?|conformance|\.ci|\.tmp)(\/|$)/i;
 const REPO_ONLY_FILE = /\.(test|spec|bench)\.[cm]?[jt]sx?$|(^|\/)(vitest|jest|tsconfig)[^/]*$/i;
 
 /** Whether a path inside a tarball (relative to its package folder) looks like a test, example, fixture or repo script. */

@@ -45,7 +45,8 @@ export class ProcessExitedError extends ConnectionClosedError {
 
 function describeExit(exitCode: number | null, signal: string | null, stderrTail: readonly string[]): string {
   const how = signal !== null ? `was killed by ${signal}` : `exited with code ${exitCode ?? "unknown"}`;
-  const tail = stderrTail.length === 0 ? "" : `; last stderr lines:\n${stderrTail.map((line) => `  ${line}`).join("\n")}`;
+  const tail =
+    stderrTail.length === 0 ? "" : `; last stderr lines:\n${stderrTail.map((line) => `  ${line}`).join("\n")}`;
   return `Server process ${how} before the connection was closed${tail}`;
 }
 
@@ -78,7 +79,9 @@ export class InvalidResultError extends RpcError {
   readonly issues: ValidationIssue[];
   readonly result: unknown;
   constructor(method: string, requestId: RequestId, result: unknown, issues: ValidationIssue[]) {
-    super(LocalErrorCode.InvalidResult, `Invalid result for ${method} (request ${String(requestId)})`, { errors: issues });
+    super(LocalErrorCode.InvalidResult, `Invalid result for ${method} (request ${String(requestId)})`, {
+      errors: issues,
+    });
     this.name = "InvalidResultError";
     this.issues = issues;
     this.result = result;
@@ -90,10 +93,14 @@ export class CapabilityError extends RpcError {
   readonly method: string;
   readonly capability: string;
   constructor(method: string, capability: string, side: "server" | "client") {
-    super(LocalErrorCode.CapabilityNotSupported, `The ${side} does not support ${capability} (required for ${method})`, {
-      method,
-      capability,
-    });
+    super(
+      LocalErrorCode.CapabilityNotSupported,
+      `The ${side} does not support ${capability} (required for ${method})`,
+      {
+        method,
+        capability,
+      },
+    );
     this.name = "CapabilityError";
     this.method = method;
     this.capability = capability;

@@ -63,7 +63,7 @@ export function requiredClientCapability(method: string): string | undefined {
 export function hasCapability(capabilities: JsonObject | undefined, path: string): boolean {
   let node: unknown = capabilities;
   // Walked by index, not split: this runs for every outbound request, and most paths have a single segment.
-  for (let start = 0; ; ) {
+  for (let start = 0; ;) {
     const dot = path.indexOf(".", start);
     const key = dot < 0 ? (start === 0 ? path : path.slice(start)) : path.slice(start, dot);
     if (typeof node !== "object" || node === null || !Object.hasOwn(node, key)) return false;
@@ -75,10 +75,12 @@ export function hasCapability(capabilities: JsonObject | undefined, path: string
 }
 
 /** The version a server answers with: the client's when supported, else the server's latest. */
-export function negotiateProtocolVersion(requested: unknown, supported: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS): string {
+export function negotiateProtocolVersion(
+  requested: unknown,
+  supported: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS,
+): string {
   return typeof requested === "string" && supported.includes(requested) ? requested : supported[0];
 }
-
 
 function pong(): JsonObject {
   return {};
@@ -109,7 +111,8 @@ export class ClientSession extends Session {
   readonly resumer: ClientResumer | undefined;
   private readonly initializeTimeout: number | undefined;
   private readonly reconnect: (() => Promise<Transport>) | undefined;
-  private server: { capabilities: JsonObject; info: ImplementationInfo; version: string; instructions?: string } | undefined;
+  private server:
+    { capabilities: JsonObject; info: ImplementationInfo; version: string; instructions?: string } | undefined;
 
   constructor(options: ClientSessionOptions) {
     super(options);
@@ -117,7 +120,7 @@ export class ClientSession extends Session {
     const resumable = options.resumable;
     this.capabilities =
       resumable === undefined || resumable === false
-        ? options.capabilities ?? {}
+        ? (options.capabilities ?? {})
         : { ...options.capabilities, [RESUMABLE_CAPABILITY]: {} };
     this.supportedProtocolVersions = options.supportedProtocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS;
     this.initializeTimeout = options.initializeTimeout;
@@ -200,9 +203,11 @@ export class ClientSession extends Session {
         transport?.close().catch(() => undefined);
       },
       skipStreamResume: (requestId: RequestId) => this.transport?.skipStreamResume?.(requestId),
-      resendAs: (op: OutboundOperation, method: string, params: JsonObject | undefined) => this.resendAs(op, method, params),
+      resendAs: (op: OutboundOperation, method: string, params: JsonObject | undefined) =>
+        this.resendAs(op, method, params),
       transmit: (message: JsonRpcMessage, relatedRequestId?: RequestId) => this.transmit(message, relatedRequestId),
-      request: (method: string, params: JsonObject | undefined, options?: RequestOptions) => this.request(method, params, options),
+      request: (method: string, params: JsonObject | undefined, options?: RequestOptions) =>
+        this.request(method, params, options),
       closedForGood: () => this.onclose?.(),
     };
   }
@@ -211,7 +216,11 @@ export class ClientSession extends Session {
   private async handshake(signal: AbortSignal | undefined): Promise<void> {
     const result = await this.request(
       INITIALIZE,
-      { protocolVersion: this.supportedProtocolVersions[0], capabilities: this.capabilities, clientInfo: this.clientInfo },
+      {
+        protocolVersion: this.supportedProtocolVersions[0],
+        capabilities: this.capabilities,
+        clientInfo: this.clientInfo,
+      },
       { timeout: this.initializeTimeout, signal },
     );
     const version = result.protocolVersion;
@@ -276,7 +285,8 @@ export class ServerSession extends Session {
 
   /** initialize belongs to the session (version negotiation, capabilities); registering another handler is refused. */
   override onRequest(method: string, handler: RequestHandler): void {
-    if (method === INITIALIZE) throw new Error("ServerSession answers initialize itself; configure serverInfo/capabilities instead");
+    if (method === INITIALIZE)
+      throw new Error("ServerSession answers initialize itself; configure serverInfo/capabilities instead");
     super.onRequest(method, handler);
   }
 

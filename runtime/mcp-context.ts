@@ -32,7 +32,8 @@ export interface McpConnection {
  */
 export function requestPeer(ctx: Pick<RequestContext, "request" | "notify">): Peer {
   return {
-    request: (method: string, params: JsonObject | undefined, options?: RequestOptions) => ctx.request(method, params, options),
+    request: (method: string, params: JsonObject | undefined, options?: RequestOptions) =>
+      ctx.request(method, params, options),
     notify: (method: string, params?: JsonObject) => ctx.notify(method, params),
     onRequest: () => {
       throw new Error("A request-scoped peer cannot take handlers; register them on the session");
@@ -126,12 +127,20 @@ export class McpContext {
 
   /** Ask the client to sample its LLM (`sampling/createMessage`); needs the client's sampling capability. */
   createMessage(params: McpCreateMessageParams, options?: RequestOptions): Promise<McpCreateMessageResult> {
-    return this.inner.request("sampling/createMessage", params as unknown as JsonObject, options) as Promise<unknown> as Promise<McpCreateMessageResult>;
+    return this.inner.request(
+      "sampling/createMessage",
+      params as unknown as JsonObject,
+      options,
+    ) as Promise<unknown> as Promise<McpCreateMessageResult>;
   }
 
   /** Ask the user for input through the client (`elicitation/create`); needs the elicitation capability. */
   elicit(params: McpElicitParams, options?: RequestOptions): Promise<McpElicitResult> {
-    return this.inner.request("elicitation/create", params as unknown as JsonObject, options) as Promise<unknown> as Promise<McpElicitResult>;
+    return this.inner.request(
+      "elicitation/create",
+      params as unknown as JsonObject,
+      options,
+    ) as Promise<unknown> as Promise<McpElicitResult>;
   }
 
   /** The client's roots (`roots/list`); needs the roots capability. */

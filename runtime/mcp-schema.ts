@@ -38,7 +38,8 @@ function check(schema: JsonSchema, value: unknown, at: string, out: string[]): v
       return;
     }
   }
-  if (schema.const !== undefined && !sameJson(schema.const, value)) out.push(`${at || "/"}: must be ${JSON.stringify(schema.const)}`);
+  if (schema.const !== undefined && !sameJson(schema.const, value))
+    out.push(`${at || "/"}: must be ${JSON.stringify(schema.const)}`);
   if (schema.enum !== undefined && !schema.enum.some((e) => sameJson(e, value))) {
     out.push(`${at || "/"}: must be one of ${JSON.stringify(schema.enum)}`);
   }
@@ -54,7 +55,8 @@ function check(schema: JsonSchema, value: unknown, at: string, out: string[]): v
       const sub = properties !== undefined && Object.hasOwn(properties, key) ? properties[key] : undefined;
       if (sub !== undefined) check(sub, object[key], at + pointerPart(key), out);
       else if (schema.additionalProperties === false) out.push(`${at || "/"}: unexpected property "${key}"`);
-      else if (typeof schema.additionalProperties === "object") check(schema.additionalProperties, object[key], at + pointerPart(key), out);
+      else if (typeof schema.additionalProperties === "object")
+        check(schema.additionalProperties, object[key], at + pointerPart(key), out);
     }
   } else if (Array.isArray(value) && schema.items !== undefined) {
     for (let i = 0; i < value.length; i++) check(schema.items, value[i], at + pointerPart(i), out);

@@ -53,7 +53,12 @@ export interface McpServerInit extends Omit<McpSessionSettings, "capabilities"> 
 /** How McpServer builds a session: either the method tables, or a factory such as the generated `Server.create`. */
 export type McpServerOptions = McpServerInit &
   (
-    | { inbound: DispatchTable; outbound?: DispatchTable; isMessage?: (value: unknown) => boolean; createSession?: undefined }
+    | {
+        inbound: DispatchTable;
+        outbound?: DispatchTable;
+        isMessage?: (value: unknown) => boolean;
+        createSession?: undefined;
+      }
     | { createSession: (settings: McpSessionSettings) => ServerSession; inbound?: undefined }
   );
 
@@ -90,7 +95,10 @@ export interface McpResourceConfig {
 /** A resource's content: the full result, or a string as the text of one content item. */
 export type McpResourceReadResult = McpReadResourceResult | string;
 
-export type McpResourceReader = (uri: string, ctx: McpContext) => McpResourceReadResult | Promise<McpResourceReadResult>;
+export type McpResourceReader = (
+  uri: string,
+  ctx: McpContext,
+) => McpResourceReadResult | Promise<McpResourceReadResult>;
 export type McpTemplateReader = (
   uri: string,
   variables: { [name: string]: string },
@@ -114,7 +122,10 @@ export type PromptArguments<A extends readonly McpPromptArgument[]> = Simplify<
   }
 >;
 
-export type McpPromptHandler<A> = (args: A, ctx: McpContext) => McpGetPromptResult | string | Promise<McpGetPromptResult | string>;
+export type McpPromptHandler<A> = (
+  args: A,
+  ctx: McpContext,
+) => McpGetPromptResult | string | Promise<McpGetPromptResult | string>;
 
 /** Returned by every registration; `remove()` withdraws it (and announces the change to connected clients). */
 export interface McpRegistration {
@@ -161,7 +172,6 @@ const LIST_CHANGED: Readonly<Record<Category, string>> = {
   prompts: "notifications/prompts/list_changed",
 };
 
-
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -182,7 +192,9 @@ const TOOL_CALL_METHODS: ReadonlySet<string> = new Set(["tools/call", "tools/asy
 function scopeList(what: string, scopes: readonly string[] | undefined): readonly string[] {
   if (scopes === undefined) return [];
   if (!Array.isArray(scopes) || scopes.some((s) => typeof s !== "string" || !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(s))) {
-    throw new TypeError(`${what}: scopes must be a list of OAuth scope tokens (visible ASCII, no spaces, quotes or backslashes)`);
+    throw new TypeError(
+      `${what}: scopes must be a list of OAuth scope tokens (visible ASCII, no spaces, quotes or backslashes)`,
+    );
   }
   return Object.freeze([...new Set(scopes)]);
 }
@@ -209,7 +221,9 @@ export class McpServer {
 
   constructor(private readonly options: McpServerOptions) {
     if (options.inbound === undefined && options.createSession === undefined) {
-      throw new TypeError("McpServer needs the method tables (inbound, outbound, isMessage) or a createSession factory");
+      throw new TypeError(
+        "McpServer needs the method tables (inbound, outbound, isMessage) or a createSession factory",
+      );
     }
     this.compile = options.compileSchema ?? builtInCompiler;
     this.listChanged = options.listChanged !== false;
@@ -217,7 +231,12 @@ export class McpServer {
     this.logging = options.logging === true || this.extra.logging !== undefined;
     this.subscriptions =
       options.subscriptions === true || (isObject(this.extra.resources) && this.extra.resources.subscribe === true);
-    this.methodScopes = new Map(Object.entries(options.methodScopes ?? {}).map(([method, scopes]) => [method, scopeList(`methodScopes[${JSON.stringify(method)}]`, scopes)]));
+    this.methodScopes = new Map(
+      Object.entries(options.methodScopes ?? {}).map(([method, scopes]) => [
+        method,
+        scopeList(`methodScopes[${JSON.stringify(method)}]`, scopes),
+      ]),
+    );
   }
 
   // ---- registration -----------------------------------------------------------------------------------
@@ -264,7 +283,8 @@ export class McpServer {
 
   /** Register a family of resources by URI template ({name} matches one path segment, {+name} anything). */
   resourceTemplate(uriTemplate: string, config: McpResourceConfig, read: McpTemplateReader): McpRegistration {
-    if (this.templates.has(uriTemplate)) throw new Error(`Resource template ${JSON.stringify(uriTemplate)} is already registered`);
+    if (this.templates.has(uriTemplate))
+      throw new Error(`Resource template ${JSON.stringify(uriTemplate)} is already registered`);
     const entry: TemplateEntry = {
       definition: defined({ uriTemplate, ...config }),
       mimeType: config.mimeType,
@@ -285,7 +305,14 @@ export class McpServer {
     if (this.prompts.has(name)) throw new Error(`Prompt ${JSON.stringify(name)} is already registered`);
     const args = config.arguments === undefined ? undefined : config.arguments.map((a) => defined({ ...a }));
     const entry: PromptEntry = {
-      definition: defined({ name, title: config.title, description: config.description, arguments: args, icons: config.icons, _meta: config._meta }),
+      definition: defined({
+        name,
+        title: config.title,
+        description: config.description,
+        arguments: args,
+        icons: config.icons,
+        _meta: config._meta,
+      }),
       required: (config.arguments ?? []).filter((a) => a.required === true).map((a) => a.name),
       get: get as McpPromptHandler<never>,
     };
@@ -349,7 +376,8 @@ export class McpServer {
   async resourceUpdated(uri: string): Promise<void> {
     const sends: Promise<void>[] = [];
     for (const c of this.open) {
-      if (c.subscriptions.has(uri) && c.session.isOpen) sends.push(c.session.notify("notifications/resources/updated", { uri }));
+      if (c.subscriptions.has(uri) && c.session.isOpen)
+        sends.push(c.session.notify("notifications/resources/updated", { uri }));
     }
     await Promise.all(sends);
   }
@@ -410,7 +438,12 @@ export class McpServer {
     const session =
       options.createSession !== undefined
         ? options.createSession(settings)
-        : new ServerSession({ ...settings, inbound: options.inbound, outbound: options.outbound, isMessage: options.isMessage });
+        : new ServerSession({
+            ...settings,
+            inbound: options.inbound,
+            outbound: options.outbound,
+            isMessage: options.isMessage,
+          });
     const connection: Connection = {
       session,
       logging: this.logging,
@@ -424,7 +457,8 @@ export class McpServer {
     if (this.logging) {
       session.onRequest("logging/setLevel", (params) => {
         const level = LOGGING_LEVELS.indexOf(params?.level as McpLoggingLevel);
-        if (level < 0) throw new RpcError(ErrorCode.InvalidParams, `Unknown logging level ${JSON.stringify(params?.level)}`);
+        if (level < 0)
+          throw new RpcError(ErrorCode.InvalidParams, `Unknown logging level ${JSON.stringify(params?.level)}`);
         connection.minLogLevel = level;
         return {};
       });
@@ -507,7 +541,11 @@ export class McpServer {
     return { [key]: items };
   }
 
-  private async callTool(params: JsonObject | undefined, rctx: RequestContext, connection: Connection): Promise<JsonObject> {
+  private async callTool(
+    params: JsonObject | undefined,
+    rctx: RequestContext,
+    connection: Connection,
+  ): Promise<JsonObject> {
     const name = params?.name;
     const tool = typeof name === "string" ? this.tools.get(name) : undefined;
     if (tool === undefined) throw new RpcError(ErrorCode.InvalidParams, `Unknown tool: ${String(name)}`, { name });
@@ -515,7 +553,9 @@ export class McpServer {
     const granted = rctx.auth?.scopes;
     const missing = rctx.auth === undefined ? [] : tool.scopes.filter((s) => !granted?.includes(s));
     if (missing.length > 0) {
-      throw new RpcError(ErrorCode.InvalidRequest, `Insufficient scope: tool ${name} needs ${tool.scopes.join(" ")}`, { requiredScopes: tool.scopes });
+      throw new RpcError(ErrorCode.InvalidRequest, `Insufficient scope: tool ${name} needs ${tool.scopes.join(" ")}`, {
+        requiredScopes: tool.scopes,
+      });
     }
     const args = params!.arguments ?? {};
     const problems = isObject(args) ? tool.check(args) : ["arguments must be an object"];
@@ -535,13 +575,20 @@ export class McpServer {
       const structured = result.structuredContent;
       const issues = structured === undefined ? ["structuredContent is missing"] : outputCheck(structured);
       if (issues.length > 0) {
-        throw new RpcError(ErrorCode.InternalError, `Tool ${name} returned output that does not fit its outputSchema: ${issues.join("; ")}`);
+        throw new RpcError(
+          ErrorCode.InternalError,
+          `Tool ${name} returned output that does not fit its outputSchema: ${issues.join("; ")}`,
+        );
       }
     }
     return result as unknown as JsonObject;
   }
 
-  private async readResource(params: JsonObject | undefined, rctx: RequestContext, connection: Connection): Promise<JsonObject> {
+  private async readResource(
+    params: JsonObject | undefined,
+    rctx: RequestContext,
+    connection: Connection,
+  ): Promise<JsonObject> {
     const uri = params?.uri;
     if (typeof uri !== "string") throw new RpcError(ErrorCode.InvalidParams, "resources/read needs a uri");
     const ctx = new McpContext(rctx, connection);
@@ -570,14 +617,22 @@ export class McpServer {
     return result as unknown as JsonObject;
   }
 
-  private async getPrompt(params: JsonObject | undefined, rctx: RequestContext, connection: Connection): Promise<JsonObject> {
+  private async getPrompt(
+    params: JsonObject | undefined,
+    rctx: RequestContext,
+    connection: Connection,
+  ): Promise<JsonObject> {
     const name = params?.name;
     const prompt = typeof name === "string" ? this.prompts.get(name) : undefined;
     if (prompt === undefined) throw new RpcError(ErrorCode.InvalidParams, `Unknown prompt: ${String(name)}`, { name });
     const args = isObject(params!.arguments) ? params!.arguments : {};
     const missing = prompt.required.filter((a) => typeof args[a] !== "string");
     if (missing.length > 0) {
-      throw new RpcError(ErrorCode.InvalidParams, `Missing required argument(s) for prompt ${name}: ${missing.join(", ")}`, { missing });
+      throw new RpcError(
+        ErrorCode.InvalidParams,
+        `Missing required argument(s) for prompt ${name}: ${missing.join(", ")}`,
+        { missing },
+      );
     }
     const result = await prompt.get(args as never, new McpContext(rctx, connection));
     if (typeof result === "string") return { messages: [{ role: "user", content: { type: "text", text: result } }] };

@@ -225,8 +225,9 @@ export type FromSchema<S> = S extends { const: infer C }
           : unknown;
 
 /** A tool's argument type: inferred from a literal schema, else any JSON object. */
-export type ToolArguments<S> = unknown extends FromSchema<S>
-  ? { [key: string]: unknown }
-  : FromSchema<S> extends { [key: string]: unknown }
-    ? FromSchema<S>
-    : { [key: string]: unknown };
+export type ToolArguments<S> =
+  unknown extends FromSchema<S>
+    ? { [key: string]: unknown }
+    : FromSchema<S> extends { [key: string]: unknown }
+      ? FromSchema<S>
+      : { [key: string]: unknown };

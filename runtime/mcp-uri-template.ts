@@ -28,7 +28,8 @@ export function compileUriTemplate(template: string): UriTemplateMatcher {
     variables.push(...names);
     last = m.index! + m[0].length;
   }
-  if (template.split("{").length - 1 !== expressions) throw new Error(`Unsupported URI template expression in ${template}`);
+  if (template.split("{").length - 1 !== expressions)
+    throw new Error(`Unsupported URI template expression in ${template}`);
   pattern += escapeRegExp(template.slice(last)) + "$";
   const regexp = new RegExp(pattern);
   return {

@@ -15,7 +15,9 @@ interface Builtins {
  * neither fails on it nor carries it.
  */
 export function nodeBuiltin<ID extends keyof Builtins>(id: ID): Builtins[ID] | undefined {
-  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown; versions?: { node?: unknown } } }).process;
+  const proc = (
+    globalThis as { process?: { getBuiltinModule?: (id: string) => unknown; versions?: { node?: unknown } } }
+  ).process;
   if (typeof proc?.getBuiltinModule !== "function" || typeof proc.versions?.node !== "string") return undefined;
   return (proc.getBuiltinModule(id) ?? undefined) as Builtins[ID] | undefined;
 }

@@ -40,7 +40,10 @@ export interface RequestContext {
   readonly sessionId?: string;
 }
 
-export type RequestHandler = (params: JsonObject | undefined, context: RequestContext) => Promise<JsonObject> | JsonObject;
+export type RequestHandler = (
+  params: JsonObject | undefined,
+  context: RequestContext,
+) => Promise<JsonObject> | JsonObject;
 /** Who sent a notification, as far as the transport knows: authorization checks need it as much as requests do. */
 export interface NotificationContext {
   readonly principal?: string;
@@ -48,7 +51,10 @@ export interface NotificationContext {
   readonly sessionId?: string;
 }
 
-export type NotificationHandler = (params: JsonObject | undefined, context: NotificationContext) => void | Promise<void>;
+export type NotificationHandler = (
+  params: JsonObject | undefined,
+  context: NotificationContext,
+) => void | Promise<void>;
 
 /** One side of an MCP connection, as the generated stubs see it. */
 export interface Peer {

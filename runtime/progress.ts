@@ -7,7 +7,6 @@ import { SENT } from "./transport.js";
 export const PROGRESS_NOTIFICATION = "notifications/progress";
 export const DEFAULT_PROGRESS_INTERVAL_MS = 50;
 
-
 /** How a reporter hands a progress notification to the connection. */
 export interface ProgressSink {
   sendProgress(params: JsonObject, relatedRequestId: RequestId): Promise<void>;
@@ -116,7 +115,10 @@ export function withProgressToken(params: JsonObject | undefined, token: Progres
   if (params === undefined) return { _meta: { progressToken: token } };
   const meta = params._meta;
   const baseMeta = typeof meta === "object" && meta !== null && !Array.isArray(meta) ? (meta as JsonObject) : undefined;
-  return { ...params, _meta: baseMeta === undefined ? { progressToken: token } : { ...baseMeta, progressToken: token } };
+  return {
+    ...params,
+    _meta: baseMeta === undefined ? { progressToken: token } : { ...baseMeta, progressToken: token },
+  };
 }
 
 /** Progress is best effort: a failed send is not the handler's problem. SENT needs no handler at all. */

@@ -13,19 +13,8 @@ import {
 } from "./jsonrpc.js";
 import type { DispatchTable, Explanation, MethodSpec, ValidationIssue } from "./dispatch.js";
 import { SENT, type InboundInfo, type ReplyChannel, type SendOptions, type Transport } from "./transport.js";
-import type {
-  NotificationHandler,
-  Peer,
-  ProgressInfo,
-  RequestHandler,
-  RequestOptions,
-} from "./peer.js";
-import {
-  ConnectionClosedError,
-  InvalidResultError,
-  RequestCancelledError,
-  RequestTimeoutError,
-} from "./errors.js";
+import type { NotificationHandler, Peer, ProgressInfo, RequestHandler, RequestOptions } from "./peer.js";
+import { ConnectionClosedError, InvalidResultError, RequestCancelledError, RequestTimeoutError } from "./errors.js";
 import { limitOption } from "./limits.js";
 import { HandlerContext } from "./handler-context.js";
 import { SessionStateKey, type SessionExtension } from "./session-extension.js";
@@ -267,7 +256,8 @@ export class Session implements Peer, ProgressSink {
   /** @internal Send a ready-made message on the current connection (resumable replay, async fan-out). */
   transmit(message: JsonRpcMessage, relatedRequestId?: RequestId, ondelivered?: () => void): Promise<void> {
     const transport = this.transport;
-    if (this.status !== "open" || transport === undefined) return Promise.reject(new ConnectionClosedError("Not connected"));
+    if (this.status !== "open" || transport === undefined)
+      return Promise.reject(new ConnectionClosedError("Not connected"));
     if (ondelivered !== undefined) return transport.send(message, { relatedRequestId, ondelivered });
     return transport.send(message, relatedRequestId === undefined ? undefined : { relatedRequestId });
   }
@@ -395,7 +385,11 @@ export class Session implements Peer, ProgressSink {
   }
 
   /** @internal */
-  sendNotification(method: string, params: JsonObject | undefined, relatedRequestId: RequestId | undefined): Promise<void> {
+  sendNotification(
+    method: string,
+    params: JsonObject | undefined,
+    relatedRequestId: RequestId | undefined,
+  ): Promise<void> {
     if (this.status !== "open") return Promise.reject(new ConnectionClosedError("Not connected"));
     const refusal = this.checkOutbound(method);
     if (refusal !== undefined) return Promise.reject(refusal);
@@ -538,20 +532,36 @@ export class Session implements Peer, ProgressSink {
     }
     const params = m.params;
     if (!spec.isParams(params)) {
-      withIssues(spec.explainParams(params), (errors) => this.sendError(id, ErrorCode.InvalidParams, `Invalid params for ${method}`, { errors }, reply), this.reportError);
+      withIssues(
+        spec.explainParams(params),
+        (errors) => this.sendError(id, ErrorCode.InvalidParams, `Invalid params for ${method}`, { errors }, reply),
+        this.reportError,
+      );
       return;
     }
     const inbound = this.operations.inbound;
     // An extension may let a request reuse the id of one still registered here (a resume of that request).
     const existing = inbound.get(id);
     if (existing !== undefined && !this.mayReuseId(method, existing)) {
-      this.sendError(id, ErrorCode.InvalidRequest, `Request id ${JSON.stringify(id)} is already in use`, undefined, reply);
+      this.sendError(
+        id,
+        ErrorCode.InvalidRequest,
+        `Request id ${JSON.stringify(id)} is already in use`,
+        undefined,
+        reply,
+      );
       return;
     }
     // Counted as what the peer awaits an answer for: a cancelled request frees its place at once, and a resume that
     // takes over its request's id adds nothing.
     if (existing === undefined && inbound.size >= this.maxInFlight) {
-      this.sendError(id, ErrorCode.ServerBusy, "too many requests in flight", { maxInFlightRequests: this.maxInFlight }, reply);
+      this.sendError(
+        id,
+        ErrorCode.ServerBusy,
+        "too many requests in flight",
+        { maxInFlightRequests: this.maxInFlight },
+        reply,
+      );
       return;
     }
     const context = new HandlerContext(this, id, method, info);
@@ -584,7 +594,10 @@ export class Session implements Peer, ProgressSink {
     }
     if (result === undefined) result = {};
     else if (typeof result !== "object" || result === null || Array.isArray(result)) {
-      this.finish(context, undefined, { code: ErrorCode.InternalError, message: `Handler for ${context.method} returned a non-object result` });
+      this.finish(context, undefined, {
+        code: ErrorCode.InternalError,
+        message: `Handler for ${context.method} returned a non-object result`,
+      });
       return;
     }
     this.finish(context, result as JsonObject, undefined);
@@ -610,7 +623,10 @@ export class Session implements Peer, ProgressSink {
       return;
     }
     const reply = context.reply;
-    const sent = this.transport!.send(message, reply === undefined ? { relatedRequestId: context.requestId } : { relatedRequestId: context.requestId, reply });
+    const sent = this.transport!.send(
+      message,
+      reply === undefined ? { relatedRequestId: context.requestId } : { relatedRequestId: context.requestId, reply },
+    );
     if (sent !== SENT) sent.catch(this.reportError);
   }
 
@@ -622,7 +638,11 @@ export class Session implements Peer, ProgressSink {
         return;
       }
       if (!spec.isParams(params)) {
-        withIssues(spec.explainParams(params), (detail) => this.debug({ kind: "invalid-notification-params", method, detail }), this.reportError);
+        withIssues(
+          spec.explainParams(params),
+          (detail) => this.debug({ kind: "invalid-notification-params", method, detail }),
+          this.reportError,
+        );
         return;
       }
     } else if (method !== PROGRESS_NOTIFICATION && method !== CANCELLED_NOTIFICATION) {
@@ -649,7 +669,8 @@ export class Session implements Peer, ProgressSink {
     if (handler === undefined) return;
     try {
       const r = handler(params, info ?? NO_SENDER);
-      if (r !== undefined && typeof (r as Promise<void>).then === "function") (r as Promise<void>).then(undefined, this.reportError);
+      if (r !== undefined && typeof (r as Promise<void>).then === "function")
+        (r as Promise<void>).then(undefined, this.reportError);
     } catch (error) {
       this.reportError(error);
     }
@@ -730,7 +751,11 @@ export class Session implements Peer, ProgressSink {
     const spec = this.outboundSpecs.get(op.method);
     if (spec !== undefined && spec.isResult !== undefined && !spec.isResult(result)) {
       op.state = "failed";
-      withIssues(spec.explainResult !== undefined ? spec.explainResult(result) : [], (issues) => op.reject(new InvalidResultError(op.method, op.id, result, issues)), this.reportError);
+      withIssues(
+        spec.explainResult !== undefined ? spec.explainResult(result) : [],
+        (issues) => op.reject(new InvalidResultError(op.method, op.id, result, issues)),
+        this.reportError,
+      );
       return;
     }
     op.state = "completed";
@@ -794,12 +819,20 @@ export class Session implements Peer, ProgressSink {
     }
   };
 
-  private sendError(id: RequestId | undefined, code: number, message: string, data?: unknown, channel?: ReplyChannel): void {
+  private sendError(
+    id: RequestId | undefined,
+    code: number,
+    message: string,
+    data?: unknown,
+    channel?: ReplyChannel,
+  ): void {
     const transport = this.transport;
     if (this.status !== "open" || transport === undefined) return;
     const error: JsonRpcErrorObject = data === undefined ? { code, message } : { code, message, data };
     const reply: JsonRpcMessage = id === undefined ? { jsonrpc: "2.0", error } : { jsonrpc: "2.0", id, error };
-    transport.send(reply, id === undefined ? undefined : { relatedRequestId: id, reply: channel }).catch(this.reportError);
+    transport
+      .send(reply, id === undefined ? undefined : { relatedRequestId: id, reply: channel })
+      .catch(this.reportError);
   }
 
   private debug(event: SessionDebugEvent): void {
@@ -828,13 +861,16 @@ function reasonText(reason: unknown): string | undefined {
   return undefined;
 }
 
-
 /**
  * Hands the issues to `use`: in the same turn when the explainer answered synchronously, else once they have
  * loaded. If the validators cannot be loaded, `use` still runs, with one issue at the root saying why, so the
  * peer gets its error either way; `onerror` receives what `use` throws after an asynchronous load.
  */
-function withIssues(explanation: Explanation, use: (issues: ValidationIssue[]) => void, onerror: (error: unknown) => void): void {
+function withIssues(
+  explanation: Explanation,
+  use: (issues: ValidationIssue[]) => void,
+  onerror: (error: unknown) => void,
+): void {
   if (Array.isArray(explanation)) {
     use(explanation);
     return;
@@ -842,7 +878,12 @@ function withIssues(explanation: Explanation, use: (issues: ValidationIssue[]) =
   Promise.resolve(explanation)
     .then(
       (issues) => issues,
-      (error: unknown): ValidationIssue[] => [{ pointer: "", message: `does not match the schema (details unavailable: ${error instanceof Error ? error.message : String(error)})` }],
+      (error: unknown): ValidationIssue[] => [
+        {
+          pointer: "",
+          message: `does not match the schema (details unavailable: ${error instanceof Error ? error.message : String(error)})`,
+        },
+      ],
     )
     .then(use)
     .then(undefined, onerror);

@@ -24,7 +24,15 @@ describe("package", () => {
   });
 
   it("imports from plain Node by package name", () => {
-    const out = execFileSync(process.execPath, ["--input-type=module", "-e", "import('mcpgen/generated').then(m => console.log(typeof m.isCallToolRequest)); import('mcpgen').then(m => console.log(typeof m.Client, typeof m.StdioClientTransport))"], { cwd: repoRoot, encoding: "utf8" });
+    const out = execFileSync(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        "import('mcpgen/generated').then(m => console.log(typeof m.isCallToolRequest)); import('mcpgen').then(m => console.log(typeof m.Client, typeof m.StdioClientTransport))",
+      ],
+      { cwd: repoRoot, encoding: "utf8" },
+    );
     expect(out.trim().split("\n").sort()).toEqual(["function", "function function"]);
   });
 

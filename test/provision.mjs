@@ -38,7 +38,9 @@ export function plan(table, host) {
   if (host.isDebian && host.isRoot) return { action: "install", missing, commands: [["apt-get", "update"], install] };
   // Not root, or not Debian: installing is the user's call; name the command exactly so it can be pasted.
   const command = (host.isRoot ? install : ["sudo", ...install]).join(" ");
-  const how = host.isDebian ? `Install with:\n  ${command}` : `Install with your system's package manager; on Debian or Ubuntu:\n  ${command}`;
+  const how = host.isDebian
+    ? `Install with:\n  ${command}`
+    : `Install with your system's package manager; on Debian or Ubuntu:\n  ${command}`;
   return { action: "stop", missing, command, message: missingMessage(missing, how) };
 }
 
@@ -64,7 +66,12 @@ export function provision(table, host, run, log, { dryRun = false } = {}) {
     if (dryRun) continue;
     const status = run(argv);
     if (status !== 0) {
-      log(missingMessage(p.missing, `\`${argv.join(" ")}\` failed (exit status ${status}); fix its cause, or install them yourself,`));
+      log(
+        missingMessage(
+          p.missing,
+          `\`${argv.join(" ")}\` failed (exit status ${status}); fix its cause, or install them yourself,`,
+        ),
+      );
       return 1;
     }
   }
@@ -87,7 +94,10 @@ export function currentHost(env = process.env) {
 }
 
 function runCommand(argv) {
-  const r = spawnSync(argv[0], argv.slice(1), { stdio: "inherit", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+  const r = spawnSync(argv[0], argv.slice(1), {
+    stdio: "inherit",
+    env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+  });
   return r.status ?? 1;
 }
 

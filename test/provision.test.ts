@@ -16,20 +16,64 @@ function fakeHost(installed: string[], facts: { isRoot: boolean; isDebian: boole
 }
 
 describe("plan", () => {
-  const cases: { name: string; installed: string[]; isRoot: boolean; isDebian: boolean; expected: ReturnType<typeof plan>["action"]; command?: string }[] = [
-    { name: "everything present, not root", installed: ["redis-server", "chromium"], isRoot: false, isDebian: true, expected: "none" },
-    { name: "everything present, root on Debian", installed: ["redis-server", "chromium"], isRoot: true, isDebian: true, expected: "none" },
+  const cases: {
+    name: string;
+    installed: string[];
+    isRoot: boolean;
+    isDebian: boolean;
+    expected: ReturnType<typeof plan>["action"];
+    command?: string;
+  }[] = [
+    {
+      name: "everything present, not root",
+      installed: ["redis-server", "chromium"],
+      isRoot: false,
+      isDebian: true,
+      expected: "none",
+    },
+    {
+      name: "everything present, root on Debian",
+      installed: ["redis-server", "chromium"],
+      isRoot: true,
+      isDebian: true,
+      expected: "none",
+    },
     { name: "missing, root on Debian", installed: ["chromium"], isRoot: true, isDebian: true, expected: "install" },
-    { name: "missing, not root on Debian", installed: ["chromium"], isRoot: false, isDebian: true, expected: "stop", command: "sudo apt-get install -y redis-server" },
-    { name: "missing, root elsewhere", installed: ["chromium"], isRoot: true, isDebian: false, expected: "stop", command: "apt-get install -y redis-server" },
-    { name: "missing, not root elsewhere", installed: [], isRoot: false, isDebian: false, expected: "stop", command: "sudo apt-get install -y redis-server chromium" },
+    {
+      name: "missing, not root on Debian",
+      installed: ["chromium"],
+      isRoot: false,
+      isDebian: true,
+      expected: "stop",
+      command: "sudo apt-get install -y redis-server",
+    },
+    {
+      name: "missing, root elsewhere",
+      installed: ["chromium"],
+      isRoot: true,
+      isDebian: false,
+      expected: "stop",
+      command: "apt-get install -y redis-server",
+    },
+    {
+      name: "missing, not root elsewhere",
+      installed: [],
+      isRoot: false,
+      isDebian: false,
+      expected: "stop",
+      command: "sudo apt-get install -y redis-server chromium",
+    },
   ];
 
   it.each(cases)("$name: $expected", ({ installed, isRoot, isDebian, expected, command }) => {
     const p = plan(table, fakeHost(installed, { isRoot, isDebian }));
     expect(p.action).toBe(expected);
     expect(p.missing.map((m) => m.command)).toEqual(table.map((t) => t.command).filter((c) => !installed.includes(c)));
-    if (p.action === "install") expect(p.commands).toEqual([["apt-get", "update"], ["apt-get", "install", "-y", ...p.missing.map((m) => m.debianPackage)]]);
+    if (p.action === "install")
+      expect(p.commands).toEqual([
+        ["apt-get", "update"],
+        ["apt-get", "install", "-y", ...p.missing.map((m) => m.debianPackage)],
+      ]);
     if (p.action === "stop") {
       expect(p.command).toBe(command);
       // The exact command on a line of its own, and every missing program named with what needs it.
@@ -57,7 +101,8 @@ describe("provision", () => {
       (argv) => {
         ran.push(argv.join(" "));
         const s = status(argv);
-        if (s === 0 && argv[1] === "install") for (const pkg of argv.slice(3)) host.onPath.add(table.find((t) => t.debianPackage === pkg)!.command);
+        if (s === 0 && argv[1] === "install")
+          for (const pkg of argv.slice(3)) host.onPath.add(table.find((t) => t.debianPackage === pkg)!.command);
         return s;
       },
       (line) => log.push(line),
@@ -67,7 +112,11 @@ describe("provision", () => {
   }
 
   it("runs nothing and prints nothing when every program is present", () => {
-    expect(runWith(fakeHost(["redis-server", "chromium"], { isRoot: true, isDebian: true }), () => 0)).toEqual({ code: 0, ran: [], log: "" });
+    expect(runWith(fakeHost(["redis-server", "chromium"], { isRoot: true, isDebian: true }), () => 0)).toEqual({
+      code: 0,
+      ran: [],
+      log: "",
+    });
   });
 
   it("as root on Debian, updates the package lists, installs what is missing and succeeds", () => {
@@ -77,7 +126,9 @@ describe("provision", () => {
   });
 
   it("stops with the failing command when apt-get fails, and runs nothing after it", () => {
-    const r = runWith(fakeHost(["chromium"], { isRoot: true, isDebian: true }), (argv) => (argv[1] === "update" ? 100 : 0));
+    const r = runWith(fakeHost(["chromium"], { isRoot: true, isDebian: true }), (argv) =>
+      argv[1] === "update" ? 100 : 0,
+    );
     expect(r.ran).toEqual(["apt-get update"]);
     expect(r.code).toBe(1);
     expect(r.log).toContain("`apt-get update` failed (exit status 100)");
@@ -88,7 +139,14 @@ describe("provision", () => {
     const ran: string[] = [];
     const log: string[] = [];
     // This runner installs nothing: the package did not provide the command.
-    expect(provision(table, host, (argv) => (ran.push(argv.join(" ")), 0), (l) => log.push(l))).toBe(1);
+    expect(
+      provision(
+        table,
+        host,
+        (argv) => (ran.push(argv.join(" ")), 0),
+        (l) => log.push(l),
+      ),
+    ).toBe(1);
     expect(ran).toEqual(["apt-get update", "apt-get install -y redis-server"]);
     expect(log.join("\n")).toContain("redis-server (needed by store tests)");
     expect(log.join("\n")).toContain("still not on PATH");

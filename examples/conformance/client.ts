@@ -1,12 +1,28 @@
 // Conformance fixture client: run by the official MCP conformance suite with the server URL as last argument; MCP_CONFORMANCE_SCENARIO picks the behaviour.
-import { Client, StreamableHttpClientTransport, type ElicitRequestParams, type ElicitResult, type JsonObject } from "../../generated/sdk.js";
-import { ClientCredentialsClient, JwtBearerClient, OAuthClient, requestIdJag, type OAuthAuthorizer } from "../../runtime/auth/index.js";
+import {
+  Client,
+  StreamableHttpClientTransport,
+  type ElicitRequestParams,
+  type ElicitResult,
+  type JsonObject,
+} from "../../generated/sdk.js";
+import {
+  ClientCredentialsClient,
+  JwtBearerClient,
+  OAuthClient,
+  requestIdJag,
+  type OAuthAuthorizer,
+} from "../../runtime/auth/index.js";
 
 type ConnectedClient = Awaited<ReturnType<typeof Client.connect>>;
 
 const CLIENT_INFO = { name: "mcpgen-conformance-client", version: "0.1.0" };
 
-async function connect(url: string, capabilities: JsonObject = {}, authorization?: OAuthAuthorizer): Promise<{ client: ConnectedClient; transport: StreamableHttpClientTransport }> {
+async function connect(
+  url: string,
+  capabilities: JsonObject = {},
+  authorization?: OAuthAuthorizer,
+): Promise<{ client: ConnectedClient; transport: StreamableHttpClientTransport }> {
   const transport = new StreamableHttpClientTransport(authorization === undefined ? { url } : { url, authorization });
   const client = await Client.connect(transport, {
     clientInfo: CLIENT_INFO,
@@ -103,12 +119,16 @@ function interactiveClient(context: ConformanceContext): OAuthClient {
     {
       clientMetadata: { client_name: CLIENT_INFO.name, redirect_uris: ["http://localhost:3000/callback"] },
       clientMetadataUrl: CLIENT_METADATA_URL,
-      clientInformation: context.client_id === undefined ? undefined : { client_id: context.client_id, client_secret: context.client_secret },
+      clientInformation:
+        context.client_id === undefined
+          ? undefined
+          : { client_id: context.client_id, client_secret: context.client_secret },
       async redirectToAuthorization(url) {
         const response = await fetch(url, { redirect: "manual" });
         const location = response.headers.get("location");
         await response.body?.cancel();
-        if (location === null) throw new Error(`the authorization endpoint answered ${response.status} without a redirect`);
+        if (location === null)
+          throw new Error(`the authorization endpoint answered ${response.status} without a redirect`);
         await oauth.finishAuthorization(new URL(location, url));
       },
     },
@@ -119,16 +139,26 @@ function interactiveClient(context: ConformanceContext): OAuthClient {
 
 function authorizerFor(scenario: string, context: ConformanceContext): OAuthAuthorizer {
   if (scenario === "auth/client-credentials-jwt") {
-    if (context.client_id === undefined || context.private_key_pem === undefined) throw new Error("the context lacks client_id or private_key_pem");
-    return new ClientCredentialsClient({ clientId: context.client_id, privateKey: { key: context.private_key_pem, algorithm: context.signing_algorithm ?? "ES256" } });
+    if (context.client_id === undefined || context.private_key_pem === undefined)
+      throw new Error("the context lacks client_id or private_key_pem");
+    return new ClientCredentialsClient({
+      clientId: context.client_id,
+      privateKey: { key: context.private_key_pem, algorithm: context.signing_algorithm ?? "ES256" },
+    });
   }
   if (scenario === "auth/client-credentials-basic") {
-    if (context.client_id === undefined || context.client_secret === undefined) throw new Error("the context lacks client_id or client_secret");
+    if (context.client_id === undefined || context.client_secret === undefined)
+      throw new Error("the context lacks client_id or client_secret");
     return new ClientCredentialsClient({ clientId: context.client_id, clientSecret: context.client_secret });
   }
   if (scenario === "auth/cross-app-access-complete-flow") {
     const { client_id, client_secret, idp_client_id, idp_id_token, idp_issuer, idp_token_endpoint } = context;
-    if (client_id === undefined || idp_client_id === undefined || idp_id_token === undefined || idp_token_endpoint === undefined) {
+    if (
+      client_id === undefined ||
+      idp_client_id === undefined ||
+      idp_id_token === undefined ||
+      idp_token_endpoint === undefined
+    ) {
       throw new Error("the context lacks the client or identity provider details");
     }
     return new JwtBearerClient({
@@ -136,7 +166,14 @@ function authorizerFor(scenario: string, context: ConformanceContext): OAuthAuth
       clientSecret: client_secret,
       // SEP-990: the enterprise identity provider turns the user's ID token into a grant for this MCP server.
       assertion: ({ issuer, resource }) =>
-        requestIdJag({ tokenEndpoint: idp_token_endpoint, issuer: idp_issuer, clientId: idp_client_id, idToken: idp_id_token, audience: issuer, resource }),
+        requestIdJag({
+          tokenEndpoint: idp_token_endpoint,
+          issuer: idp_issuer,
+          clientId: idp_client_id,
+          idToken: idp_id_token,
+          audience: issuer,
+          resource,
+        }),
     });
   }
   return interactiveClient(context);
@@ -157,15 +194,19 @@ async function main(): Promise<void> {
   const url = process.argv[process.argv.length - 1];
   const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
   const run = scenario.startsWith("auth/") ? (target: string) => authorized(target, scenario) : scenarios[scenario];
-  if (!url || !/^https?:\/\//.test(url)) throw new Error("usage: client.js <server-url> (with MCP_CONFORMANCE_SCENARIO set)");
-  if (!run) throw new Error(`unsupported scenario ${JSON.stringify(scenario)}; supported: ${Object.keys(scenarios).join(", ")} and auth/*`);
+  if (!url || !/^https?:\/\//.test(url))
+    throw new Error("usage: client.js <server-url> (with MCP_CONFORMANCE_SCENARIO set)");
+  if (!run)
+    throw new Error(
+      `unsupported scenario ${JSON.stringify(scenario)}; supported: ${Object.keys(scenarios).join(", ")} and auth/*`,
+    );
   await run(url);
 }
 
 main().then(
   () => process.exit(0),
   (error: unknown) => {
-    console.error(error instanceof Error ? error.stack ?? error.message : String(error));
+    console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
     process.exit(1);
   },
 );

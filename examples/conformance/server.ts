@@ -56,16 +56,36 @@ const TOOLS: Tool[] = [
   {
     name: "test_sampling",
     description: "Asks the client's LLM to answer a prompt",
-    inputSchema: { type: "object", properties: { prompt: { type: "string", description: "The prompt to send to the LLM" } }, required: ["prompt"] },
+    inputSchema: {
+      type: "object",
+      properties: { prompt: { type: "string", description: "The prompt to send to the LLM" } },
+      required: ["prompt"],
+    },
   },
   {
     name: "test_elicitation",
     description: "Asks the user for a username and email",
-    inputSchema: { type: "object", properties: { message: { type: "string", description: "The message to show the user" } }, required: ["message"] },
+    inputSchema: {
+      type: "object",
+      properties: { message: { type: "string", description: "The message to show the user" } },
+      required: ["message"],
+    },
   },
-  { name: "test_elicitation_sep1034_defaults", description: "Elicits a form whose fields all have defaults", inputSchema: NO_ARGS },
-  { name: "test_elicitation_sep1330_enums", description: "Elicits a form with every enum schema variant", inputSchema: NO_ARGS },
-  { name: "test_reconnection", description: "Closes its SSE stream mid-call; the result comes on the resumed stream", inputSchema: NO_ARGS },
+  {
+    name: "test_elicitation_sep1034_defaults",
+    description: "Elicits a form whose fields all have defaults",
+    inputSchema: NO_ARGS,
+  },
+  {
+    name: "test_elicitation_sep1330_enums",
+    description: "Elicits a form with every enum schema variant",
+    inputSchema: NO_ARGS,
+  },
+  {
+    name: "test_reconnection",
+    description: "Closes its SSE stream mid-call; the result comes on the resumed stream",
+    inputSchema: NO_ARGS,
+  },
   {
     name: "json_schema_2020_12_tool",
     description: "Tool with JSON Schema 2020-12 features",
@@ -82,12 +102,27 @@ const TOOLS: Tool[] = [
 
 const RESOURCES: Resource[] = [
   { uri: "test://static-text", name: "static-text", description: "A static text resource", mimeType: "text/plain" },
-  { uri: "test://static-binary", name: "static-binary", description: "A static binary resource (PNG)", mimeType: "image/png" },
-  { uri: "test://watched-resource", name: "watched-resource", description: "A resource clients can subscribe to", mimeType: "text/plain" },
+  {
+    uri: "test://static-binary",
+    name: "static-binary",
+    description: "A static binary resource (PNG)",
+    mimeType: "image/png",
+  },
+  {
+    uri: "test://watched-resource",
+    name: "watched-resource",
+    description: "A resource clients can subscribe to",
+    mimeType: "text/plain",
+  },
 ];
 
 const TEMPLATES: ResourceTemplate[] = [
-  { uriTemplate: "test://template/{id}/data", name: "template-data", description: "Data for an id", mimeType: "application/json" },
+  {
+    uriTemplate: "test://template/{id}/data",
+    name: "template-data",
+    description: "Data for an id",
+    mimeType: "application/json",
+  },
 ];
 
 const PROMPTS: Prompt[] = [
@@ -108,7 +143,16 @@ const PROMPTS: Prompt[] = [
   { name: "test_prompt_with_image", description: "A prompt with an image" },
 ];
 
-const LEVELS: readonly LoggingLevel[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+const LEVELS: readonly LoggingLevel[] = [
+  "debug",
+  "info",
+  "notice",
+  "warning",
+  "error",
+  "critical",
+  "alert",
+  "emergency",
+];
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -122,7 +166,12 @@ interface SessionState {
   subscriptions: Set<string>;
 }
 
-async function callTool(params: CallToolRequestParams, context: RequestContext, state: SessionState, transport: HttpServerTransport): Promise<CallToolResult> {
+async function callTool(
+  params: CallToolRequestParams,
+  context: RequestContext,
+  state: SessionState,
+  transport: HttpServerTransport,
+): Promise<CallToolResult> {
   const log = async (level: LoggingLevel, data: string) => {
     if (LEVELS.indexOf(level) >= LEVELS.indexOf(state.level)) {
       await context.notify("notifications/message", { level, logger: "conformance", data });
@@ -138,14 +187,30 @@ async function callTool(params: CallToolRequestParams, context: RequestContext, 
       return { content: [{ type: "audio", data: silentWav(), mimeType: "audio/wav" }] };
     case "test_embedded_resource":
       return {
-        content: [{ type: "resource", resource: { uri: "test://embedded-resource", mimeType: "text/plain", text: "This is an embedded resource content." } }],
+        content: [
+          {
+            type: "resource",
+            resource: {
+              uri: "test://embedded-resource",
+              mimeType: "text/plain",
+              text: "This is an embedded resource content.",
+            },
+          },
+        ],
       };
     case "test_multiple_content_types":
       return {
         content: [
           { type: "text", text: "Multiple content types test:" },
           { type: "image", data: RED_PIXEL_PNG, mimeType: "image/png" },
-          { type: "resource", resource: { uri: "test://mixed-content-resource", mimeType: "application/json", text: JSON.stringify({ test: "data", value: 123 }) } },
+          {
+            type: "resource",
+            resource: {
+              uri: "test://mixed-content-resource",
+              mimeType: "application/json",
+              text: JSON.stringify({ test: "data", value: 123 }),
+            },
+          },
         ],
       };
     case "test_tool_with_logging":
@@ -164,7 +229,10 @@ async function callTool(params: CallToolRequestParams, context: RequestContext, 
       await context.progress(100, 100);
       return text("Tool with progress executed successfully");
     case "test_error_handling":
-      return { isError: true, content: [{ type: "text", text: "This tool intentionally returns an error for testing" }] };
+      return {
+        isError: true,
+        content: [{ type: "text", text: "This tool intentionally returns an error for testing" }],
+      };
     case "test_sampling": {
       const prompt = typeof args.prompt === "string" ? args.prompt : "";
       const answer = await context.request("sampling/createMessage", {
@@ -198,12 +266,19 @@ async function callTool(params: CallToolRequestParams, context: RequestContext, 
             name: { type: "string", description: "Name", default: "John Doe" },
             age: { type: "integer", description: "Age", default: 30 },
             score: { type: "number", description: "Score", default: 95.5 },
-            status: { type: "string", description: "Status", enum: ["active", "inactive", "pending"], default: "active" },
+            status: {
+              type: "string",
+              description: "Status",
+              enum: ["active", "inactive", "pending"],
+              default: "active",
+            },
             verified: { type: "boolean", description: "Verified", default: true },
           },
         },
       });
-      return text(`Elicitation completed: action=${String(answer.action)}, content=${JSON.stringify(answer.content ?? {})}`);
+      return text(
+        `Elicitation completed: action=${String(answer.action)}, content=${JSON.stringify(answer.content ?? {})}`,
+      );
     }
     case "test_elicitation_sep1330_enums": {
       const answer = await context.request("elicitation/create", {
@@ -220,7 +295,11 @@ async function callTool(params: CallToolRequestParams, context: RequestContext, 
                 { const: "value3", title: "Third Option" },
               ],
             },
-            legacyEnum: { type: "string", enum: ["opt1", "opt2", "opt3"], enumNames: ["Option One", "Option Two", "Option Three"] },
+            legacyEnum: {
+              type: "string",
+              enum: ["opt1", "opt2", "opt3"],
+              enumNames: ["Option One", "Option Two", "Option Three"],
+            },
             untitledMulti: { type: "array", items: { type: "string", enum: ["option1", "option2", "option3"] } },
             titledMulti: {
               type: "array",
@@ -235,7 +314,9 @@ async function callTool(params: CallToolRequestParams, context: RequestContext, 
           },
         },
       });
-      return text(`Elicitation completed: action=${String(answer.action)}, content=${JSON.stringify(answer.content ?? {})}`);
+      return text(
+        `Elicitation completed: action=${String(answer.action)}, content=${JSON.stringify(answer.content ?? {})}`,
+      );
     }
     case "test_reconnection":
       // SEP-1699: let go of the connection mid-call; the client resumes with GET + Last-Event-ID for the result.
@@ -259,7 +340,15 @@ function readResource(uri: string): ReadResourceResult {
   const match = /^test:\/\/template\/([^/]+)\/data$/.exec(uri);
   if (match) {
     const id = decodeURIComponent(match[1]);
-    return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` }) }] };
+    return {
+      contents: [
+        {
+          uri,
+          mimeType: "application/json",
+          text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` }),
+        },
+      ],
+    };
   }
   // -32002: the spec's code for an unknown resource.
   throw new RpcError(-32002, `Resource not found: ${uri}`, { uri });
@@ -270,11 +359,31 @@ function getPrompt(name: string, args: Record<string, string>): GetPromptResult 
     case "test_simple_prompt":
       return { messages: [{ role: "user", content: { type: "text", text: "This is a simple prompt for testing." } }] };
     case "test_prompt_with_arguments":
-      return { messages: [{ role: "user", content: { type: "text", text: `Prompt with arguments: arg1='${args.arg1 ?? ""}', arg2='${args.arg2 ?? ""}'` } }] };
+      return {
+        messages: [
+          {
+            role: "user",
+            content: {
+              type: "text",
+              text: `Prompt with arguments: arg1='${args.arg1 ?? ""}', arg2='${args.arg2 ?? ""}'`,
+            },
+          },
+        ],
+      };
     case "test_prompt_with_embedded_resource":
       return {
         messages: [
-          { role: "user", content: { type: "resource", resource: { uri: args.resourceUri ?? "test://example-resource", mimeType: "text/plain", text: "Embedded resource content for testing." } } },
+          {
+            role: "user",
+            content: {
+              type: "resource",
+              resource: {
+                uri: args.resourceUri ?? "test://example-resource",
+                mimeType: "text/plain",
+                text: "Embedded resource content for testing.",
+              },
+            },
+          },
           { role: "user", content: { type: "text", text: "Please process the embedded resource above." } },
         ],
       };
@@ -325,7 +434,10 @@ export async function connectConformanceSession(transport: HttpServerTransport):
     })
     .onComplete((params) => {
       const prefix = params.argument.value.toLowerCase();
-      const values = params.ref.type === "ref/prompt" ? (COMPLETIONS[params.argument.name] ?? []).filter((v) => v.startsWith(prefix)) : [];
+      const values =
+        params.ref.type === "ref/prompt"
+          ? (COMPLETIONS[params.argument.name] ?? []).filter((v) => v.startsWith(prefix))
+          : [];
       return { completion: { values, total: values.length, hasMore: false } };
     });
   await server.peer.connect(transport);

@@ -48,27 +48,61 @@ function where(dir: string, node: Node): string {
 }
 
 function paramsOf(node: Node): ApiParam[] {
-  if (!Node.isFunctionDeclaration(node) && !Node.isMethodDeclaration(node) && !Node.isConstructorDeclaration(node) && !Node.isMethodSignature(node)) return [];
-  return node.getParameters().map((p) => ({ name: p.getName(), optional: p.hasQuestionToken() || p.hasInitializer() || p.isRestParameter(), text: squash(p.getTypeNode()?.getText() ?? "unknown") }));
+  if (
+    !Node.isFunctionDeclaration(node) &&
+    !Node.isMethodDeclaration(node) &&
+    !Node.isConstructorDeclaration(node) &&
+    !Node.isMethodSignature(node)
+  )
+    return [];
+  return node.getParameters().map((p) => ({
+    name: p.getName(),
+    optional: p.hasQuestionToken() || p.hasInitializer() || p.isRestParameter(),
+    text: squash(p.getTypeNode()?.getText() ?? "unknown"),
+  }));
 }
 
 function signature(node: Node): string {
-  const params = paramsOf(node).map((p) => `${p.name}${p.optional ? "?" : ""}: ${p.text}`).join(", ");
-  const ret = Node.isFunctionDeclaration(node) || Node.isMethodDeclaration(node) || Node.isMethodSignature(node) ? squash(node.getReturnTypeNode()?.getText() ?? "void") : "";
+  const params = paramsOf(node)
+    .map((p) => `${p.name}${p.optional ? "?" : ""}: ${p.text}`)
+    .join(", ");
+  const ret =
+    Node.isFunctionDeclaration(node) || Node.isMethodDeclaration(node) || Node.isMethodSignature(node)
+      ? squash(node.getReturnTypeNode()?.getText() ?? "void")
+      : "";
   return `(${params})${ret ? `: ${ret}` : ""}`;
 }
 
 function returnText(node: Node): string {
-  return Node.isMethodDeclaration(node) || Node.isMethodSignature(node) || Node.isFunctionDeclaration(node) ? squash(node.getReturnTypeNode()?.getText() ?? "void") : "";
+  return Node.isMethodDeclaration(node) || Node.isMethodSignature(node) || Node.isFunctionDeclaration(node)
+    ? squash(node.getReturnTypeNode()?.getText() ?? "void")
+    : "";
 }
 
 function typeMembers(dir: string, node: Node): Map<string, ApiMember> {
   const out = new Map<string, ApiMember>();
   const members = Node.isInterfaceDeclaration(node) || Node.isTypeLiteral(node) ? node.getMembers() : [];
   for (const m of members) {
-    if (Node.isPropertySignature(m)) out.set(m.getName(), { optional: m.hasQuestionToken(), text: squash(m.getTypeNode()?.getText() ?? "unknown"), where: where(dir, m) });
-    else if (Node.isMethodSignature(m)) out.set(`${m.getName()}()`, { optional: m.hasQuestionToken(), text: signature(m), where: where(dir, m), params: paramsOf(m), ret: returnText(m) });
-    else if (Node.isIndexSignatureDeclaration(m)) out.set(`[${m.getKeyName()}: ${m.getKeyTypeNode().getText()}]`, { optional: true, text: squash(m.getReturnTypeNode()?.getText() ?? "unknown"), where: where(dir, m) });
+    if (Node.isPropertySignature(m))
+      out.set(m.getName(), {
+        optional: m.hasQuestionToken(),
+        text: squash(m.getTypeNode()?.getText() ?? "unknown"),
+        where: where(dir, m),
+      });
+    else if (Node.isMethodSignature(m))
+      out.set(`${m.getName()}()`, {
+        optional: m.hasQuestionToken(),
+        text: signature(m),
+        where: where(dir, m),
+        params: paramsOf(m),
+        ret: returnText(m),
+      });
+    else if (Node.isIndexSignatureDeclaration(m))
+      out.set(`[${m.getKeyName()}: ${m.getKeyTypeNode().getText()}]`, {
+        optional: true,
+        text: squash(m.getReturnTypeNode()?.getText() ?? "unknown"),
+        where: where(dir, m),
+      });
   }
   return out;
 }
@@ -84,37 +118,112 @@ function describe(dir: string, name: string, node: Node): ApiExport | undefined 
   if (Node.isTypeAliasDeclaration(node)) {
     let type = node.getTypeNode();
     while (type && Node.isParenthesizedTypeNode(type)) type = type.getTypeNode();
-    if (type && Node.isTypeLiteral(type)) return { kind: "type", where: at, members: typeMembers(dir, type), audience: "both" };
-    if (type && Node.isUnionTypeNode(type)) return { kind: "type", where: at, union: type.getTypeNodes().map((t) => squash(t.getText())).sort(compareCodeUnits), audience: "both" };
-    return { kind: "type", where: at, text: squash(`${node.getTypeParameters().map((p) => p.getText()).join(", ")} ${type?.getText() ?? ""}`), audience: "both" };
+    if (type && Node.isTypeLiteral(type))
+      return { kind: "type", where: at, members: typeMembers(dir, type), audience: "both" };
+    if (type && Node.isUnionTypeNode(type))
+      return {
+        kind: "type",
+        where: at,
+        union: type
+          .getTypeNodes()
+          .map((t) => squash(t.getText()))
+          .sort(compareCodeUnits),
+        audience: "both",
+      };
+    return {
+      kind: "type",
+      where: at,
+      text: squash(
+        `${node
+          .getTypeParameters()
+          .map((p) => p.getText())
+          .join(", ")} ${type?.getText() ?? ""}`,
+      ),
+      audience: "both",
+    };
   }
-  if (Node.isFunctionDeclaration(node)) return { kind: "function", where: at, params: paramsOf(node), text: squash(node.getReturnTypeNode()?.getText() ?? "void"), audience: "both" };
+  if (Node.isFunctionDeclaration(node))
+    return {
+      kind: "function",
+      where: at,
+      params: paramsOf(node),
+      text: squash(node.getReturnTypeNode()?.getText() ?? "void"),
+      audience: "both",
+    };
   if (Node.isClassDeclaration(node)) {
     const members = new Map<string, ApiMember>();
-    for (const c of node.getConstructors()) members.set("constructor", { optional: false, text: signature(c), where: where(dir, c), params: paramsOf(c), ret: "" });
+    for (const c of node.getConstructors())
+      members.set("constructor", {
+        optional: false,
+        text: signature(c),
+        where: where(dir, c),
+        params: paramsOf(c),
+        ret: "",
+      });
     for (const m of node.getMethods()) {
       if (m.hasModifier(SyntaxKind.PrivateKeyword) || m.hasModifier(SyntaxKind.ProtectedKeyword)) continue;
-      members.set(`${m.isStatic() ? "static " : ""}${m.getName()}()`, { optional: m.hasQuestionToken(), text: signature(m), where: where(dir, m), params: paramsOf(m), ret: returnText(m) });
+      members.set(`${m.isStatic() ? "static " : ""}${m.getName()}()`, {
+        optional: m.hasQuestionToken(),
+        text: signature(m),
+        where: where(dir, m),
+        params: paramsOf(m),
+        ret: returnText(m),
+      });
     }
     for (const p of node.getProperties()) {
       if (p.hasModifier(SyntaxKind.PrivateKeyword) || p.hasModifier(SyntaxKind.ProtectedKeyword)) continue;
-      members.set(`${p.isStatic() ? "static " : ""}${p.getName()}`, { optional: p.hasQuestionToken(), text: squash(p.getTypeNode()?.getText() ?? "inferred"), where: where(dir, p) });
+      members.set(`${p.isStatic() ? "static " : ""}${p.getName()}`, {
+        optional: p.hasQuestionToken(),
+        text: squash(p.getTypeNode()?.getText() ?? "inferred"),
+        where: where(dir, p),
+      });
     }
     for (const p of node.getConstructors().flatMap((c) => c.getParameters())) {
-      if (p.isParameterProperty() && !p.hasModifier(SyntaxKind.PrivateKeyword)) members.set(p.getName(), { optional: p.hasQuestionToken(), text: squash(p.getTypeNode()?.getText() ?? "unknown"), where: where(dir, p) });
+      if (p.isParameterProperty() && !p.hasModifier(SyntaxKind.PrivateKeyword))
+        members.set(p.getName(), {
+          optional: p.hasQuestionToken(),
+          text: squash(p.getTypeNode()?.getText() ?? "unknown"),
+          where: where(dir, p),
+        });
     }
-    return { kind: "class", where: at, members, audience: name === "Client" ? "client" : name === "Server" ? "server" : "both" };
+    return {
+      kind: "class",
+      where: at,
+      members,
+      audience: name === "Client" ? "client" : name === "Server" ? "server" : "both",
+    };
   }
   if (Node.isVariableDeclaration(node)) {
     const init = node.getInitializer();
     const members = new Map<string, ApiMember>();
     if (init && Node.isObjectLiteralExpression(init)) {
-      for (const p of init.getProperties()) if (Node.isPropertyAssignment(p) || Node.isShorthandPropertyAssignment(p)) members.set(p.getName(), { optional: false, text: "", where: where(dir, p) });
+      for (const p of init.getProperties())
+        if (Node.isPropertyAssignment(p) || Node.isShorthandPropertyAssignment(p))
+          members.set(p.getName(), { optional: false, text: "", where: where(dir, p) });
     }
     // The initializer of a validator constant names an internal function whose number moves between runs: not API.
-    return { kind: "const", where: at, text: squash(node.getTypeNode()?.getText() ?? ""), ...(members.size ? { members } : {}), audience: "both" };
+    return {
+      kind: "const",
+      where: at,
+      text: squash(node.getTypeNode()?.getText() ?? ""),
+      ...(members.size ? { members } : {}),
+      audience: "both",
+    };
   }
-  if (Node.isEnumDeclaration(node)) return { kind: "enum", where: at, members: new Map(node.getMembers().map((m) => [m.getName(), { optional: false, text: squash(m.getInitializer()?.getText() ?? ""), where: where(dir, m) }])), audience: "both" };
+  if (Node.isEnumDeclaration(node))
+    return {
+      kind: "enum",
+      where: at,
+      members: new Map(
+        node
+          .getMembers()
+          .map((m) => [
+            m.getName(),
+            { optional: false, text: squash(m.getInitializer()?.getText() ?? ""), where: where(dir, m) },
+          ]),
+      ),
+      audience: "both",
+    };
   return undefined;
 }
 
@@ -143,7 +252,13 @@ function exportsOf(project: Project, file: string, seen: Set<string>): Map<strin
     if (!Node.isExportable(statement) || !statement.isExported()) continue;
     if (Node.isVariableStatement(statement)) {
       for (const d of statement.getDeclarations()) out.set(d.getName(), d);
-    } else if (Node.isInterfaceDeclaration(statement) || Node.isTypeAliasDeclaration(statement) || Node.isFunctionDeclaration(statement) || Node.isClassDeclaration(statement) || Node.isEnumDeclaration(statement)) {
+    } else if (
+      Node.isInterfaceDeclaration(statement) ||
+      Node.isTypeAliasDeclaration(statement) ||
+      Node.isFunctionDeclaration(statement) ||
+      Node.isClassDeclaration(statement) ||
+      Node.isEnumDeclaration(statement)
+    ) {
       const name = statement.getName();
       // Overloads: the first declaration stands for the name.
       if (name !== undefined && !out.has(name)) out.set(name, statement);
@@ -154,7 +269,10 @@ function exportsOf(project: Project, file: string, seen: Set<string>): Map<strin
 }
 
 /** The exports of a generated package: its index.ts when it has one, else every .ts file in the folder. */
-export function readApi(dir: string, project = new Project({ skipAddingFilesFromTsConfig: true, skipFileDependencyResolution: true })): Map<string, ApiExport> {
+export function readApi(
+  dir: string,
+  project = new Project({ skipAddingFilesFromTsConfig: true, skipFileDependencyResolution: true }),
+): Map<string, ApiExport> {
   const root = resolve(dir);
   if (!existsSync(root)) throw new SchemaError(dir, "no such directory");
   const files = readdirSync(root).filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"));
@@ -171,20 +289,96 @@ export function readApi(dir: string, project = new Project({ skipAddingFilesFrom
 }
 
 interface Emit {
-  (subject: string, part: string, path: string, kind: string, verdict: Verdict, reason: string, oldAt: string | null, newAt: string | null, audience: ApiExport["audience"]): void;
+  (
+    subject: string,
+    part: string,
+    path: string,
+    kind: string,
+    verdict: Verdict,
+    reason: string,
+    oldAt: string | null,
+    newAt: string | null,
+    audience: ApiExport["audience"],
+  ): void;
 }
 
-function compareParams(emit: Emit, name: string, member: string, o: ApiParam[], n: ApiParam[], oldAt: string, newAt: string, audience: ApiExport["audience"]): void {
+function compareParams(
+  emit: Emit,
+  name: string,
+  member: string,
+  o: ApiParam[],
+  n: ApiParam[],
+  oldAt: string,
+  newAt: string,
+  audience: ApiExport["audience"],
+): void {
   const label = member ? `${name}.${member}` : name;
   for (let i = 0; i < Math.max(o.length, n.length); i++) {
     const op = o[i];
     const np = n[i];
-    if (op && !np) emit(name, "signature", member, "param-removed", "breaking", `${label}: parameter ${op.name} removed: callers that pass it no longer compile`, oldAt, newAt, audience);
-    else if (!op && np) emit(name, "signature", member, np.optional ? "param-added-optional" : "param-added-required", np.optional ? "compatible" : "breaking", np.optional ? `${label}: optional parameter ${np.name} added: existing calls still compile` : `${label}: required parameter ${np.name} added: existing calls no longer compile`, oldAt, newAt, audience);
+    if (op && !np)
+      emit(
+        name,
+        "signature",
+        member,
+        "param-removed",
+        "breaking",
+        `${label}: parameter ${op.name} removed: callers that pass it no longer compile`,
+        oldAt,
+        newAt,
+        audience,
+      );
+    else if (!op && np)
+      emit(
+        name,
+        "signature",
+        member,
+        np.optional ? "param-added-optional" : "param-added-required",
+        np.optional ? "compatible" : "breaking",
+        np.optional
+          ? `${label}: optional parameter ${np.name} added: existing calls still compile`
+          : `${label}: required parameter ${np.name} added: existing calls no longer compile`,
+        oldAt,
+        newAt,
+        audience,
+      );
     else if (op && np) {
-      if (op.optional && !np.optional) emit(name, "signature", member, "param-made-required", "breaking", `${label}: parameter ${np.name} made required: calls that leave it out no longer compile`, oldAt, newAt, audience);
-      if (!op.optional && np.optional) emit(name, "signature", member, "param-made-optional", "compatible", `${label}: parameter ${np.name} made optional: existing calls still compile`, oldAt, newAt, audience);
-      if (op.text !== np.text) emit(name, "signature", member, "param-type-changed", "breaking", `${label}: parameter ${np.name} type ${op.text} -> ${np.text}`, oldAt, newAt, audience);
+      if (op.optional && !np.optional)
+        emit(
+          name,
+          "signature",
+          member,
+          "param-made-required",
+          "breaking",
+          `${label}: parameter ${np.name} made required: calls that leave it out no longer compile`,
+          oldAt,
+          newAt,
+          audience,
+        );
+      if (!op.optional && np.optional)
+        emit(
+          name,
+          "signature",
+          member,
+          "param-made-optional",
+          "compatible",
+          `${label}: parameter ${np.name} made optional: existing calls still compile`,
+          oldAt,
+          newAt,
+          audience,
+        );
+      if (op.text !== np.text)
+        emit(
+          name,
+          "signature",
+          member,
+          "param-type-changed",
+          "breaking",
+          `${label}: parameter ${np.name} type ${op.text} -> ${np.text}`,
+          oldAt,
+          newAt,
+          audience,
+        );
     }
   }
 }
@@ -198,14 +392,36 @@ export function diffApi(oldDir: string, newDir: string): DiffReport {
   const emit: Emit = (subject, part, path, kind, verdict, reason, oldAt, newAt, audience) => {
     const clients: Verdict = verdict === "breaking" && audience !== "server" ? "breaking" : "compatible";
     const servers: Verdict = verdict === "breaking" && audience !== "client" ? "breaking" : "compatible";
-    out.push({ section: "api", subject, part, path, kind, effect: verdict === "breaking" ? "changed" : "none", clients, servers, reason, old: oldAt, new: newAt });
+    out.push({
+      section: "api",
+      subject,
+      part,
+      path,
+      kind,
+      effect: verdict === "breaking" ? "changed" : "none",
+      clients,
+      servers,
+      reason,
+      old: oldAt,
+      new: newAt,
+    });
   };
   const names = [...new Set([...olds.keys(), ...news.keys()])].sort(compareCodeUnits);
   for (const name of names) {
     const o = olds.get(name);
     const n = news.get(name);
     if (!n) {
-      emit(name, "export", "", "export-removed", "breaking", `${o!.kind} ${name} removed: imports of it no longer compile`, o!.where, null, o!.audience);
+      emit(
+        name,
+        "export",
+        "",
+        "export-removed",
+        "breaking",
+        `${o!.kind} ${name} removed: imports of it no longer compile`,
+        o!.where,
+        null,
+        o!.audience,
+      );
       continue;
     }
     if (!o) {
@@ -214,20 +430,73 @@ export function diffApi(oldDir: string, newDir: string): DiffReport {
     }
     const audience = n.audience;
     if (o.kind !== n.kind) {
-      emit(name, "export", "", "export-kind-changed", "breaking", `${name} changed from ${o.kind} to ${n.kind}`, o.where, n.where, audience);
+      emit(
+        name,
+        "export",
+        "",
+        "export-kind-changed",
+        "breaking",
+        `${name} changed from ${o.kind} to ${n.kind}`,
+        o.where,
+        n.where,
+        audience,
+      );
       continue;
     }
     if (o.union || n.union) {
       const os = new Set(o.union ?? [o.text ?? ""]);
       const ns = new Set(n.union ?? [n.text ?? ""]);
-      for (const m of [...os].filter((x) => !ns.has(x))) emit(name, "type", m, "union-member-removed", "breaking", `${m} removed from type ${name}: code that builds or names it no longer compiles`, o.where, n.where, audience);
-      for (const m of [...ns].filter((x) => !os.has(x))) emit(name, "type", m, "union-member-added", "compatible", `${m} added to type ${name}: existing values still type-check (exhaustive switches need a case)`, o.where, n.where, audience);
+      for (const m of [...os].filter((x) => !ns.has(x)))
+        emit(
+          name,
+          "type",
+          m,
+          "union-member-removed",
+          "breaking",
+          `${m} removed from type ${name}: code that builds or names it no longer compiles`,
+          o.where,
+          n.where,
+          audience,
+        );
+      for (const m of [...ns].filter((x) => !os.has(x)))
+        emit(
+          name,
+          "type",
+          m,
+          "union-member-added",
+          "compatible",
+          `${m} added to type ${name}: existing values still type-check (exhaustive switches need a case)`,
+          o.where,
+          n.where,
+          audience,
+        );
     } else if (o.kind !== "const" && o.text !== n.text && !(o.params && n.params)) {
-      emit(name, "type", "", "type-changed", "breaking", `type ${name} changed: ${o.text} -> ${n.text}`, o.where, n.where, audience);
+      emit(
+        name,
+        "type",
+        "",
+        "type-changed",
+        "breaking",
+        `type ${name} changed: ${o.text} -> ${n.text}`,
+        o.where,
+        n.where,
+        audience,
+      );
     }
     if (o.params && n.params) {
       compareParams(emit, name, "", o.params, n.params, o.where, n.where, audience);
-      if (o.text !== n.text) emit(name, "signature", "", "return-type-changed", "breaking", `${name}: return type ${o.text} -> ${n.text}`, o.where, n.where, audience);
+      if (o.text !== n.text)
+        emit(
+          name,
+          "signature",
+          "",
+          "return-type-changed",
+          "breaking",
+          `${name}: return type ${o.text} -> ${n.text}`,
+          o.where,
+          n.where,
+          audience,
+        );
     }
     const om = o.members ?? new Map<string, ApiMember>();
     const nm = n.members ?? new Map<string, ApiMember>();
@@ -235,17 +504,84 @@ export function diffApi(oldDir: string, newDir: string): DiffReport {
     for (const m of memberNames) {
       const a = om.get(m);
       const b = nm.get(m);
-      if (a && !b) emit(name, "member", m, "member-removed", "breaking", `${name}.${m} removed: code that uses it no longer compiles`, a.where, n.where, audience);
+      if (a && !b)
+        emit(
+          name,
+          "member",
+          m,
+          "member-removed",
+          "breaking",
+          `${name}.${m} removed: code that uses it no longer compiles`,
+          a.where,
+          n.where,
+          audience,
+        );
       else if (!a && b) {
         const required = !b.optional && (n.kind === "interface" || n.kind === "type");
-        emit(name, "member", m, required ? "member-added-required" : "member-added", required ? "breaking" : "compatible", required ? `required member ${name}.${m} added: object literals the app builds lack it` : `${name}.${m} added`, o.where, b.where, audience);
+        emit(
+          name,
+          "member",
+          m,
+          required ? "member-added-required" : "member-added",
+          required ? "breaking" : "compatible",
+          required
+            ? `required member ${name}.${m} added: object literals the app builds lack it`
+            : `${name}.${m} added`,
+          o.where,
+          b.where,
+          audience,
+        );
       } else if (a && b) {
-        if (!a.optional && b.optional) emit(name, "member", m, "member-made-optional", "breaking", `${name}.${m} made optional: code that reads it must now handle undefined`, a.where, b.where, audience);
-        if (a.optional && !b.optional) emit(name, "member", m, "member-made-required", "breaking", `${name}.${m} made required: object literals without it no longer compile`, a.where, b.where, audience);
+        if (!a.optional && b.optional)
+          emit(
+            name,
+            "member",
+            m,
+            "member-made-optional",
+            "breaking",
+            `${name}.${m} made optional: code that reads it must now handle undefined`,
+            a.where,
+            b.where,
+            audience,
+          );
+        if (a.optional && !b.optional)
+          emit(
+            name,
+            "member",
+            m,
+            "member-made-required",
+            "breaking",
+            `${name}.${m} made required: object literals without it no longer compile`,
+            a.where,
+            b.where,
+            audience,
+          );
         if (a.params && b.params) {
           compareParams(emit, name, m, a.params, b.params, a.where, b.where, audience);
-          if (a.ret !== b.ret) emit(name, "signature", m, "return-type-changed", "breaking", `${name}.${m}: return type ${a.ret} -> ${b.ret}`, a.where, b.where, audience);
-        } else if (a.text !== b.text) emit(name, "member", m, "member-type-changed", "breaking", `${name}.${m}: ${a.text || "value"} -> ${b.text || "value"}`, a.where, b.where, audience);
+          if (a.ret !== b.ret)
+            emit(
+              name,
+              "signature",
+              m,
+              "return-type-changed",
+              "breaking",
+              `${name}.${m}: return type ${a.ret} -> ${b.ret}`,
+              a.where,
+              b.where,
+              audience,
+            );
+        } else if (a.text !== b.text)
+          emit(
+            name,
+            "member",
+            m,
+            "member-type-changed",
+            "breaking",
+            `${name}.${m}: ${a.text || "value"} -> ${b.text || "value"}`,
+            a.where,
+            b.where,
+            audience,
+          );
       }
     }
   }
@@ -254,7 +590,9 @@ export function diffApi(oldDir: string, newDir: string): DiffReport {
     format: "mcpgen-diff/2",
     old: { file: oldDir },
     new: { file: newDir },
-    notes: ["API diff: exported names, signatures, members and optionality of each package's index.ts, read syntactically with ts-morph"],
+    notes: [
+      "API diff: exported names, signatures, members and optionality of each package's index.ts, read syntactically with ts-morph",
+    ],
     // Each export is one place; the summary ranks by sides broken.
     summary: summarize(changes, 1),
     changes,

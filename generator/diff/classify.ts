@@ -27,7 +27,8 @@ export interface Classified {
 
 export type Classifier = (kind: string, effect: Effect, at: At) => Classified;
 
-export const label = (sides: readonly Side[]): string => (sides.length === 2 ? "peers" : sides[0] === "client" ? "clients" : "servers");
+export const label = (sides: readonly Side[]): string =>
+  sides.length === 2 ? "peers" : sides[0] === "client" ? "clients" : "servers";
 
 /**
  * The core rule. A sender built on OLD talks to a receiver built on NEW and the other way round. Narrowing what the
@@ -38,11 +39,20 @@ export function verdicts(effect: Effect, flow: Flow): { clients: Verdict; server
   const breaking = new Set<Side>();
   if (effect === "narrowed" || effect === "changed") flow.senders.forEach((s) => breaking.add(s));
   if (effect === "widened" || effect === "changed") flow.receivers.forEach((s) => breaking.add(s));
-  return { clients: breaking.has("client") ? "breaking" : "compatible", servers: breaking.has("server") ? "breaking" : "compatible" };
+  return {
+    clients: breaking.has("client") ? "breaking" : "compatible",
+    servers: breaking.has("server") ? "breaking" : "compatible",
+  };
 }
 
 function noun(part: string): string {
-  return part === "params" ? "param" : part === "result" ? "result field" : part === "capability" ? "capability" : "field";
+  return part === "params"
+    ? "param"
+    : part === "result"
+      ? "result field"
+      : part === "capability"
+        ? "capability"
+        : "field";
 }
 
 /** The union's own path: a member's path minus its `<Member>` segment. */
@@ -55,7 +65,6 @@ function where(at: At): string {
   return at.part === "params" || at.part === "result" ? `${at.subject} ${at.part}` : at.subject;
 }
 
-
 /** What changed and, after the colon, what it means for the senders S and receivers R of the payload. */
 function phrase(kind: string, effect: Effect, at: At, S: string, R: string): [what: string, consequence: string] {
   const n = noun(at.part);
@@ -64,11 +73,21 @@ function phrase(kind: string, effect: Effect, at: At, S: string, R: string): [wh
     case "field-added-required":
       return [`required ${n} ${p} added to ${where(at)}`, `${S} built on OLD do not send it`];
     case "field-added-optional":
-      return [`optional ${n} ${p} added to ${where(at)}`, effect === "none" ? `${R} built on OLD ignore fields they do not know` : `${R} built on OLD refuse unknown fields`];
+      return [
+        `optional ${n} ${p} added to ${where(at)}`,
+        effect === "none"
+          ? `${R} built on OLD ignore fields they do not know`
+          : `${R} built on OLD refuse unknown fields`,
+      ];
     case "field-removed-required":
       return [`required ${n} ${p} removed from ${where(at)}`, `${R} built on OLD expect it`];
     case "field-removed-optional":
-      return [`optional ${n} ${p} removed from ${where(at)}`, effect === "none" ? `${R} built on OLD never relied on it, ${R} built on NEW ignore it` : `${R} built on NEW refuse it, ${S} built on OLD may send it`];
+      return [
+        `optional ${n} ${p} removed from ${where(at)}`,
+        effect === "none"
+          ? `${R} built on OLD never relied on it, ${R} built on NEW ignore it`
+          : `${R} built on NEW refuse it, ${S} built on OLD may send it`,
+      ];
     case "field-made-required":
       return [`${n} ${p} of ${where(at)} made required`, `${S} built on OLD may leave it out`];
     case "field-made-optional":
@@ -76,7 +95,10 @@ function phrase(kind: string, effect: Effect, at: At, S: string, R: string): [wh
     case "union-member-added":
       return [`${at.what} added to the union at ${unionAt(p)} of ${where(at)}`, `${R} built on OLD do not handle it`];
     case "union-member-removed":
-      return [`${at.what} removed from the union at ${unionAt(p)} of ${where(at)}`, `${S} built on OLD may still send it`];
+      return [
+        `${at.what} removed from the union at ${unionAt(p)} of ${where(at)}`,
+        `${S} built on OLD may still send it`,
+      ];
     case "result-variant-added":
       return [`result ${at.what} added to ${at.subject}`, `${R} built on OLD do not expect it as an answer`];
     case "result-variant-removed":
@@ -109,9 +131,19 @@ export function classifierFor(flow: Flow): Classifier {
     const p = at.path;
     if (at.part === "capability" && (kind.startsWith("field-added") || kind.startsWith("field-removed"))) {
       if (kind.startsWith("field-added")) {
-        return { ...verdicts("none", flow), kind: "capability-added", effect: "none", reason: `capability ${p} added to ${at.subject}: ${R} built on OLD ignore capabilities they do not know, ${S} built on OLD just do not declare it` };
+        return {
+          ...verdicts("none", flow),
+          kind: "capability-added",
+          effect: "none",
+          reason: `capability ${p} added to ${at.subject}: ${R} built on OLD ignore capabilities they do not know, ${S} built on OLD just do not declare it`,
+        };
       }
-      return { ...verdicts("narrowed", flow), kind: "capability-removed", effect: "narrowed", reason: `capability ${p} removed from ${at.subject}: ${R} built on NEW no longer negotiate it, so what ${S} built on OLD advertise goes unused` };
+      return {
+        ...verdicts("narrowed", flow),
+        kind: "capability-removed",
+        effect: "narrowed",
+        reason: `capability ${p} removed from ${at.subject}: ${R} built on NEW no longer negotiate it, so what ${S} built on OLD advertise goes unused`,
+      };
     }
     const [what, consequence] = phrase(kind, effect, at, S, R);
     return { ...verdicts(effect, flow), reason: `${what}: ${consequence}` };

@@ -27,15 +27,27 @@ interface DiffOpts {
 export function registerDiffCommands(program: Command, io: DiffIo): void {
   program
     .command("diff")
-    .description("compare two MCP schemas (files or git:REV:path) and classify each change for clients and servers; with --api, two generated packages")
+    .description(
+      "compare two MCP schemas (files or git:REV:path) and classify each change for clients and servers; with --api, two generated packages",
+    )
     .argument("<old>", "the OLD schema: a file or git:REV:path (with --api: a generated package directory)")
     .argument("<new>", "the NEW schema: a file or git:REV:path (with --api: a generated package directory)")
     .addOption(new Option("--format <format>", "output format").choices(["text", "json", "markdown"]).default("text"))
-    .addOption(new Option("--fail-on <what>", "exit 1 when the report has breaking changes, any change, or never").choices(["breaking", "any", "none"]).default("breaking"))
+    .addOption(
+      new Option("--fail-on <what>", "exit 1 when the report has breaking changes, any change, or never")
+        .choices(["breaking", "any", "none"])
+        .default("breaking"),
+    )
     .option("--include-docs", "also list changed descriptions (never breaking)")
     .option("--api", "compare the exported TypeScript API of two generated packages instead")
-    .option("--old-methods <file>", "methods sidecar of OLD (default: methods.json beside it, else derived by convention)")
-    .option("--new-methods <file>", "methods sidecar of NEW (default: methods.json beside it, else derived by convention)")
+    .option(
+      "--old-methods <file>",
+      "methods sidecar of OLD (default: methods.json beside it, else derived by convention)",
+    )
+    .option(
+      "--new-methods <file>",
+      "methods sidecar of NEW (default: methods.json beside it, else derived by convention)",
+    )
     .option("--convention", "derive methods from the schemas' unions even where a sidecar exists")
     .exitOverride()
     .action(async (oldSpec: string, newSpec: string, opts: DiffOpts) => {
@@ -45,8 +57,14 @@ export function registerDiffCommands(program: Command, io: DiffIo): void {
         const { diffApi } = await import("./api.js");
         report = diffApi(oldSpec, newSpec);
       } else {
-        const oldSide = loadSide(oldSpec, "OLD", { ...(opts.oldMethods !== undefined ? { methods: opts.oldMethods } : {}), convention: opts.convention ?? false });
-        const newSide = loadSide(newSpec, "NEW", { ...(opts.newMethods !== undefined ? { methods: opts.newMethods } : {}), convention: opts.convention ?? false });
+        const oldSide = loadSide(oldSpec, "OLD", {
+          ...(opts.oldMethods !== undefined ? { methods: opts.oldMethods } : {}),
+          convention: opts.convention ?? false,
+        });
+        const newSide = loadSide(newSpec, "NEW", {
+          ...(opts.newMethods !== undefined ? { methods: opts.newMethods } : {}),
+          convention: opts.convention ?? false,
+        });
         report = diffSides(oldSide, newSide, { includeDocs: opts.includeDocs ?? false });
       }
       io.out(formatReport(report, opts.format));
@@ -64,12 +82,20 @@ interface RebaseOpts {
 export function registerRebaseCommand(schema: Command, io: DiffIo): void {
   schema
     .command("rebase")
-    .description("rebuild schema.json from a new upstream base plus our patches, overlay and sidecar; report what no longer applies and diff old against new")
+    .description(
+      "rebuild schema.json from a new upstream base plus our patches, overlay and sidecar; report what no longer applies and diff old against new",
+    )
     .argument("<new-base>", "the new upstream schema.json")
-    .option("--dir <dir>", "schema directory holding patches.json, overlay.json, methods.json and the current schema.json", "schema")
+    .option(
+      "--dir <dir>",
+      "schema directory holding patches.json, overlay.json, methods.json and the current schema.json",
+      "schema",
+    )
     .option("--out <dir>", "where to write the rebased schema.json (default: --dir)")
     .option("--methods <file>", "methods sidecar (default: methods.json in --dir)")
-    .addOption(new Option("--format <format>", "format of the diff").choices(["text", "json", "markdown"]).default("text"))
+    .addOption(
+      new Option("--format <format>", "format of the diff").choices(["text", "json", "markdown"]).default("text"),
+    )
     .exitOverride()
     .action((newBase: string, opts: RebaseOpts) => {
       const sources = defaultSources(opts.dir);
@@ -84,7 +110,10 @@ export function registerRebaseCommand(schema: Command, io: DiffIo): void {
       writeFileSync(target, result.text);
       io.out(`wrote ${target} (base ${newBase})`);
       const rel = (f: string): string => relative(process.cwd(), resolve(f)) || f;
-      for (const c of result.conflicts) io.err(`conflict ${rel(c.source === "patches" ? sources.patchesFile : sources.overlayFile)}#${c.pointer}: ${c.reason}; left out`);
+      for (const c of result.conflicts)
+        io.err(
+          `conflict ${rel(c.source === "patches" ? sources.patchesFile : sources.overlayFile)}#${c.pointer}: ${c.reason}; left out`,
+        );
       for (const s of result.sidecar) io.err(`sidecar  ${s}`);
       let newSide;
       try {
@@ -92,11 +121,17 @@ export function registerRebaseCommand(schema: Command, io: DiffIo): void {
       } catch (error) {
         if (!(error instanceof SchemaError)) throw error;
         newSide = loadSide(target, "NEW", { convention: true });
-        newSide.notes.unshift(`NEW: the sidecar does not fit the rebased schema (${error.format()}); methods derived by convention for this diff`);
+        newSide.notes.unshift(
+          `NEW: the sidecar does not fit the rebased schema (${error.format()}); methods derived by convention for this diff`,
+        );
       }
       io.out(formatReport(diffSides(oldSide, newSide), opts.format));
       const problems = result.conflicts.length + result.sidecar.length;
-      io.out(problems ? `${result.conflicts.length} conflict(s), ${result.sidecar.length} sidecar problem(s): resolve them in overlay.json, patches.json and methods.json` : "the overlay, patches and sidecar all apply");
+      io.out(
+        problems
+          ? `${result.conflicts.length} conflict(s), ${result.sidecar.length} sidecar problem(s): resolve them in overlay.json, patches.json and methods.json`
+          : "the overlay, patches and sidecar all apply",
+      );
       process.exitCode = problems ? 1 : 0;
     });
 }

@@ -54,16 +54,34 @@ function resolvePos(env: Env, pos: Pos): Resolved {
   return current;
 }
 
-const join = (path: string, segment: string): string => (path === "" ? segment : segment.startsWith("[") || segment.startsWith("{") ? path + segment : `${path}.${segment}`);
+const join = (path: string, segment: string): string =>
+  path === "" ? segment : segment.startsWith("[") || segment.startsWith("{") ? path + segment : `${path}.${segment}`;
 
 function show(value: JsonValue | undefined): string {
   return JSON.stringify(value);
 }
 
 /** Bounds besides minimum and maximum; a "min" or "exclusiveMin" bound that rises, or a "max" one that falls, narrows. */
-const OTHER_BOUNDS = ["exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"] as const;
+const OTHER_BOUNDS = [
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "minLength",
+  "maxLength",
+  "minItems",
+  "maxItems",
+  "minProperties",
+  "maxProperties",
+] as const;
 /** Assertions with no order to compare by: added narrows, removed widens, changed is a change. */
-const WHOLE_ASSERTIONS = ["multipleOf", "pattern", "uniqueItems", "propertyNames", "dependentRequired", "not", "conditional"] as const;
+const WHOLE_ASSERTIONS = [
+  "multipleOf",
+  "pattern",
+  "uniqueItems",
+  "propertyNames",
+  "dependentRequired",
+  "not",
+  "conditional",
+] as const;
 
 /** The facts of a (possibly allOf) node that the comparison reads, with each property's position. */
 interface View {
@@ -86,7 +104,14 @@ interface View {
 
 function viewOf(env: Env, pos: Resolved): View {
   const node = pos.node;
-  const view: View = { bounds: new Map(), assertions: new Map(), props: new Map(), required: new Set(), additional: { kind: "none" }, objectish: false };
+  const view: View = {
+    bounds: new Map(),
+    assertions: new Map(),
+    props: new Map(),
+    required: new Set(),
+    additional: { kind: "none" },
+    objectish: false,
+  };
   if (node.allOf) {
     node.allOf.forEach((member, i) => {
       const part = viewOf(env, resolvePos(env, { node: member, ptr: `${pos.ptr}/allOf/${i}` }));
@@ -107,12 +132,18 @@ function viewOf(env: Env, pos: Resolved): View {
   if (node.maximum !== undefined) view.maximum = node.maximum;
   for (const key of OTHER_BOUNDS) if (node[key] !== undefined) view.bounds.set(key, node[key]);
   for (const key of WHOLE_ASSERTIONS) if (node[key] !== undefined) view.assertions.set(key, JSON.stringify(node[key]));
-  for (const p of node.properties ?? []) view.props.set(p.name, { node: p.node, ptr: `${pos.ptr}/properties/${escapeToken(p.name)}` });
+  for (const p of node.properties ?? [])
+    view.props.set(p.name, { node: p.node, ptr: `${pos.ptr}/properties/${escapeToken(p.name)}` });
   for (const r of node.required ?? []) view.required.add(r);
   if (node.additional === "closed") view.additional = { kind: "closed" };
-  else if (node.additional !== undefined && node.additional !== "open") view.additional = { kind: "node", pos: { node: node.additional, ptr: `${pos.ptr}/additionalProperties` } };
+  else if (node.additional !== undefined && node.additional !== "open")
+    view.additional = { kind: "node", pos: { node: node.additional, ptr: `${pos.ptr}/additionalProperties` } };
   if (node.items) view.items = { node: node.items, ptr: `${pos.ptr}/items` };
-  view.objectish = view.props.size > 0 || view.required.size > 0 || (view.types?.has("object") ?? false) || node.additional !== undefined;
+  view.objectish =
+    view.props.size > 0 ||
+    view.required.size > 0 ||
+    (view.types?.has("object") ?? false) ||
+    node.additional !== undefined;
   return view;
 }
 
@@ -132,7 +163,9 @@ function describeTypes(view: View): string {
 function describeMember(env: Env, view: View): string {
   if (view.items && view.types?.size === 1 && view.types.has("array")) {
     const items = resolvePos(env, view.items);
-    const names = items.node.anyOf ? items.node.anyOf.map((m) => m.ref ?? "inline") : [view.items.node.ref ?? describeTypes(viewOf(env, items))];
+    const names = items.node.anyOf
+      ? items.node.anyOf.map((m) => m.ref ?? "inline")
+      : [view.items.node.ref ?? describeTypes(viewOf(env, items))];
     return `array of ${names.join("|")}`;
   }
   return describeTypes(view);
@@ -154,7 +187,10 @@ function membersOf(env: Env, pos: Resolved): Member[] {
 }
 
 /** Pairs the members of two unions: by tag, then definition name, then shape, then a lone leftover of each. */
-function pairMembers(olds: Member[], news: Member[]): { pairs: [Member, Member][]; removed: Member[]; added: Member[] } {
+function pairMembers(
+  olds: Member[],
+  news: Member[],
+): { pairs: [Member, Member][]; removed: Member[]; added: Member[] } {
   const pairs: [Member, Member][] = [];
   let o = [...olds];
   let n = [...news];
@@ -181,12 +217,16 @@ function pairMembers(olds: Member[], news: Member[]): { pairs: [Member, Member][
     for (const nm of n) {
       const ta = typeOf(om).split("|");
       const tb = typeOf(nm).split("|");
-      const sharedTypes = ta.filter((t) => tb.includes(t) || (t === "integer" && tb.includes("number")) || (t === "number" && tb.includes("integer"))).length;
+      const sharedTypes = ta.filter(
+        (t) =>
+          tb.includes(t) || (t === "integer" && tb.includes("number")) || (t === "number" && tb.includes("integer")),
+      ).length;
       if (sharedTypes === 0) continue;
       const a = propsOf(om);
       const b = new Set(propsOf(nm));
       const shared = a.filter((x) => b.has(x)).length;
-      const score = a.length + b.size === 0 ? sharedTypes / Math.max(ta.length, tb.length) : shared / Math.max(a.length, b.size);
+      const score =
+        a.length + b.size === 0 ? sharedTypes / Math.max(ta.length, tb.length) : shared / Math.max(a.length, b.size);
       if (score > 0 || (o.length === 1 && n.length === 1)) scored.push({ om, nm, score });
     }
   }
@@ -224,7 +264,15 @@ export class Comparer {
     private readonly base: { section: Change["section"]; subject: string; part: string },
   ) {}
 
-  private emit(kind: string, effect: Effect, what: string, path: string, oldPtr: string | null, newPtr: string | null, extra?: string): void {
+  private emit(
+    kind: string,
+    effect: Effect,
+    what: string,
+    path: string,
+    oldPtr: string | null,
+    newPtr: string | null,
+    extra?: string,
+  ): void {
     const verdict = this.w.classify(kind, effect, { ...this.base, path, what });
     const finalKind = verdict.kind ?? kind;
     const finalEffect = verdict.effect ?? effect;
@@ -241,7 +289,13 @@ export class Comparer {
     };
     if (this.inside) {
       const rel = below(path, this.inside.base);
-      const said = describeChange(finalKind, finalEffect, { section: "definitions", subject: this.inside.name, part: "definition", path: rel, what });
+      const said = describeChange(finalKind, finalEffect, {
+        section: "definitions",
+        subject: this.inside.name,
+        part: "definition",
+        path: rel,
+        what,
+      });
       found.inDefinition = { name: this.inside.name, path: rel, what: extra ? `${said} (${extra})` : said };
     }
     this.w.out.push(found);
@@ -252,7 +306,8 @@ export class Comparer {
     const ro = resolvePos(this.w.old, oldPos);
     const rn = resolvePos(this.w.new, newPos);
     if (this.w.docs) {
-      if ((oldPos.node.description ?? "") !== (newPos.node.description ?? "")) this.emit("description-changed", "none", "description", path, oldPos.ptr, newPos.ptr);
+      if ((oldPos.node.description ?? "") !== (newPos.node.description ?? ""))
+        this.emit("description-changed", "none", "description", path, oldPos.ptr, newPos.ptr);
     }
     if (ro.name !== undefined && ro.name === rn.name && this.w.stopAt.has(ro.name)) return;
     const key = `${ro.ptr}|${rn.ptr}`;
@@ -278,8 +333,10 @@ export class Comparer {
 
   private compareUnion(ro: Resolved, rn: Resolved, path: string): void {
     const { pairs, removed, added } = pairMembers(membersOf(this.w.old, ro), membersOf(this.w.new, rn));
-    for (const m of removed) this.emit("union-member-removed", "narrowed", m.label, join(path, `<${m.label}>`), m.pos.ptr, rn.ptr);
-    for (const m of added) this.emit("union-member-added", "widened", m.label, join(path, `<${m.label}>`), ro.ptr, m.pos.ptr);
+    for (const m of removed)
+      this.emit("union-member-removed", "narrowed", m.label, join(path, `<${m.label}>`), m.pos.ptr, rn.ptr);
+    for (const m of added)
+      this.emit("union-member-added", "widened", m.label, join(path, `<${m.label}>`), ro.ptr, m.pos.ptr);
     const single = pairs.length === 1 && !ro.node.anyOf && !rn.node.anyOf;
     for (const [om, nm] of pairs) this.compare(om.pos, nm.pos, single ? path : join(path, `<${nm.label}>`));
   }
@@ -295,17 +352,31 @@ export class Comparer {
     const gained = newTypes ? [...newTypes].filter((t) => !covers(oldTypes, t)) : oldTypes ? ["any"] : [];
     if (lost.length || gained.length) {
       const effect = effectOf(lost.length > 0, gained.length > 0);
-      this.emit(effect === "widened" ? "type-widened" : effect === "narrowed" ? "type-narrowed" : "type-changed", effect, `type ${describeTypes({ ...vo, constValue: undefined } as View)} -> ${describeTypes({ ...vn, constValue: undefined } as View)}`, path, ro.ptr, rn.ptr);
-      const overlap = !oldTypes || !newTypes || [...oldTypes].some((t) => covers(newTypes, t)) || [...newTypes].some((t) => covers(oldTypes, t));
+      this.emit(
+        effect === "widened" ? "type-widened" : effect === "narrowed" ? "type-narrowed" : "type-changed",
+        effect,
+        `type ${describeTypes({ ...vo, constValue: undefined } as View)} -> ${describeTypes({ ...vn, constValue: undefined } as View)}`,
+        path,
+        ro.ptr,
+        rn.ptr,
+      );
+      const overlap =
+        !oldTypes ||
+        !newTypes ||
+        [...oldTypes].some((t) => covers(newTypes, t)) ||
+        [...newTypes].some((t) => covers(oldTypes, t));
       if (!overlap) return;
     }
 
     // Constants and enumerations.
     const oc = vo.constValue;
     const nc = vn.constValue;
-    if (oc && nc && show(oc.value) !== show(nc.value)) this.emit("const-changed", "changed", `const ${show(oc.value)} -> ${show(nc.value)}`, path, ro.ptr, rn.ptr);
-    else if (oc && !nc && !vn.enumValues) this.emit("const-removed", "widened", `const ${show(oc.value)} lifted`, path, ro.ptr, rn.ptr);
-    else if (!oc && nc && !vo.enumValues) this.emit("const-added", "narrowed", `const ${show(nc.value)} imposed`, path, ro.ptr, rn.ptr);
+    if (oc && nc && show(oc.value) !== show(nc.value))
+      this.emit("const-changed", "changed", `const ${show(oc.value)} -> ${show(nc.value)}`, path, ro.ptr, rn.ptr);
+    else if (oc && !nc && !vn.enumValues)
+      this.emit("const-removed", "widened", `const ${show(oc.value)} lifted`, path, ro.ptr, rn.ptr);
+    else if (!oc && nc && !vo.enumValues)
+      this.emit("const-added", "narrowed", `const ${show(nc.value)} imposed`, path, ro.ptr, rn.ptr);
     const oe = vo.enumValues ?? (oc && vn.enumValues ? [oc.value] : undefined);
     const ne = vn.enumValues ?? (nc && vo.enumValues ? [nc.value] : undefined);
     if (oe && ne) {
@@ -313,10 +384,13 @@ export class Comparer {
       const ns = new Set(ne.map(show));
       const removed = [...os].filter((v) => !ns.has(v));
       const added = [...ns].filter((v) => !os.has(v));
-      if (removed.length) this.emit("enum-values-removed", "narrowed", `enum values ${removed.join(", ")} removed`, path, ro.ptr, rn.ptr);
-      if (added.length) this.emit("enum-values-added", "widened", `enum values ${added.join(", ")} added`, path, ro.ptr, rn.ptr);
+      if (removed.length)
+        this.emit("enum-values-removed", "narrowed", `enum values ${removed.join(", ")} removed`, path, ro.ptr, rn.ptr);
+      if (added.length)
+        this.emit("enum-values-added", "widened", `enum values ${added.join(", ")} added`, path, ro.ptr, rn.ptr);
     } else if (oe && !ne && !nc) this.emit("enum-removed", "widened", "enumeration lifted", path, ro.ptr, rn.ptr);
-    else if (!oe && ne && !oc) this.emit("enum-added", "narrowed", `restricted to ${ne.map(show).join(", ")}`, path, ro.ptr, rn.ptr);
+    else if (!oe && ne && !oc)
+      this.emit("enum-added", "narrowed", `restricted to ${ne.map(show).join(", ")}`, path, ro.ptr, rn.ptr);
 
     // Bounds.
     for (const bound of ["minimum", "maximum"] as const) {
@@ -324,33 +398,53 @@ export class Comparer {
       const nb = vn[bound];
       if (ob === nb) continue;
       const narrowed = nb !== undefined && (ob === undefined || (bound === "minimum" ? nb > ob : nb < ob));
-      this.emit(narrowed ? "bound-narrowed" : "bound-widened", narrowed ? "narrowed" : "widened", `${bound} ${ob ?? "none"} -> ${nb ?? "none"}`, path, ro.ptr, rn.ptr);
+      this.emit(
+        narrowed ? "bound-narrowed" : "bound-widened",
+        narrowed ? "narrowed" : "widened",
+        `${bound} ${ob ?? "none"} -> ${nb ?? "none"}`,
+        path,
+        ro.ptr,
+        rn.ptr,
+      );
     }
     for (const bound of OTHER_BOUNDS) {
       const ob = vo.bounds.get(bound);
       const nb = vn.bounds.get(bound);
       if (ob === nb) continue;
-      const narrowed = nb !== undefined && (ob === undefined || (/^(min|exclusiveMin)/.test(bound) ? nb > ob : nb < ob));
-      this.emit(narrowed ? "bound-narrowed" : "bound-widened", narrowed ? "narrowed" : "widened", `${bound} ${ob ?? "none"} -> ${nb ?? "none"}`, path, ro.ptr, rn.ptr);
+      const narrowed =
+        nb !== undefined && (ob === undefined || (/^(min|exclusiveMin)/.test(bound) ? nb > ob : nb < ob));
+      this.emit(
+        narrowed ? "bound-narrowed" : "bound-widened",
+        narrowed ? "narrowed" : "widened",
+        `${bound} ${ob ?? "none"} -> ${nb ?? "none"}`,
+        path,
+        ro.ptr,
+        rn.ptr,
+      );
     }
     for (const keyword of WHOLE_ASSERTIONS) {
       const oa = vo.assertions.get(keyword);
       const na = vn.assertions.get(keyword);
       if (oa === na) continue;
       if (oa === undefined) this.emit("constraint-added", "narrowed", `${keyword} ${na} imposed`, path, ro.ptr, rn.ptr);
-      else if (na === undefined) this.emit("constraint-removed", "widened", `${keyword} ${oa} lifted`, path, ro.ptr, rn.ptr);
+      else if (na === undefined)
+        this.emit("constraint-removed", "widened", `${keyword} ${oa} lifted`, path, ro.ptr, rn.ptr);
       else this.emit("constraint-changed", "changed", `${keyword} ${oa} -> ${na}`, path, ro.ptr, rn.ptr);
     }
 
     if (vo.objectish || vn.objectish) this.compareObject(ro, rn, vo, vn, path);
 
     if (vo.items && vn.items) this.compare(vo.items, vn.items, join(path, "[]"));
-    else if (vo.items && !vn.items && vn.types?.has("array")) this.emit("items-lifted", "widened", "item schema removed", join(path, "[]"), vo.items.ptr, rn.ptr);
-    else if (!vo.items && vn.items && vo.types?.has("array")) this.emit("items-added", "narrowed", "item schema imposed", join(path, "[]"), ro.ptr, vn.items.ptr);
+    else if (vo.items && !vn.items && vn.types?.has("array"))
+      this.emit("items-lifted", "widened", "item schema removed", join(path, "[]"), vo.items.ptr, rn.ptr);
+    else if (!vo.items && vn.items && vo.types?.has("array"))
+      this.emit("items-added", "narrowed", "item schema imposed", join(path, "[]"), ro.ptr, vn.items.ptr);
   }
 
   private compareObject(ro: Resolved, rn: Resolved, vo: View, vn: View, path: string): void {
-    const names = [...new Set([...vo.props.keys(), ...vn.props.keys(), ...vo.required, ...vn.required])].sort(compareCodeUnits);
+    const names = [...new Set([...vo.props.keys(), ...vn.props.keys(), ...vo.required, ...vn.required])].sort(
+      compareCodeUnits,
+    );
     for (const name of names) {
       const op = vo.props.get(name);
       const np = vn.props.get(name);
@@ -361,27 +455,64 @@ export class Comparer {
       const newIn = np !== undefined || nreq;
       if (!oldIn && newIn) {
         if (nreq) this.emit("field-added-required", "narrowed", name, field, ro.ptr, np?.ptr ?? rn.ptr);
-        else if (vo.additional.kind === "closed") this.emit("field-added-optional", "widened", name, field, ro.ptr, np!.ptr, "OLD closed the object to unknown fields");
+        else if (vo.additional.kind === "closed")
+          this.emit(
+            "field-added-optional",
+            "widened",
+            name,
+            field,
+            ro.ptr,
+            np!.ptr,
+            "OLD closed the object to unknown fields",
+          );
         else this.emit("field-added-optional", "none", name, field, ro.ptr, np!.ptr);
         continue;
       }
       if (oldIn && !newIn) {
         if (oreq) this.emit("field-removed-required", "widened", name, field, op?.ptr ?? ro.ptr, rn.ptr);
-        else if (vn.additional.kind === "closed") this.emit("field-removed-optional", "narrowed", name, field, op!.ptr, rn.ptr, "NEW closes the object to unknown fields");
+        else if (vn.additional.kind === "closed")
+          this.emit(
+            "field-removed-optional",
+            "narrowed",
+            name,
+            field,
+            op!.ptr,
+            rn.ptr,
+            "NEW closes the object to unknown fields",
+          );
         else this.emit("field-removed-optional", "none", name, field, op!.ptr, rn.ptr);
         continue;
       }
-      if (!oreq && nreq) this.emit("field-made-required", "narrowed", name, field, op?.ptr ?? ro.ptr, np?.ptr ?? rn.ptr);
+      if (!oreq && nreq)
+        this.emit("field-made-required", "narrowed", name, field, op?.ptr ?? ro.ptr, np?.ptr ?? rn.ptr);
       if (oreq && !nreq) this.emit("field-made-optional", "widened", name, field, op?.ptr ?? ro.ptr, np?.ptr ?? rn.ptr);
       if (op && np) this.compare(op, np, field);
     }
     const oa = vo.additional;
     const na = vn.additional;
     if (oa.kind !== na.kind) {
-      if (oa.kind === "closed") this.emit("unknown-fields-allowed", "widened", "unknown fields", join(path, "{}"), ro.ptr, rn.ptr);
-      else if (na.kind === "closed") this.emit("unknown-fields-refused", "narrowed", "unknown fields", join(path, "{}"), ro.ptr, rn.ptr);
-      else if (oa.kind === "node") this.emit("map-values-lifted", "widened", "value schema of unknown fields", join(path, "{}"), oa.pos.ptr, rn.ptr);
-      else if (na.kind === "node") this.emit("map-values-added", "narrowed", "value schema of unknown fields", join(path, "{}"), ro.ptr, na.pos.ptr);
+      if (oa.kind === "closed")
+        this.emit("unknown-fields-allowed", "widened", "unknown fields", join(path, "{}"), ro.ptr, rn.ptr);
+      else if (na.kind === "closed")
+        this.emit("unknown-fields-refused", "narrowed", "unknown fields", join(path, "{}"), ro.ptr, rn.ptr);
+      else if (oa.kind === "node")
+        this.emit(
+          "map-values-lifted",
+          "widened",
+          "value schema of unknown fields",
+          join(path, "{}"),
+          oa.pos.ptr,
+          rn.ptr,
+        );
+      else if (na.kind === "node")
+        this.emit(
+          "map-values-added",
+          "narrowed",
+          "value schema of unknown fields",
+          join(path, "{}"),
+          ro.ptr,
+          na.pos.ptr,
+        );
     } else if (oa.kind === "node" && na.kind === "node") {
       this.compare(oa.pos, na.pos, join(path, "{}"));
     }

@@ -32,7 +32,18 @@ function clamp(root: Record<string, unknown>, pointer: string | null): string | 
 }
 
 const SECTION_ORDER: Section[] = ["methods", "definitions", "capabilities", "envelope", "api"];
-const PART_ORDER = ["method", "params", "result", "definition", "capability", "message", "export", "type", "signature", "member"];
+const PART_ORDER = [
+  "method",
+  "params",
+  "result",
+  "definition",
+  "capability",
+  "message",
+  "export",
+  "type",
+  "signature",
+  "member",
+];
 
 export function compareChanges(a: Change, b: Change): number {
   return (
@@ -51,7 +62,15 @@ export function diffSides(oldSide: LoadedSide, newSide: LoadedSide, options: Dif
   const out: FoundChange[] = [];
   const docs = options.includeDocs ?? false;
   const walk = (flow: Flow, stopAt: readonly string[], section: Section, subject: string, part: string): Comparer => {
-    const w: Walk = { old: oldSide.env, new: newSide.env, classify: classifierFor(flow), stopAt: new Set(stopAt), docs, visited: new Set(), out };
+    const w: Walk = {
+      old: oldSide.env,
+      new: newSide.env,
+      classify: classifierFor(flow),
+      stopAt: new Set(stopAt),
+      docs,
+      visited: new Set(),
+      out,
+    };
     return new Comparer(w, { section, subject, part });
   };
   const msgPtr = (side: LoadedSide, m: MessageModel): string => `${side.env.defsPointer}/${escapeToken(m.message)}`;
@@ -64,26 +83,71 @@ export function diffSides(oldSide: LoadedSide, newSide: LoadedSide, options: Dif
    * A request's results as sets of definitions: a variant added (2026-07-28's InputRequiredResult beside
    * CallToolResult) or removed is a change of its own; the variants on both sides are compared field by field.
    */
-  const compareResults = (method: string, olds: string[], news: string[], comparer: Comparer, classify: ReturnType<typeof classifierFor>): void => {
-    const at = (what: string) => ({ section: "methods" as const, subject: method, part: "result", path: `<${what}>`, what });
+  const compareResults = (
+    method: string,
+    olds: string[],
+    news: string[],
+    comparer: Comparer,
+    classify: ReturnType<typeof classifierFor>,
+  ): void => {
+    const at = (what: string) => ({
+      section: "methods" as const,
+      subject: method,
+      part: "result",
+      path: `<${what}>`,
+      what,
+    });
     const addedVariants = news.filter((r) => !olds.includes(r));
     const removedVariants = olds.filter((r) => !news.includes(r));
     const common = olds.filter((r) => news.includes(r));
     if (common.length === 0 && olds.length === 1 && news.length === 1) {
       // One result on each side under another name: the same answer, renamed or replaced; compare its fields.
-      comparer.compare({ node: { ref: olds[0]! }, ptr: defPtr(oldSide, olds[0]!) }, { node: { ref: news[0]! }, ptr: defPtr(newSide, news[0]!) }, "");
+      comparer.compare(
+        { node: { ref: olds[0]! }, ptr: defPtr(oldSide, olds[0]!) },
+        { node: { ref: news[0]! }, ptr: defPtr(newSide, news[0]!) },
+        "",
+      );
       return;
     }
     for (const r of removedVariants) {
       const c = classify("result-variant-removed", "narrowed", at(r));
-      out.push({ section: "methods", subject: method, part: "result", path: `<${r}>`, kind: "result-variant-removed", effect: "narrowed", clients: c.clients, servers: c.servers, reason: c.reason, old: defPtr(oldSide, r), new: defPtr(newSide, news[0]!) });
+      out.push({
+        section: "methods",
+        subject: method,
+        part: "result",
+        path: `<${r}>`,
+        kind: "result-variant-removed",
+        effect: "narrowed",
+        clients: c.clients,
+        servers: c.servers,
+        reason: c.reason,
+        old: defPtr(oldSide, r),
+        new: defPtr(newSide, news[0]!),
+      });
     }
     for (const r of addedVariants) {
       const c = classify("result-variant-added", "widened", at(r));
-      out.push({ section: "methods", subject: method, part: "result", path: `<${r}>`, kind: "result-variant-added", effect: "widened", clients: c.clients, servers: c.servers, reason: c.reason, old: defPtr(oldSide, olds[0]!), new: defPtr(newSide, r) });
+      out.push({
+        section: "methods",
+        subject: method,
+        part: "result",
+        path: `<${r}>`,
+        kind: "result-variant-added",
+        effect: "widened",
+        clients: c.clients,
+        servers: c.servers,
+        reason: c.reason,
+        old: defPtr(oldSide, olds[0]!),
+        new: defPtr(newSide, r),
+      });
     }
     const several = olds.length > 1 || news.length > 1;
-    for (const r of common) comparer.compare({ node: { ref: r }, ptr: defPtr(oldSide, r) }, { node: { ref: r }, ptr: defPtr(newSide, r) }, several ? `<${r}>` : "");
+    for (const r of common)
+      comparer.compare(
+        { node: { ref: r }, ptr: defPtr(oldSide, r) },
+        { node: { ref: r }, ptr: defPtr(newSide, r) },
+        several ? `<${r}>` : "",
+      );
   };
 
   const olds = new Map(oldSide.model.messages.map((m) => [m.method, m]));
@@ -99,17 +163,30 @@ export function diffSides(oldSide: LoadedSide, newSide: LoadedSide, options: Dif
       const isRequest = m.kind === "request";
       if (n) {
         push({
-          subject: method, kind: "method-added", effect: "none", clients: "compatible", servers: "compatible",
-          reason: isRequest ? `${m.kind} ${method} added (${m.direction}): ${R} built on OLD answer -32601 (method not found), which ${S} must expect` : `notification ${method} added (${m.direction}): ${R} built on OLD ignore notifications they do not know`,
-          old: null, new: msgPtr(newSide, n),
+          subject: method,
+          kind: "method-added",
+          effect: "none",
+          clients: "compatible",
+          servers: "compatible",
+          reason: isRequest
+            ? `${m.kind} ${method} added (${m.direction}): ${R} built on OLD answer -32601 (method not found), which ${S} must expect`
+            : `notification ${method} added (${m.direction}): ${R} built on OLD ignore notifications they do not know`,
+          old: null,
+          new: msgPtr(newSide, n),
         });
       } else {
         const breaking = sendersOf(m.direction);
         push({
-          subject: method, kind: "method-removed", effect: "narrowed",
-          clients: breaking.includes("client") ? "breaking" : "compatible", servers: breaking.includes("server") ? "breaking" : "compatible",
-          reason: isRequest ? `${m.kind} ${method} removed (${m.direction}): ${R} built on NEW answer -32601 (method not found) to ${S} built on OLD` : `notification ${method} removed (${m.direction}): ${R} built on NEW ignore it, so what ${S} built on OLD signal with it is lost`,
-          old: msgPtr(oldSide, o!), new: null,
+          subject: method,
+          kind: "method-removed",
+          effect: "narrowed",
+          clients: breaking.includes("client") ? "breaking" : "compatible",
+          servers: breaking.includes("server") ? "breaking" : "compatible",
+          reason: isRequest
+            ? `${m.kind} ${method} removed (${m.direction}): ${R} built on NEW answer -32601 (method not found) to ${S} built on OLD`
+            : `notification ${method} removed (${m.direction}): ${R} built on NEW ignore it, so what ${S} built on OLD signal with it is lost`,
+          old: msgPtr(oldSide, o!),
+          new: null,
         });
       }
       continue;
@@ -117,7 +194,16 @@ export function diffSides(oldSide: LoadedSide, newSide: LoadedSide, options: Dif
     const oPtr = msgPtr(oldSide, o);
     const nPtr = msgPtr(newSide, n);
     if (o.kind !== n.kind) {
-      push({ subject: method, kind: "kind-changed", effect: "changed", clients: "breaking", servers: "breaking", reason: `${method} changed from ${o.kind} to ${n.kind}: peers built on OLD and on NEW frame it differently`, old: oPtr, new: nPtr });
+      push({
+        subject: method,
+        kind: "kind-changed",
+        effect: "changed",
+        clients: "breaking",
+        servers: "breaking",
+        reason: `${method} changed from ${o.kind} to ${n.kind}: peers built on OLD and on NEW frame it differently`,
+        old: oPtr,
+        new: nPtr,
+      });
       continue;
     }
     if (o.direction !== n.direction) {
@@ -125,12 +211,20 @@ export function diffSides(oldSide: LoadedSide, newSide: LoadedSide, options: Dif
       const gained = sendersOf(n.direction).filter((s) => !sendersOf(o.direction).includes(s));
       const parts = [
         ...lost.map((s) => `${label([other(s)])} built on NEW no longer accept it from ${label([s])} built on OLD`),
-        ...gained.map((s) => `${label([s])} built on NEW may now send it, and ${label([other(s)])} built on OLD answer -32601 or ignore it`),
+        ...gained.map(
+          (s) =>
+            `${label([s])} built on NEW may now send it, and ${label([other(s)])} built on OLD answer -32601 or ignore it`,
+        ),
       ];
       push({
-        subject: method, kind: "direction-changed", effect: lost.length ? "narrowed" : "none",
-        clients: lost.includes("client") ? "breaking" : "compatible", servers: lost.includes("server") ? "breaking" : "compatible",
-        reason: `${method} direction ${o.direction} -> ${n.direction}: ${parts.join("; ")}`, old: oPtr, new: nPtr,
+        subject: method,
+        kind: "direction-changed",
+        effect: lost.length ? "narrowed" : "none",
+        clients: lost.includes("client") ? "breaking" : "compatible",
+        servers: lost.includes("server") ? "breaking" : "compatible",
+        reason: `${method} direction ${o.direction} -> ${n.direction}: ${parts.join("; ")}`,
+        old: oPtr,
+        new: nPtr,
       });
     }
     const senders = uniq([...sendersOf(o.direction), ...sendersOf(n.direction)]);
@@ -138,18 +232,54 @@ export function diffSides(oldSide: LoadedSide, newSide: LoadedSide, options: Dif
     const paramsFlow: Flow = { senders, receivers };
     if (o.paramsRequired !== n.paramsRequired) {
       const effect = n.paramsRequired ? "narrowed" : "widened";
-      const classified = classifierFor(paramsFlow)(n.paramsRequired ? "field-made-required" : "field-made-optional", effect, { section: "methods", subject: method, part: "params", path: "params", what: "params" });
-      out.push({ section: "methods", subject: method, part: "params", path: "", kind: n.paramsRequired ? "params-made-required" : "params-made-optional", effect, clients: classified.clients, servers: classified.servers, reason: classified.reason.replace(/^param params of (\S+) params/, "params of $1"), old: oPtr, new: nPtr });
+      const classified = classifierFor(paramsFlow)(
+        n.paramsRequired ? "field-made-required" : "field-made-optional",
+        effect,
+        { section: "methods", subject: method, part: "params", path: "params", what: "params" },
+      );
+      out.push({
+        section: "methods",
+        subject: method,
+        part: "params",
+        path: "",
+        kind: n.paramsRequired ? "params-made-required" : "params-made-optional",
+        effect,
+        clients: classified.clients,
+        servers: classified.servers,
+        reason: classified.reason.replace(/^param params of (\S+) params/, "params of $1"),
+        old: oPtr,
+        new: nPtr,
+      });
     }
     if (docs) {
       const od = oldSide.env.defs.get(o.message)?.description ?? "";
       const nd = newSide.env.defs.get(n.message)?.description ?? "";
-      if (od !== nd) push({ subject: method, kind: "description-changed", effect: "none", clients: "compatible", servers: "compatible", reason: `description of ${method} changed: documentation only`, old: oPtr, new: nPtr });
+      if (od !== nd)
+        push({
+          subject: method,
+          kind: "description-changed",
+          effect: "none",
+          clients: "compatible",
+          servers: "compatible",
+          reason: `description of ${method} changed: documentation only`,
+          old: oPtr,
+          new: nPtr,
+        });
     }
     const stop = [...CAPABILITIES];
-    walk(paramsFlow, stop, "methods", method, "params").compare({ node: o.params, ptr: `${oPtr}/properties/params` }, { node: n.params, ptr: `${nPtr}/properties/params` }, "");
+    walk(paramsFlow, stop, "methods", method, "params").compare(
+      { node: o.params, ptr: `${oPtr}/properties/params` },
+      { node: n.params, ptr: `${nPtr}/properties/params` },
+      "",
+    );
     if (o.kind === "request" && o.results !== undefined && n.results !== undefined) {
-      compareResults(method, o.results, n.results, walk({ senders: receivers, receivers: senders }, stop, "methods", method, "result"), classifierFor({ senders: receivers, receivers: senders }));
+      compareResults(
+        method,
+        o.results,
+        n.results,
+        walk({ senders: receivers, receivers: senders }, stop, "methods", method, "result"),
+        classifierFor({ senders: receivers, receivers: senders }),
+      );
     }
   }
 
@@ -167,7 +297,13 @@ export function diffSides(oldSide: LoadedSide, newSide: LoadedSide, options: Dif
 
   const notes = [...oldSide.notes, ...newSide.notes];
   if (oldSide.env.defs.has(ENVELOPE) && newSide.env.defs.has(ENVELOPE)) {
-    walk({ senders: ["client", "server"], receivers: ["client", "server"] }, [], "envelope", ENVELOPE, "message").compare(
+    walk(
+      { senders: ["client", "server"], receivers: ["client", "server"] },
+      [],
+      "envelope",
+      ENVELOPE,
+      "message",
+    ).compare(
       { node: { ref: ENVELOPE }, ptr: `${oldSide.env.defsPointer}/${ENVELOPE}` },
       { node: { ref: ENVELOPE }, ptr: `${newSide.env.defsPointer}/${ENVELOPE}` },
       "",
@@ -176,7 +312,8 @@ export function diffSides(oldSide: LoadedSide, newSide: LoadedSide, options: Dif
     notes.push(`${ENVELOPE} is not defined on both sides; the JSON-RPC envelope was not compared`);
   }
   for (const name of CAPABILITIES) {
-    if (!oldSide.env.defs.has(name) || !newSide.env.defs.has(name)) notes.push(`${name} is not defined on both sides; it was not compared`);
+    if (!oldSide.env.defs.has(name) || !newSide.env.defs.has(name))
+      notes.push(`${name} is not defined on both sides; it was not compared`);
   }
 
   const located = out.map((c) => ({ ...c, old: clamp(oldSide.root, c.old), new: clamp(newSide.root, c.new) }));
@@ -213,7 +350,9 @@ function spread(members: readonly Change[]): string {
     return k === 0 ? undefined : `${side} in ${k === n ? "all" : k}`;
   };
   const parts = [count("clients"), count("servers")].filter((x) => x !== undefined);
-  return parts.length ? `breaks ${parts.join(" and ")} of the ${n} places that reach it` : `compatible in all ${n} places that reach it`;
+  return parts.length
+    ? `breaks ${parts.join(" and ")} of the ${n} places that reach it`
+    : `compatible in all ${n} places that reach it`;
 }
 
 /**
@@ -248,7 +387,17 @@ function reportSharedOnce(found: FoundChange[]): Change[] {
       reason: `${where.what}: ${spread(ordered)}`,
       old: first.old,
       new: first.new,
-      reachedBy: ordered.map((m) => ({ section: m.section, subject: m.subject, part: m.part, path: m.path, clients: m.clients, servers: m.servers, reason: m.reason, old: m.old, new: m.new })),
+      reachedBy: ordered.map((m) => ({
+        section: m.section,
+        subject: m.subject,
+        part: m.part,
+        path: m.path,
+        clients: m.clients,
+        servers: m.servers,
+        reason: m.reason,
+        old: m.old,
+        new: m.new,
+      })),
     });
   }
   for (const c of found) {

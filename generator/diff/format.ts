@@ -23,7 +23,12 @@ const at = (p: string | null): string => (p === null ? "-" : p.startsWith("/") |
 function groups(report: DiffReport): { title: string; changes: Change[] }[] {
   const out: { title: string; changes: Change[] }[] = [];
   for (const c of report.changes) {
-    const title = c.section === "methods" || c.section === "api" ? c.subject : c.section === "definitions" ? `${c.subject} (shared definition)` : `${c.section}: ${c.subject}`;
+    const title =
+      c.section === "methods" || c.section === "api"
+        ? c.subject
+        : c.section === "definitions"
+          ? `${c.subject} (shared definition)`
+          : `${c.section}: ${c.subject}`;
     const last = out[out.length - 1];
     if (last && last.title === title) last.changes.push(c);
     else out.push({ title, changes: [c] });
@@ -56,7 +61,10 @@ function placeTitle(i: Important): string {
 }
 
 /** Places a shared definition's change reaches, as one list. */
-const reachedList = (c: Change): string => (c.reachedBy ?? []).map((r) => (r.section === "methods" ? `${r.subject} ${r.part}` : `${r.subject} ${r.path}`)).join(", ");
+const reachedList = (c: Change): string =>
+  (c.reachedBy ?? [])
+    .map((r) => (r.section === "methods" ? `${r.subject} ${r.part}` : `${r.subject} ${r.path}`))
+    .join(", ");
 
 export function formatText(report: DiffReport): string {
   const lines = [`OLD ${sideLine(report.old)}`, `NEW ${sideLine(report.new)}`];
@@ -64,7 +72,9 @@ export function formatText(report: DiffReport): string {
     lines.push("", `summary: ${plural(report.summary.total, "change")}: ${verdictCounts(report)}`);
     if (report.summary.important.length) {
       lines.push("most important (sides broken times methods reached):");
-      report.summary.important.forEach((i, n) => lines.push(`  ${n + 1}. ${verdictTag(i)} ${placeTitle(i)}: ${i.reason} [${plural(i.reach, "method")}]`));
+      report.summary.important.forEach((i, n) =>
+        lines.push(`  ${n + 1}. ${verdictTag(i)} ${placeTitle(i)}: ${i.reason} [${plural(i.reach, "method")}]`),
+      );
     }
   }
   if (report.notes.length) lines.push("");
@@ -86,19 +96,31 @@ export function formatJson(report: DiffReport): string {
 }
 
 const cell = (s: string): string => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
-const code = (s: string | null): string => (s === null ? "–" : `\`${s === "" || s.startsWith("/") ? "#" : ""}${s.replace(/`/g, "'")}\``);
+const code = (s: string | null): string =>
+  s === null ? "–" : `\`${s === "" || s.startsWith("/") ? "#" : ""}${s.replace(/`/g, "'")}\``;
 
 export function formatMarkdown(report: DiffReport): string {
   const lines = ["### mcpgen diff", "", `**OLD** \`${report.old.file}\` · **NEW** \`${report.new.file}\``, ""];
   const broken = report.summary.breakingClients + report.summary.breakingServers > 0;
-  lines.push(report.changes.length ? `**${summaryLine(report)}**${broken ? "" : " (nothing breaks)"}` : "**No changes.**");
+  lines.push(
+    report.changes.length ? `**${summaryLine(report)}**${broken ? "" : " (nothing breaks)"}` : "**No changes.**",
+  );
   if (report.changes.length) {
     const v = report.summary.byVerdict;
-    lines.push("", "| Breaks clients and servers | Clients only | Servers only | Compatible |", "|---|---|---|---|", `| ${v.both} | ${v.clientsOnly} | ${v.serversOnly} | ${v.compatible} |`);
+    lines.push(
+      "",
+      "| Breaks clients and servers | Clients only | Servers only | Compatible |",
+      "|---|---|---|---|",
+      `| ${v.both} | ${v.clientsOnly} | ${v.serversOnly} | ${v.compatible} |`,
+    );
   }
   if (report.summary.important.length) {
     lines.push("", "Most important (sides broken times methods reached):", "");
-    report.summary.important.forEach((i, n) => lines.push(`${n + 1}. **${verdictTag(i)}** \`${placeTitle(i)}\`: ${cell(i.reason)} (${plural(i.reach, "method")})`));
+    report.summary.important.forEach((i, n) =>
+      lines.push(
+        `${n + 1}. **${verdictTag(i)}** \`${placeTitle(i)}\`: ${cell(i.reason)} (${plural(i.reach, "method")})`,
+      ),
+    );
   }
   if (report.notes.length) {
     lines.push("", "<details><summary>How the schemas were compared</summary>", "");
@@ -110,7 +132,9 @@ export function formatMarkdown(report: DiffReport): string {
     for (const c of g.changes) {
       const v = (x: string): string => (x === "breaking" ? "**breaking**" : "compatible");
       const reached = c.reachedBy ? ` — reached by ${cell(reachedList(c))}` : "";
-      lines.push(`| ${v(c.clients)} | ${v(c.servers)} | ${cell(c.reason)}${reached} | ${code(c.old)} | ${code(c.new)} |`);
+      lines.push(
+        `| ${v(c.clients)} | ${v(c.servers)} | ${cell(c.reason)}${reached} | ${code(c.old)} | ${code(c.new)} |`,
+      );
     }
   }
   return lines.join("\n");

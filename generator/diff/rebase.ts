@@ -29,12 +29,19 @@ function sidecarProblems(file: string, text: string, methodsFile: string): strin
     if (!(error instanceof SchemaError)) throw error;
     // Each line names the file as the working directory does, whatever path the sidecar was given by.
     const rel = (f: string): string => relative(process.cwd(), resolve(f)) || f;
-    return (error instanceof SchemaErrors ? error.errors : [error]).map((e) => new SchemaError(rel(e.file), e.message, e.where).format());
+    return (error instanceof SchemaErrors ? error.errors : [error]).map((e) =>
+      new SchemaError(rel(e.file), e.message, e.where).format(),
+    );
   }
   return [];
 }
 
-export function rebase(sources: Omit<SchemaSources, "baseFile">, newBaseFile: string, methodsFile: string, label = "rebased schema.json"): RebaseResult {
+export function rebase(
+  sources: Omit<SchemaSources, "baseFile">,
+  newBaseFile: string,
+  methodsFile: string,
+  label = "rebased schema.json",
+): RebaseResult {
   const { text, conflicts } = buildCombinedText({ ...sources, baseFile: newBaseFile });
   return { text, conflicts, sidecar: sidecarProblems(label, text, methodsFile) };
 }

@@ -22,7 +22,12 @@ export interface SourceText {
 
 function gitShow(rev: string, path: string, cwd: string): string | undefined {
   try {
-    return execFileSync("git", ["show", `${rev}:${path}`], { cwd, encoding: "utf8", maxBuffer: 256 * 1024 * 1024, stdio: ["ignore", "pipe", "pipe"] });
+    return execFileSync("git", ["show", `${rev}:${path}`], {
+      cwd,
+      encoding: "utf8",
+      maxBuffer: 256 * 1024 * 1024,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
   } catch {
     return undefined;
   }
@@ -54,14 +59,23 @@ export function readSource(spec: string, cwd = process.cwd()): SourceText {
     text = readFileSync(resolve(cwd, spec), "utf8");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new SchemaError(spec, code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory, not a file" : `cannot read: ${(error as Error).message}`);
+    throw new SchemaError(
+      spec,
+      code === "ENOENT"
+        ? "no such file"
+        : code === "EISDIR"
+          ? "is a directory, not a file"
+          : `cannot read: ${(error as Error).message}`,
+    );
   }
   return {
     label: spec,
     text,
     sibling(name) {
       const file = resolve(cwd, dirname(spec), name);
-      return existsSync(file) ? { label: join(dirname(spec), name), text: readFileSync(file, "utf8"), sibling: () => undefined } : undefined;
+      return existsSync(file)
+        ? { label: join(dirname(spec), name), text: readFileSync(file, "utf8"), sibling: () => undefined }
+        : undefined;
     },
   };
 }
@@ -89,7 +103,11 @@ const UNSUPPORTED = /^keyword "(.+)" is not supported/;
  * so each refused keyword is taken out and named in the notes rather than ignored silently. A request whose result
  * cannot be found is noted too, and its result is not compared.
  */
-export function buildModelNoting(loaded: LoadedSchema, notes: string[], who: string): { model: Model; definitions: Record<string, unknown> } {
+export function buildModelNoting(
+  loaded: LoadedSchema,
+  notes: string[],
+  who: string,
+): { model: Model; definitions: Record<string, unknown> } {
   let definitions = loaded.definitions;
   const dropped = new Map<string, string[]>();
   for (let attempt = 0; ; attempt++) {
@@ -98,13 +116,16 @@ export function buildModelNoting(loaded: LoadedSchema, notes: string[], who: str
       const model = buildModel({ ...loaded, definitions }, { requireResults: false, notes: derivation });
       for (const n of derivation) notes.push(`${who}: ${n}`);
       for (const [keyword, where] of dropped) {
-        notes.push(`${who}: keyword ${keyword} is not represented in mcpgen's model and was not compared (${where.length} place${where.length === 1 ? "" : "s"}: ${where.slice(0, 5).join(", ")}${where.length > 5 ? ", ..." : ""})`);
+        notes.push(
+          `${who}: keyword ${keyword} is not represented in mcpgen's model and was not compared (${where.length} place${where.length === 1 ? "" : "s"}: ${where.slice(0, 5).join(", ")}${where.length > 5 ? ", ..." : ""})`,
+        );
       }
       return { model, definitions };
     } catch (error) {
       if (!(error instanceof SchemaError)) throw error;
       const match = UNSUPPORTED.exec(error.message);
-      if (!match || attempt > 10_000 || error.where === undefined || !error.where.startsWith(loaded.defsPointer + "/")) throw error;
+      if (!match || attempt > 10_000 || error.where === undefined || !error.where.startsWith(loaded.defsPointer + "/"))
+        throw error;
       if (attempt === 0) definitions = structuredClone(definitions);
       const tokens = parsePointer(error.where).slice(1);
       const key = tokens.pop()!;
@@ -122,7 +143,11 @@ export function loadSide(spec: string, who: "OLD" | "NEW", options: SideOptions 
   const notes: string[] = [];
   let sidecar: Sidecar | undefined;
   let info: SideInfo;
-  const sidecarText = options.convention ? undefined : options.methods !== undefined ? readSource(options.methods, cwd) : source.sibling("methods.json");
+  const sidecarText = options.convention
+    ? undefined
+    : options.methods !== undefined
+      ? readSource(options.methods, cwd)
+      : source.sibling("methods.json");
   if (sidecarText) {
     sidecar = parseMethodsSidecar(sidecarText.label, sidecarText.text);
     info = { file: spec, methods: "sidecar", methodsFile: sidecarText.label };
@@ -131,5 +156,11 @@ export function loadSide(spec: string, who: "OLD" | "NEW", options: SideOptions 
     notes.push(`${who}: ${derivationNote(deriveMethods(defs.definitions, defsKey), undefined)}`);
   }
   const { model, definitions } = buildModelNoting({ ...defs, ...(sidecar ? { sidecar } : {}) }, notes, who);
-  return { info, model, env: { defs: definitionMap(model), defsPointer: defs.defsPointer }, root: { [defsKey]: definitions }, notes };
+  return {
+    info,
+    model,
+    env: { defs: definitionMap(model), defsPointer: defs.defsPointer },
+    root: { [defsKey]: definitions },
+    notes,
+  };
 }

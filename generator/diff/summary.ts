@@ -18,7 +18,14 @@ export function reachOf(change: Change, allMethods: number): number {
 const sidesBroken = (c: Change): number => (c.clients === "breaking" ? 1 : 0) + (c.servers === "breaking" ? 1 : 0);
 
 /** Kinds that change what a method is or what answers it, before those that change one field: ties are rare. */
-const SEVERE = new Set(["method-removed", "kind-changed", "direction-changed", "result-variant-added", "result-variant-removed", "params-made-required"]);
+const SEVERE = new Set([
+  "method-removed",
+  "kind-changed",
+  "direction-changed",
+  "result-variant-added",
+  "result-variant-removed",
+  "params-made-required",
+]);
 
 /**
  * Counts by verdict, and the most important breaking changes: ranked by the sides broken (1 or 2) times the
@@ -34,9 +41,24 @@ export function summarize(changes: readonly Change[], allMethods: number): Summa
   const important: Important[] = changes
     .map((c, order) => ({ c, order, reach: reachOf(c, allMethods) }))
     .filter(({ c }) => sidesBroken(c) > 0)
-    .sort((a, b) => sidesBroken(b.c) * b.reach - sidesBroken(a.c) * a.reach || Number(SEVERE.has(b.c.kind)) - Number(SEVERE.has(a.c.kind)) || a.order - b.order)
+    .sort(
+      (a, b) =>
+        sidesBroken(b.c) * b.reach - sidesBroken(a.c) * a.reach ||
+        Number(SEVERE.has(b.c.kind)) - Number(SEVERE.has(a.c.kind)) ||
+        a.order - b.order,
+    )
     .slice(0, IMPORTANT_COUNT)
-    .map(({ c, reach }) => ({ section: c.section, subject: c.subject, part: c.part, path: c.path, kind: c.kind, clients: c.clients, servers: c.servers, reach, reason: c.reason }));
+    .map(({ c, reach }) => ({
+      section: c.section,
+      subject: c.subject,
+      part: c.part,
+      path: c.path,
+      kind: c.kind,
+      clients: c.clients,
+      servers: c.servers,
+      reach,
+      reason: c.reason,
+    }));
   return {
     total: changes.length,
     breakingClients: both + clientsOnly,

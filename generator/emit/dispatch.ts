@@ -10,8 +10,12 @@ function entry(m: MessageModel): string {
   const explainParams = m.paramsRequired ? `explain("explain${p}")` : `explain("explain${p}", true)`;
   const results = m.results ?? [];
   // A union result is valid when any member is, so its guard is the members' guards or-ed together.
-  const isResult = results.length === 1 ? `is${results[0]}` : `(r: unknown) => ${results.map((r) => `is${r}(r)`).join(" || ")}`;
-  const explainResult = results.length === 1 ? `explain("explain${results[0]}")` : `explainAny(${results.map((r) => JSON.stringify(`explain${r}`)).join(", ")})`;
+  const isResult =
+    results.length === 1 ? `is${results[0]}` : `(r: unknown) => ${results.map((r) => `is${r}(r)`).join(" || ")}`;
+  const explainResult =
+    results.length === 1
+      ? `explain("explain${results[0]}")`
+      : `explainAny(${results.map((r) => JSON.stringify(`explain${r}`)).join(", ")})`;
   const fields = [
     `kind: ${JSON.stringify(m.kind)}`,
     `paramsType: ${JSON.stringify(m.paramsType)}`,
@@ -27,7 +31,10 @@ function typeMap(name: string, doc: string, messages: MessageModel[]): string[] 
   return [
     `/** ${doc} */`,
     `export interface ${name} {`,
-    ...messages.map((m) => `  ${JSON.stringify(m.method)}: { params: ${m.paramsType}; paramsRequired: ${m.paramsRequired}${m.results ? `; result: ${resultType(m)}` : ""} };`),
+    ...messages.map(
+      (m) =>
+        `  ${JSON.stringify(m.method)}: { params: ${m.paramsType}; paramsRequired: ${m.paramsRequired}${m.results ? `; result: ${resultType(m)}` : ""} };`,
+    ),
     "}",
   ];
 }
@@ -78,7 +85,7 @@ export function emitDispatch(model: Model, runtimeImport: string): string {
           "  return async (value) => {",
           "    const found = await Promise.all(each.map((e) => e(value)));",
           "    if (found.some((issues) => issues.length === 0)) return [];",
-          "    return found.flatMap((issues, i) => issues.map((issue) => ({ ...issue, message: `${issue.message} (as ${names[i]!.slice(\"explain\".length)})` })));",
+          '    return found.flatMap((issues, i) => issues.map((issue) => ({ ...issue, message: `${issue.message} (as ${names[i]!.slice("explain".length)})` })));',
           "  };",
           "}",
         ]
@@ -94,10 +101,26 @@ export function emitDispatch(model: Model, runtimeImport: string): string {
     ...s2c.map(entry),
     "} as const satisfies DispatchTable;",
     "",
-    ...typeMap("ClientRequests", "Requests the client sends: params and result types.", c2s.filter((m) => m.kind === "request")),
-    ...typeMap("ClientNotifications", "Notifications the client sends.", c2s.filter((m) => m.kind === "notification")),
-    ...typeMap("ServerRequests", "Requests the server sends: params and result types.", s2c.filter((m) => m.kind === "request")),
-    ...typeMap("ServerNotifications", "Notifications the server sends.", s2c.filter((m) => m.kind === "notification")),
+    ...typeMap(
+      "ClientRequests",
+      "Requests the client sends: params and result types.",
+      c2s.filter((m) => m.kind === "request"),
+    ),
+    ...typeMap(
+      "ClientNotifications",
+      "Notifications the client sends.",
+      c2s.filter((m) => m.kind === "notification"),
+    ),
+    ...typeMap(
+      "ServerRequests",
+      "Requests the server sends: params and result types.",
+      s2c.filter((m) => m.kind === "request"),
+    ),
+    ...typeMap(
+      "ServerNotifications",
+      "Notifications the server sends.",
+      s2c.filter((m) => m.kind === "notification"),
+    ),
     "",
     "export type ClientRequestMethod = keyof ClientRequests;",
     "export type ClientNotificationMethod = keyof ClientNotifications;",
@@ -106,9 +129,9 @@ export function emitDispatch(model: Model, runtimeImport: string): string {
     "type AnyRequests = ClientRequests & ServerRequests;",
     "type AnyNotifications = ClientNotifications & ServerNotifications;",
     "/** The params type of any method. */",
-    "export type ParamsOf<M extends keyof AnyRequests | keyof AnyNotifications> = M extends keyof AnyRequests ? AnyRequests[M][\"params\"] : M extends keyof AnyNotifications ? AnyNotifications[M][\"params\"] : never;",
+    'export type ParamsOf<M extends keyof AnyRequests | keyof AnyNotifications> = M extends keyof AnyRequests ? AnyRequests[M]["params"] : M extends keyof AnyNotifications ? AnyNotifications[M]["params"] : never;',
     "/** The result type of any request method. */",
-    "export type ResultOf<M extends keyof AnyRequests> = AnyRequests[M][\"result\"];",
+    'export type ResultOf<M extends keyof AnyRequests> = AnyRequests[M]["result"];',
     "",
   ];
   return lines.join("\n");

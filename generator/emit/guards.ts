@@ -4,7 +4,8 @@ import { paramsGuardName, type JsonValue, type Model, type SchemaNode } from "..
 import { header } from "./header.js";
 
 const lit = (value: JsonValue): string => JSON.stringify(value);
-const prop = (name: string): string => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`);
+const prop = (name: string): string =>
+  /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`;
 
 /**
  * Writes guard expressions; nested objects, arrays and tagged unions become helper functions. Helpers are
@@ -15,7 +16,9 @@ class GuardWriter {
   readonly helpers = new Map<string, string>();
 
   private helper(body: (v: string) => string[]): string {
-    const text = body("v").map((l) => "  " + l).join("\n");
+    const text = body("v")
+      .map((l) => "  " + l)
+      .join("\n");
     let name = this.helpers.get(text);
     if (name === undefined) {
       name = `_g${this.helpers.size}`;
@@ -36,8 +39,12 @@ class GuardWriter {
     if (node.allOf) return node.allOf.length ? `(${node.allOf.map((m) => this.expr(m, x)).join(" && ")})` : "true";
     const extraChecked = node.additional !== undefined && node.additional !== "open";
     const needsHelper =
-      node.properties !== undefined || node.required !== undefined || extraChecked || node.items !== undefined ||
-      node.propertyNames !== undefined || node.dependentRequired !== undefined;
+      node.properties !== undefined ||
+      node.required !== undefined ||
+      extraChecked ||
+      node.items !== undefined ||
+      node.propertyNames !== undefined ||
+      node.dependentRequired !== undefined;
     if (needsHelper) return `${this.helper((v) => this.valueStatements(node, v))}(${x})`;
     const parts = this.valueChecks(node, x);
     return parts.length ? parts.join(" && ") : "true";
@@ -67,8 +74,10 @@ class GuardWriter {
     const out: string[] = [];
     if (node.types !== undefined) out.push(this.typeCheck(node.types, x));
     if (node.const !== undefined) out.push(this.equals(node.const, x));
-    if (node.enum !== undefined) out.push(node.enum.length ? `(${node.enum.map((e) => this.equals(e, x)).join(" || ")})` : "false");
-    const only = (...accepted: string[]): boolean => node.types !== undefined && node.types.every((t) => accepted.includes(t));
+    if (node.enum !== undefined)
+      out.push(node.enum.length ? `(${node.enum.map((e) => this.equals(e, x)).join(" || ")})` : "false");
+    const only = (...accepted: string[]): boolean =>
+      node.types !== undefined && node.types.every((t) => accepted.includes(t));
     const numberGuard = only("number", "integer") ? "" : `typeof ${x} !== "number" || `;
     if (node.minimum !== undefined) out.push(`(${numberGuard}${x} >= ${node.minimum})`);
     if (node.maximum !== undefined) out.push(`(${numberGuard}${x} <= ${node.maximum})`);
@@ -76,21 +85,30 @@ class GuardWriter {
     if (node.exclusiveMaximum !== undefined) out.push(`(${numberGuard}${x} < ${node.exclusiveMaximum})`);
     // Ajv's rule (no multipleOfPrecision): the quotient must equal parseInt of itself, which holds exactly for
     // integers below 1e21 in magnitude (larger ones print in exponent form); no tolerance for rounding.
-    if (node.multipleOf !== undefined) out.push(`(${numberGuard}(Number.isInteger(${x} / ${node.multipleOf}) && Math.abs(${x} / ${node.multipleOf}) < 1e21))`);
+    if (node.multipleOf !== undefined)
+      out.push(
+        `(${numberGuard}(Number.isInteger(${x} / ${node.multipleOf}) && Math.abs(${x} / ${node.multipleOf}) < 1e21))`,
+      );
     const stringGuard = only("string") ? "" : `typeof ${x} !== "string" || `;
     // UTF-16 length bounds the code point count from both sides (cp <= length <= 2 cp), so most strings are
     // decided without counting.
     if (node.minLength !== undefined && node.minLength > 0) {
-      out.push(`(${stringGuard}${x}.length >= ${2 * node.minLength} || (${x}.length >= ${node.minLength} && ${this.use("_codePoints")}(${x}) >= ${node.minLength}))`);
+      out.push(
+        `(${stringGuard}${x}.length >= ${2 * node.minLength} || (${x}.length >= ${node.minLength} && ${this.use("_codePoints")}(${x}) >= ${node.minLength}))`,
+      );
     }
-    if (node.maxLength !== undefined) out.push(`(${stringGuard}${x}.length <= ${node.maxLength} || ${this.use("_codePoints")}(${x}) <= ${node.maxLength})`);
+    if (node.maxLength !== undefined)
+      out.push(
+        `(${stringGuard}${x}.length <= ${node.maxLength} || ${this.use("_codePoints")}(${x}) <= ${node.maxLength})`,
+      );
     if (node.pattern !== undefined) out.push(`(${stringGuard}${this.pattern(node.pattern)}.test(${x}))`);
     const arrayGuard = only("array") ? "" : `!Array.isArray(${x}) || `;
     if (node.minItems !== undefined && node.minItems > 0) out.push(`(${arrayGuard}${x}.length >= ${node.minItems})`);
     if (node.maxItems !== undefined) out.push(`(${arrayGuard}${x}.length <= ${node.maxItems})`);
     if (node.uniqueItems) out.push(`(${arrayGuard}${this.use("_uniqueItems")}(${x}))`);
     const objectGuard = only("object") ? "" : `typeof ${x} !== "object" || ${x} === null || Array.isArray(${x}) || `;
-    if (node.minProperties !== undefined && node.minProperties > 0) out.push(`(${objectGuard}Object.keys(${x}).length >= ${node.minProperties})`);
+    if (node.minProperties !== undefined && node.minProperties > 0)
+      out.push(`(${objectGuard}Object.keys(${x}).length >= ${node.minProperties})`);
     if (node.maxProperties !== undefined) out.push(`(${objectGuard}Object.keys(${x}).length <= ${node.maxProperties})`);
     if (node.not !== undefined) out.push(`!${this.wrap(this.expr(node.not, x))}`);
     if (node.conditional !== undefined) {
@@ -134,15 +152,23 @@ class GuardWriter {
     if (types.length === 0) return "false";
     const one = (t: string): string => {
       switch (t) {
-        case "string": return `typeof ${x} === "string"`;
+        case "string":
+          return `typeof ${x} === "string"`;
         // Like Ajv: 1e400 parses to Infinity and is a JSON number; NaN never comes out of JSON.parse.
-        case "number": return `(typeof ${x} === "number" && !Number.isNaN(${x}))`;
-        case "integer": return `(typeof ${x} === "number" && !(${x} % 1) && !Number.isNaN(${x}))`;
-        case "boolean": return `typeof ${x} === "boolean"`;
-        case "null": return `${x} === null`;
-        case "array": return `Array.isArray(${x})`;
-        case "object": return `(typeof ${x} === "object" && ${x} !== null && !Array.isArray(${x}))`;
-        default: throw new Error(`unknown JSON type ${t}`);
+        case "number":
+          return `(typeof ${x} === "number" && !Number.isNaN(${x}))`;
+        case "integer":
+          return `(typeof ${x} === "number" && !(${x} % 1) && !Number.isNaN(${x}))`;
+        case "boolean":
+          return `typeof ${x} === "boolean"`;
+        case "null":
+          return `${x} === null`;
+        case "array":
+          return `Array.isArray(${x})`;
+        case "object":
+          return `(typeof ${x} === "object" && ${x} !== null && !Array.isArray(${x}))`;
+        default:
+          throw new Error(`unknown JSON type ${t}`);
       }
     };
     return types.length === 1 ? one(types[0]!) : `(${types.map(one).join(" || ")})`;
@@ -158,14 +184,16 @@ class GuardWriter {
     const objectBody: string[] = [];
     const known = new Set((node.properties ?? []).map((p) => p.name));
     const required = new Set(node.required ?? []);
-    for (const name of required) if (!known.has(name)) objectBody.push(`if (${v}${prop(name)} === undefined) return false;`);
+    for (const name of required)
+      if (!known.has(name)) objectBody.push(`if (${v}${prop(name)} === undefined) return false;`);
     (node.properties ?? []).forEach((p, i) => {
       const local = `p${i}`;
       const check = this.expr(p.node, local);
       const isRequired = required.has(p.name);
       if (check === "true" && !isRequired) return;
       objectBody.push(`const ${local} = ${v}${prop(p.name)};`);
-      if (isRequired) objectBody.push(`if (${local} === undefined${check === "true" ? "" : ` || !(${check})`}) return false;`);
+      if (isRequired)
+        objectBody.push(`if (${local} === undefined${check === "true" ? "" : ` || !(${check})`}) return false;`);
       else objectBody.push(`if (${local} !== undefined && !(${check})) return false;`);
     });
     const extra = node.additional;
@@ -181,11 +209,18 @@ class GuardWriter {
     // Present means "not undefined", as for required: the same reading Ajv has without ownProperties.
     for (const d of node.dependentRequired ?? []) {
       if (d.requires.length === 0) continue;
-      objectBody.push(`if (${v}${prop(d.key)} !== undefined && (${d.requires.map((r) => `${v}${prop(r)} === undefined`).join(" || ")})) return false;`);
+      objectBody.push(
+        `if (${v}${prop(d.key)} !== undefined && (${d.requires.map((r) => `${v}${prop(r)} === undefined`).join(" || ")})) return false;`,
+      );
     }
     if (objectBody.length) {
       if (objectOnly) lines.push(...objectBody);
-      else lines.push(`if (typeof ${v} === "object" && ${v} !== null && !Array.isArray(${v})) {`, ...objectBody.map((l) => "  " + l), "}");
+      else
+        lines.push(
+          `if (typeof ${v} === "object" && ${v} !== null && !Array.isArray(${v})) {`,
+          ...objectBody.map((l) => "  " + l),
+          "}",
+        );
     }
     if (node.items !== undefined) {
       const check = this.expr(node.items, `${v}[i]`);
@@ -260,20 +295,35 @@ function _canonical(v: unknown): string {
 } as const;
 
 export function emitGuards(model: Model): string {
-  const out: string[] = [header(model, "Fast structural guards, one per definition: plain code, no schema at run time."), "/* eslint-disable */"];
+  const out: string[] = [
+    header(model, "Fast structural guards, one per definition: plain code, no schema at run time."),
+    "/* eslint-disable */",
+  ];
   const names = model.definitions.map((d) => d.name);
   out.push(`import type { ${names.join(", ")} } from "./types.js";`, "");
   const writer = new GuardWriter();
   for (const def of model.definitions) {
     const body = writer.expr(def.node, "value");
     const doc = `/** Guard for ${def.name}: required fields, consts, enums and types, recursively; unknown keys allowed. */`;
-    out.push(doc, `export function is${def.name}(value: unknown): value is ${def.name} {`, `  return ${body};`, `}`, "");
+    out.push(
+      doc,
+      `export function is${def.name}(value: unknown): value is ${def.name} {`,
+      `  return ${body};`,
+      `}`,
+      "",
+    );
   }
   // Messages that declare params inline (older revisions, tasks/*) get a params guard of their own.
   for (const m of model.messages) {
     if (m.params.ref !== undefined) continue;
     const body = writer.expr(m.params, "value");
-    out.push(`/** Whether a value is the params of ${m.method}. */`, `export function is${paramsGuardName(m)}(value: unknown): value is ${m.paramsType} {`, `  return ${body};`, `}`, "");
+    out.push(
+      `/** Whether a value is the params of ${m.method}. */`,
+      `export function is${paramsGuardName(m)}(value: unknown): value is ${m.paramsType} {`,
+      `  return ${body};`,
+      `}`,
+      "",
+    );
   }
   const helpers = writer.helperSource();
   out.push("// Shared checks of inline shapes.", ...helpers, "");

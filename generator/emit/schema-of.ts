@@ -13,8 +13,19 @@ export interface SchemaOfOptions {
 
 /** Keywords whose value the node holds as JSON Schema writes it. */
 const SCALAR_KEYWORDS = [
-  "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "pattern",
-  "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties",
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "minItems",
+  "maxItems",
+  "uniqueItems",
+  "minProperties",
+  "maxProperties",
 ] as const;
 
 export function schemaOf(node: SchemaNode, options: SchemaOfOptions): Record<string, unknown> {
@@ -24,7 +35,15 @@ export function schemaOf(node: SchemaNode, options: SchemaOfOptions): Record<str
   if (node.ref !== undefined) return out;
   if (options.tsHints) {
     if (node.opaque) return { ...out, tsType: "object" };
-    const constrained = node.anyOf || node.allOf || node.types || node.const !== undefined || node.enum || node.properties || node.additional || node.items;
+    const constrained =
+      node.anyOf ||
+      node.allOf ||
+      node.types ||
+      node.const !== undefined ||
+      node.enum ||
+      node.properties ||
+      node.additional ||
+      node.items;
     if (!constrained) return { ...out, tsType: "unknown" };
   }
   if (node.anyOf) out["anyOf"] = node.anyOf.map((m) => schemaOf(m, options));
@@ -39,7 +58,8 @@ export function schemaOf(node: SchemaNode, options: SchemaOfOptions): Record<str
   if (node.propertyNames !== undefined) out["propertyNames"] = schemaOf(node.propertyNames, options);
   // draft-07's spelling of dependentRequired: both consumers read draft-07, and Ajv's draft-07 class has no
   // dependentRequired (without strict mode it would skip the keyword in silence).
-  if (node.dependentRequired !== undefined) out["dependencies"] = Object.fromEntries(node.dependentRequired.map((d) => [d.key, d.requires]));
+  if (node.dependentRequired !== undefined)
+    out["dependencies"] = Object.fromEntries(node.dependentRequired.map((d) => [d.key, d.requires]));
   if (node.not !== undefined) out["not"] = schemaOf(node.not, options);
   if (node.conditional !== undefined) {
     out["if"] = schemaOf(node.conditional.if, options);

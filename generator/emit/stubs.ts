@@ -11,7 +11,10 @@ const lowerFirst = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);
 /** First paragraph of a description, made safe inside a doc comment. */
 function summary(text: string | undefined): string {
   if (!text) return "";
-  return text.split(/\n\s*\n/)[0]!.replace(/\*\//g, "*\\/").replace(/\n/g, "\n   * ");
+  return text
+    .split(/\n\s*\n/)[0]!
+    .replace(/\*\//g, "*\\/")
+    .replace(/\n/g, "\n   * ");
 }
 
 interface StubData {
@@ -62,10 +65,22 @@ function stubData(model: Model, side: "client" | "server", runtimeImport: string
     isClient: side === "client",
     side,
     other,
-    requests: outbound.filter((m) => m.kind === "request").map(use).map((m) => ({ ...base(m), name: claim(lowerFirst(m.stem), m.method) })),
-    notifications: outbound.filter((m) => m.kind === "notification").map(use).map((m) => ({ ...base(m), name: claim(`notify${m.stem}`, m.method) })),
-    handlers: inbound.filter((m) => m.kind === "request").map(use).map((m) => ({ ...base(m), name: claim(`on${m.stem}`, m.method) })),
-    listeners: inbound.filter((m) => m.kind === "notification").map(use).map((m) => ({ ...base(m), name: claim(`on${m.stem}`, m.method) })),
+    requests: outbound
+      .filter((m) => m.kind === "request")
+      .map(use)
+      .map((m) => ({ ...base(m), name: claim(lowerFirst(m.stem), m.method) })),
+    notifications: outbound
+      .filter((m) => m.kind === "notification")
+      .map(use)
+      .map((m) => ({ ...base(m), name: claim(`notify${m.stem}`, m.method) })),
+    handlers: inbound
+      .filter((m) => m.kind === "request")
+      .map(use)
+      .map((m) => ({ ...base(m), name: claim(`on${m.stem}`, m.method) })),
+    listeners: inbound
+      .filter((m) => m.kind === "notification")
+      .map(use)
+      .map((m) => ({ ...base(m), name: claim(`on${m.stem}`, m.method) })),
     typeImports: [...types].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).join(", "),
   };
 }
@@ -75,6 +90,13 @@ export function loadStubTemplate(templatesDir: string): HandlebarsTemplateDelega
   return Handlebars.compile(source, { noEscape: false, strict: true });
 }
 
-export function emitStub(model: Model, side: "client" | "server", template: HandlebarsTemplateDelegate, runtimeImport: string): string {
-  return template(stubData(model, side, runtimeImport)).replace(/\r\n/g, "\n").replace(/\n{3,}/g, "\n\n");
+export function emitStub(
+  model: Model,
+  side: "client" | "server",
+  template: HandlebarsTemplateDelegate,
+  runtimeImport: string,
+): string {
+  return template(stubData(model, side, runtimeImport))
+    .replace(/\r\n/g, "\n")
+    .replace(/\n{3,}/g, "\n\n");
 }

@@ -43,7 +43,10 @@ export function indentTs(source: string): string {
 export async function emitTypes(model: Model): Promise<string> {
   const definitions: Record<string, unknown> = {};
   for (const d of model.definitions) {
-    definitions[d.name] = { ...schemaOf(d.node, { descriptions: true, tsHints: true, ref: (name) => ({ tsType: name }) }), title: d.name };
+    definitions[d.name] = {
+      ...schemaOf(d.node, { descriptions: true, tsHints: true, ref: (name) => ({ tsType: name }) }),
+      title: d.name,
+    };
   }
   const root = { title: "_Root", type: "object", additionalProperties: false, properties: {}, definitions };
   const compiled = await compile(root as never, "_Root", {
@@ -60,10 +63,23 @@ export async function emitTypes(model: Model): Promise<string> {
   const body = compiled
     .replace(/export interface _Root \{\s*\}\n?/, "")
     // The tool notes where each definition came from; here that is every one of them.
-    .replace(/\n \*\n \* This interface was referenced by `_Root`'s JSON-Schema\n \* via the `definition` "[^"]*"\./g, "")
-    .replace(/\/\*\*\n \* This interface was referenced by `_Root`'s JSON-Schema\n \* via the `definition` "[^"]*"\.\n \*\/\n/g, "")
+    .replace(
+      /\n \*\n \* This interface was referenced by `_Root`'s JSON-Schema\n \* via the `definition` "[^"]*"\./g,
+      "",
+    )
+    .replace(
+      /\/\*\*\n \* This interface was referenced by `_Root`'s JSON-Schema\n \* via the `definition` "[^"]*"\.\n \*\/\n/g,
+      "",
+    )
     .trim();
   // One blank line between top-level declarations.
-  const spaced = indentTs(body).replace(/\n(\/\*\*|export )/g, (m, start: string, offset: number, all: string) => (all[offset - 1] === "\n" ? m : "\n\n" + start));
-  return header(model, "Types: an interface or type alias for every definition of the schema.") + "\n" + spaced.replace(/\n{3,}/g, "\n\n") + "\n";
+  const spaced = indentTs(body).replace(/\n(\/\*\*|export )/g, (m, start: string, offset: number, all: string) =>
+    all[offset - 1] === "\n" ? m : "\n\n" + start,
+  );
+  return (
+    header(model, "Types: an interface or type alias for every definition of the schema.") +
+    "\n" +
+    spaced.replace(/\n{3,}/g, "\n\n") +
+    "\n"
+  );
 }

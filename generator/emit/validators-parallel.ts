@@ -16,7 +16,10 @@ export interface PendingValidators {
 export function startValidators(): PendingValidators {
   const workerUrl = new URL("./validators-worker.js", import.meta.url);
   if (import.meta.url.endsWith(".ts")) {
-    return { emit: async (model, runtimeImport) => (await import("./validators.js")).emitValidators(model, runtimeImport), cancel() {} };
+    return {
+      emit: async (model, runtimeImport) => (await import("./validators.js")).emitValidators(model, runtimeImport),
+      cancel() {},
+    };
   }
   const worker = new Worker(workerUrl);
   worker.unref();

@@ -7,6 +7,9 @@ parentPort!.on("message", (job: { model: Model; runtimeImport: string }) => {
   try {
     parentPort!.postMessage({ ok: true, content: emitValidators(job.model, job.runtimeImport) });
   } catch (error) {
-    parentPort!.postMessage({ ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+    parentPort!.postMessage({
+      ok: false,
+      error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+    });
   }
 });

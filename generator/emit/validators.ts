@@ -39,7 +39,8 @@ function useLinearUniqueItems(ajv: Ajv): void {
     type: "array",
     schemaType: "boolean",
     error: {
-      message: ({ params }) => str`must NOT have duplicate items (items ## ${params["j"]} and ${params["i"]} are identical)`,
+      message: ({ params }) =>
+        str`must NOT have duplicate items (items ## ${params["j"]} and ${params["i"]} are identical)`,
       params: ({ params }) => _`{i: ${params["i"]}, j: ${params["j"]}}`,
     },
     code(cxt: KeywordCxt) {
@@ -109,19 +110,27 @@ export function emitValidators(model: Model, runtimeImport: string): string {
   // Ajv's code for uniqueItems, const and enum of objects and arrays, and string lengths calls two helpers of its
   // own package; the file carries its own equivalents instead, since generated code may import only the runtime.
   const used = new Set<keyof typeof AJV_RUNTIME>();
-  code = code.replace(/require\("ajv\/dist\/runtime\/(equal|ucs2length)"\)\.default/g, (_m, which: keyof typeof AJV_RUNTIME) => {
-    used.add(which);
-    return AJV_RUNTIME[which].name;
-  });
-  if (/require\(/.test(code)) throw new Error("Ajv standalone code needs a runtime import; generated code may import only the runtime");
+  code = code.replace(
+    /require\("ajv\/dist\/runtime\/(equal|ucs2length)"\)\.default/g,
+    (_m, which: keyof typeof AJV_RUNTIME) => {
+      used.add(which);
+      return AJV_RUNTIME[which].name;
+    },
+  );
+  if (/require\(/.test(code))
+    throw new Error("Ajv standalone code needs a runtime import; generated code may import only the runtime");
   // The Ajv functions stay private: the file is not type-checked (`@ts-nocheck`), so anything exported without a
   // written type would reach the emitted declarations as untyped code that fails a consumer's strict check.
   code = code.replace(/(^|[;}])export const (v_[\w$]+ = )/g, "$1\nconst $2");
-  if (/(^|[;}\n])export (const|function|default|\{)/.test(code)) throw new Error("Ajv standalone code exports something other than the named validators");
+  if (/(^|[;}\n])export (const|function|default|\{)/.test(code))
+    throw new Error("Ajv standalone code exports something other than the named validators");
   // One validator function per line, so a stale file's diff points at the definition that changed.
   code = code.replace(/^"use strict";/, "").replace(/;(const schema\d+ = |function validate\d+\()/g, ";\n$1");
   const out = [
-    header(model, "Detailed validators: Ajv standalone code, compiled when the SDK was generated; the dispatch tables load it on demand."),
+    header(
+      model,
+      "Detailed validators: Ajv standalone code, compiled when the SDK was generated; the dispatch tables load it on demand.",
+    ),
     "// @ts-nocheck",
     "/* eslint-disable */",
     `import type { ValidationIssue } from "${runtimeImport}";`,
@@ -132,17 +141,21 @@ export function emitValidators(model: Model, runtimeImport: string): string {
     "type AjvFn = ((value: unknown) => boolean) & { errors?: { instancePath: string; message?: string; keyword: string; params: Record<string, unknown> }[] | null };",
     "function _issues(fn: AjvFn, value: unknown): ValidationIssue[] {",
     "  if (fn(value)) return [];",
-    "  return (fn.errors ?? []).map((e) => ({ pointer: e.instancePath, message: e.keyword === \"additionalProperties\" ? `${e.message} (${String(e.params.additionalProperty)})` : e.keyword === \"required\" ? `missing required property ${JSON.stringify(e.params.missingProperty)}` : e.message ?? e.keyword }));",
+    '  return (fn.errors ?? []).map((e) => ({ pointer: e.instancePath, message: e.keyword === "additionalProperties" ? `${e.message} (${String(e.params.additionalProperty)})` : e.keyword === "required" ? `missing required property ${JSON.stringify(e.params.missingProperty)}` : e.message ?? e.keyword }));',
     "}",
     "",
   ];
   for (const d of model.definitions) {
     out.push(`/** Why a value is not a ${d.name}: JSON-pointer issues, empty when it is one. */`);
-    out.push(`export function explain${d.name}(value: unknown): ValidationIssue[] { return _issues(v_${d.name} as AjvFn, value); }`);
+    out.push(
+      `export function explain${d.name}(value: unknown): ValidationIssue[] { return _issues(v_${d.name} as AjvFn, value); }`,
+    );
   }
   for (const m of inline) {
     out.push(`/** Why a value is not the params of ${m.method}. */`);
-    out.push(`export function explain${paramsGuardName(m)}(value: unknown): ValidationIssue[] { return _issues(v_${paramsGuardName(m)} as AjvFn, value); }`);
+    out.push(
+      `export function explain${paramsGuardName(m)}(value: unknown): ValidationIssue[] { return _issues(v_${paramsGuardName(m)} as AjvFn, value); }`,
+    );
   }
   out.push("");
   return out.join("\n");

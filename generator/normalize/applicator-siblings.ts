@@ -4,7 +4,18 @@
 import { mapSchema, type RawSchema } from "./walk.js";
 
 /** Keywords that stay on the outer node: they describe it and assert nothing. */
-const ANNOTATIONS = new Set(["description", "title", "$comment", "default", "examples", "deprecated", "readOnly", "writeOnly", "$schema", "$id"]);
+const ANNOTATIONS = new Set([
+  "description",
+  "title",
+  "$comment",
+  "default",
+  "examples",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+  "$schema",
+  "$id",
+]);
 
 export function applicatorSiblings(schema: RawSchema): RawSchema {
   return mapSchema(schema, (node) => {

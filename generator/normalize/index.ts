@@ -21,11 +21,19 @@ export function normalizeSchema(schema: RawSchema, defsKey: "$defs" | "definitio
   return out;
 }
 
-
 /** Keywords whose value is a number, carried over to the node as they are. */
 const NUMBER_KEYWORDS = [
-  "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
-  "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties",
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "minLength",
+  "maxLength",
+  "minItems",
+  "maxItems",
+  "minProperties",
+  "maxProperties",
 ] as const;
 
 /** Converts one normalized raw subschema into a model node. */

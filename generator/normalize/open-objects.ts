@@ -6,7 +6,8 @@ import { mapSchema, type RawSchema } from "./walk.js";
 
 export const OPAQUE = "x-mcpgen-opaque";
 
-const isEmptyObject = (v: unknown): boolean => v !== null && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 0;
+const isEmptyObject = (v: unknown): boolean =>
+  v !== null && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 0;
 
 export function openObjects(schema: RawSchema): RawSchema {
   return mapSchema(schema, (node) => {

@@ -48,13 +48,16 @@ export function taggedUnions(schema: RawSchema, defsKey: "$defs" | "definitions"
     }
     const shared = [...memberTags[0]!.keys()].filter((k) => memberTags.every((t) => t.has(k)));
     shared.sort((a, b) => {
-      const pa = PREFERRED.indexOf(a), pb = PREFERRED.indexOf(b);
+      const pa = PREFERRED.indexOf(a),
+        pb = PREFERRED.indexOf(b);
       return (pa < 0 ? 99 : pa) - (pb < 0 ? 99 : pb) || (a < b ? -1 : a > b ? 1 : 0);
     });
     for (const key of shared) {
       const values = memberTags.map((t) => t.get(key)!);
       if (new Set(values).size !== values.length) continue;
-      const cases = values.map((value, member) => ({ value, member })).sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
+      const cases = values
+        .map((value, member) => ({ value, member }))
+        .sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
       return { ...node, [DISCRIMINATOR]: { key, cases } };
     }
     return node;

@@ -4,8 +4,16 @@ export type RawSchema = Record<string, unknown>;
 
 const SCHEMA_MAPS = new Set(["properties", "$defs", "definitions", "patternProperties"]);
 const SCHEMA_LISTS = new Set(["anyOf", "allOf", "oneOf", "prefixItems"]);
-const SCHEMA_SINGLE = new Set(["items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames"]);
-
+const SCHEMA_SINGLE = new Set([
+  "items",
+  "additionalProperties",
+  "not",
+  "if",
+  "then",
+  "else",
+  "contains",
+  "propertyNames",
+]);
 
 /** Applies `fn` to every subschema, children first; returns a new value and leaves the input untouched. */
 export function mapSchema(schema: RawSchema, fn: (node: RawSchema) => RawSchema): RawSchema {

@@ -142,7 +142,10 @@ export async function callToolAsync(
       const first = Array.isArray(why?.content) ? (why!.content[0] as { text?: unknown } | undefined) : undefined;
       if (typeof first?.text === "string") reason = first.text;
     }
-    throw new AsyncCallRejectedError(typeof token === "string" || typeof token === "number" ? token : undefined, reason);
+    throw new AsyncCallRejectedError(
+      typeof token === "string" || typeof token === "number" ? token : undefined,
+      reason,
+    );
   }
   (pending as { token: string | number }).token = token;
   if (typeof answer.keepAlive === "number") pending.keepAlive = answer.keepAlive;
@@ -150,7 +153,11 @@ export async function callToolAsync(
 }
 
 /** tools/async/join from a session that did not start the call (another client, or after a restart). */
-export async function joinToolAsync(session: ClientSession, token: string | number, options: AsyncCallOptions = {}): Promise<AsyncToolCall> {
+export async function joinToolAsync(
+  session: ClientSession,
+  token: string | number,
+  options: AsyncCallOptions = {},
+): Promise<AsyncToolCall> {
   const handle = new AsyncToolCall(session, token, undefined);
   if (options.onProgress !== undefined) handle.onProgress(options.onProgress);
   handle.track(session.nextRequestId);

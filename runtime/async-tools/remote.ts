@@ -15,7 +15,12 @@ export function unknownRun(): RpcError {
   return new RpcError(ErrorCode.InvalidParams, "Unknown or expired async tool call");
 }
 
-export function progressParams(token: ProgressToken | undefined, progress: number, total: unknown, message: unknown): JsonObject {
+export function progressParams(
+  token: ProgressToken | undefined,
+  progress: number,
+  total: unknown,
+  message: unknown,
+): JsonObject {
   const params: JsonObject = token === undefined ? { progress } : { progressToken: token, progress };
   if (typeof total === "number") params.total = total;
   if (typeof message === "string") params.message = message;
@@ -82,7 +87,12 @@ export class RemoteRuns {
    * Follows a run's queue on the shared store from `afterSeq`: `progress` for each progress message, then
    * `end` once with the final message, or with undefined when the follow stopped first (`stop()`).
    */
-  private followRun(key: string, afterSeq: number, progress: (params: JsonObject) => void, end: (final: JsonObject | undefined) => void): () => void {
+  private followRun(
+    key: string,
+    afterSeq: number,
+    progress: (params: JsonObject) => void,
+    end: (final: JsonObject | undefined) => void,
+  ): () => void {
     let ended = false;
     let unregister: () => void = () => undefined;
     const finish = (final: JsonObject | undefined) => {
@@ -97,7 +107,8 @@ export class RemoteRuns {
       message: ({ message }) => {
         const m = message as unknown as JsonObject;
         if (m.method === undefined) finish(m);
-        else if (m.method === PROGRESS_NOTIFICATION && typeof m.params === "object" && m.params !== null) progress(m.params as JsonObject);
+        else if (m.method === PROGRESS_NOTIFICATION && typeof m.params === "object" && m.params !== null)
+          progress(m.params as JsonObject);
       },
       lost: () => finish({ jsonrpc: "2.0", error: nodeLost().toJSON() }),
     });
@@ -113,11 +124,16 @@ export class RemoteRuns {
       let timer: ReturnType<typeof setTimeout> | undefined;
       // Only the final message matters here: start at the last one queued (queues of runs are never trimmed, so
       // the length is the last seq), not at the run's whole progress history, which a polling get re-read each time.
-      const stop = this.followRun(key, Math.max(0, (stored.queued ?? 0) - 1), () => undefined, (m) => {
-        if (timer !== undefined) clearTimeout(timer);
-        context.signal.removeEventListener("abort", stop);
-        resolve(m);
-      });
+      const stop = this.followRun(
+        key,
+        Math.max(0, (stored.queued ?? 0) - 1),
+        () => undefined,
+        (m) => {
+          if (timer !== undefined) clearTimeout(timer);
+          context.signal.removeEventListener("abort", stop);
+          resolve(m);
+        },
+      );
       if (timeout !== undefined) timer = setTimeout(stop, timeout * 1000);
       context.signal.addEventListener("abort", stop, { once: true });
     });
@@ -151,14 +167,22 @@ export class RemoteRuns {
       from,
       (p) => {
         if (progressToken === undefined) return;
-        session.transmit({ jsonrpc: "2.0", method: PROGRESS_NOTIFICATION, params: progressParams(progressToken, Number(p.progress), p.total, p.message) }).catch(() => undefined);
+        session
+          .transmit({
+            jsonrpc: "2.0",
+            method: PROGRESS_NOTIFICATION,
+            params: progressParams(progressToken, Number(p.progress), p.total, p.message),
+          })
+          .catch(() => undefined);
       },
       (final) => {
         if (joins.get(joinKey) === stop) joins.delete(joinKey);
         if (final === undefined) this.tell(owner, key, { type: "detach" });
         const error = final?.error as { data?: { status?: unknown } } | undefined;
         if (error?.data?.status === CANCELLED_STATUS) {
-          session.transmit({ jsonrpc: "2.0", method: CANCELLED_NOTIFICATION, params: { requestId, reason: "cancelled" } }).catch(() => undefined);
+          session
+            .transmit({ jsonrpc: "2.0", method: CANCELLED_NOTIFICATION, params: { requestId, reason: "cancelled" } })
+            .catch(() => undefined);
         }
       },
     );
@@ -169,7 +193,14 @@ export class RemoteRuns {
 
   async cancel(key: string, principal: string | undefined): Promise<void> {
     const stored = await this.shared.get(key);
-    if (stored === undefined || stored.kind !== "async" || stored.principal !== principal || stored.status !== "processing" || stored.lost === true) return;
+    if (
+      stored === undefined ||
+      stored.kind !== "async" ||
+      stored.principal !== principal ||
+      stored.status !== "processing" ||
+      stored.lost === true
+    )
+      return;
     this.tell(stored.node, key, { type: "cancel", reason: "Cancelled by the client" });
   }
 }

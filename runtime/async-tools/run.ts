@@ -70,10 +70,15 @@ export class AsyncRun extends InboundOperation implements RequestContext {
 
   progress(progress: number, total?: number, message?: string): Promise<void> {
     if (this.done) return Promise.resolve();
-    if (typeof progress !== "number" || !Number.isFinite(progress)) return Promise.reject(new TypeError("Progress must be a finite number"));
+    if (typeof progress !== "number" || !Number.isFinite(progress))
+      return Promise.reject(new TypeError("Progress must be a finite number"));
     if (progress <= this.lastProgress) return Promise.reject(new ProgressOrderError(progress, this.lastProgress));
     this.lastProgress = progress;
-    this.manager.record(this, { jsonrpc: "2.0", method: PROGRESS_NOTIFICATION, params: progressParams(undefined, progress, total, message) });
+    this.manager.record(this, {
+      jsonrpc: "2.0",
+      method: PROGRESS_NOTIFICATION,
+      params: progressParams(undefined, progress, total, message),
+    });
     for (const j of this.joined.values()) {
       if (j.progressToken === undefined) continue;
       const params: JsonObject = { progressToken: j.progressToken, progress };
@@ -87,7 +92,8 @@ export class AsyncRun extends InboundOperation implements RequestContext {
   /** Server-to-client requests go to the first joined session (the one that is most likely listening). */
   request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
     const first = this.joined.values().next();
-    if (first.done === true) return Promise.reject(new RpcError(ErrorCode.InvalidRequest, "No session is attached to this async tool call"));
+    if (first.done === true)
+      return Promise.reject(new RpcError(ErrorCode.InvalidRequest, "No session is attached to this async tool call"));
     return first.value.session.request(method, params, options);
   }
 

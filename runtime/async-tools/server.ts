@@ -12,7 +12,12 @@ import { CANCELLED_NOTIFICATION, SessionStateKey, type Session } from "../sessio
 import type { ServerSession } from "../lifecycle.js";
 import { isPresentedToken, mintToken, TokenScheme } from "../durable/token.js";
 import { MemoryOperationStore } from "../store/memory.js";
-import { type OperationStore, type OwnerSignal, type SharedOperationStore, type StoredOperation } from "../store/types.js";
+import {
+  type OperationStore,
+  type OwnerSignal,
+  type SharedOperationStore,
+  type StoredOperation,
+} from "../store/types.js";
 
 export const ASYNC_CALL = "tools/async/call";
 export const ASYNC_JOIN = "tools/async/join";
@@ -55,9 +60,6 @@ export interface AsyncToolsOptions {
   onerror?: (error: Error) => void;
 }
 
-
-
-
 /** Who a running call counts against: its principal, or the session it came in on when there is none. */
 type RunOwner = string | Session;
 
@@ -72,7 +74,6 @@ interface Refusal {
   readonly expires: number;
 }
 
-
 function sessionToolRunner(session: Session): AsyncToolRunner {
   return (params, context) => {
     const handler = session.requestHandler("tools/call");
@@ -80,11 +81,6 @@ function sessionToolRunner(session: Session): AsyncToolRunner {
     return handler(params, context);
   };
 }
-
-
-
-
-
 
 /**
  * Async tool calls for every session it is installed on: runs outlive connections, any session that knows
@@ -136,8 +132,10 @@ export class AsyncTools {
     this.maxRefusals = limitOption("maxRefusals", options.maxRefusals, 1000);
     this.onerror = options.onerror;
     // Without a store, runs live in this process only (the engine is given an in-memory one it never writes).
-    this.engine = new DurableEngine<AsyncRun>(options.store ?? new MemoryOperationStore(), (error) => this.report(error), (run, signal) =>
-      this.signalled(run, signal),
+    this.engine = new DurableEngine<AsyncRun>(
+      options.store ?? new MemoryOperationStore(),
+      (error) => this.report(error),
+      (run, signal) => this.signalled(run, signal),
     );
     this.tokens = this.engine.tokens;
     this.shared = this.engine.shared;
@@ -192,7 +190,9 @@ export class AsyncTools {
     session.onRequest(ASYNC_CALL, (params, context) => this.call(session, params ?? {}, context));
     session.onRequest(ASYNC_JOIN, (params, context) => {
       const key = this.remoteKey(params?.token);
-      return key === undefined ? this.join(session, params ?? {}, context) : this.remote!.join(session, key, params ?? {}, context);
+      return key === undefined
+        ? this.join(session, params ?? {}, context)
+        : this.remote!.join(session, key, params ?? {}, context);
     });
     session.onRequest(ASYNC_GET, (params, context) => {
       const key = this.remoteKey(params?.token);
@@ -207,13 +207,17 @@ export class AsyncTools {
   }
 
   private grant(requested: unknown): number {
-    const wanted = typeof requested === "number" && Number.isFinite(requested) && requested >= 0 ? Math.floor(requested) : this.defaultKeepAlive;
+    const wanted =
+      typeof requested === "number" && Number.isFinite(requested) && requested >= 0
+        ? Math.floor(requested)
+        : this.defaultKeepAlive;
     return Math.min(wanted, this.maxKeepAlive);
   }
 
   private call(session: ServerSession, params: JsonObject, context: RequestContext): JsonObject {
     const name = String(params.name);
-    const args = typeof params.arguments === "object" && params.arguments !== null ? (params.arguments as JsonObject) : undefined;
+    const args =
+      typeof params.arguments === "object" && params.arguments !== null ? (params.arguments as JsonObject) : undefined;
     const keepAlive = this.grant(params.keepAlive);
     const token = mintToken();
     const key = this.tokens.keyOf(token);
@@ -223,7 +227,13 @@ export class AsyncTools {
     if (verdict !== true) {
       // Refused, but with a token: tools/async/get tells why, for keepAlive seconds (this node only).
       this.stats.rejected++;
-      this.refuse(key, { token: this.tokens.kept(token), reason: verdict, principal, keepAlive, expires: Date.now() + keepAlive * 1000 });
+      this.refuse(key, {
+        token: this.tokens.kept(token),
+        reason: verdict,
+        principal,
+        keepAlive,
+        expires: Date.now() + keepAlive * 1000,
+      });
       return { accepted: false, token, keepAlive };
     }
     const run = new AsyncRun(this, token, key, context.requestId, keepAlive, principal);
@@ -232,7 +242,14 @@ export class AsyncTools {
     this.runningBy.set(owner, (this.runningBy.get(owner) ?? 0) + 1);
     if (this.shared !== undefined) {
       run.storeKey = key;
-      const record: StoredOperation = { kind: "async", requestId: context.requestId, status: "processing", pendingInput: 0, node: this.shared.nodeId, keepFor: keepAlive };
+      const record: StoredOperation = {
+        kind: "async",
+        requestId: context.requestId,
+        status: "processing",
+        pendingInput: 0,
+        node: this.shared.nodeId,
+        keepFor: keepAlive,
+      };
       if (run.principal !== undefined) record.principal = run.principal;
       this.write(() => this.shared!.create(key, record));
     }
@@ -250,7 +267,10 @@ export class AsyncTools {
         (error: unknown) => {
           this.release(owner);
           if (run.status === "cancelled") return;
-          const rpc = error instanceof RpcError ? error : new RpcError(ErrorCode.InternalError, error instanceof Error ? error.message : String(error));
+          const rpc =
+            error instanceof RpcError
+              ? error
+              : new RpcError(ErrorCode.InternalError, error instanceof Error ? error.message : String(error));
           run.settle("failed", undefined, rpc);
         },
       )
@@ -275,7 +295,8 @@ export class AsyncTools {
       const whose = typeof owner === "string" ? "for this principal" : "in this session";
       return `Too many async tool calls running ${whose} (limit ${this.maxRunsPerPrincipal}); call again once one has finished`;
     }
-    if (this.runningCount >= this.maxRuns) return `Too many async tool calls running on this server (limit ${this.maxRuns}); call again later`;
+    if (this.runningCount >= this.maxRuns)
+      return `Too many async tool calls running on this server (limit ${this.maxRuns}); call again later`;
     return this.acceptCall?.(name, args) ?? true;
   }
 
@@ -294,7 +315,8 @@ export class AsyncTools {
     if (!isPresentedToken(token)) return undefined;
     const key = this.tokens.keyOf(token);
     const refusal = this.refusals.get(key);
-    if (refusal === undefined || refusal.principal !== principal || !this.tokens.matches(refusal.token, token)) return undefined;
+    if (refusal === undefined || refusal.principal !== principal || !this.tokens.matches(refusal.token, token))
+      return undefined;
     if (refusal.expires <= Date.now()) {
       this.refusals.delete(key);
       return undefined;
@@ -370,7 +392,11 @@ export class AsyncTools {
     if (run.status === "completed") final = { jsonrpc: "2.0", id: run.id, result: run.outcome ?? {} };
     else {
       const error = (run.failure ?? new RpcError(ErrorCode.InternalError, "Async tool call failed")).toJSON();
-      final = { jsonrpc: "2.0", id: run.id, error: run.status === "cancelled" ? { ...error, data: { status: CANCELLED_STATUS } } : error };
+      final = {
+        jsonrpc: "2.0",
+        id: run.id,
+        error: run.status === "cancelled" ? { ...error, data: { status: CANCELLED_STATUS } } : error,
+      };
     }
     const seq = run.nextSeq++;
     this.write(() => shared.append(key, { seq, message: final }));
@@ -395,7 +421,8 @@ export class AsyncTools {
   private signalled(run: AsyncRun, signal: OwnerSignal): void {
     if (signal.type === "attach") {
       run.remoteJoins++;
-      if (typeof signal.keepAlive === "number") run.keepAlive = Math.max(run.keepAlive, Math.min(signal.keepAlive, this.maxKeepAlive));
+      if (typeof signal.keepAlive === "number")
+        run.keepAlive = Math.max(run.keepAlive, Math.min(signal.keepAlive, this.maxKeepAlive));
       if (run.keepTimer !== undefined && !run.done) {
         clearTimeout(run.keepTimer);
         run.keepTimer = undefined;
@@ -415,12 +442,19 @@ export class AsyncTools {
     run.settle("cancelled", undefined, new RpcError(ErrorCode.InvalidRequest, `Async tool call cancelled: ${reason}`));
     run.abort(new RequestCancelledError("tools/call", reason));
     for (const j of run.joined.values()) {
-      j.session.transmit({ jsonrpc: "2.0", method: CANCELLED_NOTIFICATION, params: { requestId: j.requestId, reason } }).catch(() => undefined);
+      j.session
+        .transmit({ jsonrpc: "2.0", method: CANCELLED_NOTIFICATION, params: { requestId: j.requestId, reason } })
+        .catch(() => undefined);
     }
     this.armKeepAlive(run);
   }
 
-  private attach(run: AsyncRun, session: Session, requestId: RequestId, progressToken: ProgressToken | undefined): void {
+  private attach(
+    run: AsyncRun,
+    session: Session,
+    requestId: RequestId,
+    progressToken: ProgressToken | undefined,
+  ): void {
     if (run.keepTimer !== undefined) {
       clearTimeout(run.keepTimer);
       run.keepTimer = undefined;

@@ -1,7 +1,14 @@
 // The durable-operation engine: operations that outlive their connection, held by store key and found by token.
 import { IdleWaiters } from "../idle-waiters.js";
 import { StableMap } from "../stable-map.js";
-import { isSharedStore, isSyncStore, type OperationStore, type OwnerSignal, type SharedOperationStore, type SyncOperationStore } from "../store/types.js";
+import {
+  isSharedStore,
+  isSyncStore,
+  type OperationStore,
+  type OwnerSignal,
+  type SharedOperationStore,
+  type SyncOperationStore,
+} from "../store/types.js";
 import { isPresentedToken, TokenScheme } from "./token.js";
 import { WriteOrder } from "./writes.js";
 

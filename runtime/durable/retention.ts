@@ -61,11 +61,14 @@ export class Retention<T extends Retainable> {
       this.sweeper = undefined;
       return;
     }
-    this.sweeper = setTimeout(() => {
-      const now = Date.now();
-      while (this.head < this.list.length && this.list[this.head]!.until <= now) this.dropOldest();
-      this.schedule();
-    }, Math.max(0, first.until - Date.now()));
+    this.sweeper = setTimeout(
+      () => {
+        const now = Date.now();
+        while (this.head < this.list.length && this.list[this.head]!.until <= now) this.dropOldest();
+        this.schedule();
+      },
+      Math.max(0, first.until - Date.now()),
+    );
     this.sweeper.unref?.();
   }
 }

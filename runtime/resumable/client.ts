@@ -5,7 +5,13 @@ import type { Transport } from "../transport.js";
 import type { RequestOptions } from "../peer.js";
 import type { SessionExtension } from "../session.js";
 import { ConnectionClosedError } from "../errors.js";
-import type { InboundOperation, OperationKeeper, OperationOutlet, OperationRegistry, OutboundOperation } from "../operations.js";
+import type {
+  InboundOperation,
+  OperationKeeper,
+  OperationOutlet,
+  OperationRegistry,
+  OutboundOperation,
+} from "../operations.js";
 import {
   GET_STATUS_REQUEST,
   LAST_SEQ_META_KEY,
@@ -122,7 +128,6 @@ function unreachable(error: unknown): boolean {
   return error.name !== "HttpStatusError" && error.name !== "SessionExpiredError" && !(error instanceof RpcError);
 }
 
-
 /** One per ClientSession that advertised resumableRequests or can reconnect. */
 export class ClientResumer {
   readonly stats = { policies: 0, resumes: 0, duplicatesDropped: 0, reconnects: 0, gaveUp: 0 };
@@ -150,7 +155,11 @@ export class ClientResumer {
 
   /** Requests the server made resumable that have not finished, with whether they wait for a resume. */
   pending(): { requestId: RequestId; method: string; disconnected: boolean }[] {
-    return this.parked().map((p) => ({ requestId: p.op.id, method: p.op.method, disconnected: p.lostAt !== undefined }));
+    return this.parked().map((p) => ({
+      requestId: p.op.id,
+      method: p.op.method,
+      disconnected: p.lostAt !== undefined,
+    }));
   }
 
   /** Resolves when the session is connected (at once, or after the reconnection under way). */
@@ -163,7 +172,8 @@ export class ClientResumer {
   /** requests/getStatus for a request of ours that the server made resumable. */
   getStatus(requestId: RequestId, options?: RequestOptions): Promise<JsonObject> {
     const parked = this.parkedFor(requestId);
-    if (parked === undefined) return Promise.reject(new Error(`No resumable request with id ${JSON.stringify(requestId)}`));
+    if (parked === undefined)
+      return Promise.reject(new Error(`No resumable request with id ${JSON.stringify(requestId)}`));
     return this.host.request(GET_STATUS_REQUEST, { requestId, resumeToken: parked.token }, options);
   }
 
@@ -191,7 +201,8 @@ export class ClientResumer {
     if ((typeof id !== "string" && typeof id !== "number") || typeof token !== "string") return;
     const op = this.host.operations.outbound.get(id);
     if (op === undefined || op.state !== "active" || op.keeper instanceof Parked) return;
-    const seconds = (v: unknown, fallback: number) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : fallback);
+    const seconds = (v: unknown, fallback: number) =>
+      typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : fallback;
     // As keeper it hears when the operation settles (released) and forgets it then.
     op.keeper = new Parked(this, op, token, seconds(params.minWait, 0), seconds(params.maxWait, this.defaultMaxWait));
     this.parkedCount++;
@@ -204,7 +215,12 @@ export class ClientResumer {
   accept(message: JsonObject): boolean {
     if (message.method === undefined) {
       const error = message.error;
-      if (!isObject(error) || error.code !== CONNECTION_LOST_CODE || !isObject(error.data) || !LOST_REASONS.has(error.data.reason as string)) {
+      if (
+        !isObject(error) ||
+        error.code !== CONNECTION_LOST_CODE ||
+        !isObject(error.data) ||
+        !LOST_REASONS.has(error.data.reason as string)
+      ) {
         return true;
       }
       const expired = error.data.reason === "session-expired";
@@ -251,7 +267,8 @@ export class ClientResumer {
     const host = this.host;
     const outlet: OperationOutlet = {
       send(message) {
-        if (message.jsonrpc === "2.0" && (message as { method?: unknown }).method === undefined) (parked.answers ??= new Map()).set(context.id, message);
+        if (message.jsonrpc === "2.0" && (message as { method?: unknown }).method === undefined)
+          (parked.answers ??= new Map()).set(context.id, message);
         host.transmit(message, context.id).catch(() => undefined);
       },
       request: (method, p, options) => host.request(method, p, options),
@@ -294,7 +311,8 @@ export class ClientResumer {
   transportLost(): boolean {
     if (this.stopped) return false;
     if (this.host.reconnectTransport === undefined) {
-      for (const parked of this.parked()) this.drop(parked, new ResumeFailedError(parked.op.id, "the connection closed and no reconnect is configured"));
+      for (const parked of this.parked())
+        this.drop(parked, new ResumeFailedError(parked.op.id, "the connection closed and no reconnect is configured"));
       return false;
     }
     this.transportGone = true;
@@ -351,7 +369,10 @@ export class ClientResumer {
     this.recovering = this.recover().finally(() => {
       this.recovering = undefined;
       if (this.host.isOpen) this.settleWaiters(undefined);
-      if (!this.stopped && (this.transportGone || this.needReinit || this.parked().some((p) => p.lostAt !== undefined))) {
+      if (
+        !this.stopped &&
+        (this.transportGone || this.needReinit || this.parked().some((p) => p.lostAt !== undefined))
+      ) {
         this.startRecovery();
       }
     });
@@ -416,7 +437,10 @@ export class ClientResumer {
     p.lostAgainAt = undefined;
     this.stats.resumes++;
     this.host.skipStreamResume(p.op.id);
-    const params: JsonObject = { resumeToken: p.token, _meta: { [LAST_SEQ_META_KEY]: p.lastSeq, [RESUME_ATTEMPT_META_KEY]: ++p.attempts } };
+    const params: JsonObject = {
+      resumeToken: p.token,
+      _meta: { [LAST_SEQ_META_KEY]: p.lastSeq, [RESUME_ATTEMPT_META_KEY]: ++p.attempts },
+    };
     try {
       await this.host.resendAs(p.op, RESUME_REQUEST, params);
     } catch (error) {

@@ -37,7 +37,10 @@ export const RESUMABLE_FAILED_CODE = DURABLE_FAILED_CODE;
 
 /** A request whose node stopped (its lease lapsed): resume and status say so instead of waiting forever. */
 export function nodeLostError(): RpcError {
-  return new RpcError(RESUMABLE_FAILED_CODE, "Resumable request failed: the node running this request stopped; the request failed");
+  return new RpcError(
+    RESUMABLE_FAILED_CODE,
+    "Resumable request failed: the node running this request stopped; the request failed",
+  );
 }
 
 /** The client could not resume within the policy's maxWait (or could not reconnect at all). */
@@ -57,7 +60,6 @@ export interface SeqStamp {
   ack?: true;
 }
 
-
 /** The stamp on a message (in params._meta or result._meta), or undefined. */
 export function readSeqStamp(message: JsonObject): SeqStamp | undefined {
   const holder = isObject(message.params) ? message.params : isObject(message.result) ? message.result : undefined;
@@ -76,10 +78,14 @@ export function readSeqStamp(message: JsonObject): SeqStamp | undefined {
 export function stampMessage(message: JsonRpcMessage, stamp: SeqStamp): JsonRpcMessage {
   const m = message as unknown as JsonObject;
   // Built field by field with a literal key: spreads with a computed key cost several times more per message.
-  if (m.result !== undefined) return { jsonrpc: "2.0", id: m.id, result: withStamp(m.result, stamp) } as unknown as JsonRpcMessage;
+  if (m.result !== undefined)
+    return { jsonrpc: "2.0", id: m.id, result: withStamp(m.result, stamp) } as unknown as JsonRpcMessage;
   if (m.method === undefined) return message; // error responses carry no _meta
   const params = withStamp(m.params, stamp);
-  const out = m.id === undefined ? { jsonrpc: "2.0", method: m.method, params } : { jsonrpc: "2.0", id: m.id, method: m.method, params };
+  const out =
+    m.id === undefined
+      ? { jsonrpc: "2.0", method: m.method, params }
+      : { jsonrpc: "2.0", id: m.id, method: m.method, params };
   return out as unknown as JsonRpcMessage;
 }
 

@@ -30,7 +30,12 @@ export class RemoteResumes {
 
   private async record(key: string, requestId: unknown, principal: string | undefined) {
     const stored = await this.shared.get(key);
-    if (stored === undefined || stored.kind !== "resumable" || stored.requestId !== requestId || stored.principal !== principal) {
+    if (
+      stored === undefined ||
+      stored.kind !== "resumable" ||
+      stored.requestId !== requestId ||
+      stored.principal !== principal
+    ) {
       throw unknownResumableError();
     }
     return stored;
@@ -41,7 +46,10 @@ export class RemoteResumes {
     this.manager.stats.statusChecks++;
     this.manager.stats.remoteStatusChecks++;
     // Resets the running node's maxWait clock, as a status check there would.
-    if (stored.node !== undefined && !stored.lost) void Promise.resolve(this.shared.signal(stored.node, key, { type: "touch" })).catch((e: unknown) => this.report(e));
+    if (stored.node !== undefined && !stored.lost)
+      void Promise.resolve(this.shared.signal(stored.node, key, { type: "touch" })).catch((e: unknown) =>
+        this.report(e),
+      );
     return {
       requestId: stored.requestId,
       status: stored.status,
@@ -55,7 +63,13 @@ export class RemoteResumes {
    * live until the final response, which answers the resume. The running node is told (attach, touches while
    * following, detach or delivered at the end) so it neither expires the request nor keeps it longer than needed.
    */
-  async resume(session: ServerSession, key: string, ack: number, attempt: number, context: RequestContext): Promise<JsonObject> {
+  async resume(
+    session: ServerSession,
+    key: string,
+    ack: number,
+    attempt: number,
+    context: RequestContext,
+  ): Promise<JsonObject> {
     const shared = this.shared;
     // The claim goes out with the read, on arrival: resumes are ordered by when they reached a node, not by how
     // long each took to look the request up.
@@ -71,13 +85,15 @@ export class RemoteResumes {
     const requestId = stored.requestId;
     const owner = stored.node;
     const tell = (signal: OwnerSignal) => {
-      if (owner !== undefined) void Promise.resolve(shared.signal(owner, key, { ...signal, epoch })).catch((e: unknown) => this.report(e));
+      if (owner !== undefined)
+        void Promise.resolve(shared.signal(owner, key, { ...signal, epoch })).catch((e: unknown) => this.report(e));
     };
     await shared.confirm(key, ack);
     const resumeOp = context as unknown as InboundOperation;
     // Its connection went while the store answered (the client may already be resuming elsewhere): no attach.
     if (resumeOp.signal.aborted) {
-      if (resumeOp.signal.reason instanceof RequestCancelledError) tell({ type: "cancel", reason: String(resumeOp.signal.reason.message) });
+      if (resumeOp.signal.reason instanceof RequestCancelledError)
+        tell({ type: "cancel", reason: String(resumeOp.signal.reason.message) });
       return {};
     }
     tell({ type: "attach", seq: ack });
@@ -100,7 +116,8 @@ export class RemoteResumes {
           this.acks.delete(key);
         }
         resumeOp.signal.removeEventListener("abort", onAbort);
-        for (const [id, op] of proxies) if (session.operations.outbound.get(id) === op) session.operations.outbound.delete(id);
+        for (const [id, op] of proxies)
+          if (session.operations.outbound.get(id) === op) session.operations.outbound.delete(id);
         after();
       };
       const stop = () => end(() => reject(new RpcError(RESUMABLE_FAILED_CODE, "Server shutting down")));
@@ -133,11 +150,13 @@ export class RemoteResumes {
             });
             return;
           }
-          if (m.id !== undefined) proxies.set(m.id as RequestId, this.answerProxy(session, m.id as RequestId, String(m.method), tell));
+          if (m.id !== undefined)
+            proxies.set(m.id as RequestId, this.answerProxy(session, m.id as RequestId, String(m.method), tell));
           this.manager.stats.replayed++;
           session.transmit(message, requestId).catch(() => undefined);
         },
-        lost: (reason) => end(() => reject(new RpcError(RESUMABLE_FAILED_CODE, `Resumable request failed: ${reason}`, { requestId }))),
+        lost: (reason) =>
+          end(() => reject(new RpcError(RESUMABLE_FAILED_CODE, `Resumable request failed: ${reason}`, { requestId }))),
       });
       unregister = this.following(stop);
       resumeOp.signal.addEventListener("abort", onAbort, { once: true });
@@ -145,7 +164,12 @@ export class RemoteResumes {
   }
 
   /** Stands in, on this node, for a server-to-client request another node made: the answer goes to that node. */
-  private answerProxy(session: ServerSession, id: RequestId, method: string, tell: (signal: OwnerSignal) => void): OutboundOperation {
+  private answerProxy(
+    session: ServerSession,
+    id: RequestId,
+    method: string,
+    tell: (signal: OwnerSignal) => void,
+  ): OutboundOperation {
     const op = new OutboundOperation(id, method);
     op.keeper = this.manager.inputKeeper;
     op.resolve = (result) => tell({ type: "answer", id, message: { jsonrpc: "2.0", id, result } });

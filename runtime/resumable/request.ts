@@ -60,7 +60,6 @@ export function clientResumable(slot: SessionSlot, session: ServerSession): bool
 /** Shared by every request that never asked the client anything: it is only read, never written. */
 export const NO_INPUT: Map<RequestId, PendingInput> = new Map();
 
-
 /** One resumable request. It is the outlet of the handler's operation: everything it sends comes here. */
 export class ResumableRequest implements OperationOutlet {
   nextSeq = 1;
@@ -182,7 +181,8 @@ export class ResumableRequest implements OperationOutlet {
   }
 
   request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
-    if (this.freed || this.status !== "processing") return Promise.reject(new RpcError(ErrorCode.InvalidRequest, "The request is no longer running"));
+    if (this.freed || this.status !== "processing")
+      return Promise.reject(new RpcError(ErrorCode.InvalidRequest, "The request is no longer running"));
     const session = this.attachment?.session ?? this.origin;
     const capability = requiredClientCapability(method);
     const clientCaps = (session as Partial<ServerSession>).clientCapabilities;

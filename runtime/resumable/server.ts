@@ -12,7 +12,13 @@ import { RequestCancelledError } from "../errors.js";
 import { SessionStateKey, type Session } from "../session.js";
 import type { ServerSession } from "../lifecycle.js";
 import { MemoryOperationStore } from "../store/memory.js";
-import { whenReady, type OperationStore, type SyncOperationStore, type OwnerSignal, type SharedOperationStore } from "../store/types.js";
+import {
+  whenReady,
+  type OperationStore,
+  type SyncOperationStore,
+  type OwnerSignal,
+  type SharedOperationStore,
+} from "../store/types.js";
 import {
   GET_STATUS_REQUEST,
   LAST_SEQ_META_KEY,
@@ -24,7 +30,19 @@ import {
   unknownResumableError,
 } from "./protocol.js";
 import { RemoteResumes } from "./remote.js";
-import { CLAIMS_PER_ATTEMPT, DEFAULT_MAX_WAIT, DeferredPromotions, clientResumable, ignore, PendingResumable, replyOf, passMarks, ResumableRequest, type Attachment, type SessionSlot } from "./request.js";
+import {
+  CLAIMS_PER_ATTEMPT,
+  DEFAULT_MAX_WAIT,
+  DeferredPromotions,
+  clientResumable,
+  ignore,
+  PendingResumable,
+  replyOf,
+  passMarks,
+  ResumableRequest,
+  type Attachment,
+  type SessionSlot,
+} from "./request.js";
 
 /** Seconds, as the notification carries them. */
 export interface ResumePolicy {
@@ -81,7 +99,6 @@ export interface ResumableServerOptions {
   onerror?: (error: Error) => void;
 }
 
-
 /** The client's number for this resume (see RESUME_ATTEMPT_META_KEY); 0 when it gives none. */
 function resumeAttempt(meta: JsonObject | undefined): number {
   const value = meta?.[RESUME_ATTEMPT_META_KEY];
@@ -121,7 +138,12 @@ export class ResumableRequests {
   /** The requests this node runs, by store key, with the store, tokens and write ordering. */
   private readonly engine: DurableEngine<ResumableRequest>;
   /** The state each installed session keeps for this manager. */
-  private readonly slotKey = new SessionStateKey<SessionSlot>("resumable", (session) => ({ count: 0, origin: { session }, caps: undefined, resumable: false }));
+  private readonly slotKey = new SessionStateKey<SessionSlot>("resumable", (session) => ({
+    count: 0,
+    origin: { session },
+    caps: undefined,
+    resumable: false,
+  }));
   /** The policy of requests that set none of their own, shared (read only). */
   private readonly defaultPolicy: ResumePolicy;
   private readonly retention: Retention<ResumableRequest>;
@@ -130,7 +152,17 @@ export class ResumableRequests {
   /** Policy-selected requests waiting for the end of their first macrotask (see PendingResumable). */
   private readonly deferred = new DeferredPromotions();
   /** Counters for tests and benchmarks: `selected` by the policy, `made` resumable, `answeredPlain` (deferPolicy) before that. */
-  readonly stats = { selected: 0, made: 0, answeredPlain: 0, resumed: 0, replayed: 0, expired: 0, statusChecks: 0, remoteResumes: 0, remoteStatusChecks: 0 };
+  readonly stats = {
+    selected: 0,
+    made: 0,
+    answeredPlain: 0,
+    resumed: 0,
+    replayed: 0,
+    expired: 0,
+    statusChecks: 0,
+    remoteResumes: 0,
+    remoteStatusChecks: 0,
+  };
   /** Set when the store is shared between nodes. */
   private readonly shared: SharedOperationStore | undefined;
 
@@ -143,7 +175,15 @@ export class ResumableRequests {
     this.store = this.engine.store;
     this.direct = this.engine.direct;
     this.shared = this.engine.shared;
-    this.remote = this.shared === undefined ? undefined : new RemoteResumes(this, this.shared, (error) => this.report(error), (end) => this.engine.following(end));
+    this.remote =
+      this.shared === undefined
+        ? undefined
+        : new RemoteResumes(
+            this,
+            this.shared,
+            (error) => this.report(error),
+            (end) => this.engine.following(end),
+          );
     this.minWait = options.minWait ?? 0;
     this.maxWait = options.maxWait ?? DEFAULT_MAX_WAIT;
     this.maxPerSession = options.maxPerSession ?? 100;
@@ -162,7 +202,9 @@ export class ResumableRequests {
    * What a transport serving these sessions needs to know (spread into the HTTP server's options): a resume carries
    * the id of the request it resumes, which may still be in flight there.
    */
-  readonly transportOptions: { readonly reusableIdMethods: readonly string[] } = { reusableIdMethods: [RESUME_REQUEST] };
+  readonly transportOptions: { readonly reusableIdMethods: readonly string[] } = {
+    reusableIdMethods: [RESUME_REQUEST],
+  };
 
   /** Resumable requests held (running, or finished and waiting to be collected). */
   get size(): number {
@@ -205,7 +247,8 @@ export class ResumableRequests {
       requestStarted,
       // A resume reuses the id of the request it resumes (while that one outlives its connection here), or of an
       // earlier resume of it that the new one supersedes.
-      mayReuseId: (method, existing) => method === RESUME_REQUEST && (existing.outlet !== undefined || existing.method === RESUME_REQUEST),
+      mayReuseId: (method, existing) =>
+        method === RESUME_REQUEST && (existing.outlet !== undefined || existing.method === RESUME_REQUEST),
     });
     session.onRequest(RESUME_REQUEST, (params, context) => this.resume(session, params, context));
     session.onRequest(GET_STATUS_REQUEST, (params, context) => this.getStatus(params, context));
@@ -228,19 +271,40 @@ export class ResumableRequests {
   }
 
   /** @internal Make the request resumable: the policy goes out now, before anything else of the request. */
-  promote(context: InboundOperation & RequestContext, session: ServerSession, policy: Partial<ResumePolicy> | undefined): ResumableRequest | undefined {
+  promote(
+    context: InboundOperation & RequestContext,
+    session: ServerSession,
+    policy: Partial<ResumePolicy> | undefined,
+  ): ResumableRequest | undefined {
     if (context.state !== "active" || !session.isOpen) return undefined;
     const slot = session.peekState(this.slotKey);
     if (slot === undefined || !clientResumable(slot, session) || slot.count >= this.maxPerSession) return undefined;
     const full: ResumePolicy =
-      policy === undefined ? this.defaultPolicy : { minWait: policy.minWait ?? this.minWait, maxWait: policy.maxWait ?? this.maxWait };
+      policy === undefined
+        ? this.defaultPolicy
+        : { minWait: policy.minWait ?? this.minWait, maxWait: policy.maxWait ?? this.maxWait };
     const token = mintToken();
     const key = this.engine.tokens.keyOf(token);
-    const request = new ResumableRequest(this, key, context, session, context.principal ?? undefined, full, this.engine.tokens.kept(token), slot.origin);
+    const request = new ResumableRequest(
+      this,
+      key,
+      context,
+      session,
+      context.principal ?? undefined,
+      full,
+      this.engine.tokens.kept(token),
+      slot.origin,
+    );
     slot.count++;
     this.engine.add(request);
     this.stats.made++;
-    const record = { kind: "resumable" as const, requestId: context.id, status: "processing" as const, pendingInput: 0, keepFor: full.maxWait };
+    const record = {
+      kind: "resumable" as const,
+      requestId: context.id,
+      status: "processing" as const,
+      pendingInput: 0,
+      keepFor: full.maxWait,
+    };
     if (request.principal !== undefined) (record as { principal?: string }).principal = request.principal;
     if (this.shared !== undefined) (record as { node?: string }).node = this.shared.nodeId;
     if (this.direct !== undefined) request.entry = this.direct.open(key, record);
@@ -249,7 +313,12 @@ export class ResumableRequests {
     const reply = replyOf(context);
     if (reply !== undefined) this.watchLink(request, request.attachment!, reply);
     // The policy goes out before anything else of the request, and is not itself queued: without it there is no resume.
-    const params: JsonObject = { requestId: context.id, resumeToken: token, minWait: full.minWait, maxWait: full.maxWait };
+    const params: JsonObject = {
+      requestId: context.id,
+      resumeToken: token,
+      minWait: full.minWait,
+      maxWait: full.maxWait,
+    };
     const sent = session.transmit({ jsonrpc: "2.0", method: RESUME_POLICY_NOTIFICATION, params }, context.id);
     if (sent !== SENT) sent.catch(ignore);
     return request;
@@ -264,9 +333,14 @@ export class ResumableRequests {
     return request;
   }
 
-  private resume(session: ServerSession, params: JsonObject | undefined, context: RequestContext): Promise<JsonObject> | JsonObject {
+  private resume(
+    session: ServerSession,
+    params: JsonObject | undefined,
+    context: RequestContext,
+  ): Promise<JsonObject> | JsonObject {
     const meta = isObject(params?._meta) ? params._meta : undefined;
-    const ack = meta !== undefined && typeof meta[LAST_SEQ_META_KEY] === "number" ? (meta[LAST_SEQ_META_KEY] as number) : 0;
+    const ack =
+      meta !== undefined && typeof meta[LAST_SEQ_META_KEY] === "number" ? (meta[LAST_SEQ_META_KEY] as number) : 0;
     const attempt = resumeAttempt(meta);
     const remoteKey = this.remoteKey(params?.resumeToken);
     if (remoteKey !== undefined) return this.remote!.resume(session, remoteKey, ack, attempt, context);
@@ -313,7 +387,12 @@ export class ResumableRequests {
     else this.armExpiry(request);
   }
 
-  private attachResume(session: ServerSession, request: ResumableRequest, ack: number, context: RequestContext): Promise<JsonObject> {
+  private attachResume(
+    session: ServerSession,
+    request: ResumableRequest,
+    ack: number,
+    context: RequestContext,
+  ): Promise<JsonObject> {
     this.takeOver(request);
     this.clearExpiry(request);
     const resumeOp = context as unknown as InboundOperation;
@@ -348,46 +427,49 @@ export class ResumableRequests {
     const store = this.store;
     const key = request.key;
     // Replay after earlier appends have landed, in order; then live delivery resumes through `attachment`.
-    return Promise.resolve(this.chain(request, () =>
-      whenReady(store.confirm(key, ack), () =>
-        whenReady(store.readAfter(key, ack), (queued) => {
-          if (request.attachment !== attachment) return;
-          // Unanswered server-to-client requests go again even when confirmed: the answer may be what got lost.
-          for (const pending of request.input.values()) {
-            if (pending.seq <= ack) session.transmit(pending.message, request.requestId).catch(() => undefined);
-          }
-          let sent = 0;
-          let last = ack;
-          let finalSeq = 0;
-          for (const item of queued) {
-            last = item.seq;
-            if (item.message === request.final || (item.message as unknown as JsonObject).method === undefined) {
-              finalSeq = item.seq;
-              continue;
+    return Promise.resolve(
+      this.chain(request, () =>
+        whenReady(store.confirm(key, ack), () =>
+          whenReady(store.readAfter(key, ack), (queued) => {
+            if (request.attachment !== attachment) return;
+            // Unanswered server-to-client requests go again even when confirmed: the answer may be what got lost.
+            for (const pending of request.input.values()) {
+              if (pending.seq <= ack) session.transmit(pending.message, request.requestId).catch(() => undefined);
             }
-            session.transmit(item.message, request.requestId).catch(() => undefined);
-            sent++;
-          }
-          this.stats.replayed += sent;
-          if (last > request.sentSeq) request.sentSeq = last;
-          // What is still queued is exactly what was not confirmed (the final response aside, as in send).
-          let unconfirmed = 0;
-          for (const item of queued) if (item.seq !== finalSeq) unconfirmed += JSON.stringify(item.message).length;
-          request.confirmedBytes = request.totalBytes - unconfirmed;
-          if (ack > request.confirmedSeq) request.confirmedSeq = ack;
-          passMarks(request, ack);
-          const held = attachment.held ?? [];
-          attachment.held = undefined;
-          let finalDone = false;
-          for (const item of held) {
-            if (item.seq <= last) continue;
-            if (item.message === request.final) finalDone = true;
-            request.deliver(item.message, item.seq);
-          }
-          if (request.final !== undefined && !finalDone) request.deliver(request.final, finalSeq > 0 ? finalSeq : request.nextSeq - 1);
-        }),
+            let sent = 0;
+            let last = ack;
+            let finalSeq = 0;
+            for (const item of queued) {
+              last = item.seq;
+              if (item.message === request.final || (item.message as unknown as JsonObject).method === undefined) {
+                finalSeq = item.seq;
+                continue;
+              }
+              session.transmit(item.message, request.requestId).catch(() => undefined);
+              sent++;
+            }
+            this.stats.replayed += sent;
+            if (last > request.sentSeq) request.sentSeq = last;
+            // What is still queued is exactly what was not confirmed (the final response aside, as in send).
+            let unconfirmed = 0;
+            for (const item of queued) if (item.seq !== finalSeq) unconfirmed += JSON.stringify(item.message).length;
+            request.confirmedBytes = request.totalBytes - unconfirmed;
+            if (ack > request.confirmedSeq) request.confirmedSeq = ack;
+            passMarks(request, ack);
+            const held = attachment.held ?? [];
+            attachment.held = undefined;
+            let finalDone = false;
+            for (const item of held) {
+              if (item.seq <= last) continue;
+              if (item.message === request.final) finalDone = true;
+              request.deliver(item.message, item.seq);
+            }
+            if (request.final !== undefined && !finalDone)
+              request.deliver(request.final, finalSeq > 0 ? finalSeq : request.nextSeq - 1);
+          }),
+        ),
       ),
-    )).then(() => answered);
+    ).then(() => answered);
   }
 
   /**
@@ -405,7 +487,8 @@ export class ResumableRequests {
     const request = this.engine.get(key);
     if (request === undefined) {
       const remote = this.remote?.acks.get(key);
-      if (remote !== undefined && remote.session === session && remote.requestId === requestId) remote.tell({ type: "confirm", seq });
+      if (remote !== undefined && remote.session === session && remote.requestId === requestId)
+        remote.tell({ type: "confirm", seq });
       return;
     }
     if (request.freed || request.requestId !== requestId || request.attachment?.session !== session) return;
@@ -473,7 +556,10 @@ export class ResumableRequests {
         if (typeof signal.seq === "number") request.confirmUpTo(signal.seq);
         break;
       case "cancel":
-        this.cancel(request, new RequestCancelledError(request.context.method, signal.reason ?? "cancelled on another node"));
+        this.cancel(
+          request,
+          new RequestCancelledError(request.context.method, signal.reason ?? "cancelled on another node"),
+        );
         break;
       case "answer": {
         const pending = signal.id === undefined ? undefined : request.input.get(signal.id);
@@ -532,7 +618,8 @@ export class ResumableRequests {
     const error = new RpcError(RESUMABLE_FAILED_CODE, "Resumable request expired (no resume within maxWait)");
     // Still attached to a reply path without a connection (HTTP): the error is its response there, which ends that
     // path in the transport (and is what a client coming back on it reads).
-    if (request.attachment !== undefined && request.final === undefined) request.send({ jsonrpc: "2.0", id: request.requestId, error: error.toJSON() });
+    if (request.attachment !== undefined && request.final === undefined)
+      request.send({ jsonrpc: "2.0", id: request.requestId, error: error.toJSON() });
     this.cancel(request, error);
   }
 
@@ -569,7 +656,8 @@ export class ResumableRequests {
     if (attachment !== undefined && request.final === undefined) request.endResume(attachment);
     if (request.input.size > 0) {
       if (attachment !== undefined) request.unregisterInput(attachment.session);
-      for (const { op } of request.input.values()) op.reject(new RequestCancelledError(op.method, "the resumable request ended"));
+      for (const { op } of request.input.values())
+        op.reject(new RequestCancelledError(op.method, "the resumable request ended"));
       request.input.clear();
     }
     this.finished(request);
@@ -585,7 +673,8 @@ export class ResumableRequests {
   close(): void {
     this.engine.close();
     this.retention.clear();
-    for (const request of this.engine.values()) this.cancel(request, new RpcError(RESUMABLE_FAILED_CODE, "Server shutting down"));
+    for (const request of this.engine.values())
+      this.cancel(request, new RpcError(RESUMABLE_FAILED_CODE, "Server shutting down"));
   }
 
   private report(error: unknown): void {

@@ -2,7 +2,15 @@
 import { randomBytes } from "node:crypto";
 import { Redis, type RedisOptions } from "ioredis";
 import type { JsonRpcMessage, RequestId } from "../jsonrpc.js";
-import type { FollowEvents, Following, OwnerSignal, QueuedMessage, SharedOperationStore, StoredOperation, StoredStatus } from "./types.js";
+import type {
+  FollowEvents,
+  Following,
+  OwnerSignal,
+  QueuedMessage,
+  SharedOperationStore,
+  StoredOperation,
+  StoredStatus,
+} from "./types.js";
 
 export interface RedisOperationStoreOptions {
   /** redis://host:port/db; ignored when `client` is given. Default: ioredis' default (127.0.0.1:6379). */
@@ -96,7 +104,9 @@ export class RedisOperationStore implements SharedOperationStore {
     this.keepForMs = (options.keepFor ?? 600) * 1000;
     this.renewMs = options.renewMs ?? 60_000;
     this.onerror = options.onerror;
-    const base = options.client ?? (options.url !== undefined ? new Redis(options.url, options.redis ?? {}) : new Redis(options.redis ?? {}));
+    const base =
+      options.client ??
+      (options.url !== undefined ? new Redis(options.url, options.redis ?? {}) : new Redis(options.redis ?? {}));
     this.ownsClient = options.client === undefined;
     this.redis = base as RedisWithAppend;
     this.redis.defineCommand("mcpgenAppend", { numberOfKeys: 2, lua: APPEND_SCRIPT });
@@ -180,7 +190,13 @@ export class RedisOperationStore implements SharedOperationStore {
 
   async append(key: string, item: QueuedMessage): Promise<void> {
     const ttl = (this.owned.get(key) ?? this.keepForMs) + 2 * this.renewMs;
-    await this.redis.mcpgenAppend(this.queueKey(key), this.wakeChannel(key), item.seq, JSON.stringify(item.message), ttl);
+    await this.redis.mcpgenAppend(
+      this.queueKey(key),
+      this.wakeChannel(key),
+      item.seq,
+      JSON.stringify(item.message),
+      ttl,
+    );
   }
 
   async readAfter(key: string, afterSeq: number): Promise<QueuedMessage[]> {
@@ -255,7 +271,9 @@ export class RedisOperationStore implements SharedOperationStore {
 
   onSignal(listener: (key: string, signal: OwnerSignal) => void): () => void {
     this.signalListeners.add(listener);
-    this.signalSubscription ??= this.sub.subscribe(this.nodeChannel(this.nodeId)).catch((error: unknown) => this.report(error));
+    this.signalSubscription ??= this.sub
+      .subscribe(this.nodeChannel(this.nodeId))
+      .catch((error: unknown) => this.report(error));
     return () => this.signalListeners.delete(listener);
   }
 
@@ -359,7 +377,8 @@ export class RedisOperationStore implements SharedOperationStore {
     if (set === undefined || !set.delete(follower) || set.size > 0) return;
     this.followers.delete(follower.key);
     this.subscribed.delete(follower.key);
-    if (!this.closed) this.sub.unsubscribe(this.wakeChannel(follower.key)).catch((error: unknown) => this.report(error));
+    if (!this.closed)
+      this.sub.unsubscribe(this.wakeChannel(follower.key)).catch((error: unknown) => this.report(error));
     if (this.followers.size === 0 && this.watchTimer !== undefined) {
       clearInterval(this.watchTimer);
       this.watchTimer = undefined;
@@ -385,7 +404,7 @@ export class RedisOperationStore implements SharedOperationStore {
       for (let i = 0; i < keys.length; i++) {
         const set = this.followers.get(keys[i]);
         if (set === undefined) continue;
-        const [status, node] = ((replies[i]?.[1] ?? [null, null]) as (string | null)[]);
+        const [status, node] = (replies[i]?.[1] ?? [null, null]) as (string | null)[];
         const gone = status === null;
         const lost = gone || (status === "processing" && node !== null && nodes.get(node) === false);
         for (const follower of [...set]) {
@@ -420,7 +439,8 @@ export class RedisOperationStore implements SharedOperationStore {
       } catch {
         return;
       }
-      if (typeof parsed !== "object" || parsed === null || typeof (parsed as { key?: unknown }).key !== "string") return;
+      if (typeof parsed !== "object" || parsed === null || typeof (parsed as { key?: unknown }).key !== "string")
+        return;
       const { key, ...signal } = parsed as { key: string } & OwnerSignal;
       for (const listener of [...this.signalListeners]) listener(key, signal);
     }

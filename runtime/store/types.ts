@@ -163,7 +163,10 @@ export function isSyncStore(store: OperationStore): store is SyncOperationStore 
 }
 
 export function isSharedStore(store: OperationStore): store is SharedOperationStore {
-  return typeof (store as Partial<SharedOperationStore>).follow === "function" && typeof (store as Partial<SharedOperationStore>).nodeId === "string";
+  return (
+    typeof (store as Partial<SharedOperationStore>).follow === "function" &&
+    typeof (store as Partial<SharedOperationStore>).nodeId === "string"
+  );
 }
 
 /** Calls `next` with the value, at once when it is not a promise (keeps the in-memory path synchronous). */

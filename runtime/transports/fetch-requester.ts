@@ -77,10 +77,17 @@ class FetchResponse implements WireResponse {
  * Requests through `fetchImpl`, by default the platform's own fetch, looked up per request so that a fetch
  * installed after the transport was made (a polyfill, an instrumented one) still applies.
  */
-export function fetchRequester(fetchImpl: typeof fetch = (input, init) => globalThis.fetch(input, init)): WireRequester {
+export function fetchRequester(
+  fetchImpl: typeof fetch = (input, init) => globalThis.fetch(input, init),
+): WireRequester {
   return {
     async send(url, request) {
-      const response = await fetchImpl(url, { method: request.method, headers: request.headers, body: request.body, signal: request.signal });
+      const response = await fetchImpl(url, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        signal: request.signal,
+      });
       return new FetchResponse(response);
     },
     close() {},

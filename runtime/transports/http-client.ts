@@ -1,7 +1,15 @@
 // Streamable HTTP client transport: POST per message, JSON or SSE replies, standalone GET, resumption, expiry.
 import type { JsonRpcErrorResponse, JsonRpcMessage, RequestId } from "../jsonrpc.js";
 import type { InboundInfo, SendOptions, Transport } from "../transport.js";
-import { LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER, classifyMessage, mediaTypeOf, requestKey, responseId } from "./http-wire.js";
+import {
+  LAST_EVENT_ID_HEADER,
+  PROTOCOL_VERSION_HEADER,
+  SESSION_HEADER,
+  classifyMessage,
+  mediaTypeOf,
+  requestKey,
+  responseId,
+} from "./http-wire.js";
 import { SseDecoder } from "./sse.js";
 import { nodeBuiltin } from "../node-builtin.js";
 import { fetchRequester, type WireRequest, type WireRequester, type WireResponse } from "./fetch-requester.js";
@@ -10,8 +18,6 @@ import { limitOption } from "../limits.js";
 import { CONNECTION_LOST_CODE, HttpStatusError, SessionExpiredError, StreamLostError } from "./http-client-errors.js";
 
 export { CONNECTION_LOST_CODE, HttpStatusError, SessionExpiredError, StreamLostError } from "./http-client-errors.js";
-
-
 
 /** A 401 or 403 reply, as the transport hands it to its {@link HttpAuthorizer}. */
 export interface HttpAuthChallenge {
@@ -157,10 +163,17 @@ export class StreamableHttpClientTransport implements Transport {
   constructor(options: StreamableHttpClientOptions) {
     this.options = options;
     this.url = new URL(options.url);
-    this.http = options.fetch ? fetchRequester(options.fetch) : platformRequester({ idleSocketTimeoutMs: options.idleSocketTimeoutMs });
+    this.http = options.fetch
+      ? fetchRequester(options.fetch)
+      : platformRequester({ idleSocketTimeoutMs: options.idleSocketTimeoutMs });
     this._sessionId = options.sessionId;
     this._protocolVersion = options.protocolVersion;
-    this.authRetries = limitOption("authorization.maxRetries", options.authorization?.maxRetries, DEFAULT_AUTHORIZATION_RETRIES, 100);
+    this.authRetries = limitOption(
+      "authorization.maxRetries",
+      options.authorization?.maxRetries,
+      DEFAULT_AUTHORIZATION_RETRIES,
+      100,
+    );
   }
 
   get sessionId(): string | undefined {
@@ -244,7 +257,12 @@ export class StreamableHttpClientTransport implements Transport {
     }
     await response.discard();
     if (key !== undefined) this.unanswerable(key);
-    throw new HttpStatusError(response.status, "", `unexpected content type ${JSON.stringify(type)} for a request`, response.headers());
+    throw new HttpStatusError(
+      response.status,
+      "",
+      `unexpected content type ${JSON.stringify(type)} for a request`,
+      response.headers(),
+    );
   }
 
   /**
@@ -339,7 +357,8 @@ export class StreamableHttpClientTransport implements Transport {
   // ---- internals ----
 
   private async headers(): Promise<Record<string, string>> {
-    const extra = typeof this.options.headers === "function" ? await this.options.headers() : this.options.headers ?? {};
+    const extra =
+      typeof this.options.headers === "function" ? await this.options.headers() : (this.options.headers ?? {});
     const out: Record<string, string> = { ...extra };
     if (this._sessionId !== undefined) out[SESSION_HEADER] = this._sessionId;
     if (this._protocolVersion !== undefined) out[PROTOCOL_VERSION_HEADER] = this._protocolVersion;
@@ -366,8 +385,20 @@ export class StreamableHttpClientTransport implements Transport {
         headers.authorization = authorization;
       }
       const response = await this.http.send(this.url, { ...request, headers });
-      if (authorizer === undefined || (response.status !== 401 && response.status !== 403) || attempt > this.authRetries) return response;
-      const challenge: HttpAuthChallenge = { status: response.status, headers: response.headers(), url: this.url, method: request.method, authorization, attempt };
+      if (
+        authorizer === undefined ||
+        (response.status !== 401 && response.status !== 403) ||
+        attempt > this.authRetries
+      )
+        return response;
+      const challenge: HttpAuthChallenge = {
+        status: response.status,
+        headers: response.headers(),
+        url: this.url,
+        method: request.method,
+        authorization,
+        attempt,
+      };
       let retry: boolean;
       try {
         retry = await authorizer.challenge(challenge);
@@ -394,7 +425,11 @@ export class StreamableHttpClientTransport implements Transport {
         response = undefined;
       }
       // The response may also have come another way (e.g. on the standalone stream): then there is nothing to resume.
-      if (ctx.signal.aborted || (ctx.requestId !== undefined && (ctx.gotResponse || !this.inflight.has(requestKey(ctx.requestId))))) return;
+      if (
+        ctx.signal.aborted ||
+        (ctx.requestId !== undefined && (ctx.gotResponse || !this.inflight.has(requestKey(ctx.requestId))))
+      )
+        return;
       if (ctx.requestId !== undefined && this.recoveredAbove.has(requestKey(ctx.requestId))) {
         return this.streamFailed(ctx, "the SSE stream ended; the request is resumed by the session");
       }
@@ -403,7 +438,8 @@ export class StreamableHttpClientTransport implements Transport {
           return this.streamFailed(ctx, "the SSE stream ended before any event id; it cannot be resumed");
         }
         failures++;
-        if (failures > maxAttempts) return this.streamFailed(ctx, `could not resume the SSE stream after ${maxAttempts} attempts`);
+        if (failures > maxAttempts)
+          return this.streamFailed(ctx, `could not resume the SSE stream after ${maxAttempts} attempts`);
         await sleep(this.retryDelay(failures, ctx.retryMs), ctx.signal);
         if (ctx.signal.aborted) return;
       }
@@ -526,7 +562,8 @@ export class StreamableHttpClientTransport implements Transport {
       const key = requestKey(ctx.requestId);
       // Handed back to the layer above, which marks it again if it resumes the request on this transport.
       const above = this.recoveredAbove.delete(key);
-      if (this.inflight.delete(key)) this.onmessage?.(lostResponse(ctx.requestId, reason, "stream-lost", ctx.retryMs), this.info());
+      if (this.inflight.delete(key))
+        this.onmessage?.(lostResponse(ctx.requestId, reason, "stream-lost", ctx.retryMs), this.info());
       // Expected, and handled above: not an error worth reporting.
       if (above) return;
     }
@@ -561,7 +598,12 @@ async function statusError(response: WireResponse): Promise<HttpStatusError> {
   return new HttpStatusError(response.status, text, undefined, response.headers());
 }
 
-function lostResponse(id: RequestId, message: string, reason: "stream-lost" | "session-expired", retryMs?: number): JsonRpcErrorResponse {
+function lostResponse(
+  id: RequestId,
+  message: string,
+  reason: "stream-lost" | "session-expired",
+  retryMs?: number,
+): JsonRpcErrorResponse {
   const data = retryMs === undefined ? { reason } : { reason, retryMs };
   return { jsonrpc: "2.0", id, error: { code: CONNECTION_LOST_CODE, message, data } };
 }

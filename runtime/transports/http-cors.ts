@@ -20,7 +20,14 @@ export interface CorsOptions {
 export const DEFAULT_CORS_MAX_AGE_SECONDS = 600;
 
 /** What the client transport sends: MCP's own headers, content negotiation, and a bearer token. */
-const MCP_REQUEST_HEADERS = [SESSION_HEADER, PROTOCOL_VERSION_HEADER, LAST_EVENT_ID_HEADER, "content-type", "authorization", "accept"];
+const MCP_REQUEST_HEADERS = [
+  SESSION_HEADER,
+  PROTOCOL_VERSION_HEADER,
+  LAST_EVENT_ID_HEADER,
+  "content-type",
+  "authorization",
+  "accept",
+];
 /**
  * Response headers a page may read beyond the CORS-safelisted ones: the session id an initialize issues, and the
  * challenge of a 401/403 (an OAuth client in a page needs its resource_metadata and scope).
@@ -38,10 +45,18 @@ export class CorsPolicy {
     options: CorsOptions,
     private readonly methods: string,
   ) {
-    if (!Array.isArray(options.allowedOrigins) || options.allowedOrigins.some((o) => typeof o !== "string" || o.trim() === "" || o.includes("*"))) {
+    if (
+      !Array.isArray(options.allowedOrigins) ||
+      options.allowedOrigins.some((o) => typeof o !== "string" || o.trim() === "" || o.includes("*"))
+    ) {
       throw new TypeError("cors.allowedOrigins must be a list of origins or hostnames (no wildcards)");
     }
-    const maxAge = limitOption("cors.maxAgeSeconds", options.maxAgeSeconds, DEFAULT_CORS_MAX_AGE_SECONDS, Number.MAX_SAFE_INTEGER);
+    const maxAge = limitOption(
+      "cors.maxAgeSeconds",
+      options.maxAgeSeconds,
+      DEFAULT_CORS_MAX_AGE_SECONDS,
+      Number.MAX_SAFE_INTEGER,
+    );
     const extra = options.allowedHeaders ?? [];
     if (!Array.isArray(extra) || extra.some((h) => typeof h !== "string" || !/^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(h))) {
       throw new TypeError("cors.allowedHeaders must be a list of header names");
@@ -58,12 +73,18 @@ export class CorsPolicy {
 
   /** A browser's preflight: OPTIONS announcing the method it is about to send. */
   static isPreflight(method: string, headers: HeaderRecord): boolean {
-    return method === "OPTIONS" && headers["origin"] !== undefined && headers["access-control-request-method"] !== undefined;
+    return (
+      method === "OPTIONS" && headers["origin"] !== undefined && headers["access-control-request-method"] !== undefined
+    );
   }
 
   /** The headers of every response to a request from an allowed origin. */
   responseHeaders(origin: string): Record<string, string> {
-    return { "access-control-allow-origin": origin, "access-control-expose-headers": EXPOSED_HEADERS.join(", "), vary: "origin" };
+    return {
+      "access-control-allow-origin": origin,
+      "access-control-expose-headers": EXPOSED_HEADERS.join(", "),
+      vary: "origin",
+    };
   }
 
   /** The headers of a 204 answering an allowed origin's preflight. */
@@ -76,7 +97,8 @@ export class CorsPolicy {
       vary: "origin, access-control-request-method, access-control-request-headers",
     };
     // Chromium asks before a public page reaches a private or loopback address; the origin was named, so yes.
-    if (headers["access-control-request-private-network"] === "true") out["access-control-allow-private-network"] = "true";
+    if (headers["access-control-request-private-network"] === "true")
+      out["access-control-allow-private-network"] = "true";
     return out;
   }
 }

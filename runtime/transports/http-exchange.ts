@@ -127,7 +127,9 @@ export function nodeExchange(req: IncomingMessage, res: ServerResponse): HttpExc
       // Behind a body-parsing middleware (express.json() and the like) the stream is already drained.
       const parsed = (req as { body?: unknown }).body;
       if (parsed !== undefined && req.readableEnded) {
-        const bytes = Buffer.isBuffer(parsed) ? parsed : Buffer.from(typeof parsed === "string" ? parsed : JSON.stringify(parsed));
+        const bytes = Buffer.isBuffer(parsed)
+          ? parsed
+          : Buffer.from(typeof parsed === "string" ? parsed : JSON.stringify(parsed));
         return Promise.resolve(bytes.length > limit ? "too-large" : bytes);
       }
       return new Promise((resolve, reject) => {
@@ -161,7 +163,12 @@ export function nodeExchange(req: IncomingMessage, res: ServerResponse): HttpExc
     respond(status, responseHeaders, body) {
       if (responded) return;
       responded = true;
-      res.writeHead(status, body === undefined ? responseHeaders : { ...responseHeaders, "content-length": String(Buffer.byteLength(body)) });
+      res.writeHead(
+        status,
+        body === undefined
+          ? responseHeaders
+          : { ...responseHeaders, "content-length": String(Buffer.byteLength(body)) },
+      );
       res.end(body);
     },
     openStream(status, responseHeaders) {
@@ -192,7 +199,10 @@ export function nodeExchange(req: IncomingMessage, res: ServerResponse): HttpExc
  * Wraps a fetch Request; `response` settles when the server logic responds or starts a stream. `localAddress`
  * is the address the adapter accepted the request on, when it knows it.
  */
-export function webExchange(request: Request, localAddress?: string): { exchange: HttpExchange; response: Promise<Response> } {
+export function webExchange(
+  request: Request,
+  localAddress?: string,
+): { exchange: HttpExchange; response: Promise<Response> } {
   const headers: Record<string, string | undefined> = {};
   request.headers.forEach((value, name) => {
     headers[name.toLowerCase()] = value;

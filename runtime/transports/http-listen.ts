@@ -27,11 +27,14 @@ export const DEFAULT_HTTP_SERVER_TIMEOUTS: Readonly<Required<HttpServerTimeouts>
 
 function resolveTimeouts(timeouts: HttpServerTimeouts): Required<HttpServerTimeouts> {
   const out = { ...DEFAULT_HTTP_SERVER_TIMEOUTS };
-  for (const key of Object.keys(out) as (keyof HttpServerTimeouts)[]) out[key] = limitOption(key, timeouts[key], out[key], MAX_TIMER_MS);
+  for (const key of Object.keys(out) as (keyof HttpServerTimeouts)[])
+    out[key] = limitOption(key, timeouts[key], out[key], MAX_TIMER_MS);
   if (out.timeoutCheckIntervalMs === 0) throw new RangeError("timeoutCheckIntervalMs must be at least 1 ms");
   // Node refuses this pairing: the headers are part of the request.
   if (out.requestTimeoutMs > 0 && out.headersTimeoutMs > out.requestTimeoutMs) {
-    throw new RangeError(`headersTimeoutMs (${out.headersTimeoutMs}) must not exceed requestTimeoutMs (${out.requestTimeoutMs})`);
+    throw new RangeError(
+      `headersTimeoutMs (${out.headersTimeoutMs}) must not exceed requestTimeoutMs (${out.requestTimeoutMs})`,
+    );
   }
   return out;
 }
@@ -43,7 +46,11 @@ function resolveTimeouts(timeouts: HttpServerTimeouts): Required<HttpServerTimeo
 export function createHttpServer(listener: RequestListener, timeouts: HttpServerTimeouts = {}): Server {
   const t = resolveTimeouts(timeouts);
   const server = createServer(
-    { headersTimeout: t.headersTimeoutMs, requestTimeout: t.requestTimeoutMs, connectionsCheckingInterval: t.timeoutCheckIntervalMs },
+    {
+      headersTimeout: t.headersTimeoutMs,
+      requestTimeout: t.requestTimeoutMs,
+      connectionsCheckingInterval: t.timeoutCheckIntervalMs,
+    },
     listener,
   );
   // A property rather than an option: not every Node 20 release reads it from the options.
@@ -69,7 +76,10 @@ export interface ListeningHttpServer {
 }
 
 /** Creates a server with createHttpServer and listens; rejects when the port cannot be bound. */
-export async function listenHttp(listener: RequestListener, options: ListenHttpOptions = {}): Promise<ListeningHttpServer> {
+export async function listenHttp(
+  listener: RequestListener,
+  options: ListenHttpOptions = {},
+): Promise<ListeningHttpServer> {
   const { port = 0, host = "127.0.0.1", ...timeouts } = options;
   const server = createHttpServer(listener, timeouts);
   await new Promise<void>((resolve, reject) => {

@@ -109,8 +109,14 @@ const STALE_SOCKET_CODES = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED"]);
 export function nodeRequester(options: NodeRequesterOptions = {}): WireRequester {
   const http = nodeBuiltin("node:http");
   const https = nodeBuiltin("node:https");
-  if (!http || !https) throw new Error("the node:http requester needs Node's http and https modules (Node 20.16 or later)");
-  const idle = limitOption("idleSocketTimeoutMs", options.idleSocketTimeoutMs, DEFAULT_IDLE_SOCKET_TIMEOUT_MS, MAX_TIMER_MS);
+  if (!http || !https)
+    throw new Error("the node:http requester needs Node's http and https modules (Node 20.16 or later)");
+  const idle = limitOption(
+    "idleSocketTimeoutMs",
+    options.idleSocketTimeoutMs,
+    DEFAULT_IDLE_SOCKET_TIMEOUT_MS,
+    MAX_TIMER_MS,
+  );
   // The agent's timeout closes a connection idle in the pool; on one in use it only emits an event nobody acts on.
   const agentOptions = idle > 0 ? { keepAlive: true, timeout: idle } : { keepAlive: true };
   const httpAgent = new http.Agent(agentOptions);
@@ -131,11 +137,15 @@ export function nodeRequester(options: NodeRequesterOptions = {}): WireRequester
           // agent false: a connection of its own, which cannot be a stale one from the pool.
           const agent = fresh ? false : secure ? httpsAgent : httpAgent;
           let settled = false;
-          const req = (secure ? https.request : http.request)(url, { method: request.method, headers, agent }, (res) => {
-            settled = true;
-            res.once("close", release);
-            resolve(new NodeResponse(res));
-          });
+          const req = (secure ? https.request : http.request)(
+            url,
+            { method: request.method, headers, agent },
+            (res) => {
+              settled = true;
+              res.once("close", release);
+              resolve(new NodeResponse(res));
+            },
+          );
           let readBefore = 0;
           req.once("socket", (socket) => (readBefore = socket.bytesRead));
           signal?.addEventListener("abort", onAbort, { once: true });
@@ -147,7 +157,13 @@ export function nodeRequester(options: NodeRequesterOptions = {}): WireRequester
             settled = true;
             const socket = req.socket;
             const untouched = socket === null || socket.bytesRead === readBefore;
-            if (!fresh && req.reusedSocket && untouched && !signal?.aborted && STALE_SOCKET_CODES.has(error.code ?? "")) {
+            if (
+              !fresh &&
+              req.reusedSocket &&
+              untouched &&
+              !signal?.aborted &&
+              STALE_SOCKET_CODES.has(error.code ?? "")
+            ) {
               resolve(attempt(true));
               return;
             }

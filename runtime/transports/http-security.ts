@@ -98,7 +98,9 @@ export function checkHostAndOrigin(
   const explicit = policy.allowedHosts !== undefined || policy.allowedOrigins !== undefined;
   const loopback = localAddress === undefined || isLoopbackAddress(localAddress);
   if (mode === "auto" && !explicit && !loopback) return undefined;
-  const hosts = policy.allowedHosts ?? (policy.allowedOrigins === undefined || mode === true || loopback ? LOOPBACK_HOSTNAMES : undefined);
+  const hosts =
+    policy.allowedHosts ??
+    (policy.allowedOrigins === undefined || mode === true || loopback ? LOOPBACK_HOSTNAMES : undefined);
   if (hosts !== undefined) {
     const host = headers["host"];
     if (host === undefined || !hostAllowed(host, hosts)) {
@@ -108,7 +110,10 @@ export function checkHostAndOrigin(
   const origin = headers["origin"];
   // Without an origin list, a page served from an allowed host may call its own server. Built only when an
   // Origin header is there to check (most MCP clients send none).
-  if (origin !== undefined && !originAllowed(origin, policy.allowedOrigins ?? (policy.allowedHosts ?? LOOPBACK_HOSTNAMES).map(hostnameOf))) {
+  if (
+    origin !== undefined &&
+    !originAllowed(origin, policy.allowedOrigins ?? (policy.allowedHosts ?? LOOPBACK_HOSTNAMES).map(hostnameOf))
+  ) {
     return { status: 403, message: `Origin not allowed: ${origin}` };
   }
   return undefined;

@@ -117,7 +117,11 @@ export interface StreamableHttpServerOptions extends HostOriginPolicy {
    * the grant `authenticate` returned (undefined when anonymous). A challenge refuses the message (e.g. 403 when
    * a method or tool needs a scope the grant lacks); the JSON-RPC error then carries the request's id.
    */
-  authorize?: (message: JsonRpcMessage, grant: AuthGrant | undefined, request: HttpRequestInfo) => HttpChallenge | undefined | Promise<HttpChallenge | undefined>;
+  authorize?: (
+    message: JsonRpcMessage,
+    grant: AuthGrant | undefined,
+    request: HttpRequestInfo,
+  ) => HttpChallenge | undefined | Promise<HttpChallenge | undefined>;
   /**
    * Documents served by GET at other paths than the endpoint's, unauthenticated (e.g. protected resource
    * metadata). The Host/Origin checks and CORS apply to them as to the endpoint.
@@ -251,7 +255,14 @@ export class HttpServerTransport implements Transport {
     this.core = core;
     this.sessionId = sessionId;
     this.principal = principal;
-    this.standalone = { id: newStreamId(), kind: "standalone", pending: new Set(), backlog: [], done: false, replyHeaders: {} };
+    this.standalone = {
+      id: newStreamId(),
+      kind: "standalone",
+      pending: new Set(),
+      backlog: [],
+      done: false,
+      replyHeaders: {},
+    };
   }
 
   get isClosed(): boolean {
@@ -272,7 +283,8 @@ export class HttpServerTransport implements Transport {
 
   send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
     const reply = options?.reply;
-    if (reply instanceof HttpReplyChannel && reply.ownRoute) return this.enqueue(() => this.sendOnOwnStream(reply.stream, message));
+    if (reply instanceof HttpReplyChannel && reply.ownRoute)
+      return this.enqueue(() => this.sendOnOwnStream(reply.stream, message));
     return this.enqueue(() => this.route(message, options));
   }
 
@@ -327,7 +339,10 @@ export class HttpServerTransport implements Transport {
       clearTimeout(this.idleTimer);
     }
     this.idleTimer = setTimeout(() => {
-      const busy = this.byRequest.size > 0 || this.standaloneConnected || [...this.streams.values()].some((s) => s.sink && !s.sink.closed);
+      const busy =
+        this.byRequest.size > 0 ||
+        this.standaloneConnected ||
+        [...this.streams.values()].some((s) => s.sink && !s.sink.closed);
       if (busy) this.touch();
       else void this.close();
     }, idle);
@@ -394,9 +409,22 @@ export class HttpServerTransport implements Transport {
    * channel the layer above sees. `contending`: the request reuses the id of one still in flight (see reusableIdMethods);
    * its stream stays outside the id's routing and it answers there until its channel takes the id over.
    */
-  openRequestStream(id: RequestId, exchange: HttpExchange, mode: ResponseMode, headers: Record<string, string>, contending = false): Promise<ReplyChannel> {
+  openRequestStream(
+    id: RequestId,
+    exchange: HttpExchange,
+    mode: ResponseMode,
+    headers: Record<string, string>,
+    contending = false,
+  ): Promise<ReplyChannel> {
     const key = requestKey(id);
-    const stream: OutStream = { id: newStreamId(), kind: "request", pending: new Set([key]), backlog: [], done: false, replyHeaders: headers };
+    const stream: OutStream = {
+      id: newStreamId(),
+      kind: "request",
+      pending: new Set([key]),
+      backlog: [],
+      done: false,
+      replyHeaders: headers,
+    };
     const channel = new HttpReplyChannel(this, stream, key, contending ? "contending" : "owner");
     stream.reply = channel;
     this.streams.set(stream.id, stream);
@@ -478,7 +506,8 @@ export class HttpServerTransport implements Transport {
     if (kind === "response") {
       const id = responseId(message);
       const stream = id === undefined ? undefined : this.byRequest.get(requestKey(id));
-      if (!stream || id === undefined) throw new UndeliverableMessageError(`no request in flight with id ${JSON.stringify(id)}`);
+      if (!stream || id === undefined)
+        throw new UndeliverableMessageError(`no request in flight with id ${JSON.stringify(id)}`);
       this.byRequest.delete(requestKey(id));
       stream.pending.delete(requestKey(id));
       if (stream.jsonReply) {
@@ -491,7 +520,8 @@ export class HttpServerTransport implements Transport {
       if (stream.pending.size === 0) this.finishStream(stream, false, true);
       return;
     }
-    const related = options?.relatedRequestId === undefined ? undefined : this.byRequest.get(requestKey(options.relatedRequestId));
+    const related =
+      options?.relatedRequestId === undefined ? undefined : this.byRequest.get(requestKey(options.relatedRequestId));
     if (related) {
       if (related.jsonReply) {
         const exchange = related.jsonReply;
@@ -502,7 +532,9 @@ export class HttpServerTransport implements Transport {
       return;
     }
     if (this.sessionId === undefined) {
-      throw new UndeliverableMessageError("stateless transport: only messages related to the POSTed request can be sent");
+      throw new UndeliverableMessageError(
+        "stateless transport: only messages related to the POSTed request can be sent",
+      );
     }
     await this.emit(this.standalone, message);
   }
@@ -620,7 +652,8 @@ export class HttpServerTransport implements Transport {
     if (stream.kind === "request" && !sessionEnding && sessionId !== undefined && stream.logged) {
       const store = this.core.store;
       this.tellStore(() => store.finishStream?.(sessionId, stream.id));
-      if (completed && sink && !sink.closed) sink.onDelivered(() => this.tellStore(() => store.deleteStream?.(sessionId, stream.id)));
+      if (completed && sink && !sink.closed)
+        sink.onDelivered(() => this.tellStore(() => store.deleteStream?.(sessionId, stream.id)));
     }
     if (sink && (stream.kind === "request" || sessionEnding)) sink.end();
     // A stateless transport lives exactly as long as its one request.
@@ -689,7 +722,9 @@ class HttpReplyChannel implements ReplyChannel {
     if (this.state === "contending") return this.release();
     if (this.state !== "owner") return;
     this.state = "released";
-    void this.transport.enqueue(async () => this.transport.abandonRequest(this.stream, this.key)).catch(() => undefined);
+    void this.transport
+      .enqueue(async () => this.transport.abandonRequest(this.stream, this.key))
+      .catch(() => undefined);
   }
 }
 
@@ -715,9 +750,18 @@ class ServerCore {
     this.retryMs = options.retryMs ?? 1000;
     this.versions = new Set(options.supportedProtocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS);
     this.maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
-    this.idleTimeoutMs = limitOption("sessionIdleTimeoutMs", options.sessionIdleTimeoutMs, DEFAULT_SESSION_IDLE_TIMEOUT_MS, MAX_TIMER_MS);
+    this.idleTimeoutMs = limitOption(
+      "sessionIdleTimeoutMs",
+      options.sessionIdleTimeoutMs,
+      DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+      MAX_TIMER_MS,
+    );
     this.maxSessions = limitOption("maxSessions", options.maxSessions, DEFAULT_MAX_SESSIONS);
-    this.highWaterMark = limitOption("sseHighWaterMarkBytes", options.sseHighWaterMarkBytes, DEFAULT_SSE_HIGH_WATER_MARK);
+    this.highWaterMark = limitOption(
+      "sseHighWaterMarkBytes",
+      options.sseHighWaterMarkBytes,
+      DEFAULT_SSE_HIGH_WATER_MARK,
+    );
     this.methods = options.stateless ? "POST" : "GET, POST, DELETE";
     this.cors = options.cors === undefined ? undefined : new CorsPolicy(options.cors, this.methods);
     this.routes = routeTable(options.routes ?? [], options.path);
@@ -732,7 +776,8 @@ class ServerCore {
   async handle(exchange: HttpExchange): Promise<void> {
     const origin = exchange.headers["origin"];
     const corsOrigin = this.cors?.allows(origin) ? origin : undefined;
-    const ex = corsOrigin === undefined ? exchange : withResponseHeaders(exchange, this.cors!.responseHeaders(corsOrigin));
+    const ex =
+      corsOrigin === undefined ? exchange : withResponseHeaders(exchange, this.cors!.responseHeaders(corsOrigin));
     try {
       await this.dispatch(ex, corsOrigin);
     } catch (error) {
@@ -753,7 +798,8 @@ class ServerCore {
     if (rejection) return fail(ex, rejection.status, ErrorCode.InvalidRequest, rejection.message);
     if (this.cors && CorsPolicy.isPreflight(ex.method, ex.headers)) {
       // Before authentication: browsers send no credentials with a preflight.
-      if (corsOrigin === undefined) return fail(ex, 403, ErrorCode.InvalidRequest, `Origin not allowed: ${ex.headers["origin"]}`);
+      if (corsOrigin === undefined)
+        return fail(ex, 403, ErrorCode.InvalidRequest, `Origin not allowed: ${ex.headers["origin"]}`);
       return ex.respond(204, this.cors.preflightHeaders(corsOrigin, ex.headers));
     }
     if (route !== undefined) return this.serveRoute(ex, route);
@@ -789,7 +835,8 @@ class ServerCore {
     if (result === null || result === undefined) return undefined;
     if (typeof result === "string") return { principal: result };
     const checked = isChallenge(result) ? result : isGrant(result) ? grantOf(result) : undefined;
-    if (checked === undefined) this.options.onerror?.(new TypeError("authenticate returned neither a principal, a grant nor a challenge"));
+    if (checked === undefined)
+      this.options.onerror?.(new TypeError("authenticate returned neither a principal, a grant nor a challenge"));
     return checked;
   }
 
@@ -830,14 +877,21 @@ class ServerCore {
     const principal = grant?.principal;
     const accept = ex.headers["accept"];
     if (!accepts(accept, "application/json") || !accepts(accept, "text/event-stream")) {
-      return fail(ex, 406, ErrorCode.InvalidRequest, "Not Acceptable: Accept must list application/json and text/event-stream");
+      return fail(
+        ex,
+        406,
+        ErrorCode.InvalidRequest,
+        "Not Acceptable: Accept must list application/json and text/event-stream",
+      );
     }
     if (!isJsonContentType(ex.headers["content-type"])) {
       return fail(ex, 415, ErrorCode.InvalidRequest, "Unsupported Media Type: Content-Type must be application/json");
     }
     const body = await ex.readBody(this.maxBody);
     if (body === "too-large") {
-      return fail(ex, 413, ErrorCode.InvalidRequest, `Payload Too Large: body exceeds ${this.maxBody} bytes`, { connection: "close" });
+      return fail(ex, 413, ErrorCode.InvalidRequest, `Payload Too Large: body exceeds ${this.maxBody} bytes`, {
+        connection: "close",
+      });
     }
     let value: unknown;
     try {
@@ -854,7 +908,8 @@ class ServerCore {
       // Before anything opens: a refused initialize leaves no session behind.
       const refusal = await this.options.authorize(message, grant, requestInfo(ex));
       if (refusal !== undefined) {
-        if (!isChallenge(refusal)) throw new TypeError("authorize returned something other than a challenge or undefined");
+        if (!isChallenge(refusal))
+          throw new TypeError("authorize returned something other than a challenge or undefined");
         return challenge(ex, refusal, kind === "request" ? (message as { id: RequestId }).id : undefined);
       }
     }
@@ -875,7 +930,10 @@ class ServerCore {
         const body = JSON.stringify({
           jsonrpc: "2.0",
           id: (message as { id: RequestId }).id,
-          error: { code: ErrorCode.ServerBusy, message: `Server busy: too many sessions (limit ${this.maxSessions}); try again later` },
+          error: {
+            code: ErrorCode.ServerBusy,
+            message: `Server busy: too many sessions (limit ${this.maxSessions}); try again later`,
+          },
         });
         return ex.respond(503, JSON_HEADERS, body);
       }
@@ -906,7 +964,12 @@ class ServerCore {
     const mode = typeof configured === "function" ? configured((message as { method: string }).method) : configured;
     const contending = transport.hasPendingRequest(id);
     if (contending && this.options.reusableIdMethods?.includes((message as { method: string }).method) !== true) {
-      return fail(ex, 400, ErrorCode.InvalidRequest, `Invalid Request: request id ${JSON.stringify(id)} is already in flight`);
+      return fail(
+        ex,
+        400,
+        ErrorCode.InvalidRequest,
+        `Invalid Request: request id ${JSON.stringify(id)} is already in flight`,
+      );
     }
     info.reply = await transport.openRequestStream(id, ex, mode, sessionHeaders, contending);
     transport.deliver(value, info);
@@ -945,7 +1008,8 @@ class ServerCore {
       return;
     }
     const opened = await session.openStandalone(ex, headers);
-    if (!opened) return fail(ex, 409, ErrorCode.InvalidRequest, "Conflict: this session already has a standalone SSE stream");
+    if (!opened)
+      return fail(ex, 409, ErrorCode.InvalidRequest, "Conflict: this session already has a standalone SSE stream");
   }
 
   private async delete(ex: HttpExchange, principal: string | undefined): Promise<void> {
@@ -961,7 +1025,13 @@ function withoutOrigin(headers: HeaderRecord): HeaderRecord {
   return rest;
 }
 
-function fail(ex: HttpExchange, status: number, code: number, message: string, extra: Record<string, string> = {}): void {
+function fail(
+  ex: HttpExchange,
+  status: number,
+  code: number,
+  message: string,
+  extra: Record<string, string> = {},
+): void {
   ex.respond(status, { ...JSON_HEADERS, ...extra }, errorBody(code, message));
 }
 
@@ -969,15 +1039,27 @@ function requestInfo(ex: HttpExchange): HttpRequestInfo {
   return { method: ex.method, url: ex.url.toString(), headers: ex.headers };
 }
 
-const REASONS: Readonly<Record<number, string>> = { 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 503: "Service Unavailable" };
+const REASONS: Readonly<Record<number, string>> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  503: "Service Unavailable",
+};
 
 /** Answers with an auth hook's challenge; `id`: the refused request's, so the client's call gets its error. */
 function challenge(ex: HttpExchange, c: HttpChallenge, id?: RequestId): void {
   const headers: Record<string, string> = { ...c.headers, ...JSON_HEADERS };
   if (c.wwwAuthenticate !== undefined) headers["www-authenticate"] = c.wwwAuthenticate;
-  const error: Record<string, unknown> = { code: ErrorCode.InvalidRequest, message: c.message ?? REASONS[c.status] ?? "Request refused" };
+  const error: Record<string, unknown> = {
+    code: ErrorCode.InvalidRequest,
+    message: c.message ?? REASONS[c.status] ?? "Request refused",
+  };
   if (c.data !== undefined) error.data = c.data;
-  ex.respond(c.status, headers, JSON.stringify(id === undefined ? { jsonrpc: "2.0", error } : { jsonrpc: "2.0", id, error }));
+  ex.respond(
+    c.status,
+    headers,
+    JSON.stringify(id === undefined ? { jsonrpc: "2.0", error } : { jsonrpc: "2.0", id, error }),
+  );
 }
 
 function isChallenge(value: unknown): value is HttpChallenge {
@@ -997,12 +1079,17 @@ function isChallenge(value: unknown): value is HttpChallenge {
 function isGrant(value: unknown): value is AuthGrant {
   if (!isPlainObject(value) || typeof value.principal !== "string") return false;
   const { scopes, claims } = value;
-  return (scopes === undefined || (Array.isArray(scopes) && scopes.every((s) => typeof s === "string"))) && (claims === undefined || isPlainObject(claims));
+  return (
+    (scopes === undefined || (Array.isArray(scopes) && scopes.every((s) => typeof s === "string"))) &&
+    (claims === undefined || isPlainObject(claims))
+  );
 }
 
 /** A frozen copy: handlers of many requests share it, and none may change what another sees. */
 function grantOf(value: AuthGrant): AuthGrant {
-  const grant: { principal: string; scopes?: readonly string[]; claims?: Readonly<Record<string, unknown>> } = { principal: value.principal };
+  const grant: { principal: string; scopes?: readonly string[]; claims?: Readonly<Record<string, unknown>> } = {
+    principal: value.principal,
+  };
   if (value.scopes !== undefined) grant.scopes = Object.freeze([...value.scopes]);
   if (value.claims !== undefined) grant.claims = Object.freeze({ ...value.claims });
   return Object.freeze(grant);
@@ -1015,7 +1102,8 @@ function routeTable(routes: readonly HttpRoute[], endpoint: string | undefined):
     if (typeof route?.path !== "string" || !route.path.startsWith("/") || typeof route.serve !== "function") {
       throw new TypeError("routes: each route needs a path starting with / and a serve function");
     }
-    if (route.path === endpoint || table.has(route.path)) throw new TypeError(`routes: the path ${route.path} is taken`);
+    if (route.path === endpoint || table.has(route.path))
+      throw new TypeError(`routes: the path ${route.path} is taken`);
     table.set(route.path, route);
   }
   return table;

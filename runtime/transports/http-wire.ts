@@ -11,7 +11,6 @@ export const DEFAULT_ASSUMED_PROTOCOL_VERSION = "2025-03-26";
 
 export type MessageKind = "request" | "notification" | "response";
 
-
 /** The kind of a JSON-RPC 2.0 message by its envelope alone, or undefined when it is not one. */
 export function classifyMessage(value: unknown): MessageKind | undefined {
   if (!isPlainObject(value) || value.jsonrpc !== "2.0") return undefined;
@@ -56,7 +55,10 @@ export function mediaTypeOf(value: string): string {
 /** Media types in an Accept header, lower-cased, parameters dropped. */
 export function acceptedTypes(accept: string | undefined): string[] {
   if (!accept) return [];
-  return accept.split(",").map(mediaTypeOf).filter((t) => t.length > 0);
+  return accept
+    .split(",")
+    .map(mediaTypeOf)
+    .filter((t) => t.length > 0);
 }
 
 export function accepts(accept: string | undefined, type: string): boolean {

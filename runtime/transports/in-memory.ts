@@ -58,7 +58,8 @@ export class InMemoryTransport implements Transport {
 
   send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
     const peer = this.peer;
-    if (this.closed || peer === undefined || peer.closed) return Promise.reject(new Error("InMemoryTransport is closed"));
+    if (this.closed || peer === undefined || peer.closed)
+      return Promise.reject(new Error("InMemoryTransport is closed"));
     const ondelivered = options?.ondelivered;
     peer.enqueue(ondelivered === undefined ? message : new Delivery(message, ondelivered));
     return SENT;

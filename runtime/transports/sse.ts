@@ -18,7 +18,8 @@ function assertSingleLine(name: string, value: string): void {
 export function encodeSseEvent(fields: SseEventFields): string {
   let out = "";
   if (fields.retry !== undefined) {
-    if (!Number.isInteger(fields.retry) || fields.retry < 0) throw new Error("SSE retry must be a non-negative integer");
+    if (!Number.isInteger(fields.retry) || fields.retry < 0)
+      throw new Error("SSE retry must be a non-negative integer");
     out += `retry: ${fields.retry}\n`;
   }
   if (fields.id !== undefined) {
@@ -148,7 +149,11 @@ export class SseDecoder {
       this.callbacks.onLastEventId?.(this.dispatchedId);
     }
     if (this.hasData) {
-      this.callbacks.onEvent?.({ type: this.eventType || "message", data: this.data.join("\n"), lastEventId: this.dispatchedId });
+      this.callbacks.onEvent?.({
+        type: this.eventType || "message",
+        data: this.data.join("\n"),
+        lastEventId: this.dispatchedId,
+      });
     }
     this.data = [];
     this.hasData = false;

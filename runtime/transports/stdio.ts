@@ -179,7 +179,8 @@ export class LineTail {
     // The unfinished line counts against the same bounds as the others.
     let first = 0;
     let bytes = this.keptBytes + this.partialBytes;
-    while (first < kept.length && (kept.length - first + 1 > this.maxLines || bytes > this.maxBytes)) bytes -= kept[first++].bytes;
+    while (first < kept.length && (kept.length - first + 1 > this.maxLines || bytes > this.maxBytes))
+      bytes -= kept[first++].bytes;
     const lines = kept.slice(first).map((line) => line.text);
     lines.push(last);
     return lines;
@@ -223,7 +224,10 @@ class LineWriter {
   write(message: JsonRpcMessage, ondelivered?: () => void): Promise<void> {
     // JSON.stringify escapes newlines inside strings, so one message is always one line.
     const line = JSON.stringify(message) + "\n";
-    const flushed = ondelivered === undefined ? this.stream.write(line) : this.stream.write(line, (error) => error == null && ondelivered());
+    const flushed =
+      ondelivered === undefined
+        ? this.stream.write(line)
+        : this.stream.write(line, (error) => error == null && ondelivered());
     if (flushed) return this.drain ?? SENT;
     if (this.drain === undefined) {
       const stream = this.stream;
@@ -278,7 +282,8 @@ abstract class StdioEnd implements Transport, LineSink {
   readonly confirmsDelivery = true;
 
   send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
-    if (this.closed || this.writer === undefined) return Promise.reject(new Error(`${this.constructor.name} is closed`));
+    if (this.closed || this.writer === undefined)
+      return Promise.reject(new Error(`${this.constructor.name} is closed`));
     const written = this.writer.write(message, options?.ondelivered);
     // Requests and responses are what a peer answers quickly (a response, or the next request); notifications are not.
     if ("id" in message) this.busyPoll.sent();
@@ -376,7 +381,20 @@ export class StdioServerTransport extends StdioEnd {
 /** Variables passed to the child by default; anything else must be given explicitly. */
 export const DEFAULT_INHERITED_ENV_VARS: readonly string[] =
   process.platform === "win32"
-    ? ["APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PROCESSOR_ARCHITECTURE", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE", "PROGRAMFILES"]
+    ? [
+        "APPDATA",
+        "HOMEDRIVE",
+        "HOMEPATH",
+        "LOCALAPPDATA",
+        "PATH",
+        "PROCESSOR_ARCHITECTURE",
+        "SYSTEMDRIVE",
+        "SYSTEMROOT",
+        "TEMP",
+        "USERNAME",
+        "USERPROFILE",
+        "PROGRAMFILES",
+      ]
     : ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR"];
 
 /** The clean environment a child starts with: the safe variables above, minus exported shell functions. */
@@ -525,7 +543,12 @@ export class StdioClientTransport extends StdioEnd {
  * Feeds a child's stderr to `tail` while passing it on as `mode` says: to this process's stderr (with backpressure,
  * as an inherited descriptor would have), to the returned stream for the app to read ("pipe"), or nowhere.
  */
-function keepTail(stderr: Readable, tail: LineTail, mode: "inherit" | "pipe" | "ignore", onerror: (error: Error) => void): Readable | null {
+function keepTail(
+  stderr: Readable,
+  tail: LineTail,
+  mode: "inherit" | "pipe" | "ignore",
+  onerror: (error: Error) => void,
+): Readable | null {
   stderr.on("error", onerror);
   if (mode === "pipe") {
     // Recorded as the app reads, so an app that never reads still blocks the child as the raw pipe would.

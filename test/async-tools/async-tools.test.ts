@@ -1,7 +1,12 @@
 // Async tool calls over in-memory links: call, progress fan-out to joined sessions, get with/without timeout, cancel, keepAlive, refusal.
 import { describe, expect, it } from "vitest";
 import { AsyncTools } from "../../runtime/async-tools/server.js";
-import { AsyncCallRejectedError, callToolAsync, callToolPreferAsync, joinToolAsync } from "../../runtime/async-tools/client.js";
+import {
+  AsyncCallRejectedError,
+  callToolAsync,
+  callToolPreferAsync,
+  joinToolAsync,
+} from "../../runtime/async-tools/client.js";
 import { connect, gate, makeTools, type Gate } from "./helpers.js";
 import { until } from "../kit/timing.js";
 
@@ -11,7 +16,12 @@ describe("async tool calls", () => {
     const { client } = await connect(tools);
     expect(client.serverCapabilities?.async).toEqual({ maxKeepAliveTime: 30 });
     const seen: number[] = [];
-    const handle = await callToolAsync(client, "count", { steps: 4 }, { keepAlive: 999, onProgress: (p) => seen.push(p.progress) });
+    const handle = await callToolAsync(
+      client,
+      "count",
+      { steps: 4 },
+      { keepAlive: 999, onProgress: (p) => seen.push(p.progress) },
+    );
     expect(handle.keepAlive).toBe(30); // capped by the advertised maximum
     const result = await handle.result();
     expect(result.content).toEqual([{ type: "text", text: "done 4" }]);
@@ -94,8 +104,12 @@ describe("async tool calls", () => {
     const alice = await connect(tools, "alice");
     const mallory = await connect(tools, "mallory");
     const handle = await callToolAsync(alice.client, "count", { steps: 1 });
-    const asMallory = await mallory.client.request("tools/async/get", { token: handle.token, timeout: 0 }).catch((e: unknown) => e);
-    const unknown = await mallory.client.request("tools/async/get", { token: "nope", timeout: 0 }).catch((e: unknown) => e);
+    const asMallory = await mallory.client
+      .request("tools/async/get", { token: handle.token, timeout: 0 })
+      .catch((e: unknown) => e);
+    const unknown = await mallory.client
+      .request("tools/async/get", { token: "nope", timeout: 0 })
+      .catch((e: unknown) => e);
     expect((asMallory as Error).message).toBe((unknown as Error).message);
     gates[1].open();
     expect((await handle.result()).content).toEqual([{ type: "text", text: "done 1" }]);
@@ -109,9 +123,13 @@ describe("async tool calls", () => {
     const withAsync = await connect(tools);
     const plain = await connect(undefined);
     const tool = { name: "count", annotations: { preferAsync: true } };
-    expect((await callToolPreferAsync(withAsync.client, tool, { steps: 2 })).content).toEqual([{ type: "text", text: "done 2" }]);
+    expect((await callToolPreferAsync(withAsync.client, tool, { steps: 2 })).content).toEqual([
+      { type: "text", text: "done 2" },
+    ]);
     expect(tools.stats.accepted).toBe(1);
-    expect((await callToolPreferAsync(plain.client, tool, { steps: 2 })).content).toEqual([{ type: "text", text: "done 2" }]);
+    expect((await callToolPreferAsync(plain.client, tool, { steps: 2 })).content).toEqual([
+      { type: "text", text: "done 2" },
+    ]);
     expect(tools.stats.accepted).toBe(1);
     await withAsync.client.close();
     await plain.client.close();

@@ -18,7 +18,11 @@ describe("examples/http-server.ts", () => {
       await client.connect(new StreamableHttpClientTransport({ url: running.url }));
       expect(client.serverCapabilities?.async).toBeDefined();
       const seen: number[] = [];
-      const result = await client.request("tools/call", { name: "slow_count", arguments: { count: 3, delayMs: 1 } }, { onProgress: (p) => seen.push(p.progress) });
+      const result = await client.request(
+        "tools/call",
+        { name: "slow_count", arguments: { count: 3, delayMs: 1 } },
+        { onProgress: (p) => seen.push(p.progress) },
+      );
       expect(result.content).toEqual([{ type: "text", text: "done 3" }]);
       expect(seen).toEqual([1, 2, 3]);
       expect(policies).toHaveLength(1);

@@ -19,7 +19,11 @@ export function gate(): Gate {
  * A tool reporting `arguments.steps` (default 3) progress values, each after the test opens that step's gate
  * (gates[i]), or at once without gates; with `arguments.hold`, it first waits for the gate named by it.
  */
-export function makeTools(gates: Gate[] = [], aborted: { value: boolean } = { value: false }, held: Map<string, Gate> = new Map()) {
+export function makeTools(
+  gates: Gate[] = [],
+  aborted: { value: boolean } = { value: false },
+  held: Map<string, Gate> = new Map(),
+) {
   return async (params: JsonObject, ctx: RequestContext): Promise<JsonObject> => {
     const args = (params.arguments as JsonObject | undefined) ?? {};
     const steps = Number(args.steps ?? 3);

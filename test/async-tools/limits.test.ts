@@ -44,8 +44,18 @@ describe("async tool call limits", () => {
 
   // Each case: who makes the calls (principals, or anonymous sessions) and the reason the cap gives.
   const perOwner = [
-    { owner: "principal", first: "alice", second: "bob", reason: /^Too many async tool calls running for this principal \(limit 3\)/ },
-    { owner: "session", first: undefined, second: undefined, reason: /^Too many async tool calls running in this session \(limit 3\)/ },
+    {
+      owner: "principal",
+      first: "alice",
+      second: "bob",
+      reason: /^Too many async tool calls running for this principal \(limit 3\)/,
+    },
+    {
+      owner: "session",
+      first: undefined,
+      second: undefined,
+      reason: /^Too many async tool calls running in this session \(limit 3\)/,
+    },
   ];
   for (const { owner, first, second, reason } of perOwner) {
     it(`refuses a ${owner}'s 4th running call with maxRunsPerPrincipal 3, others still get in, and accepts again once one finishes`, async () => {
@@ -83,7 +93,9 @@ describe("async tool call limits", () => {
     await quick.result();
     const second = await callToolAsync(bob.client, "count", { steps: 1, hold: "long" });
     expect(tools.running).toBe(2);
-    expect(await refusal(callToolAsync(carol.client, "count", { steps: 1 }))).toMatch(/^Too many async tool calls running on this server \(limit 2\)/);
+    expect(await refusal(callToolAsync(carol.client, "count", { steps: 1 }))).toMatch(
+      /^Too many async tool calls running on this server \(limit 2\)/,
+    );
     held.get("long")!.open();
     await Promise.all([long.result(), second.result()]);
     expect(await refusal(callToolAsync(carol.client, "count", { steps: 1 }))).toBeUndefined();
@@ -123,12 +135,25 @@ describe("async tool call limits", () => {
       tokens.push(String(answer.token));
     }
     expect(tools.size).toBe(0);
-    await expect(alice.client.request("tools/async/get", { token: tokens[0] })).rejects.toThrow(/Unknown or expired async tool call/);
-    for (const [i, name] of [[1, "two"], [2, "three"]] as const) {
-      expect(await alice.client.request("tools/async/get", { token: tokens[i] })).toEqual({ content: [{ type: "text", text: `no async for ${name}` }], isError: true });
-      expect(await alice.client.request("tools/async/join", { token: tokens[i] })).toMatchObject({ accepted: false, token: tokens[i] });
+    await expect(alice.client.request("tools/async/get", { token: tokens[0] })).rejects.toThrow(
+      /Unknown or expired async tool call/,
+    );
+    for (const [i, name] of [
+      [1, "two"],
+      [2, "three"],
+    ] as const) {
+      expect(await alice.client.request("tools/async/get", { token: tokens[i] })).toEqual({
+        content: [{ type: "text", text: `no async for ${name}` }],
+        isError: true,
+      });
+      expect(await alice.client.request("tools/async/join", { token: tokens[i] })).toMatchObject({
+        accepted: false,
+        token: tokens[i],
+      });
     }
-    await expect(mallory.client.request("tools/async/get", { token: tokens[2] })).rejects.toThrow(/Unknown or expired async tool call/);
+    await expect(mallory.client.request("tools/async/get", { token: tokens[2] })).rejects.toThrow(
+      /Unknown or expired async tool call/,
+    );
     await alice.client.close();
     await mallory.client.close();
     tools.close();
@@ -148,10 +173,13 @@ describe("async tool call limits", () => {
     expect(tools.keptBytes).toBeLessThanOrEqual(3 * 10_000 + 3 * 2048);
     expect(tools.keptBytes).toBeGreaterThan(3 * 10_000);
     for (const dropped of handles.slice(0, 2)) {
-      await expect(client.request("tools/async/get", { token: dropped.token })).rejects.toThrow(/Unknown or expired async tool call/);
+      await expect(client.request("tools/async/get", { token: dropped.token })).rejects.toThrow(
+        /Unknown or expired async tool call/,
+      );
       await expect(joinToolAsync(client, dropped.token)).rejects.toThrow(/Unknown or expired async tool call/);
     }
-    for (const kept of handles.slice(2)) expect(((await kept.result()).content as { text: string }[])[0].text).toHaveLength(10_000);
+    for (const kept of handles.slice(2))
+      expect(((await kept.result()).content as { text: string }[])[0].text).toHaveLength(10_000);
     await client.close();
     tools.close();
   });
@@ -173,7 +201,9 @@ describe("async tool call limits", () => {
     await client.request("ping", undefined); // the session handles messages in order: the get now waits
     finish.open();
     expect(((await waiting).content as { text: string }[])[0].text).toHaveLength(50_000);
-    await expect(client.request("tools/async/get", { token: huge.token })).rejects.toThrow(/Unknown or expired async tool call/);
+    await expect(client.request("tools/async/get", { token: huge.token })).rejects.toThrow(
+      /Unknown or expired async tool call/,
+    );
     expect((await small.result()).content).toEqual([{ type: "text", text: "x".repeat(10) }]);
     expect(tools.stats.evicted).toBe(1);
     await client.close();

@@ -13,7 +13,12 @@ import { StreamableHttpClientTransport } from ${source("runtime/web.ts")};
 const client = await Client.connect(new StreamableHttpClientTransport({ url: "http://127.0.0.1:3000/mcp" }), { clientInfo: { name: "c", version: "1" } });
 console.log(await client.callTool({ name: "add", arguments: { a: 2, b: 3 } }, { onProgress: console.log }));
 `,
-    reaches: ["runtime/transports/http-client.ts", "runtime/transports/fetch-requester.ts", "runtime/transports/sse.ts", "generated/client.ts"],
+    reaches: [
+      "runtime/transports/http-client.ts",
+      "runtime/transports/fetch-requester.ts",
+      "runtime/transports/sse.ts",
+      "generated/client.ts",
+    ],
   },
   "fetch handler with McpServer": {
     program: `import { createMcpServer } from ${source("generated/index.ts")};
@@ -28,7 +33,12 @@ const mcp = createStreamableHttpServer({
 });
 globalThis.handle = (request) => mcp.fetch(request);
 `,
-    reaches: ["runtime/transports/http-server.ts", "runtime/transports/http-exchange.ts", "runtime/transports/http-cors.ts", "runtime/mcp-server.ts"],
+    reaches: [
+      "runtime/transports/http-server.ts",
+      "runtime/transports/http-exchange.ts",
+      "runtime/transports/http-cors.ts",
+      "runtime/mcp-server.ts",
+    ],
   },
 };
 
@@ -55,7 +65,9 @@ describe("bundles for the browser (--platform=browser)", () => {
 });
 
 describe("package exports for browsers and workers", () => {
-  const pkg = JSON.parse(readFileSync(join(repoRoot, "packages/mcpgen/package.json"), "utf8")) as { exports: Record<string, Record<string, string>> };
+  const pkg = JSON.parse(readFileSync(join(repoRoot, "packages/mcpgen/package.json"), "utf8")) as {
+    exports: Record<string, Record<string, string>>;
+  };
 
   it("mcpgen/web is the runtime's Node-free entry, and mcpgen/runtime resolves to it under the browser condition", () => {
     expect(pkg.exports["./web"]).toEqual({ types: "./dist/runtime/web.d.ts", default: "./dist/runtime/web.js" });

@@ -4,7 +4,11 @@ import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMcpServer } from "../../generated/index.js";
 import type { McpServer } from "../../runtime/mcp-server.js";
-import { createStreamableHttpServer, type HttpServerTransport, type StreamableHttpServer } from "../../runtime/transports/http-server.js";
+import {
+  createStreamableHttpServer,
+  type HttpServerTransport,
+  type StreamableHttpServer,
+} from "../../runtime/transports/http-server.js";
 import { listenHttp, type ListeningHttpServer } from "../../runtime/transports/http-listen.js";
 import { addCountTool } from "./count-tool.js";
 import { bundleForBrowser, launchChromium, source } from "./helpers.js";
@@ -91,7 +95,10 @@ beforeAll(async () => {
   // The page's origin is http://localhost:<port>; the MCP server is http://127.0.0.1:<other port>: cross-origin.
   site = await listenHttp(
     (req, res) => {
-      if (req.url === "/") return void res.writeHead(200, { "content-type": "text/html" }).end('<!doctype html><script type="module" src="/app.js"></script>');
+      if (req.url === "/")
+        return void res
+          .writeHead(200, { "content-type": "text/html" })
+          .end('<!doctype html><script type="module" src="/app.js"></script>');
       if (req.url === "/app.js") return void res.writeHead(200, { "content-type": "text/javascript" }).end(code);
       res.writeHead(404).end();
     },
@@ -113,7 +120,12 @@ beforeAll(async () => {
   });
   const record = (req: IncomingMessage, res: ServerResponse) => {
     const lastEventId = req.headers["last-event-id"];
-    const entry: Seen = { method: req.method ?? "", origin: req.headers.origin, lastEventId: typeof lastEventId === "string" ? lastEventId : undefined, status: 0 };
+    const entry: Seen = {
+      method: req.method ?? "",
+      origin: req.headers.origin,
+      lastEventId: typeof lastEventId === "string" ? lastEventId : undefined,
+      status: 0,
+    };
     seen.push(entry);
     // Taken as the head is written, so it is known before the browser sees the answer.
     const writeHead = res.writeHead.bind(res) as (status: number, ...rest: unknown[]) => ServerResponse;
@@ -172,7 +184,14 @@ describe("the Streamable HTTP client in headless Chromium", () => {
   it("a page from an origin not on the CORS list is refused at the preflight, and nothing reaches a session", async () => {
     const other = `http://127.0.0.1:${site.port}`;
     const page = await openPage(other);
-    const error = await page.evaluate((url) => (globalThis as unknown as PageApi).callRemote(url).then(() => "connected", (e: unknown) => String(e)), mcpUrl);
+    const error = await page.evaluate(
+      (url) =>
+        (globalThis as unknown as PageApi).callRemote(url).then(
+          () => "connected",
+          (e: unknown) => String(e),
+        ),
+      mcpUrl,
+    );
     await page.close();
     expect(error).toMatch(/Failed to fetch/);
     expect(from(other).map((s) => [s.method, s.status])).toEqual([["OPTIONS", 403]]);

@@ -8,13 +8,17 @@ import type { HttpServerTransport } from "../../runtime/transports/http-server.j
  * `transports` maps session ids to their transports, filled by the server's onSession.
  */
 export function addCountTool(server: McpServer, transports: ReadonlyMap<string, HttpServerTransport>): void {
-  server.tool("count", { inputSchema: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] } }, async ({ n }, ctx) => {
-    await ctx.progress(1, n);
-    await ctx.progress(2, n);
-    const transport = ctx.sessionId === undefined ? undefined : transports.get(ctx.sessionId);
-    if (!transport) throw new Error("count needs a session to cut the stream of");
-    await transport.closeSseStream(ctx.requestId);
-    for (let i = 3; i <= n; i++) await ctx.progress(i, n);
-    return `counted to ${n}`;
-  });
+  server.tool(
+    "count",
+    { inputSchema: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] } },
+    async ({ n }, ctx) => {
+      await ctx.progress(1, n);
+      await ctx.progress(2, n);
+      const transport = ctx.sessionId === undefined ? undefined : transports.get(ctx.sessionId);
+      if (!transport) throw new Error("count needs a session to cut the stream of");
+      await transport.closeSseStream(ctx.requestId);
+      for (let i = 3; i <= n; i++) await ctx.progress(i, n);
+      return `counted to ${n}`;
+    },
+  );
 }

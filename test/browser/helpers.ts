@@ -34,7 +34,9 @@ export async function bundleForBrowser(program: string): Promise<BrowserBundle> 
     logLevel: "silent",
     outfile: join(dir, "out.js"),
   });
-  const inputs = Object.keys(result.metafile.inputs).map((p) => (p.includes(":") ? p : relative(repoRoot, resolve(repoRoot, p))));
+  const inputs = Object.keys(result.metafile.inputs).map((p) =>
+    p.includes(":") ? p : relative(repoRoot, resolve(repoRoot, p)),
+  );
   return { code: result.outputFiles[0]!.text, inputs };
 }
 

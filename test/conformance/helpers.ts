@@ -48,23 +48,29 @@ export function builtExample(name: string): string {
 export async function runConformance(mode: "server" | "client", args: string[], timeoutMs: number): Promise<CliRun> {
   const out = mkdtempSync(join(tmpdir(), `mcpgen-conformance-${mode}-`));
   try {
-    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolveRun) => {
-      execFile(
-        NODE22,
-        ["--import", LOOPBACK_ONLY, CLI, mode, ...args, "--output-dir", out],
-        { cwd: out, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: "1" } },
-        (error, stdout, stderr) => {
-          const exit = error === null ? 0 : typeof error.code === "number" ? error.code : null;
-          resolveRun({ code: exit, stdout, stderr });
-        },
-      );
-    });
+    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+      (resolveRun) => {
+        execFile(
+          NODE22,
+          ["--import", LOOPBACK_ONLY, CLI, mode, ...args, "--output-dir", out],
+          { cwd: out, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: "1" } },
+          (error, stdout, stderr) => {
+            const exit = error === null ? 0 : typeof error.code === "number" ? error.code : null;
+            resolveRun({ code: exit, stdout, stderr });
+          },
+        );
+      },
+    );
     const checks = new Map<string, Check[]>();
     // A scenario named "auth/x" writes its results under auth/, hence the walk.
     for (const dir of readdirSync(out, { recursive: true, encoding: "utf8" })) {
       const file = join(out, dir, "checks.json");
       if (!existsSync(file)) continue;
-      const scenario = dir.split(sep).join("/").replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, "").replace(mode === "server" ? /^server-/ : /^$/, "");
+      const scenario = dir
+        .split(sep)
+        .join("/")
+        .replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, "")
+        .replace(mode === "server" ? /^server-/ : /^$/, "");
       checks.set(scenario, JSON.parse(readFileSync(file, "utf8")) as Check[]);
     }
     return { code, stdout, stderr, checks };
@@ -75,7 +81,9 @@ export async function runConformance(mode: "server" | "client", args: string[], 
 
 /** Checks that failed or warned, as readable lines (for assertion messages). */
 export function problems(checks: readonly Check[]): string[] {
-  return checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING").map((c) => `${c.id}: ${c.status} ${c.errorMessage ?? ""}`);
+  return checks
+    .filter((c) => c.status === "FAILURE" || c.status === "WARNING")
+    .map((c) => `${c.id}: ${c.status} ${c.errorMessage ?? ""}`);
 }
 
 /** Ids of the checks that succeeded. */
@@ -91,13 +99,24 @@ export interface SpawnedServer {
 }
 
 /** Starts a compiled server entry point with PORT=0 and waits for the line announcing its URL. */
-export async function spawnServer(script: string, announce: RegExp, env: Record<string, string> = {}): Promise<SpawnedServer> {
-  const child = spawn(process.execPath, [script], { cwd: ROOT, env: { ...process.env, PORT: "0", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+export async function spawnServer(
+  script: string,
+  announce: RegExp,
+  env: Record<string, string> = {},
+): Promise<SpawnedServer> {
+  const child = spawn(process.execPath, [script], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: "0", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const url = await new Promise<string>((resolveUrl, reject) => {
     let stdout = "";
-    const timer = setTimeout(() => reject(new Error(`${script} did not announce its URL: ${stdout} ${stderr}`)), 10_000);
+    const timer = setTimeout(
+      () => reject(new Error(`${script} did not announce its URL: ${stdout} ${stderr}`)),
+      10_000,
+    );
     child.stdout!.on("data", (chunk: Buffer) => {
       stdout += chunk.toString();
       const match = announce.exec(stdout);

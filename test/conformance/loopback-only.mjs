@@ -11,7 +11,8 @@ dns.lookup = function (hostname, ...rest) {
   const callback = rest[rest.length - 1];
   if (hostname === LOOPBACK && typeof callback === "function") {
     const options = rest.length > 1 ? rest[0] : undefined;
-    if (options !== null && typeof options === "object" && options.all) callback(null, [{ address: LOOPBACK, family: 4 }]);
+    if (options !== null && typeof options === "object" && options.all)
+      callback(null, [{ address: LOOPBACK, family: 4 }]);
     else callback(null, LOOPBACK, 4);
     return {};
   }

@@ -1,6 +1,14 @@
 // The official conformance suite (all 32 server scenarios, pending ones included) against the fixture server built on the generated SDK.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { builtExample, problems, runConformance, spawnServer, succeeded, type CliRun, type SpawnedServer } from "./helpers.js";
+import {
+  builtExample,
+  problems,
+  runConformance,
+  spawnServer,
+  succeeded,
+  type CliRun,
+  type SpawnedServer,
+} from "./helpers.js";
 
 /** Every server scenario of @modelcontextprotocol/conformance 0.1.16, with the checks that must have succeeded. */
 const EXPECTED: Record<string, string[]> = {

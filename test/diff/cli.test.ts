@@ -36,7 +36,10 @@ describe("mcpgen diff exit codes", () => {
   it("reads git:REV:path, and two equal schemas give no changes and exit 0 even with --fail-on any", async () => {
     const copy = join(work, "schema.json");
     writeFileSync(copy, execFileSync("git", ["show", "HEAD:schema/schema.json"], { cwd: repoRoot, encoding: "utf8" }));
-    writeFileSync(join(work, "methods.json"), execFileSync("git", ["show", "HEAD:schema/methods.json"], { cwd: repoRoot, encoding: "utf8" }));
+    writeFileSync(
+      join(work, "methods.json"),
+      execFileSync("git", ["show", "HEAD:schema/methods.json"], { cwd: repoRoot, encoding: "utf8" }),
+    );
     const r = await run(["diff", "git:HEAD:schema/schema.json", copy, "--fail-on", "any"]);
     expect(r.err).toBe("");
     expect(r.out).toContain("OLD git:HEAD:schema/schema.json (methods: sidecar git:HEAD:schema/methods.json)");
@@ -68,12 +71,16 @@ describe("mcpgen diff formats", () => {
   it("text starts with the summary, then groups changes under each method or shared definition, verdict first, pointers below", async () => {
     const r = await run(["diff", rev("2025-03-26"), rev("2025-06-18")]);
     const lines = r.out.split("\n");
-    expect(lines[3]).toMatch(/^summary: \d+ changes: \d+ break clients and servers, \d+ clients only, \d+ servers only; \d+ compatible$/);
+    expect(lines[3]).toMatch(
+      /^summary: \d+ changes: \d+ break clients and servers, \d+ clients only, \d+ servers only; \d+ compatible$/,
+    );
     expect(lines[4]).toBe("most important (sides broken times methods reached):");
     expect(lines[5]).toMatch(/^ {2}1\. BREAKS clients\+servers envelope JSONRPCMessage: .* \[\d+ methods\]$/);
     const at = lines.indexOf("ContentBlock (shared definition)");
     expect(at).toBeGreaterThan(0);
-    expect(lines[at + 1]).toMatch(/^ {2}BREAKS clients +definition ResourceLink added to the union at the top of ContentBlock: breaks clients in all of the 2 places that reach it$/);
+    expect(lines[at + 1]).toMatch(
+      /^ {2}BREAKS clients +definition ResourceLink added to the union at the top of ContentBlock: breaks clients in all of the 2 places that reach it$/,
+    );
     expect(lines[at + 2]).toMatch(/^ +reached by prompts\/get result, tools\/call result$/);
     expect(lines.at(-1)).toMatch(/^\d+ changes: \d+ break clients, \d+ break servers, \d+ compatible$/);
   });
@@ -82,24 +89,48 @@ describe("mcpgen diff formats", () => {
     const r = await run(["diff", rev("2025-06-18"), rev("2025-11-25"), "--format", "markdown"]);
     expect(r.out.startsWith("### mcpgen diff")).toBe(true);
     expect(r.out).toContain("#### `notifications/cancelled`\n\n| Clients | Servers | Change | OLD | NEW |");
-    expect(r.out).toMatch(/\| \*\*breaking\*\* \| \*\*breaking\*\* \| param requestId of notifications\/cancelled params made optional/);
-    expect(r.out).toContain("\n\n| Breaks clients and servers | Clients only | Servers only | Compatible |\n|---|---|---|---|\n| ");
+    expect(r.out).toMatch(
+      /\| \*\*breaking\*\* \| \*\*breaking\*\* \| param requestId of notifications\/cancelled params made optional/,
+    );
+    expect(r.out).toContain(
+      "\n\n| Breaks clients and servers | Clients only | Servers only | Compatible |\n|---|---|---|---|\n| ",
+    );
     expect(r.out).toMatch(/\n1\. \*\*BREAKS clients\+servers\*\* `envelope JSONRPCMessage`: /);
   });
 });
 
 describe("mcpgen diff --api", () => {
   it("classifies what an app importing the generated package feels", async () => {
-    const r = await run(["diff", "--api", "test/fixtures/diff/api-old", "test/fixtures/diff/api-new", "--format", "json"]);
+    const r = await run([
+      "diff",
+      "--api",
+      "test/fixtures/diff/api-old",
+      "test/fixtures/diff/api-new",
+      "--format",
+      "json",
+    ]);
     expect(r.code).toBe(1);
-    const report = JSON.parse(r.out) as { changes: { subject: string; path: string; kind: string; clients: string; servers: string }[] };
+    const report = JSON.parse(r.out) as {
+      changes: { subject: string; path: string; kind: string; clients: string; servers: string }[];
+    };
     const get = (subject: string, kind: string) => report.changes.find((c) => c.subject === subject && c.kind === kind);
     expect(get("Removed", "export-removed")).toMatchObject({ clients: "breaking", servers: "breaking" });
     expect(get("Task", "export-added")).toMatchObject({ clients: "compatible", servers: "compatible" });
-    expect(get("CallToolResult", "member-made-optional")).toMatchObject({ path: "structuredContent", clients: "breaking" });
+    expect(get("CallToolResult", "member-made-optional")).toMatchObject({
+      path: "structuredContent",
+      clients: "breaking",
+    });
     expect(get("CallToolRequestParams", "member-added")).toMatchObject({ path: "task", clients: "compatible" });
-    expect(get("Client", "param-added-optional")).toMatchObject({ path: "callTool()", clients: "compatible", servers: "compatible" });
-    expect(get("Server", "param-added-required")).toMatchObject({ path: "listRoots()", clients: "compatible", servers: "breaking" });
+    expect(get("Client", "param-added-optional")).toMatchObject({
+      path: "callTool()",
+      clients: "compatible",
+      servers: "compatible",
+    });
+    expect(get("Server", "param-added-required")).toMatchObject({
+      path: "listRoots()",
+      clients: "compatible",
+      servers: "breaking",
+    });
     expect(get("explainThing", "param-added-required")).toMatchObject({ clients: "breaking", servers: "breaking" });
     expect(get("Role", "union-member-added")).toMatchObject({ path: '"system"', clients: "compatible" });
     expect(get("clientToServer", "member-added")).toMatchObject({ path: '"tasks/get"' });
@@ -109,12 +140,23 @@ describe("mcpgen diff --api", () => {
 
 describe("mcpgen schema rebase", () => {
   const schemaDir = join(repoRoot, "schema");
-  const overlay = JSON.parse(readFileSync(join(schemaDir, "overlay.json"), "utf8")) as { definitions: Record<string, unknown>; extend: { path: string }[] };
+  const overlay = JSON.parse(readFileSync(join(schemaDir, "overlay.json"), "utf8")) as {
+    definitions: Record<string, unknown>;
+    extend: { path: string }[];
+  };
 
   async function rebaseOnto(name: string): Promise<{ r: Run; out: string; text: string }> {
     const before = readFileSync(join(schemaDir, "schema.json"), "utf8");
     const out = join(work, `rebase-${name}`);
-    const r = await run(["schema", "rebase", join(referenceDir, "mcp-schema", name, "schema.json"), "--dir", schemaDir, "--out", out]);
+    const r = await run([
+      "schema",
+      "rebase",
+      join(referenceDir, "mcp-schema", name, "schema.json"),
+      "--dir",
+      schemaDir,
+      "--out",
+      out,
+    ]);
     expect(readFileSync(join(schemaDir, "schema.json"), "utf8")).toBe(before);
     return { r, out, text: readFileSync(join(out, "schema.json"), "utf8") };
   }
@@ -123,7 +165,8 @@ describe("mcpgen schema rebase", () => {
   function nothingSilentlyDropped(r: Run, text: string): void {
     const schema = JSON.parse(text) as Record<string, Record<string, unknown>>;
     const defs = schema["$defs"] ?? schema["definitions"]!;
-    for (const name of Object.keys(overlay.definitions)) expect(name in defs || r.err.includes(`/definitions/${name}`), name).toBe(true);
+    for (const name of Object.keys(overlay.definitions))
+      expect(name in defs || r.err.includes(`/definitions/${name}`), name).toBe(true);
     overlay.extend.forEach((ext, i) => {
       const conflicted = r.err.includes(`overlay.json#/extend/${i}:`);
       if (ext.path.endsWith("/-")) {
@@ -131,7 +174,10 @@ describe("mcpgen schema rebase", () => {
       } else {
         const name = ext.path.split("/").pop()!;
         const parent = ext.path.split("/")[2]!;
-        const applied = JSON.stringify((defs[parent] as { properties?: Record<string, unknown> } | undefined)?.properties?.[name] ?? null) !== "null";
+        const applied =
+          JSON.stringify(
+            (defs[parent] as { properties?: Record<string, unknown> } | undefined)?.properties?.[name] ?? null,
+          ) !== "null";
         expect(conflicted !== applied, ext.path).toBe(true);
       }
     });
@@ -140,8 +186,12 @@ describe("mcpgen schema rebase", () => {
   it("onto 2025-06-18: reports the overlay entry and the patch that no longer apply; the sidecar's overrides still do", async () => {
     const { r, text } = await rebaseOnto("2025-06-18");
     expect(r.code).toBe(1);
-    expect(r.err).toContain("conflict schema/overlay.json#/extend/4: /$defs/ProgressNotificationParams/properties/resourceUri: the object to extend no longer exists upstream (moved or changed shape); left out");
-    expect(r.err).toContain("conflict schema/patches.json#/$defs/ElicitResult/properties/content/additionalProperties/anyOf/1/type: the patched location no longer exists upstream; left out");
+    expect(r.err).toContain(
+      "conflict schema/overlay.json#/extend/4: /$defs/ProgressNotificationParams/properties/resourceUri: the object to extend no longer exists upstream (moved or changed shape); left out",
+    );
+    expect(r.err).toContain(
+      "conflict schema/patches.json#/$defs/ElicitResult/properties/content/additionalProperties/anyOf/1/type: the patched location no longer exists upstream; left out",
+    );
     expect(r.err).not.toContain("sidecar ");
     expect(r.out).toContain("OLD " + join(schemaDir, "schema.json"));
     expect(r.out).toMatch(/tasks\/get\n {2}BREAKS clients\+servers +method +request tasks\/get removed/);
@@ -152,12 +202,18 @@ describe("mcpgen schema rebase", () => {
   it("onto draft: reports the union that moved and every sidecar entry for a method draft no longer has", async () => {
     const { r, text } = await rebaseOnto("draft");
     expect(r.code).toBe(1);
-    expect(r.err).toMatch(/conflict schema\/overlay\.json#\/extend\/\d+: \/\$defs\/ClientNotification\/anyOf\/-: the list to append to no longer exists upstream; left out/);
-    const sidecar = JSON.parse(readFileSync(join(schemaDir, "methods.json"), "utf8")) as { methods: { method: string }[] };
+    expect(r.err).toMatch(
+      /conflict schema\/overlay\.json#\/extend\/\d+: \/\$defs\/ClientNotification\/anyOf\/-: the list to append to no longer exists upstream; left out/,
+    );
+    const sidecar = JSON.parse(readFileSync(join(schemaDir, "methods.json"), "utf8")) as {
+      methods: { method: string }[];
+    };
     const gone = ["logging/setLevel", "ping", "resources/subscribe", "resources/unsubscribe"];
     for (const method of gone) {
       const i = sidecar.methods.findIndex((m) => m.method === method);
-      expect(r.err).toContain(`sidecar  schema/methods.json#/methods/${i}/method: method ${method} is not in the schema's message unions`);
+      expect(r.err).toContain(
+        `sidecar  schema/methods.json#/methods/${i}/method: method ${method} is not in the schema's message unions`,
+      );
     }
     expect(r.err.split("\n").filter((l) => l.startsWith("sidecar "))).toHaveLength(gone.length);
     expect(r.out).toContain("completion.values of completion/complete result: maxItems none -> 100");
@@ -187,7 +243,14 @@ describe("mcpgen.config.json", () => {
   it("supplies generate's options, relative to the config file, and a flag overrides them", async () => {
     const dir = join(work, "config");
     const file = join(work, "mcpgen.config.json");
-    writeFileSync(file, JSON.stringify({ schema: relative(work, join(repoRoot, "schema/schema.json")), out: "config", emit: { runtimeImport: "mcpgen/runtime" } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        schema: relative(work, join(repoRoot, "schema/schema.json")),
+        out: "config",
+        emit: { runtimeImport: "mcpgen/runtime" },
+      }),
+    );
     const r = await run(["generate", "--config", file]);
     expect(r.code).toBe(0);
     expect(readFileSync(join(dir, "client.ts"), "utf8")).toContain('from "mcpgen/runtime"');

@@ -32,12 +32,21 @@ describe("2025-03-26 -> 2025-06-18", () => {
   it("says that methods were derived by convention on both sides", () => {
     expect(r.old.methods).toBe("convention");
     expect(r.new.methods).toBe("convention");
-    expect(r.notes.filter((n) => /^(OLD|NEW): no methods sidecar: \d+ requests and \d+ notifications derived from the schema's unions; logging\/setLevel, ping, resources\/subscribe and resources\/unsubscribe answer with the empty result$/.test(n))).toHaveLength(2);
+    expect(
+      r.notes.filter((n) =>
+        /^(OLD|NEW): no methods sidecar: \d+ requests and \d+ notifications derived from the schema's unions; logging\/setLevel, ping, resources\/subscribe and resources\/unsubscribe answer with the empty result$/.test(
+          n,
+        ),
+      ),
+    ).toHaveLength(2);
   });
 
   it("reports JSON-RPC batching removed as breaking for both sides, with pointers into both files", () => {
     const batches = find(r, (c) => c.section === "envelope" && c.kind === "union-member-removed");
-    expect(batches.map((c) => c.path).sort()).toEqual(["<array of JSONRPCRequest|JSONRPCNotification>", "<array of JSONRPCResponse|JSONRPCError>"]);
+    expect(batches.map((c) => c.path).sort()).toEqual([
+      "<array of JSONRPCRequest|JSONRPCNotification>",
+      "<array of JSONRPCResponse|JSONRPCError>",
+    ]);
     for (const c of batches) {
       expect([c.clients, c.servers]).toEqual(["breaking", "breaking"]);
       expect(c.old).toMatch(/^\/definitions\/JSONRPCMessage\/anyOf\/[25]$/);
@@ -49,7 +58,10 @@ describe("2025-03-26 -> 2025-06-18", () => {
     const m = one(r, (c) => c.subject === "elicitation/create" && c.kind === "method-added");
     expect([m.clients, m.servers]).toEqual(["compatible", "compatible"]);
     expect(m.old).toBeNull();
-    const cap = one(r, (c) => c.section === "capabilities" && c.subject === "ClientCapabilities" && c.path === "elicitation");
+    const cap = one(
+      r,
+      (c) => c.section === "capabilities" && c.subject === "ClientCapabilities" && c.path === "elicitation",
+    );
     expect(cap.kind).toBe("capability-added");
     expect([cap.clients, cap.servers]).toEqual(["compatible", "compatible"]);
   });
@@ -58,11 +70,16 @@ describe("2025-03-26 -> 2025-06-18", () => {
     const sc = one(r, (c) => c.subject === "tools/call" && c.part === "result" && c.path === "structuredContent");
     expect(sc.kind).toBe("field-added-optional");
     expect(sc.clients).toBe("compatible");
-    expect(one(r, (c) => c.subject === "tools/list" && c.path === "tools[].outputSchema").kind).toBe("field-added-optional");
+    expect(one(r, (c) => c.subject === "tools/list" && c.path === "tools[].outputSchema").kind).toBe(
+      "field-added-optional",
+    );
   });
 
   it("reports resource links, new in ContentBlock, once under the definition: breaking clients only (they receive the results)", () => {
-    const link = one(r, (c) => c.section === "definitions" && c.subject === "ContentBlock" && c.path === "<ResourceLink>");
+    const link = one(
+      r,
+      (c) => c.section === "definitions" && c.subject === "ContentBlock" && c.path === "<ResourceLink>",
+    );
     expect(link.kind).toBe("union-member-added");
     expect([link.clients, link.servers]).toEqual(["breaking", "compatible"]);
     expect(link.new).toBe("/definitions/ContentBlock/anyOf/3");
@@ -76,7 +93,11 @@ describe("2025-03-26 -> 2025-06-18", () => {
 
   it("treats reordered keys and reworded descriptions as no change", () => {
     expect(find(r, (c) => c.kind === "description-changed")).toEqual([]);
-    const docs = diffSides(loadSide(rev("2025-03-26"), "OLD", {}, repoRoot), loadSide(rev("2025-06-18"), "NEW", {}, repoRoot), { includeDocs: true });
+    const docs = diffSides(
+      loadSide(rev("2025-03-26"), "OLD", {}, repoRoot),
+      loadSide(rev("2025-06-18"), "NEW", {}, repoRoot),
+      { includeDocs: true },
+    );
     const described = docs.changes.filter((c) => c.kind === "description-changed");
     expect(described.length).toBeGreaterThan(0);
     expect(described.every((c) => c.clients === "compatible" && c.servers === "compatible")).toBe(true);
@@ -106,16 +127,33 @@ describe("2025-06-18 -> 2025-11-25", () => {
 
   it("reports tasks as added methods and capabilities, all compatible", () => {
     const added = find(r, (c) => c.kind === "method-added").map((c) => c.subject);
-    expect(added).toEqual(expect.arrayContaining(["tasks/cancel", "tasks/get", "tasks/list", "tasks/result", "notifications/tasks/status", "notifications/elicitation/complete"]));
+    expect(added).toEqual(
+      expect.arrayContaining([
+        "tasks/cancel",
+        "tasks/get",
+        "tasks/list",
+        "tasks/result",
+        "notifications/tasks/status",
+        "notifications/elicitation/complete",
+      ]),
+    );
     for (const side of ["ClientCapabilities", "ServerCapabilities"]) {
       const cap = one(r, (c) => c.subject === side && c.path === "tasks");
       expect([cap.kind, cap.clients, cap.servers]).toEqual(["capability-added", "compatible", "compatible"]);
     }
-    expect(one(r, (c) => c.subject === "tools/call" && c.part === "params" && c.path === "task").kind).toBe("field-added-optional");
+    expect(one(r, (c) => c.subject === "tools/call" && c.part === "params" && c.path === "task").kind).toBe(
+      "field-added-optional",
+    );
   });
 
   it("reports tool use in sampling as new content the client receives from the server", () => {
-    const c = one(r, (c) => c.subject === "sampling/createMessage" && c.part === "params" && c.path === "messages[].content.<ToolUseContent>");
+    const c = one(
+      r,
+      (c) =>
+        c.subject === "sampling/createMessage" &&
+        c.part === "params" &&
+        c.path === "messages[].content.<ToolUseContent>",
+    );
     expect([c.clients, c.servers]).toEqual(["breaking", "compatible"]);
     expect(c.reason).toContain("clients built on OLD do not handle it");
   });
@@ -138,30 +176,64 @@ describe("2025-11-25 -> 2026-07-28", () => {
       ["resources/read", "result", "<InputRequiredResult>", "breaking", "compatible", "/$defs/InputRequiredResult"],
       ["tools/call", "result", "<InputRequiredResult>", "breaking", "compatible", "/$defs/InputRequiredResult"],
     ]);
-    expect(added[2]!.reason).toBe("result InputRequiredResult added to tools/call: clients built on OLD do not expect it as an answer");
+    expect(added[2]!.reason).toBe(
+      "result InputRequiredResult added to tools/call: clients built on OLD do not expect it as an answer",
+    );
     // The member both sides share is still compared field by field, under its name.
-    expect(one(r, (c) => c.subject === "tools/call" && c.part === "result" && c.path === "<CallToolResult>.resultType").kind).toBe("field-added-required");
+    expect(
+      one(r, (c) => c.subject === "tools/call" && c.part === "result" && c.path === "<CallToolResult>.resultType").kind,
+    ).toBe("field-added-required");
   });
 
   it("reports a change to a shared definition once, under it, with every method that reaches it", () => {
-    const c = one(r, (c) => c.section === "definitions" && c.subject === "RequestMetaObject" && c.path === "io.modelcontextprotocol/protocolVersion");
+    const c = one(
+      r,
+      (c) =>
+        c.section === "definitions" &&
+        c.subject === "RequestMetaObject" &&
+        c.path === "io.modelcontextprotocol/protocolVersion",
+    );
     expect([c.kind, c.clients, c.servers]).toEqual(["field-added-required", "breaking", "compatible"]);
     expect(c.new).toBe("/$defs/RequestMetaObject/properties/io.modelcontextprotocol~1protocolVersion");
-    expect(c.reason).toBe("required field io.modelcontextprotocol/protocolVersion added to RequestMetaObject: breaks clients in all of the 8 places that reach it");
+    expect(c.reason).toBe(
+      "required field io.modelcontextprotocol/protocolVersion added to RequestMetaObject: breaks clients in all of the 8 places that reach it",
+    );
     expect(c.reachedBy!.map((p) => `${p.subject} ${p.part}`)).toEqual([
-      "completion/complete params", "prompts/get params", "prompts/list params", "resources/list params",
-      "resources/read params", "resources/templates/list params", "tools/call params", "tools/list params",
+      "completion/complete params",
+      "prompts/get params",
+      "prompts/list params",
+      "resources/list params",
+      "resources/read params",
+      "resources/templates/list params",
+      "tools/call params",
+      "tools/list params",
     ]);
     // Per-method detail for tools: each place with its path, verdict, reason and pointers.
     expect(c.reachedBy![6]).toEqual({
-      section: "methods", subject: "tools/call", part: "params", path: "_meta.io.modelcontextprotocol/protocolVersion", clients: "breaking", servers: "compatible",
-      reason: "required param _meta.io.modelcontextprotocol/protocolVersion added to tools/call params: clients built on OLD do not send it",
-      old: "/$defs/CallToolRequestParams/properties/_meta", new: "/$defs/RequestMetaObject/properties/io.modelcontextprotocol~1protocolVersion",
+      section: "methods",
+      subject: "tools/call",
+      part: "params",
+      path: "_meta.io.modelcontextprotocol/protocolVersion",
+      clients: "breaking",
+      servers: "compatible",
+      reason:
+        "required param _meta.io.modelcontextprotocol/protocolVersion added to tools/call params: clients built on OLD do not send it",
+      old: "/$defs/CallToolRequestParams/properties/_meta",
+      new: "/$defs/RequestMetaObject/properties/io.modelcontextprotocol~1protocolVersion",
     });
     // ... and not once per method besides.
-    expect(find(r, (c) => c.section === "methods" && c.new === "/$defs/RequestMetaObject/properties/io.modelcontextprotocol~1protocolVersion")).toEqual([]);
+    expect(
+      find(
+        r,
+        (c) =>
+          c.section === "methods" &&
+          c.new === "/$defs/RequestMetaObject/properties/io.modelcontextprotocol~1protocolVersion",
+      ),
+    ).toEqual([]);
     // A place the report would otherwise name several times is named once.
-    const places = r.changes.flatMap((c) => (c.reachedBy ?? [c]).map((p) => JSON.stringify([p.section, p.subject, p.part, p.path, c.kind])));
+    const places = r.changes.flatMap((c) =>
+      (c.reachedBy ?? [c]).map((p) => JSON.stringify([p.section, p.subject, p.part, p.path, c.kind])),
+    );
     expect(new Set(places).size).toBe(places.length);
   });
 
@@ -176,8 +248,12 @@ describe("2025-11-25 -> 2026-07-28", () => {
       ["definitions", "RequestMetaObject", "io.modelcontextprotocol/protocolVersion", 8],
     ]);
     const text = formatText(r).split("\n");
-    expect(text[3]).toBe(`summary: ${s.total} changes: ${s.byVerdict.both} break clients and servers, ${s.byVerdict.clientsOnly} clients only, ${s.byVerdict.serversOnly} servers only; ${s.byVerdict.compatible} compatible`);
-    expect(text[5]).toMatch(/^ {2}1\. BREAKS clients\+servers envelope JSONRPCMessage: required field <JSONRPCResultResponse>\.result\.resultType added to JSONRPCMessage: .* \[34 methods\]$/);
+    expect(text[3]).toBe(
+      `summary: ${s.total} changes: ${s.byVerdict.both} break clients and servers, ${s.byVerdict.clientsOnly} clients only, ${s.byVerdict.serversOnly} servers only; ${s.byVerdict.compatible} compatible`,
+    );
+    expect(text[5]).toMatch(
+      /^ {2}1\. BREAKS clients\+servers envelope JSONRPCMessage: required field <JSONRPCResultResponse>\.result\.resultType added to JSONRPCMessage: .* \[34 methods\]$/,
+    );
   });
 
   it("matches the Markdown snapshot", async () => {
@@ -189,8 +265,15 @@ describe("our combined schema against its base", () => {
   let patched: string;
   beforeAll(() => {
     const dir = tempDir("diff-base");
-    const base = JSON.parse(readFileSync(join(repoRoot, "schema/base/2025-11-25.schema.json"), "utf8")) as Record<string, unknown>;
-    const { schema, conflicts } = applyOverlay(base, readPatches(join(repoRoot, "schema/patches.json")), { base: "", definitions: {}, extend: [] });
+    const base = JSON.parse(readFileSync(join(repoRoot, "schema/base/2025-11-25.schema.json"), "utf8")) as Record<
+      string,
+      unknown
+    >;
+    const { schema, conflicts } = applyOverlay(base, readPatches(join(repoRoot, "schema/patches.json")), {
+      base: "",
+      definitions: {},
+      extend: [],
+    });
     expect(conflicts).toEqual([]);
     patched = join(dir, "base-patched.json");
     writeFileSync(patched, JSON.stringify(schema));
@@ -199,11 +282,22 @@ describe("our combined schema against its base", () => {
   it("reports exactly the overlay's additions, all compatible", () => {
     const r = diff(patched, "schema/schema.json");
     expect(r.new.methods).toBe("sidecar");
-    const overlay = JSON.parse(readFileSync(join(repoRoot, "schema/overlay.json"), "utf8")) as { definitions: Record<string, unknown>; extend: { path: string }[] };
+    const overlay = JSON.parse(readFileSync(join(repoRoot, "schema/overlay.json"), "utf8")) as {
+      definitions: Record<string, unknown>;
+      extend: { path: string }[];
+    };
     // Every method whose message the overlay defines is an addition; nothing else is added or removed.
-    const methodOf = (d: unknown): unknown => (d as { properties?: { method?: { const?: unknown } } }).properties?.method?.const;
-    const overlayMethods = Object.values(overlay.definitions).map(methodOf).filter((m): m is string => typeof m === "string").sort();
-    expect(find(r, (c) => c.kind === "method-added").map((c) => c.subject).sort()).toEqual(overlayMethods);
+    const methodOf = (d: unknown): unknown =>
+      (d as { properties?: { method?: { const?: unknown } } }).properties?.method?.const;
+    const overlayMethods = Object.values(overlay.definitions)
+      .map(methodOf)
+      .filter((m): m is string => typeof m === "string")
+      .sort();
+    expect(
+      find(r, (c) => c.kind === "method-added")
+        .map((c) => c.subject)
+        .sort(),
+    ).toEqual(overlayMethods);
     // Every property the overlay extends appears as one optional addition (or capability) somewhere.
     for (const ext of overlay.extend.filter((e) => e.path.includes("/properties/"))) {
       const name = ext.path.split("/").pop()!;
@@ -212,7 +306,9 @@ describe("our combined schema against its base", () => {
       expect(where.every((c) => ["field-added-optional", "capability-added"].includes(c.kind))).toBe(true);
     }
     expect(r.changes.every((c) => c.clients === "compatible" && c.servers === "compatible")).toBe(true);
-    expect(new Set(r.changes.map((c) => c.kind))).toEqual(new Set(["method-added", "field-added-optional", "capability-added"]));
+    expect(new Set(r.changes.map((c) => c.kind))).toEqual(
+      new Set(["method-added", "field-added-optional", "capability-added"]),
+    );
   });
 
   it("against the unpatched base also shows our defect patch: integer widened to number in ElicitResult breaks servers on OLD", () => {
@@ -232,7 +328,13 @@ describe("schemas with keywords the model does not represent", () => {
     schema.$defs.CompleteResult.properties.completion.patternProperties = { "^x-": { type: "string" } };
     writeFileSync(join(dir, "schema.json"), JSON.stringify(schema));
     const r = diff(rev("2025-11-25"), relative(repoRoot, join(dir, "schema.json")));
-    expect(r.notes.some((n) => n.startsWith("NEW: keyword patternProperties is not represented") && n.includes("/$defs/CompleteResult/properties/completion/patternProperties"))).toBe(true);
+    expect(
+      r.notes.some(
+        (n) =>
+          n.startsWith("NEW: keyword patternProperties is not represented") &&
+          n.includes("/$defs/CompleteResult/properties/completion/patternProperties"),
+      ),
+    ).toBe(true);
     const removed = one(r, (c) => c.subject === "initialize" && c.kind === "method-removed");
     expect([removed.clients, removed.servers]).toEqual(["breaking", "compatible"]);
   });
@@ -241,7 +343,11 @@ describe("schemas with keywords the model does not represent", () => {
     const r = diff(rev("2025-11-25"), rev("draft"));
     expect(r.notes.filter((n) => n.includes("is not represented"))).toEqual([]);
     const bound = one(r, (c) => c.subject === "completion/complete" && c.kind === "bound-narrowed");
-    expect([bound.part, bound.path, bound.new]).toEqual(["result", "completion.values", "/$defs/CompleteResult/properties/completion/properties/values"]);
+    expect([bound.part, bound.path, bound.new]).toEqual([
+      "result",
+      "completion.values",
+      "/$defs/CompleteResult/properties/completion/properties/values",
+    ]);
     expect(bound.reason).toContain("maxItems none -> 100");
     expect([bound.clients, bound.servers]).toEqual(["compatible", "breaking"]);
   });

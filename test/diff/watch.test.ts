@@ -17,14 +17,21 @@ describe("mcpgen generate --watch", () => {
     cpSync(join(repoRoot, "schema"), join(work, "schema"), { recursive: true });
     const schemaFile = join(work, "schema/schema.json");
     const out = join(work, "out");
-    child = spawn(process.execPath, [join(repoRoot, "bin/mcpgen.js"), "generate", "--watch", "--schema", schemaFile, "--out", out], { cwd: work });
+    child = spawn(
+      process.execPath,
+      [join(repoRoot, "bin/mcpgen.js"), "generate", "--watch", "--schema", schemaFile, "--out", out],
+      { cwd: work },
+    );
     const stdout = follow(child.stdout);
     const stderr = follow(child.stderr);
     await stdout(/regenerated 8 files, 8 changed/);
     await stdout(/watching .*schema\.json/);
 
     const good = readFileSync(schemaFile, "utf8");
-    const edited = good.replace('"description": "The sender or recipient of messages and data in a conversation."', '"description": "Who speaks."');
+    const edited = good.replace(
+      '"description": "The sender or recipient of messages and data in a conversation."',
+      '"description": "Who speaks."',
+    );
     expect(edited).not.toBe(good);
     writeFileSync(schemaFile, edited);
     await stdout(/changed {2}\S*schema\.json/);
@@ -42,7 +49,13 @@ describe("mcpgen generate --watch", () => {
 
     // The overlay is an input too: the combined schema is rebuilt from it, then the SDK.
     const overlayFile = join(work, "schema/overlay.json");
-    writeFileSync(overlayFile, readFileSync(overlayFile, "utf8").replace("The id of the request that is resumable.", "Which request may resume."));
+    writeFileSync(
+      overlayFile,
+      readFileSync(overlayFile, "utf8").replace(
+        "The id of the request that is resumable.",
+        "Which request may resume.",
+      ),
+    );
     await stdout(/rebuilt {2}\S*schema\.json/);
     await stdout(/regenerated 8 files/);
     expect(readFileSync(schemaFile, "utf8")).toContain("Which request may resume.");

@@ -33,8 +33,19 @@ const node = (raw: Record<string, unknown>): SchemaNode => {
 describe("the model keeps each assertion keyword", () => {
   it("numbers, lengths, counts and the pattern as written", () => {
     const raw = {
-      minimum: 1, maximum: 9, exclusiveMinimum: 0, exclusiveMaximum: 10, multipleOf: 0.5, minLength: 1, maxLength: 4, pattern: "^a",
-      minItems: 1, maxItems: 3, uniqueItems: true, minProperties: 1, maxProperties: 2,
+      minimum: 1,
+      maximum: 9,
+      exclusiveMinimum: 0,
+      exclusiveMaximum: 10,
+      multipleOf: 0.5,
+      minLength: 1,
+      maxLength: 4,
+      pattern: "^a",
+      minItems: 1,
+      maxItems: 3,
+      uniqueItems: true,
+      minProperties: 1,
+      maxProperties: 2,
     };
     expect(node(raw)).toEqual(raw);
   });
@@ -52,7 +63,10 @@ describe("the model keeps each assertion keyword", () => {
     expect(n).toEqual({
       types: ["object"],
       propertyNames: { maxLength: 3 },
-      dependentRequired: [{ key: "street", requires: ["city"] }, { key: "zip", requires: ["city", "country"] }],
+      dependentRequired: [
+        { key: "street", requires: ["city"] },
+        { key: "zip", requires: ["city", "country"] },
+      ],
       not: { required: ["x"] },
       conditional: { if: { required: ["a"] }, then: { required: ["b"] }, else: { required: ["c"] } },
     });
@@ -61,11 +75,18 @@ describe("the model keeps each assertion keyword", () => {
   it("drops what asserts nothing: uniqueItems false, an if with neither then nor else, then or else without if", () => {
     expect(node({ type: "array", uniqueItems: false })).toEqual({ types: ["array"] });
     expect(node({ type: "object", if: { required: ["a"] } })).toEqual({ types: ["object"] });
-    expect(node({ type: "object", then: { required: ["a"] }, else: { required: ["b"] } })).toEqual({ types: ["object"] });
+    expect(node({ type: "object", then: { required: ["a"] }, else: { required: ["b"] } })).toEqual({
+      types: ["object"],
+    });
   });
 
   it("anyOf or allOf beside other keywords becomes one allOf, so no keyword beside a union is lost", () => {
-    const raw = { description: "d", type: "object", required: ["mode"], anyOf: [{ required: ["url"] }, { required: ["path"] }] };
+    const raw = {
+      description: "d",
+      type: "object",
+      required: ["mode"],
+      anyOf: [{ required: ["url"] }, { required: ["path"] }],
+    };
     expect(applicatorSiblings(raw)).toEqual({
       description: "d",
       allOf: [{ anyOf: [{ required: ["url"] }, { required: ["path"] }] }, { type: "object", required: ["mode"] }],
@@ -96,15 +117,27 @@ describe("keywords the guards cannot check", () => {
     writeFileSync(join(dir, "schema.json"), JSON.stringify(schema));
     const r = runCli(["generate", "--schema", join(dir, "schema.json"), "--out", join(work, "out")]);
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain(`schema.json#/$defs/Implementation/properties/icons/${keyword}: keyword "${keyword}" is not supported by mcpgen's guards`);
+    expect(r.stderr).toContain(
+      `schema.json#/$defs/Implementation/properties/icons/${keyword}: keyword "${keyword}" is not supported by mcpgen's guards`,
+    );
   });
 
   it("draft-07 tuple items (an array) are refused as a SchemaError naming the pointer, not a crash", () => {
     const dir = tempDir("keywords-tuple");
     const file = join(dir, "schema.json");
-    writeFileSync(file, JSON.stringify({ $schema: "http://json-schema.org/draft-07/schema#", definitions: { T: { type: "array", items: [{ type: "string" }] } } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        $schema: "http://json-schema.org/draft-07/schema#",
+        definitions: { T: { type: "array", items: [{ type: "string" }] } },
+      }),
+    );
     expect(() => buildModel(loadDefinitions(file))).toThrow(
-      expect.objectContaining({ name: "SchemaError", where: "/definitions/T/items", message: expect.stringContaining('"items" as an array') }),
+      expect.objectContaining({
+        name: "SchemaError",
+        where: "/definitions/T/items",
+        message: expect.stringContaining('"items" as an array'),
+      }),
     );
   });
 
@@ -118,7 +151,9 @@ describe("keywords the guards cannot check", () => {
     expect(() => new RegExp("^\\a$")).not.toThrow();
     const r = runCli(["generate", "--schema", join(dir, "schema.json"), "--out", join(work, "out")]);
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('schema.json#/$defs/Implementation/properties/name/pattern: pattern "^\\\\a$" is not a valid ECMA-262 regular expression with the u flag');
+    expect(r.stderr).toContain(
+      'schema.json#/$defs/Implementation/properties/name/pattern: pattern "^\\\\a$" is not a valid ECMA-262 regular expression with the u flag',
+    );
   });
 });
 
@@ -129,10 +164,21 @@ describe("the generated code for a schema using every keyword", () => {
     writeFileSync(join(dir, "types.ts"), await emitTypes(model));
     writeFileSync(join(dir, "guards.ts"), emitGuards(model));
     writeFileSync(join(dir, "validators.ts"), emitValidators(model, "../../runtime/index.js"));
-    writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ extends: "../../tsconfig.json", compilerOptions: { noEmit: true, strict: true, rootDir: "../.." }, include: ["*.ts"] }));
+    writeFileSync(
+      join(dir, "tsconfig.json"),
+      JSON.stringify({
+        extends: "../../tsconfig.json",
+        compilerOptions: { noEmit: true, strict: true, rootDir: "../.." },
+        include: ["*.ts"],
+      }),
+    );
     let output = "";
     try {
-      execFileSync(process.execPath, [join(repoRoot, "node_modules/typescript/bin/tsc"), "-p", join(dir, "tsconfig.json")], { encoding: "utf8", stdio: "pipe" });
+      execFileSync(
+        process.execPath,
+        [join(repoRoot, "node_modules/typescript/bin/tsc"), "-p", join(dir, "tsconfig.json")],
+        { encoding: "utf8", stdio: "pipe" },
+      );
     } catch (error) {
       output = String((error as { stdout?: string }).stdout);
     }
@@ -163,13 +209,21 @@ describe("uniqueItems on an array as long as a message allows", () => {
     expect(subject.explainFor("X")(items)).toEqual([]);
     const repeated = [...items, { tags: [0, "t"], id: 0 }];
     expect(subject.guardFor("X")(repeated)).toBe(false);
-    expect(subject.explainFor("X")(repeated)).toEqual([{ pointer: "", message: "must NOT have duplicate items (items ## 0 and 200000 are identical)" }]);
+    expect(subject.explainFor("X")(repeated)).toEqual([
+      { pointer: "", message: "must NOT have duplicate items (items ## 0 and 200000 are identical)" },
+    ]);
   });
 });
 
 describe("where Ajv's runtime departs from JSON Schema, the guards and validators follow JSON Schema", () => {
   // Each row: a schema, a value, what JSON Schema says, and what Ajv 2020 says (a boolean, or "throws").
-  const rows: { name: string; schema: Record<string, unknown>; value: string; valid: boolean; ajv: boolean | "throws" }[] = [
+  const rows: {
+    name: string;
+    schema: Record<string, unknown>;
+    value: string;
+    valid: boolean;
+    ajv: boolean | "throws";
+  }[] = [
     {
       name: 'a repeated "__proto__" string under uniqueItems is a duplicate',
       schema: { type: "array", items: { type: "string" }, uniqueItems: true },
@@ -192,7 +246,7 @@ describe("where Ajv's runtime departs from JSON Schema, the guards and validator
       ajv: "throws",
     },
     {
-      name: 'and for const',
+      name: "and for const",
       schema: { const: { toString: "a" } },
       value: '{"toString": "a"}',
       valid: true,
@@ -230,6 +284,10 @@ describe("where Ajv's runtime departs from JSON Schema, the guards and validator
     } catch {
       ajvSays = "throws";
     }
-    expect({ guard: subject.guardFor("X")(parsed), explainEmpty: subject.explainFor("X")(parsed).length === 0, ajv: ajvSays }).toEqual({ guard: valid, explainEmpty: valid, ajv });
+    expect({
+      guard: subject.guardFor("X")(parsed),
+      explainEmpty: subject.explainFor("X")(parsed).length === 0,
+      ajv: ajvSays,
+    }).toEqual({ guard: valid, explainEmpty: valid, ajv });
   });
 });

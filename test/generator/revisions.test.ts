@@ -58,15 +58,22 @@ async function subjectOf(g: Generated): Promise<Subject> {
   };
 }
 
-const result = (model: Model, method: string): string[] | undefined => model.messages.find((m) => m.method === method)?.results;
+const result = (model: Model, method: string): string[] | undefined =>
+  model.messages.find((m) => m.method === method)?.results;
 
 describe.each(REVISIONS)("official %s schema, no sidecar", (revision) => {
   it("generates, saying in one line that the methods were derived from the schema", async () => {
     const { notes, model } = await sdk(revision);
     expect(notes).toHaveLength(1);
-    expect(notes[0]).toMatch(/^no methods sidecar \(looked for \S+methods\.json\): \d+ requests and \d+ notifications derived from the schema's unions/);
+    expect(notes[0]).toMatch(
+      /^no methods sidecar \(looked for \S+methods\.json\): \d+ requests and \d+ notifications derived from the schema's unions/,
+    );
     expect(notes[0]).not.toContain("\n");
-    expect(model.messages.find((m) => m.method === "tools/call")).toMatchObject({ kind: "request", direction: "client-to-server", message: "CallToolRequest" });
+    expect(model.messages.find((m) => m.method === "tools/call")).toMatchObject({
+      kind: "request",
+      direction: "client-to-server",
+      message: "CallToolRequest",
+    });
   });
 
   it("guards agree with Ajv on at least 2,000 generated values, both verdicts well represented", async () => {
@@ -74,10 +81,22 @@ describe.each(REVISIONS)("official %s schema, no sidecar", (revision) => {
     const subject = await subjectOf(g);
     const agreement = new Agreement(subject, SEED);
     expect(g.model.definitions.map((d) => d.name).sort()).toEqual([...subject.oracle.definitionNames].sort());
-    const unions = ["JSONRPCMessage", "ClientRequest", "ServerRequest", "ClientNotification", "ServerNotification", "ClientResult", "ServerResult"];
-    unions.filter((u) => g.model.definitions.some((d) => d.name === u && (d.node.anyOf?.length ?? 1) > 0)).forEach((u, i) => agreement.run(u, 250, 1_000 + i));
+    const unions = [
+      "JSONRPCMessage",
+      "ClientRequest",
+      "ServerRequest",
+      "ClientNotification",
+      "ServerNotification",
+      "ClientResult",
+      "ServerResult",
+    ];
+    unions
+      .filter((u) => g.model.definitions.some((d) => d.name === u && (d.node.anyOf?.length ?? 1) > 0))
+      .forEach((u, i) => agreement.run(u, 250, 1_000 + i));
     g.model.definitions.forEach((d, i) => agreement.run(d.name, 12, i));
-    g.model.messages.filter((m) => m.params.ref === undefined && m.paramsType !== "Record<string, unknown>").forEach((m, i) => agreement.run(`${m.message}$Params`, 12, 5_000 + i, m.params));
+    g.model.messages
+      .filter((m) => m.params.ref === undefined && m.paramsType !== "Record<string, unknown>")
+      .forEach((m, i) => agreement.run(`${m.message}$Params`, 12, 5_000 + i, m.params));
     const c = agreement.counts;
     console.log(`${revision}: ${JSON.stringify(c)}`);
     expect(c.checked).toBeGreaterThanOrEqual(2_000);
@@ -94,9 +113,20 @@ describe("the generated SDKs", () => {
 
   it("all six typecheck with tsc --strict, in one run", async () => {
     await Promise.all(REVISIONS.map(sdk));
-    writeFileSync(join(root, "tsconfig.json"), JSON.stringify({ extends: "../../tsconfig.json", compilerOptions: { noEmit: true, strict: true, rootDir: "../.." }, include: REVISIONS.map((r) => `${r}/*.ts`) }));
+    writeFileSync(
+      join(root, "tsconfig.json"),
+      JSON.stringify({
+        extends: "../../tsconfig.json",
+        compilerOptions: { noEmit: true, strict: true, rootDir: "../.." },
+        include: REVISIONS.map((r) => `${r}/*.ts`),
+      }),
+    );
     try {
-      execFileSync(process.execPath, [join(repoRoot, "node_modules/typescript/bin/tsc"), "-p", join(root, "tsconfig.json")], { encoding: "utf8", stdio: "pipe" });
+      execFileSync(
+        process.execPath,
+        [join(repoRoot, "node_modules/typescript/bin/tsc"), "-p", join(root, "tsconfig.json")],
+        { encoding: "utf8", stdio: "pipe" },
+      );
     } catch (error) {
       tsc = String((error as { stdout?: string }).stdout);
     }
@@ -117,14 +147,25 @@ describe("the generated SDKs", () => {
     expect(result(current.model, "server/discover")).toEqual(["DiscoverResult"]);
     // Older revisions declare params inline; their guards are named after the message.
     const oldest = await sdk("2025-03-26");
-    expect(oldest.model.messages.find((m) => m.method === "tools/call")!.paramsType).toBe('NonNullable<CallToolRequest["params"]>');
+    expect(oldest.model.messages.find((m) => m.method === "tools/call")!.paramsType).toBe(
+      'NonNullable<CallToolRequest["params"]>',
+    );
   });
 
   it("type a union result as a TypeScript union, and the dispatch tables accept any of its members", async () => {
     const { dir } = await sdk("2026-07-28");
-    expect(readFileSync(join(dir, "client.ts"), "utf8")).toContain("callTool(params: CallToolRequestParams, options?: RequestOptions): Promise<InputRequiredResult | CallToolResult>");
-    expect(readFileSync(join(dir, "server.ts"), "utf8")).toContain("onCallTool(handler: (params: CallToolRequestParams, context: RequestContext) => InputRequiredResult | CallToolResult | Promise<InputRequiredResult | CallToolResult>)");
-    const { clientToServer } = (await import(join(dir, "dispatch.ts"))) as { clientToServer: Record<string, { resultType?: string; isResult?: (v: unknown) => boolean; explainResult?: (v: unknown) => unknown }> };
+    expect(readFileSync(join(dir, "client.ts"), "utf8")).toContain(
+      "callTool(params: CallToolRequestParams, options?: RequestOptions): Promise<InputRequiredResult | CallToolResult>",
+    );
+    expect(readFileSync(join(dir, "server.ts"), "utf8")).toContain(
+      "onCallTool(handler: (params: CallToolRequestParams, context: RequestContext) => InputRequiredResult | CallToolResult | Promise<InputRequiredResult | CallToolResult>)",
+    );
+    const { clientToServer } = (await import(join(dir, "dispatch.ts"))) as {
+      clientToServer: Record<
+        string,
+        { resultType?: string; isResult?: (v: unknown) => boolean; explainResult?: (v: unknown) => unknown }
+      >;
+    };
     const call = clientToServer["tools/call"]!;
     expect(call.resultType).toBe("InputRequiredResult | CallToolResult");
     const inputRequired = { resultType: "input_required", inputRequests: {} };
@@ -137,18 +178,26 @@ describe("the generated SDKs", () => {
     expect(call.isResult!(bad)).toBe(false);
     const issues = (await call.explainResult!(bad)) as { pointer: string; message: string }[];
     // Why it is neither: each member's complaint, named.
-    expect(issues.map((i) => i.message).join("; ")).toMatch(/\(as InputRequiredResult\).*\(as CallToolResult\)|\(as CallToolResult\).*\(as InputRequiredResult\)/);
+    expect(issues.map((i) => i.message).join("; ")).toMatch(
+      /\(as InputRequiredResult\).*\(as CallToolResult\)|\(as CallToolResult\).*\(as InputRequiredResult\)/,
+    );
     expect(issues.every((i) => isJsonPointer(i.pointer))).toBe(true);
   });
 });
 
 describe("the spec's 2026-07-28 examples, judged by the 2026-07-28 guards", () => {
-  interface Example { type: string; file: string; value: unknown }
+  interface Example {
+    type: string;
+    file: string;
+    value: unknown;
+  }
   const examplesDir = join(referenceDir, "examples-2026-07-28");
   const examples: Example[] = [];
   for (const type of readdirSync(examplesDir).sort()) {
     if (!statSync(join(examplesDir, type)).isDirectory()) continue;
-    for (const file of readdirSync(join(examplesDir, type)).filter((f) => f.endsWith(".json")).sort()) {
+    for (const file of readdirSync(join(examplesDir, type))
+      .filter((f) => f.endsWith(".json"))
+      .sort()) {
       examples.push({ type, file, value: JSON.parse(readFileSync(join(examplesDir, type, file), "utf8")) as unknown });
     }
   }
@@ -158,7 +207,13 @@ describe("the spec's 2026-07-28 examples, judged by the 2026-07-28 guards", () =
     const { oracle, guardFor, explainFor, defs } = await subjectOf(await sdk("2026-07-28"));
     const judge = (type: string, value: unknown, example: string) => {
       const issues = explainFor(type)(value);
-      return { example, ajv: oracle.oracleFor(type)(value), guard: guardFor(type)(value), explained: issues.length === 0, pointers: issues.every((i) => isJsonPointer(i.pointer)) };
+      return {
+        example,
+        ajv: oracle.oracleFor(type)(value),
+        guard: guardFor(type)(value),
+        explained: issues.length === 0,
+        pointers: issues.every((i) => isJsonPointer(i.pointer)),
+      };
     };
     expect(examples.length).toBe(129);
     expect(examples.filter((e) => !oracle.definitionNames.includes(e.type)).map(label)).toEqual([]);
@@ -168,7 +223,11 @@ describe("the spec's 2026-07-28 examples, judged by the 2026-07-28 guards", () =
     // test/guards/examples.test.ts), so the guards must too.
     expect(verdicts.filter((v) => !v.ajv).map((v) => v.example)).toEqual([]);
     // The other half, values Ajv rejects: every single mutation at every site of each example, judged alike.
-    const mutants = examples.flatMap((e) => [...allMutants(defs, defs.get(e.type)!, e.value as never)].map((m) => judge(e.type, m.value, `${label(e)} (${m.kind})`)));
+    const mutants = examples.flatMap((e) =>
+      [...allMutants(defs, defs.get(e.type)!, e.value as never)].map((m) =>
+        judge(e.type, m.value, `${label(e)} (${m.kind})`),
+      ),
+    );
     expect(mutants.filter((v) => v.guard !== v.ajv || v.explained !== v.ajv || !v.pointers)).toEqual([]);
     expect(mutants.filter((v) => !v.ajv).length).toBeGreaterThan(1_000);
   });

@@ -10,7 +10,7 @@ function apply(old: string, diff: string): string {
   const out: string[] = [];
   let at = 0;
   const body = diff.split("\n");
-  for (let k = 0; k < body.length; ) {
+  for (let k = 0; k < body.length;) {
     const h = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@$/.exec(body[k]!);
     if (!h) throw new Error(`not a hunk header: ${body[k]}`);
     const oldCount = h[2] === undefined ? 1 : Number(h[2]);
@@ -45,9 +45,24 @@ describe("unifiedDiff", () => {
   });
 
   it.each([
-    { name: "a line changed in the middle", old: text("1", "2", "3", "4", "5", "6", "7", "8"), new: text("1", "2", "3", "4x", "5", "6", "7", "8"), diff: "@@ -1,7 +1,7 @@\n 1\n 2\n 3\n-4\n+4x\n 5\n 6\n 7" },
-    { name: "a line added at the top", old: text("a", "b"), new: text("new", "a", "b"), diff: "@@ -1,2 +1,3 @@\n+new\n a\n b" },
-    { name: "a line removed at the end", old: text("a", "b", "c"), new: text("a", "b"), diff: "@@ -1,3 +1,2 @@\n a\n b\n-c" },
+    {
+      name: "a line changed in the middle",
+      old: text("1", "2", "3", "4", "5", "6", "7", "8"),
+      new: text("1", "2", "3", "4x", "5", "6", "7", "8"),
+      diff: "@@ -1,7 +1,7 @@\n 1\n 2\n 3\n-4\n+4x\n 5\n 6\n 7",
+    },
+    {
+      name: "a line added at the top",
+      old: text("a", "b"),
+      new: text("new", "a", "b"),
+      diff: "@@ -1,2 +1,3 @@\n+new\n a\n b",
+    },
+    {
+      name: "a line removed at the end",
+      old: text("a", "b", "c"),
+      new: text("a", "b"),
+      diff: "@@ -1,3 +1,2 @@\n a\n b\n-c",
+    },
     { name: "into an empty text", old: "", new: text("a"), diff: "@@ -0,0 +1 @@\n+a" },
     { name: "to an empty text", old: text("a", "b"), new: "", diff: "@@ -1,2 +0,0 @@\n-a\n-b" },
   ])("$name", ({ old, new: next, diff }) => {
@@ -65,11 +80,15 @@ describe("unifiedDiff", () => {
 
   it("says so when only the final newline or the line endings differ", () => {
     expect(unifiedDiff("a\nb", "a\nb\n")).toBe("(only the newline at the end of the file differs)");
-    expect(unifiedDiff("a\r\nb\r\n", "a\nb\n")).toBe("(only the line endings differ: CRLF on one side, LF on the other)");
+    expect(unifiedDiff("a\r\nb\r\n", "a\nb\n")).toBe(
+      "(only the line endings differ: CRLF on one side, LF on the other)",
+    );
   });
 
   it("labels the two sides when asked", () => {
-    expect(unifiedDiff("a\n", "b\n", { oldLabel: "x (on disk)", newLabel: "x (generated now)" })).toBe("--- x (on disk)\n+++ x (generated now)\n@@ -1 +1 @@\n-a\n+b");
+    expect(unifiedDiff("a\n", "b\n", { oldLabel: "x (on disk)", newLabel: "x (generated now)" })).toBe(
+      "--- x (on disk)\n+++ x (generated now)\n@@ -1 +1 @@\n-a\n+b",
+    );
   });
 
   it("prints at most maxLines body lines and counts the changed lines and hunks left out", () => {
@@ -105,12 +124,17 @@ describe("unifiedDiff", () => {
   it("turns any text into any other (random edits)", () => {
     const line = fc.constantFrom("a", "b", "c", "d", "{", "}", "");
     fc.assert(
-      fc.property(fc.array(line, { maxLength: 40 }), fc.array(line, { maxLength: 40 }), fc.integer({ min: 1, max: 8 }), (a, b, maxEdits) => {
-        const old = text(...a);
-        const next = text(...b);
-        const diff = unifiedDiff(old, next, { maxLines: 0, maxEdits });
-        expect(old === next ? next : apply(old, diff)).toBe(next);
-      }),
+      fc.property(
+        fc.array(line, { maxLength: 40 }),
+        fc.array(line, { maxLength: 40 }),
+        fc.integer({ min: 1, max: 8 }),
+        (a, b, maxEdits) => {
+          const old = text(...a);
+          const next = text(...b);
+          const diff = unifiedDiff(old, next, { maxLines: 0, maxEdits });
+          expect(old === next ? next : apply(old, diff)).toBe(next);
+        },
+      ),
       { numRuns: 300 },
     );
   });

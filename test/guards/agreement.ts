@@ -52,7 +52,11 @@ export async function generateSubject(schemaFile: string): Promise<Subject & { d
  * judges a value with those keys renamed (same length, same character class), which is equal exactly where the
  * original is, as long as the schema gives the names no meaning of their own (the schemas tested here do not).
  */
-const AJV_EQUALITY_KEYS: Record<string, string> = { constructor: "constructos", valueOf: "valueOg", toString: "toStrinh" };
+const AJV_EQUALITY_KEYS: Record<string, string> = {
+  constructor: "constructos",
+  valueOf: "valueOg",
+  toString: "toStrinh",
+};
 
 function forAjvEquality(value: unknown): { value: unknown; renamed: boolean } {
   let renamed = false;
@@ -73,7 +77,15 @@ function forAjvEquality(value: unknown): { value: unknown; renamed: boolean } {
 
 /** Runs the property over a subject's definitions and keeps the tallies a suite asserts on at the end. */
 export class Agreement {
-  readonly counts = { checked: 0, oracleTrue: 0, oracleFalse: 0, generatedValid: 0, mutants: 0, mutantsStillValid: 0, renamedForAjv: 0 };
+  readonly counts = {
+    checked: 0,
+    oracleTrue: 0,
+    oracleFalse: 0,
+    generatedValid: 0,
+    mutants: 0,
+    mutantsStillValid: 0,
+    renamedForAjv: 0,
+  };
   readonly mutationKinds = new Map<MutationKind, number>();
 
   /** `depth` is the budget for refs and nesting (see arbitraryFor). */
@@ -105,9 +117,15 @@ export class Agreement {
     const { subject, counts } = this;
     const guard = subject.guardFor(name)(sample.value);
     // "<Message>$Params" names the params a message declares inline; Ajv checks them in place in the message.
-    const judged = this.options.ajvEqualityKeys ? forAjvEquality(sample.value) : { value: sample.value, renamed: false };
+    const judged = this.options.ajvEqualityKeys
+      ? forAjvEquality(sample.value)
+      : { value: sample.value, renamed: false };
     if (judged.renamed) counts.renamedForAjv++;
-    const oracle = (name.endsWith("$Params") ? subject.oracle.oracleForInlineParams(name.slice(0, -"$Params".length)) : subject.oracle.oracleFor(name))(judged.value);
+    const oracle = (
+      name.endsWith("$Params")
+        ? subject.oracle.oracleForInlineParams(name.slice(0, -"$Params".length))
+        : subject.oracle.oracleFor(name)
+    )(judged.value);
     const issues = subject.explainFor(name)(sample.value);
     counts.checked++;
     if (oracle) counts.oracleTrue++;
@@ -122,13 +140,18 @@ export class Agreement {
     // A value built from the model that Ajv rejects means the model (or the builder) lost a constraint.
     if (sample.from === "valid" && !oracle) throw new Error(`generated value is not valid per Ajv: ${where}`);
     if (guard !== oracle) throw new Error(`guard says ${guard}, Ajv says ${oracle}: ${where}`);
-    if ((issues.length === 0) !== guard) throw new Error(`explain${name} gave ${issues.length} issues but the guard says ${guard}: ${where}`);
-    if (!issues.every((i) => isJsonPointer(i.pointer))) throw new Error(`explain${name} gave a pointer that is not a JSON pointer: ${JSON.stringify(issues)}`);
+    if ((issues.length === 0) !== guard)
+      throw new Error(`explain${name} gave ${issues.length} issues but the guard says ${guard}: ${where}`);
+    if (!issues.every((i) => isJsonPointer(i.pointer)))
+      throw new Error(`explain${name} gave a pointer that is not a JSON pointer: ${JSON.stringify(issues)}`);
   }
 
   /** Random valid values and mutants of one definition (or of `node`, for inline params). */
   run(name: string, numRuns: number, offset: number, node: SchemaNode = this.subject.defs.get(name)!): void {
-    fc.assert(fc.property(this.samplesFor(node), (sample) => this.check(name, sample)), { seed: this.seed + offset, numRuns });
+    fc.assert(
+      fc.property(this.samplesFor(node), (sample) => this.check(name, sample)),
+      { seed: this.seed + offset, numRuns },
+    );
   }
 
   /**
@@ -144,7 +167,10 @@ export class Agreement {
   }
 
   summary(): string {
-    const kinds = [...this.mutationKinds].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k}=${n}`).join(" ");
+    const kinds = [...this.mutationKinds]
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, n]) => `${k}=${n}`)
+      .join(" ");
     return `fast-check seed ${this.seed}: ${JSON.stringify(this.counts)}\nmutations: ${kinds}`;
   }
 }

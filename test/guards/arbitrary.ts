@@ -19,7 +19,12 @@ const NEGATIVE_ZERO = "@@mcpgen-negative-zero@@";
  * writes -0 as 0, but a peer may write `-0` and JSON.parse keeps it, so -0 survives here.
  */
 export const asJson = (v: unknown): Json =>
-  JSON.parse(JSON.stringify(v, (_k, x: unknown) => (Object.is(x, -0) ? NEGATIVE_ZERO : x)).replaceAll(JSON.stringify(NEGATIVE_ZERO), "-0")) as Json;
+  JSON.parse(
+    JSON.stringify(v, (_k, x: unknown) => (Object.is(x, -0) ? NEGATIVE_ZERO : x)).replaceAll(
+      JSON.stringify(NEGATIVE_ZERO),
+      "-0",
+    ),
+  ) as Json;
 
 /** Sets an own key, "__proto__" included (JSON.parse makes it an own key; plain assignment would set the prototype). */
 function setOwn(o: JsonObject, key: string, value: Json): void {
@@ -29,7 +34,11 @@ function setOwn(o: JsonObject, key: string, value: Json): void {
 /** JSON text with sorted keys: equal for values JSON Schema calls equal (key order aside; 1 and 1.0 are one number). */
 export function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
-  if (isObject(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(",")}}`;
+  if (isObject(v))
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`)
+      .join(",")}}`;
   return JSON.stringify(v);
 }
 
@@ -63,8 +72,14 @@ export function satisfies(defs: Defs, node: SchemaNode, value: unknown): boolean
 
 /** Keywords generation does not build exactly, so generated values are checked against the node (see satisfies). */
 const needsCheck = (n: SchemaNode): boolean =>
-  n.not !== undefined || n.conditional !== undefined || n.pattern !== undefined || n.propertyNames !== undefined ||
-  n.minProperties !== undefined || n.maxProperties !== undefined || n.multipleOf !== undefined || n.dependentRequired !== undefined;
+  n.not !== undefined ||
+  n.conditional !== undefined ||
+  n.pattern !== undefined ||
+  n.propertyNames !== undefined ||
+  n.minProperties !== undefined ||
+  n.maxProperties !== undefined ||
+  n.multipleOf !== undefined ||
+  n.dependentRequired !== undefined;
 
 /** Rough size of the smallest valid value, so that at the depth limit anyOf picks a member that ends quickly. */
 function minCost(defs: Defs, node: SchemaNode, visiting: Set<SchemaNode> = new Set()): number {
@@ -78,7 +93,13 @@ function minCost(defs: Defs, node: SchemaNode, visiting: Set<SchemaNode> = new S
     const props = new Map((node.properties ?? []).map((p) => [p.name, p.node]));
     const mustBeObject = node.types?.length === 1 && node.types[0] === "object";
     if (!mustBeObject) return 1;
-    return 1 + (node.required ?? []).reduce((sum, name) => sum + (props.has(name) ? minCost(defs, props.get(name)!, visiting) : 1), 0);
+    return (
+      1 +
+      (node.required ?? []).reduce(
+        (sum, name) => sum + (props.has(name) ? minCost(defs, props.get(name)!, visiting) : 1),
+        0,
+      )
+    );
   } finally {
     visiting.delete(node);
   }
@@ -92,13 +113,19 @@ function spreadAllOf(defs: Defs, members: SchemaNode[], limit = 16): SchemaNode[
   let out: SchemaNode[][] = [[]];
   for (const member of members) {
     const m = resolve(defs, member);
-    const options = m.anyOf ? m.anyOf : m.allOf ? spreadAllOf(defs, m.allOf, limit).map((alt): SchemaNode => ({ allOf: alt })) : [m];
+    const options = m.anyOf
+      ? m.anyOf
+      : m.allOf
+        ? spreadAllOf(defs, m.allOf, limit).map((alt): SchemaNode => ({ allOf: alt }))
+        : [m];
     out = out.flatMap((alt) => options.map((o) => [...alt, o])).slice(0, limit);
   }
-  return out.map((alt) => alt.flatMap((m) => {
-    const r = resolve(defs, m);
-    return r.allOf ? spreadAllOf(defs, r.allOf, limit)[0]! : r.anyOf ? [r.anyOf[0]!] : [r];
-  }));
+  return out.map((alt) =>
+    alt.flatMap((m) => {
+      const r = resolve(defs, m);
+      return r.allOf ? spreadAllOf(defs, r.allOf, limit)[0]! : r.anyOf ? [r.anyOf[0]!] : [r];
+    }),
+  );
 }
 
 /**
@@ -109,13 +136,26 @@ function spreadAllOf(defs: Defs, members: SchemaNode[], limit = 16): SchemaNode[
 function mergeAllOf(defs: Defs, members: SchemaNode[]): SchemaNode {
   const flat = members.map((m) => resolve(defs, m));
   const props = new Map<string, SchemaNode>();
-  for (const m of flat) for (const p of m.properties ?? []) props.set(p.name, props.has(p.name) ? { allOf: [props.get(p.name)!, p.node] } : p.node);
+  for (const m of flat)
+    for (const p of m.properties ?? [])
+      props.set(p.name, props.has(p.name) ? { allOf: [props.get(p.name)!, p.node] } : p.node);
   let types: JsonType[] | undefined;
   for (const m of flat) {
     if (!m.types) continue;
-    if (!types) { types = m.types; continue; }
+    if (!types) {
+      types = m.types;
+      continue;
+    }
     const prev: JsonType[] = types;
-    types = m.types.flatMap((t): JsonType[] => (prev.includes(t) ? [t] : t === "number" && prev.includes("integer") ? ["integer"] : t === "integer" && prev.includes("number") ? ["integer"] : []));
+    types = m.types.flatMap((t): JsonType[] =>
+      prev.includes(t)
+        ? [t]
+        : t === "number" && prev.includes("integer")
+          ? ["integer"]
+          : t === "integer" && prev.includes("number")
+            ? ["integer"]
+            : [],
+    );
   }
   const merged: SchemaNode = {};
   if (types) merged.types = types;
@@ -134,15 +174,21 @@ function mergeAllOf(defs: Defs, members: SchemaNode[]): SchemaNode {
     if (m.items !== undefined) merged.items = m.items;
     if (m.uniqueItems) merged.uniqueItems = true;
     if (m.dependentRequired) merged.dependentRequired = [...(merged.dependentRequired ?? []), ...m.dependentRequired];
-    for (const k of ["multipleOf", "pattern", "propertyNames", "not", "conditional"] as const) if (m[k] !== undefined && merged[k] === undefined) (merged as Record<string, unknown>)[k] = m[k];
+    for (const k of ["multipleOf", "pattern", "propertyNames", "not", "conditional"] as const)
+      if (m[k] !== undefined && merged[k] === undefined) (merged as Record<string, unknown>)[k] = m[k];
   }
   return merged;
 }
 
 // Keys for unknown properties: short, printable, sometimes JSON-ish oddities ("$x", "a/b", "~").
-const extraKey = fc.oneof(fc.constantFrom("x-extra", "vendor/flag", "$x", "a~b", "ünï", "constructor", "toString"), fc.string({ minLength: 1, maxLength: 8 }));
+const extraKey = fc.oneof(
+  fc.constantFrom("x-extra", "vendor/flag", "$x", "a~b", "ünï", "constructor", "toString"),
+  fc.string({ minLength: 1, maxLength: 8 }),
+);
 const anyJson = (depth: number): fc.Arbitrary<Json> =>
-  depth <= 0 ? fc.constantFrom<Json>(null, true, 0, "") : (fc.jsonValue({ maxDepth: Math.min(depth, 2) }) as fc.Arbitrary<Json>);
+  depth <= 0
+    ? fc.constantFrom<Json>(null, true, 0, "")
+    : (fc.jsonValue({ maxDepth: Math.min(depth, 2) }) as fc.Arbitrary<Json>);
 
 const memo = new WeakMap<SchemaNode, Map<number, fc.Arbitrary<Json>>>();
 
@@ -188,7 +234,12 @@ function build(node: SchemaNode, defs: Defs, depth: number): fc.Arbitrary<Json> 
     // The value keywords alone, then (for if/then/else) with each branch's keywords merged in; the check keeps
     // the values that took the branch their `if` says and do not match `not`.
     const { conditional, not: _not, ...base } = node;
-    const branches = conditional ? [mergeAllOf(defs, [base, conditional.if, ...(conditional.then ? [conditional.then] : [])]), conditional.else ? mergeAllOf(defs, [base, conditional.else]) : base] : [base];
+    const branches = conditional
+      ? [
+          mergeAllOf(defs, [base, conditional.if, ...(conditional.then ? [conditional.then] : [])]),
+          conditional.else ? mergeAllOf(defs, [base, conditional.else]) : base,
+        ]
+      : [base];
     return fc.oneof(...branches.map((b) => arbitraryFor(b, defs, depth))).filter((v) => satisfies(defs, node, v));
   }
   if (needsCheck(node)) return plain(node, defs, depth).filter((v) => satisfies(defs, node, v));
@@ -206,10 +257,12 @@ function plain(node: SchemaNode, defs: Defs, depth: number): fc.Arbitrary<Json> 
   if (types !== undefined && types.length === 0) throw new Error("type [] has no valid value");
   if (types === undefined) {
     // Any JSON type; object and array keywords still constrain objects and arrays.
-    if (node.properties || node.required || node.additional !== undefined) return fc.oneof(objectOf(node, defs, depth), fc.constantFrom<Json>(null, 1, "s", false));
+    if (node.properties || node.required || node.additional !== undefined)
+      return fc.oneof(objectOf(node, defs, depth), fc.constantFrom<Json>(null, 1, "s", false));
     if (node.items) return fc.oneof(arrayOf(node, defs, depth), fc.constantFrom<Json>(null, 1, "s", false));
     // Keywords for one type each: every type, each built to its own keywords.
-    if (TYPED_KEYWORDS.some((k) => node[k] !== undefined)) return fc.oneof(...ALL_TYPES.map((t) => ofType(t, node, defs, depth)));
+    if (TYPED_KEYWORDS.some((k) => node[k] !== undefined))
+      return fc.oneof(...ALL_TYPES.map((t) => ofType(t, node, defs, depth)));
     return anyJson(depth);
   }
   return fc.oneof(...types.map((t) => ofType(t, node, defs, depth)));
@@ -217,8 +270,21 @@ function plain(node: SchemaNode, defs: Defs, depth: number): fc.Arbitrary<Json> 
 
 const ALL_TYPES: JsonType[] = ["null", "boolean", "integer", "number", "string", "array", "object"];
 const TYPED_KEYWORDS = [
-  "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "pattern",
-  "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties", "propertyNames", "dependentRequired",
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "minItems",
+  "maxItems",
+  "uniqueItems",
+  "minProperties",
+  "maxProperties",
+  "propertyNames",
+  "dependentRequired",
 ] as const;
 
 /** One code point per unit, from ASCII, the rest of the BMP and the astral planes, so lengths in code points and in UTF-16 units differ. */
@@ -242,12 +308,19 @@ function stringOf(node: SchemaNode): fc.Arbitrary<Json> {
 function multiples(lo: number, hi: number, step: number): fc.Arbitrary<number> {
   const kLo = Number.isFinite(lo) ? Math.ceil(lo / step) : undefined;
   const kHi = Number.isFinite(hi) ? Math.floor(hi / step) : undefined;
-  const k = kLo === undefined && kHi === undefined ? fc.integer({ min: -1000, max: 1000 }) : fc.integer({ min: kLo ?? kHi! - 100000, max: kHi ?? kLo! + 100000 });
+  const k =
+    kLo === undefined && kHi === undefined
+      ? fc.integer({ min: -1000, max: 1000 })
+      : fc.integer({ min: kLo ?? kHi! - 100000, max: kHi ?? kLo! + 100000 });
   return k.map((n) => n * step);
 }
 
 function numberOf(node: SchemaNode, integer: boolean): fc.Arbitrary<Json> {
-  const bounded = node.minimum !== undefined || node.maximum !== undefined || node.exclusiveMinimum !== undefined || node.exclusiveMaximum !== undefined;
+  const bounded =
+    node.minimum !== undefined ||
+    node.maximum !== undefined ||
+    node.exclusiveMinimum !== undefined ||
+    node.exclusiveMaximum !== undefined;
   if (!bounded && node.multipleOf === undefined) {
     if (integer) return fc.oneof(fc.integer({ min: -1000, max: 1000 }), fc.maxSafeInteger());
     return fc.oneof(fc.integer({ min: -1000, max: 1000 }), fc.double({ noNaN: true, noDefaultInfinity: true }));
@@ -255,28 +328,47 @@ function numberOf(node: SchemaNode, integer: boolean): fc.Arbitrary<Json> {
   const lo = Math.max(node.minimum ?? -Infinity, node.exclusiveMinimum ?? -Infinity);
   const hi = Math.min(node.maximum ?? Infinity, node.exclusiveMaximum ?? Infinity);
   const inside = (v: number): boolean =>
-    (node.minimum === undefined || v >= node.minimum) && (node.maximum === undefined || v <= node.maximum) &&
-    (node.exclusiveMinimum === undefined || v > node.exclusiveMinimum) && (node.exclusiveMaximum === undefined || v < node.exclusiveMaximum);
+    (node.minimum === undefined || v >= node.minimum) &&
+    (node.maximum === undefined || v <= node.maximum) &&
+    (node.exclusiveMinimum === undefined || v > node.exclusiveMinimum) &&
+    (node.exclusiveMaximum === undefined || v < node.exclusiveMaximum);
   if (node.multipleOf !== undefined) {
     // Multiples of an integer step that are integers, or of any step; the node check drops float near-misses.
-    const step = integer && !Number.isInteger(node.multipleOf) ? node.multipleOf * Math.round(1 / node.multipleOf) || 1 : node.multipleOf;
+    const step =
+      integer && !Number.isInteger(node.multipleOf)
+        ? node.multipleOf * Math.round(1 / node.multipleOf) || 1
+        : node.multipleOf;
     return multiples(lo, hi, step).filter(inside);
   }
   if (integer) return multiples(lo, hi, 1).filter(inside);
   return fc
-    .double({ min: Number.isFinite(lo) ? lo : -1e9, max: Number.isFinite(hi) ? hi : 1e9, minExcluded: node.exclusiveMinimum !== undefined && lo === node.exclusiveMinimum, maxExcluded: node.exclusiveMaximum !== undefined && hi === node.exclusiveMaximum, noNaN: true, noDefaultInfinity: true })
+    .double({
+      min: Number.isFinite(lo) ? lo : -1e9,
+      max: Number.isFinite(hi) ? hi : 1e9,
+      minExcluded: node.exclusiveMinimum !== undefined && lo === node.exclusiveMinimum,
+      maxExcluded: node.exclusiveMaximum !== undefined && hi === node.exclusiveMaximum,
+      noNaN: true,
+      noDefaultInfinity: true,
+    })
     .filter(inside);
 }
 
 function ofType(type: JsonType, node: SchemaNode, defs: Defs, depth: number): fc.Arbitrary<Json> {
   switch (type) {
-    case "null": return fc.constant(null);
-    case "boolean": return fc.boolean();
-    case "string": return stringOf(node);
-    case "integer": return numberOf(node, true);
-    case "number": return numberOf(node, false);
-    case "array": return arrayOf(node, defs, depth);
-    case "object": return objectOf(node, defs, depth);
+    case "null":
+      return fc.constant(null);
+    case "boolean":
+      return fc.boolean();
+    case "string":
+      return stringOf(node);
+    case "integer":
+      return numberOf(node, true);
+    case "number":
+      return numberOf(node, false);
+    case "array":
+      return arrayOf(node, defs, depth);
+    case "object":
+      return objectOf(node, defs, depth);
   }
 }
 
@@ -291,10 +383,14 @@ function arrayOf(node: SchemaNode, defs: Defs, depth: number): fc.Arbitrary<Json
 
 /** Strings that are valid property names for a node's propertyNames, if any. */
 function keyOf(defs: Defs, node: SchemaNode, known: Set<string>): fc.Arbitrary<string> {
-  const ok = (k: string): boolean => !known.has(k) && (node.propertyNames === undefined || satisfies(defs, node.propertyNames, k));
+  const ok = (k: string): boolean =>
+    !known.has(k) && (node.propertyNames === undefined || satisfies(defs, node.propertyNames, k));
   if (node.propertyNames === undefined) return extraKey.filter(ok);
   const names = resolve(defs, node.propertyNames);
-  const strings = names.const !== undefined || names.enum !== undefined ? fc.constantFrom(...[names.const, ...(names.enum ?? [])].filter((v): v is string => typeof v === "string")) : stringOf(names);
+  const strings =
+    names.const !== undefined || names.enum !== undefined
+      ? fc.constantFrom(...[names.const, ...(names.enum ?? [])].filter((v): v is string => typeof v === "string"))
+      : stringOf(names);
   return (strings as fc.Arbitrary<string>).filter(ok);
 }
 
@@ -316,10 +412,16 @@ function objectOf(node: SchemaNode, defs: Defs, depth: number): fc.Arbitrary<Jso
   if ((depth === 0 && needed === 0) || additional === "closed") out = base as fc.Arbitrary<Json>;
   else {
     const key = keyOf(defs, node, new Set([...known, ...required]));
-    const extraValue = additional === undefined || additional === "open" ? anyJson(depth - 1) : arbitraryFor(additional, defs, depth - 1);
+    const extraValue =
+      additional === undefined || additional === "open"
+        ? anyJson(depth - 1)
+        : arbitraryFor(additional, defs, depth - 1);
     // Extra keys only sometimes, so most values look like what peers send.
     const dictionary = fc.dictionary(key, extraValue, { minKeys: needed, maxKeys: Math.max(2, needed) });
-    const extras = needed > 0 ? dictionary : fc.oneof({ weight: 3, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: dictionary });
+    const extras =
+      needed > 0
+        ? dictionary
+        : fc.oneof({ weight: 3, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: dictionary });
     out = fc.tuple(base, extras).map(([b, e]) => ({ ...e, ...b }) as Json);
   }
   if (node.maxProperties !== undefined) {
@@ -335,10 +437,15 @@ function objectOf(node: SchemaNode, defs: Defs, depth: number): fc.Arbitrary<Jso
     // A present key brings the keys it depends on, with values for their own property schemas.
     const wanted = [...new Set(node.dependentRequired.flatMap((d) => d.requires))];
     const props = new Map((node.properties ?? []).map((p) => [p.name, p.node]));
-    const fillers = fc.record(Object.fromEntries(wanted.map((r) => [r, props.has(r) ? arbitraryFor(props.get(r)!, defs, depth - 1) : anyJson(depth - 1)])));
+    const fillers = fc.record(
+      Object.fromEntries(
+        wanted.map((r) => [r, props.has(r) ? arbitraryFor(props.get(r)!, defs, depth - 1) : anyJson(depth - 1)]),
+      ),
+    );
     out = fc.tuple(out, fillers).map(([o, f]) => {
       const copy = { ...(o as JsonObject) };
-      for (const d of node.dependentRequired!) if (copy[d.key] !== undefined) for (const r of d.requires) if (copy[r] === undefined) copy[r] = f[r]!;
+      for (const d of node.dependentRequired!)
+        if (copy[d.key] !== undefined) for (const r of d.requires) if (copy[r] === undefined) copy[r] = f[r]!;
       return copy;
     });
   }
@@ -348,7 +455,11 @@ function objectOf(node: SchemaNode, defs: Defs, depth: number): fc.Arbitrary<Jso
 // ---- mutants ----
 
 /** Where a mutation can land: the value, the (resolved) node it was generated for, and how to replace it. */
-interface Site { node: SchemaNode; value: Json; set: (v: Json) => void }
+interface Site {
+  node: SchemaNode;
+  value: Json;
+  set: (v: Json) => void;
+}
 
 function jsonTypeOf(v: Json): JsonType[] {
   if (v === null) return ["null"];
@@ -400,16 +511,43 @@ function collectSites(defs: Defs, node: SchemaNode, value: Json, set: Site["set"
     for (const p of n.properties ?? []) {
       known.add(p.name);
       if (!(p.name in value)) continue;
-      collectSites(defs, p.node, value[p.name]!, (v) => { value[p.name] = v; }, out);
+      collectSites(
+        defs,
+        p.node,
+        value[p.name]!,
+        (v) => {
+          value[p.name] = v;
+        },
+        out,
+      );
     }
     if (n.additional !== undefined && n.additional !== "open" && n.additional !== "closed") {
       for (const k of Object.keys(value)) {
-        if (!known.has(k)) collectSites(defs, n.additional, value[k]!, (v) => { value[k] = v; }, out);
+        if (!known.has(k))
+          collectSites(
+            defs,
+            n.additional,
+            value[k]!,
+            (v) => {
+              value[k] = v;
+            },
+            out,
+          );
       }
     }
   }
   if (Array.isArray(value) && n.items) {
-    value.forEach((item, i) => collectSites(defs, n.items!, item, (v) => { value[i] = v; }, out));
+    value.forEach((item, i) =>
+      collectSites(
+        defs,
+        n.items!,
+        item,
+        (v) => {
+          value[i] = v;
+        },
+        out,
+      ),
+    );
   }
 }
 
@@ -419,24 +557,72 @@ const ITEM_SAMPLES: Json[] = [null, 1.5, "text", {}];
 const EXTRA_KEYS = ["x-mutant", "_meta", "jsonrpc", "params", "id", "type", "method", "result"];
 
 export type MutationKind =
-  | "drop-required" | "drop-optional" | "wrong-type" | "bad-const" | "bad-enum" | "fractional" | "out-of-range"
-  | "extra-key" | "wrong-tag" | "bad-item" | "replace"
+  | "drop-required"
+  | "drop-optional"
+  | "wrong-type"
+  | "bad-const"
+  | "bad-enum"
+  | "fractional"
+  | "out-of-range"
+  | "extra-key"
+  | "wrong-tag"
+  | "bad-item"
+  | "replace"
   // Keyword mutations: each puts a value just outside (or just inside) one keyword's bound.
-  | "too-few-items" | "too-many-items" | "duplicate-item" | "too-short" | "too-long" | "astral-length" | "pattern-mismatch"
-  | "exclusive-bound" | "not-multiple" | "too-few-properties" | "too-many-properties" | "bad-property-name"
-  | "dependent-missing" | "matches-not" | "flip-branch" | "near-const";
+  | "too-few-items"
+  | "too-many-items"
+  | "duplicate-item"
+  | "too-short"
+  | "too-long"
+  | "astral-length"
+  | "pattern-mismatch"
+  | "exclusive-bound"
+  | "not-multiple"
+  | "too-few-properties"
+  | "too-many-properties"
+  | "bad-property-name"
+  | "dependent-missing"
+  | "matches-not"
+  | "flip-branch"
+  | "near-const";
 /** The kinds every MCP schema exercises. */
 export const MUTATION_KINDS: readonly MutationKind[] = [
-  "drop-required", "drop-optional", "wrong-type", "bad-const", "bad-enum", "fractional", "out-of-range", "extra-key", "wrong-tag", "bad-item", "replace",
+  "drop-required",
+  "drop-optional",
+  "wrong-type",
+  "bad-const",
+  "bad-enum",
+  "fractional",
+  "out-of-range",
+  "extra-key",
+  "wrong-tag",
+  "bad-item",
+  "replace",
 ];
 /** The kinds for the assertion keywords beyond those (test/fixtures/keywords exercises each). */
 export const KEYWORD_MUTATION_KINDS: readonly MutationKind[] = [
-  "too-few-items", "too-many-items", "duplicate-item", "too-short", "too-long", "astral-length", "pattern-mismatch",
-  "exclusive-bound", "not-multiple", "too-few-properties", "too-many-properties", "bad-property-name",
-  "dependent-missing", "matches-not", "flip-branch", "near-const",
+  "too-few-items",
+  "too-many-items",
+  "duplicate-item",
+  "too-short",
+  "too-long",
+  "astral-length",
+  "pattern-mismatch",
+  "exclusive-bound",
+  "not-multiple",
+  "too-few-properties",
+  "too-many-properties",
+  "bad-property-name",
+  "dependent-missing",
+  "matches-not",
+  "flip-branch",
+  "near-const",
 ];
 
-interface Mutation { kind: MutationKind; apply: (site: Site) => void }
+interface Mutation {
+  kind: MutationKind;
+  apply: (site: Site) => void;
+}
 
 function perturb(value: Json): Json {
   if (typeof value === "string") return value === "" ? "x" : `${value}_`;
@@ -456,7 +642,7 @@ function nextAfter(x: number, toward: number): number {
   const buf = new DataView(new ArrayBuffer(8));
   buf.setFloat64(0, x);
   const bits = buf.getBigInt64(0);
-  buf.setBigInt64(0, (toward > x) === (x > 0) ? bits + 1n : bits - 1n);
+  buf.setBigInt64(0, toward > x === x > 0 ? bits + 1n : bits - 1n);
   return buf.getFloat64(0);
 }
 
@@ -471,7 +657,13 @@ function plausible(defs: Defs, node: SchemaNode): Json {
 
 /** Variants of a const or enum member that is an object or array: key order changed (still equal), and near misses. */
 function nearConsts(value: Json): Json[] {
-  if (Array.isArray(value)) return [[...value].reverse(), value.slice(0, -1), [...value, null], value.map((v, i) => (i === value.length - 1 ? perturb(v) : v))];
+  if (Array.isArray(value))
+    return [
+      [...value].reverse(),
+      value.slice(0, -1),
+      [...value, null],
+      value.map((v, i) => (i === value.length - 1 ? perturb(v) : v)),
+    ];
   if (!isObject(value)) return [];
   const keys = Object.keys(value);
   const reordered: JsonObject = {};
@@ -501,17 +693,24 @@ function mutationsAt(defs: Defs, site: Site): Mutation[] {
   for (const s of SAMPLES) setTo("replace", s);
   if (isObject(value)) {
     for (const k of Object.keys(value)) {
-      add(required.includes(k) ? "drop-required" : "drop-optional", (t) => { delete (t.value as JsonObject)[k]; });
+      add(required.includes(k) ? "drop-required" : "drop-optional", (t) => {
+        delete (t.value as JsonObject)[k];
+      });
     }
     // Each key with one sample (a fixed pairing that still gives every key a wrong-typed value somewhere).
     EXTRA_KEYS.forEach((k, i) => {
       const s = SAMPLES[(i * 5 + 1) % SAMPLES.length]!;
-      add("extra-key", (t) => { (t.value as JsonObject)[k] = fresh(s); });
+      add("extra-key", (t) => {
+        (t.value as JsonObject)[k] = fresh(s);
+      });
     });
     if (node.discriminator) {
       const tag = node.discriminator;
       for (const option of [...tag.cases.map((c) => c.value), "no/such-tag", 0, null] as Json[]) {
-        if (option !== value[tag.key]) add("wrong-tag", (t) => { (t.value as JsonObject)[tag.key] = option; });
+        if (option !== value[tag.key])
+          add("wrong-tag", (t) => {
+            (t.value as JsonObject)[tag.key] = option;
+          });
       }
     }
   }
@@ -528,18 +727,25 @@ function mutationsAt(defs: Defs, site: Site): Mutation[] {
   }
   if (typeof value === "number" && Number.isInteger(value)) add("fractional", (t) => t.set((t.value as number) + 0.5));
   // Bounds: half a unit outside, the bound itself and the neighbouring double on either side.
-  for (const [bound, inclusive] of [[node.minimum, true], [node.maximum, true], [node.exclusiveMinimum, false], [node.exclusiveMaximum, false]] as const) {
+  for (const [bound, inclusive] of [
+    [node.minimum, true],
+    [node.maximum, true],
+    [node.exclusiveMinimum, false],
+    [node.exclusiveMaximum, false],
+  ] as const) {
     if (bound === undefined) continue;
     const kind: MutationKind = inclusive ? "out-of-range" : "exclusive-bound";
     const outward = bound === node.minimum || bound === node.exclusiveMinimum ? -Infinity : Infinity;
-    for (const v of [bound + (outward < 0 ? -0.5 : 0.5), bound, nextAfter(bound, outward), nextAfter(bound, -outward)]) setTo(kind, v);
+    for (const v of [bound + (outward < 0 ? -0.5 : 0.5), bound, nextAfter(bound, outward), nextAfter(bound, -outward)])
+      setTo(kind, v);
   }
   if (node.multipleOf !== undefined) {
     const m = node.multipleOf;
     const k = typeof value === "number" ? Math.round(value / m) : 3;
     // Half a step off; k * m in floating point and as a person would write it (0.30000000000000004 and 0.3 for
     // 3 * 0.1: Ajv, and so the guards, accept neither); a multiple whose quotient is 1e21 or more.
-    for (const v of [k * m + m / 2, k * m, Number((k * m).toPrecision(12)), (k + 1) * m, m * 1e21, -m]) setTo("not-multiple", v);
+    for (const v of [k * m + m / 2, k * m, Number((k * m).toPrecision(12)), (k + 1) * m, m * 1e21, -m])
+      setTo("not-multiple", v);
   }
   if (typeof value === "string" || node.minLength !== undefined || node.maxLength !== undefined) {
     // Astral characters are two UTF-16 units but one code point each; lone surrogates are one each.
@@ -547,35 +753,72 @@ function mutationsAt(defs: Defs, site: Site): Mutation[] {
     if (node.minLength !== undefined && node.minLength > 0) {
       const n = node.minLength;
       for (const v of ["a".repeat(n - 1), astral.repeat(n - 1), "\ud83d".repeat(n - 1)]) setTo("too-short", v);
-      for (const v of [astral.repeat(n), "\ud83d".repeat(n), "\ude00\ud83d".repeat(Math.ceil(n / 2))]) setTo("astral-length", v);
+      for (const v of [astral.repeat(n), "\ud83d".repeat(n), "\ude00\ud83d".repeat(Math.ceil(n / 2))])
+        setTo("astral-length", v);
     }
     if (node.maxLength !== undefined) {
       const n = node.maxLength;
       for (const v of ["a".repeat(n + 1), astral.repeat(n + 1), astral + "a".repeat(n)]) setTo("too-long", v);
-      for (const v of [astral.repeat(n), astral + "a".repeat(Math.max(0, n - 1)), "\ud83d\ude00\ud83d".repeat(Math.floor(n / 2))]) setTo("astral-length", v);
+      for (const v of [
+        astral.repeat(n),
+        astral + "a".repeat(Math.max(0, n - 1)),
+        "\ud83d\ude00\ud83d".repeat(Math.floor(n / 2)),
+      ])
+        setTo("astral-length", v);
     }
   }
   if (node.pattern !== undefined) {
     const base = typeof value === "string" ? value : "text";
-    const candidates = ["", " ", "!", `${base}\n`, ` ${base}`, base.slice(1), base.toUpperCase(), "\u{1F600}\u{1F600}\u{1F600}", "\u{1F600}".repeat(4), "x".repeat(40), "\ud83d"];
+    const candidates = [
+      "",
+      " ",
+      "!",
+      `${base}\n`,
+      ` ${base}`,
+      base.slice(1),
+      base.toUpperCase(),
+      "\u{1F600}\u{1F600}\u{1F600}",
+      "\u{1F600}".repeat(4),
+      "x".repeat(40),
+      "\ud83d",
+    ];
     for (const v of candidates) setTo("pattern-mismatch", v);
   }
   if (Array.isArray(value)) {
-    for (const s of ITEM_SAMPLES) add("bad-item", (t) => { (t.value as Json[]).push(fresh(s)); });
-    const filler = (i: number): Json => fresh(value.length ? value[i % value.length]! : ITEM_SAMPLES[i % ITEM_SAMPLES.length]!);
-    const resize = (kind: MutationKind, n: number): void => add(kind, (t) => {
-      const a = t.value as Json[];
-      if (a.length > n) a.length = n;
-      for (let i = a.length; i < n; i++) a.push(filler(i));
-    });
-    if (node.minItems !== undefined && node.minItems > 0) { resize("too-few-items", node.minItems - 1); resize("too-few-items", node.minItems); }
-    if (node.maxItems !== undefined) { resize("too-many-items", node.maxItems + 1); resize("too-many-items", node.maxItems); }
+    for (const s of ITEM_SAMPLES)
+      add("bad-item", (t) => {
+        (t.value as Json[]).push(fresh(s));
+      });
+    const filler = (i: number): Json =>
+      fresh(value.length ? value[i % value.length]! : ITEM_SAMPLES[i % ITEM_SAMPLES.length]!);
+    const resize = (kind: MutationKind, n: number): void =>
+      add(kind, (t) => {
+        const a = t.value as Json[];
+        if (a.length > n) a.length = n;
+        for (let i = a.length; i < n; i++) a.push(filler(i));
+      });
+    if (node.minItems !== undefined && node.minItems > 0) {
+      resize("too-few-items", node.minItems - 1);
+      resize("too-few-items", node.minItems);
+    }
+    if (node.maxItems !== undefined) {
+      resize("too-many-items", node.maxItems + 1);
+      resize("too-many-items", node.maxItems);
+    }
     if (node.uniqueItems) {
       value.forEach((item, i) => {
-        add("duplicate-item", (t) => { (t.value as Json[]).push(fresh(item)); });
-        for (const v of nearConsts(item).slice(0, 2)) add("duplicate-item", (t) => { (t.value as Json[]).splice(i + 1, 0, fresh(v)); });
+        add("duplicate-item", (t) => {
+          (t.value as Json[]).push(fresh(item));
+        });
+        for (const v of nearConsts(item).slice(0, 2))
+          add("duplicate-item", (t) => {
+            (t.value as Json[]).splice(i + 1, 0, fresh(v));
+          });
       });
-      if (value.some((x) => typeof x === "number")) add("duplicate-item", (t) => { (t.value as Json[]).push(-0, 0); });
+      if (value.some((x) => typeof x === "number"))
+        add("duplicate-item", (t) => {
+          (t.value as Json[]).push(-0, 0);
+        });
     }
   }
   if (isObject(value)) {
@@ -583,22 +826,36 @@ function mutationsAt(defs: Defs, site: Site): Mutation[] {
     const optionalFirst = [...keys.filter((k) => !required.includes(k)), ...keys.filter((k) => required.includes(k))];
     if (node.minProperties !== undefined && node.minProperties > 0) {
       const keep = node.minProperties - 1;
-      add("too-few-properties", (t) => { for (const k of optionalFirst.slice(0, Math.max(0, keys.length - keep))) delete (t.value as JsonObject)[k]; });
+      add("too-few-properties", (t) => {
+        for (const k of optionalFirst.slice(0, Math.max(0, keys.length - keep))) delete (t.value as JsonObject)[k];
+      });
     }
-    const fill = (kind: MutationKind, n: number): void => add(kind, (t) => {
-      const o = t.value as JsonObject;
-      const sample = keys.length ? value[keys[0]!]! : "text";
-      for (let i = 0; Object.keys(o).length < n; i++) o[`k${i}`] = fresh(sample);
-    });
-    if (node.maxProperties !== undefined) { fill("too-many-properties", node.maxProperties + 1); fill("too-many-properties", node.maxProperties); }
+    const fill = (kind: MutationKind, n: number): void =>
+      add(kind, (t) => {
+        const o = t.value as JsonObject;
+        const sample = keys.length ? value[keys[0]!]! : "text";
+        for (let i = 0; Object.keys(o).length < n; i++) o[`k${i}`] = fresh(sample);
+      });
+    if (node.maxProperties !== undefined) {
+      fill("too-many-properties", node.maxProperties + 1);
+      fill("too-many-properties", node.maxProperties);
+    }
     if (node.propertyNames !== undefined) {
       const sample = keys.length ? value[keys[0]!]! : "text";
-      for (const k of ["", "A", "a b", "\u{1F600}", "a".repeat(11), "1a", "constructor", "é", "__proto__"]) add("bad-property-name", (t) => setOwn(t.value as JsonObject, k, fresh(sample)));
+      for (const k of ["", "A", "a b", "\u{1F600}", "a".repeat(11), "1a", "constructor", "é", "__proto__"])
+        add("bad-property-name", (t) => setOwn(t.value as JsonObject, k, fresh(sample)));
     }
     const props = new Map((node.properties ?? []).map((p) => [p.name, p.node]));
     for (const d of node.dependentRequired ?? []) {
-      if (value[d.key] !== undefined) for (const r of d.requires) add("dependent-missing", (t) => { delete (t.value as JsonObject)[r]; });
-      else add("dependent-missing", (t) => { (t.value as JsonObject)[d.key] = fresh(props.has(d.key) ? plausible(defs, props.get(d.key)!) : "text"); });
+      if (value[d.key] !== undefined)
+        for (const r of d.requires)
+          add("dependent-missing", (t) => {
+            delete (t.value as JsonObject)[r];
+          });
+      else
+        add("dependent-missing", (t) => {
+          (t.value as JsonObject)[d.key] = fresh(props.has(d.key) ? plausible(defs, props.get(d.key)!) : "text");
+        });
     }
   }
   if (node.not !== undefined) {
@@ -606,7 +863,11 @@ function mutationsAt(defs: Defs, site: Site): Mutation[] {
     const n = resolve(defs, node.not);
     for (const v of [...(n.const !== undefined ? [n.const] : []), ...(n.enum ?? [])]) setTo("matches-not", v);
     for (const s of SAMPLES) if (n.types?.some((t) => jsonTypeOf(s).includes(t))) setTo("matches-not", s);
-    if (isObject(value)) for (const r of n.required ?? []) add("matches-not", (t) => { (t.value as JsonObject)[r] = "text"; });
+    if (isObject(value))
+      for (const r of n.required ?? [])
+        add("matches-not", (t) => {
+          (t.value as JsonObject)[r] = "text";
+        });
   }
   if (node.conditional !== undefined && isObject(value)) {
     // Switch which branch applies (the `if` schema's consts and enums), or drop what a branch requires.
@@ -614,10 +875,16 @@ function mutationsAt(defs: Defs, site: Site): Mutation[] {
     const cond = resolve(defs, c.if);
     for (const p of cond.properties ?? []) {
       const pn = resolve(defs, p.node);
-      for (const v of [...(pn.const !== undefined ? [pn.const, perturb(pn.const)] : []), ...(pn.enum ?? [])]) add("flip-branch", (t) => { (t.value as JsonObject)[p.name] = fresh(v); });
+      for (const v of [...(pn.const !== undefined ? [pn.const, perturb(pn.const)] : []), ...(pn.enum ?? [])])
+        add("flip-branch", (t) => {
+          (t.value as JsonObject)[p.name] = fresh(v);
+        });
     }
     for (const branch of [c.then, c.else]) {
-      for (const r of branch ? resolve(defs, branch).required ?? [] : []) add("flip-branch", (t) => { delete (t.value as JsonObject)[r]; });
+      for (const r of branch ? (resolve(defs, branch).required ?? []) : [])
+        add("flip-branch", (t) => {
+          delete (t.value as JsonObject)[r];
+        });
     }
   }
   return out;
@@ -635,7 +902,12 @@ function pickMutation(options: Mutation[], a: number, b: number): Mutation {
  * A likely-invalid variant of a valid value: one or two mutations, each at a site (any depth) and of a kind the
  * choice list picks. The input is left untouched.
  */
-export function mutate(defs: Defs, node: SchemaNode, valid: Json, choices: number[]): { value: Json; kinds: MutationKind[] } {
+export function mutate(
+  defs: Defs,
+  node: SchemaNode,
+  valid: Json,
+  choices: number[],
+): { value: Json; kinds: MutationKind[] } {
   let i = 0;
   const next = (): number => (choices.length ? choices[i++ % choices.length]! : 0);
   const holder: { root: Json } = { root: structuredClone(valid) };
@@ -643,7 +915,15 @@ export function mutate(defs: Defs, node: SchemaNode, valid: Json, choices: numbe
   const rounds = 1 + (next() % 2);
   for (let r = 0; r < rounds; r++) {
     const sites: Site[] = [];
-    collectSites(defs, node, holder.root, (v) => { holder.root = v; }, sites);
+    collectSites(
+      defs,
+      node,
+      holder.root,
+      (v) => {
+        holder.root = v;
+      },
+      sites,
+    );
     const site = sites[next() % sites.length]!;
     const mutation = pickMutation(mutationsAt(defs, site), next(), next());
     mutation.apply(site);
@@ -661,7 +941,15 @@ export function* allMutants(defs: Defs, node: SchemaNode, valid: Json): Generato
     for (let m = 0; m < count; m++) {
       const holder: { root: Json } = { root: structuredClone(valid) };
       const sites: Site[] = [];
-      collectSites(defs, node, holder.root, (v) => { holder.root = v; }, sites);
+      collectSites(
+        defs,
+        node,
+        holder.root,
+        (v) => {
+          holder.root = v;
+        },
+        sites,
+      );
       const mutation = mutationsAt(defs, sites[s]!)[m]!;
       mutation.apply(sites[s]!);
       yield { value: asJson(holder.root), kind: mutation.kind };

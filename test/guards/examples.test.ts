@@ -8,12 +8,18 @@ import { definitionNames, guardFor, isJsonPointer, oracleFor, explainFor, verdic
 
 const examplesDir = path.join(referenceDir, "examples-2026-07-28");
 
-interface Example { type: string; file: string; value: unknown }
+interface Example {
+  type: string;
+  file: string;
+  value: unknown;
+}
 const examples: Example[] = [];
 for (const type of readdirSync(examplesDir).sort()) {
   const dir = path.join(examplesDir, type);
   if (!statSync(dir).isDirectory()) continue;
-  for (const file of readdirSync(dir).filter((f) => f.endsWith(".json")).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .sort()) {
     examples.push({ type, file, value: JSON.parse(readFileSync(path.join(dir, file), "utf8")) as unknown });
   }
 }

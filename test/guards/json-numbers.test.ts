@@ -19,18 +19,31 @@ type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 function numberSlots(value: Json): { pointer: string; withSentinel: Json }[] {
   const out: { pointer: string; withSentinel: Json }[] = [];
   const walk = (v: Json, path: string[], replace: (x: Json) => Json): void => {
-    if (typeof v === "number") out.push({ pointer: path.map((p) => `/${p.replace(/~/g, "~0").replace(/\//g, "~1")}`).join(""), withSentinel: replace(SENTINEL) });
-    else if (Array.isArray(v)) v.forEach((item, i) => walk(item, [...path, String(i)], (x) => replace(v.map((it, j) => (j === i ? x : it)))));
-    else if (v !== null && typeof v === "object") for (const k of Object.keys(v)) walk(v[k]!, [...path, k], (x) => replace({ ...v, [k]: x }));
+    if (typeof v === "number")
+      out.push({
+        pointer: path.map((p) => `/${p.replace(/~/g, "~0").replace(/\//g, "~1")}`).join(""),
+        withSentinel: replace(SENTINEL),
+      });
+    else if (Array.isArray(v))
+      v.forEach((item, i) => walk(item, [...path, String(i)], (x) => replace(v.map((it, j) => (j === i ? x : it)))));
+    else if (v !== null && typeof v === "object")
+      for (const k of Object.keys(v)) walk(v[k]!, [...path, k], (x) => replace({ ...v, [k]: x }));
   };
   walk(value, [], (x) => x);
   return out;
 }
 
 /** The value as a peer would send it, with `literal` written where the placeholder is, then parsed back. */
-const parsedWith = (withSentinel: Json, literal: string): unknown => JSON.parse(JSON.stringify(withSentinel).replace(JSON.stringify(SENTINEL), literal));
+const parsedWith = (withSentinel: Json, literal: string): unknown =>
+  JSON.parse(JSON.stringify(withSentinel).replace(JSON.stringify(SENTINEL), literal));
 
-interface Verdict { definition: string; pointer: string; guard: boolean; ajv: boolean; explainIssues: number }
+interface Verdict {
+  definition: string;
+  pointer: string;
+  guard: boolean;
+  ajv: boolean;
+  explainIssues: number;
+}
 
 /** Guard, Ajv and explainer on every definition's sampled values with one number swapped for `literal`. */
 function sweep(literal: string): { tried: number; definitions: Set<string>; disagreements: Verdict[] } {
@@ -46,7 +59,8 @@ function sweep(literal: string): { tried: number; definitions: Set<string>; disa
         const explainIssues = explainFor(d.name)(value).length;
         tried++;
         definitions.add(d.name);
-        if (guard !== ajv || (explainIssues === 0) !== guard) disagreements.push({ definition: d.name, pointer: slot.pointer, guard, ajv, explainIssues });
+        if (guard !== ajv || (explainIssues === 0) !== guard)
+          disagreements.push({ definition: d.name, pointer: slot.pointer, guard, ajv, explainIssues });
       }
     }
   });
@@ -57,7 +71,10 @@ function sweep(literal: string): { tried: number; definitions: Set<string>; disa
 function summary(list: Verdict[]): string[] {
   const seen = new Map<string, Verdict>();
   for (const v of list) if (!seen.has(v.definition)) seen.set(v.definition, v);
-  const lines = [...seen.values()].map((v) => `${v.definition} at ${v.pointer || "(root)"}: guard=${v.guard} ajv=${v.ajv} explain issues=${v.explainIssues}`);
+  const lines = [...seen.values()].map(
+    (v) =>
+      `${v.definition} at ${v.pointer || "(root)"}: guard=${v.guard} ajv=${v.ajv} explain issues=${v.explainIssues}`,
+  );
   return lines.length > 12 ? [...lines.slice(0, 12), `...and ${lines.length - 12} more definitions`] : lines;
 }
 
@@ -88,8 +105,13 @@ describe("numbers JSON text can carry", () => {
   });
 
   test("minimal reproduction: a progress notification whose progress is 1e400", () => {
-    const message = JSON.parse('{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1e400}}') as unknown;
-    const verdicts = { ajv: oracleFor("ProgressNotification")(message), explainIssues: explainFor("ProgressNotification")(message).length };
+    const message = JSON.parse(
+      '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1e400}}',
+    ) as unknown;
+    const verdicts = {
+      ajv: oracleFor("ProgressNotification")(message),
+      explainIssues: explainFor("ProgressNotification")(message).length,
+    };
     // Ajv accepts, and explainProgressNotification finds nothing wrong; the guard must say the same.
     expect(verdicts).toEqual({ ajv: true, explainIssues: 0 });
     expect(guardFor("ProgressNotification")(message)).toBe(true);
@@ -110,13 +132,20 @@ describe("values JSON cannot carry (documented, not wire-reachable)", () => {
     expect(oracleFor("ProgressNotificationParams")(params)).toBe(true);
     expect(explainFor("ProgressNotificationParams")(params)).toEqual([]);
     const bounded = { priority: NaN };
-    expect([guardFor("Annotations")(bounded), oracleFor("Annotations")(bounded), explainFor("Annotations")(bounded).length > 0]).toEqual([false, false, true]);
+    expect([
+      guardFor("Annotations")(bounded),
+      oracleFor("Annotations")(bounded),
+      explainFor("Annotations")(bounded).length > 0,
+    ]).toEqual([false, false, true]);
   });
 
   test("a property set to undefined counts as absent for guard and Ajv alike", () => {
     const missingText = { type: "text", text: undefined };
     expect([guardFor("TextContent")(missingText), oracleFor("TextContent")(missingText)]).toEqual([false, false]);
     const optionalUndefined = { type: "text", text: "hi", annotations: undefined };
-    expect([guardFor("TextContent")(optionalUndefined), oracleFor("TextContent")(optionalUndefined)]).toEqual([true, true]);
+    expect([guardFor("TextContent")(optionalUndefined), oracleFor("TextContent")(optionalUndefined)]).toEqual([
+      true,
+      true,
+    ]);
   });
 });

@@ -25,7 +25,11 @@ export interface Oracle {
 
 /** The oracle for a schema file, by Ajv for its dialect: 2020-12 (`$defs`) or draft-07 (`definitions`, older MCP revisions). */
 export function createOracle(file: string): Oracle {
-  const schema = JSON.parse(readFileSync(file, "utf8")) as { $schema?: string; $defs?: Record<string, unknown>; definitions?: Record<string, unknown> };
+  const schema = JSON.parse(readFileSync(file, "utf8")) as {
+    $schema?: string;
+    $defs?: Record<string, unknown>;
+    definitions?: Record<string, unknown>;
+  };
   const defsKey = schema.$defs ? "$defs" : "definitions";
   // The schemas have no $id, so each is registered under a key of our own and a definition is reached by pointer.
   const key = "mcp-oracle";
@@ -77,7 +81,10 @@ export function isJsonPointer(p: unknown): boolean {
 }
 
 /** Guard, oracle and explainer verdicts for one value, so a failing assertion shows all three. */
-export function verdicts(name: string, value: unknown): { guard: boolean; oracle: boolean; explainEmpty: boolean; pointersOk: boolean } {
+export function verdicts(
+  name: string,
+  value: unknown,
+): { guard: boolean; oracle: boolean; explainEmpty: boolean; pointersOk: boolean } {
   const issues = explainFor(name)(value);
   return {
     guard: guardFor(name)(value),

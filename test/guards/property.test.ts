@@ -20,13 +20,23 @@ const RUNS_PER_DEFINITION = 150;
 const RUNS_PER_UNION = 2000;
 /** Valid values per definition that get every single mutation at every site. */
 const SWEEP_VALUES = 2;
-const UNIONS = ["JSONRPCMessage", "ClientRequest", "ServerRequest", "ClientNotification", "ServerNotification", "ClientResult", "ServerResult"];
+const UNIONS = [
+  "JSONRPCMessage",
+  "ClientRequest",
+  "ServerRequest",
+  "ClientNotification",
+  "ServerNotification",
+  "ClientResult",
+  "ServerResult",
+];
 
 const agreement = new Agreement({ model, defs, guardFor, explainFor, oracle: createOracle(schemaFile) }, seed, DEPTH);
 const { counts, mutationKinds } = agreement;
 
 /** Messages whose params are declared inline get a guard and explainer of their own, checked like definitions. */
-const inlineParams = model.messages.filter((m) => m.params.ref === undefined && m.paramsType !== "Record<string, unknown>");
+const inlineParams = model.messages.filter(
+  (m) => m.params.ref === undefined && m.paramsType !== "Record<string, unknown>",
+);
 
 describe(`guards agree with Ajv on generated values (seed ${seed}; FC_SEED overrides)`, () => {
   test("the model and the schema file name the same definitions", () => {

@@ -12,7 +12,11 @@ const guide = readFileSync(join(repoRoot, "docs/guide.md"), "utf8");
 const fixtures = join(repoRoot, "test/fixtures/guide");
 
 /** The guide's marked blocks: `<!-- kind: name -->` right before a fenced block. */
-const marked = [...guide.matchAll(/<!-- (\w+): (.+?) -->\n```[^\n]*\n([\s\S]*?)```/g)].map((m) => ({ kind: m[1]!, name: m[2]!, body: m[3]! }));
+const marked = [...guide.matchAll(/<!-- (\w+): (.+?) -->\n```[^\n]*\n([\s\S]*?)```/g)].map((m) => ({
+  kind: m[1]!,
+  name: m[2]!,
+  body: m[3]!,
+}));
 
 function block(kind: string, name: string): string {
   const found = marked.filter((b) => b.kind === kind && b.name === name);
@@ -46,8 +50,11 @@ function expectExcerpt(actual: string, excerpt: string): void {
   let at = 0;
   for (const run of runs.filter((r) => r.length > 0)) {
     let found = -1;
-    for (let i = at; i + run.length <= have.length && found < 0; i++) if (run.every((line, j) => have[i + j] === line)) found = i;
-    expect(found, `excerpt lines not found in order:\n${run.join("\n")}\n--- in ---\n${actual}`).toBeGreaterThanOrEqual(0);
+    for (let i = at; i + run.length <= have.length && found < 0; i++)
+      if (run.every((line, j) => have[i + j] === line)) found = i;
+    expect(found, `excerpt lines not found in order:\n${run.join("\n")}\n--- in ---\n${actual}`).toBeGreaterThanOrEqual(
+      0,
+    );
     at = found + run.length;
   }
 }
@@ -67,8 +74,12 @@ function installedCli(args: string[]): CliResult {
 
 /** The `npx mcpgen ...` lines of a guide block, as argument lists. */
 function guideCommands(text: string): string[][] {
-  const lines = text.split("\n").map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("#"));
-  for (const line of lines) expect(line, "a guide command block holds only `npx mcpgen` commands").toMatch(/^npx mcpgen /);
+  const lines = text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !l.startsWith("#"));
+  for (const line of lines)
+    expect(line, "a guide command block holds only `npx mcpgen` commands").toMatch(/^npx mcpgen /);
   return lines.map((l) => l.split(/\s+/).slice(2));
 }
 
@@ -105,10 +116,29 @@ beforeAll(() => {
   project = tempDir("guide");
   mkdirSync(join(project, "node_modules"));
   for (const [name, dir] of Object.entries(PUBLISHED)) symlinkSync(dir, join(project, "node_modules", name), "dir");
-  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "acme-app", private: true, type: "module" }, null, 2));
+  writeFileSync(
+    join(project, "package.json"),
+    JSON.stringify({ name: "acme-app", private: true, type: "module" }, null, 2),
+  );
   writeFileSync(
     join(project, "tsconfig.json"),
-    JSON.stringify({ compilerOptions: { target: "es2022", module: "nodenext", moduleResolution: "nodenext", strict: true, skipLibCheck: true, outDir: "dist", rootDir: "src", types: ["node"] }, include: ["src"] }, null, 2),
+    JSON.stringify(
+      {
+        compilerOptions: {
+          target: "es2022",
+          module: "nodenext",
+          moduleResolution: "nodenext",
+          strict: true,
+          skipLibCheck: true,
+          outDir: "dist",
+          rootDir: "src",
+          types: ["node"],
+        },
+        include: ["src"],
+      },
+      null,
+      2,
+    ),
   );
 
   // Section 3, step by step: init, the overlay, the methods entry, build and generate.
@@ -142,7 +172,16 @@ describe("docs/guide.md", () => {
 describe("a project built from the guide", () => {
   it("generates its SDK with the guide's commands, importing the runtime package, with headers naming the command", () => {
     const generated = readdirSync(join(project, "src/mcp")).sort();
-    expect(generated).toEqual(["client.ts", "dispatch.ts", "guards.ts", "index.ts", "sdk.ts", "server.ts", "types.ts", "validators.ts"]);
+    expect(generated).toEqual([
+      "client.ts",
+      "dispatch.ts",
+      "guards.ts",
+      "index.ts",
+      "sdk.ts",
+      "server.ts",
+      "types.ts",
+      "validators.ts",
+    ]);
     for (const file of generated) {
       const text = readFileSync(join(project, "src/mcp", file), "utf8");
       expect(text, file).toContain("run `mcpgen generate --schema mcp/schema.json --out src/mcp`.\n");
@@ -202,7 +241,10 @@ describe("a project built from the guide", () => {
     const overlayFile = join(project, "mcp/overlay.json");
     const original = readFileSync(overlayFile, "utf8");
     try {
-      const edited = original.replace('"sku": { "type": "string" },', '"sku": { "type": "string" },\n        "stock": { "type": "integer" },');
+      const edited = original.replace(
+        '"sku": { "type": "string" },',
+        '"sku": { "type": "string" },\n        "stock": { "type": "integer" },',
+      );
       expect(edited).not.toBe(original);
       writeFileSync(overlayFile, edited);
       expect(installedCli(["schema", "build", "--dir", "mcp"]).status).toBe(0);
@@ -238,7 +280,9 @@ describe("a project built from the guide", () => {
       expect(types).toContain("In euros.");
       expect(types).toContain("run `mcpgen generate --schema mcp/schema.json --out src/mcp`.\n");
 
-      const check = installedCli(guideCommands(block("file", ".github/workflows/mcp.yml").match(/npx mcpgen .*/)![0])[0]!);
+      const check = installedCli(
+        guideCommands(block("file", ".github/workflows/mcp.yml").match(/npx mcpgen .*/)![0])[0]!,
+      );
       expect(check.stderr).toBe("");
       expect(check.status).toBe(0);
 

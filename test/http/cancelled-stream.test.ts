@@ -12,10 +12,17 @@ afterEach(async () => {
 });
 
 async function openSession(url: string): Promise<string> {
-  const init = await post(url, { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "0" } } });
+  const init = await post(url, {
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "0" } },
+  });
   await readSse(init);
   const sid = init.headers.get("mcp-session-id")!;
-  expect((await post(url, { jsonrpc: "2.0", method: "notifications/initialized" }, sessionHeaders(sid))).status).toBe(202);
+  expect((await post(url, { jsonrpc: "2.0", method: "notifications/initialized" }, sessionHeaders(sid))).status).toBe(
+    202,
+  );
   return sid;
 }
 
@@ -35,11 +42,19 @@ describe("a cancelled request over HTTP", () => {
     const transport = server.mcp.sessions.get(sid)!;
     const CALLS = 50;
     for (let id = 1; id <= CALLS; id++) {
-      const call = await post(server.url, { jsonrpc: "2.0", id, method: "tools/call", params: { name: "count", arguments: { steps: 2 } } }, sessionHeaders(sid));
+      const call = await post(
+        server.url,
+        { jsonrpc: "2.0", id, method: "tools/call", params: { name: "count", arguments: { steps: 2 } } },
+        sessionHeaders(sid),
+      );
       const live: SseRead = { events: [], messages: [], ended: false };
       const reading = readSse(call, undefined, live);
       await until(() => transport.pendingRequestCount === 1);
-      const cancel = await post(server.url, { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "not needed" } }, sessionHeaders(sid));
+      const cancel = await post(
+        server.url,
+        { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "not needed" } },
+        sessionHeaders(sid),
+      );
       expect(cancel.status).toBe(202);
       // The stream ends without a response: a cancelled request is not answered.
       await until(() => live.ended, 5000);

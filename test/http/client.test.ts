@@ -60,7 +60,11 @@ async function connect(h: Harness): Promise<void> {
 }
 
 const progressOf = (messages: JsonObject[], token: string) =>
-  messages.filter((m) => m.method === "notifications/progress" && (m.params as { progressToken: string }).progressToken === token).map((m) => (m.params as { progress: number }).progress);
+  messages
+    .filter(
+      (m) => m.method === "notifications/progress" && (m.params as { progressToken: string }).progressToken === token,
+    )
+    .map((m) => (m.params as { progress: number }).progress);
 
 describe("round trips", () => {
   it("leaves no abort listener behind on the session's signal once requests are answered", async () => {
@@ -83,7 +87,11 @@ describe("round trips", () => {
     expect(h.client.sessionId).toBe(server.responder.transports[0].sessionId);
     expect(h.client.protocolVersion).toBe("2025-11-25");
     const res = await h.request(1, "echo", { x: 1 });
-    expect(res).toEqual({ jsonrpc: "2.0", id: 1, result: { echo: { x: 1 }, principal: null, sessionId: h.client.sessionId } });
+    expect(res).toEqual({
+      jsonrpc: "2.0",
+      id: 1,
+      result: { echo: { x: 1 }, principal: null, sessionId: h.client.sessionId },
+    });
     const last = server.responder.received.at(-1)!;
     expect(last.info?.headers?.["mcp-protocol-version"]).toBe("2025-11-25");
     expect(last.info?.headers?.["mcp-session-id"]).toBe(h.client.sessionId);
@@ -95,7 +103,9 @@ describe("round trips", () => {
     await connect(h);
     expect((await h.request(1, "echo", { j: true })).result).toMatchObject({ echo: { j: true } });
     await h.request(2, "progress", { count: 3 });
-    const order = h.messages.filter((m) => m.id === 2 || m.method === "notifications/progress").map((m) => (m.method ? "p" : "r"));
+    const order = h.messages
+      .filter((m) => m.id === 2 || m.method === "notifications/progress")
+      .map((m) => (m.method ? "p" : "r"));
     expect(order).toEqual(["p", "p", "p", "r"]);
     expect(progressOf(h.messages, "2")).toEqual([1, 2, 3]);
     expect(h.errors).toEqual([]);
@@ -115,7 +125,10 @@ describe("round trips", () => {
     const h = harness({ standaloneStream: "manual" });
     await connect(h);
     h.client.setProtocolVersion("1999-01-01");
-    await expect(h.client.send({ jsonrpc: "2.0", id: 5, method: "echo" })).rejects.toMatchObject({ name: "HttpStatusError", status: 400 });
+    await expect(h.client.send({ jsonrpc: "2.0", id: 5, method: "echo" })).rejects.toMatchObject({
+      name: "HttpStatusError",
+      status: 400,
+    });
   });
 });
 
@@ -128,7 +141,10 @@ describe("server-to-client requests", () => {
       h.messages.push(m as JsonObject);
       const msg = m as { id?: string; method?: string };
       if (msg.method === "elicitation/create") {
-        void h.client.send({ jsonrpc: "2.0", id: msg.id!, result: { action: "accept", content: { name: "Ada" } } }, { relatedRequestId: msg.id });
+        void h.client.send(
+          { jsonrpc: "2.0", id: msg.id!, result: { action: "accept", content: { name: "Ada" } } },
+          { relatedRequestId: msg.id },
+        );
       }
     };
     const res = await h.request(3, "ask");
@@ -162,7 +178,9 @@ describe("standalone stream", () => {
     await until(() => t.standaloneConnected);
     await t.send({ jsonrpc: "2.0", method: "notifications/message", params: { text: "after" } });
     await until(() => h.messages.filter((m) => m.method === "notifications/message").length === 2);
-    expect(h.messages.filter((m) => m.method === "notifications/message").map((m) => (m.params as { text: string }).text)).toEqual(["while away", "after"]);
+    expect(
+      h.messages.filter((m) => m.method === "notifications/message").map((m) => (m.params as { text: string }).text),
+    ).toEqual(["while away", "after"]);
     expect(h.errors).toEqual([]);
   });
 
@@ -272,10 +290,17 @@ describe("resuming a finished stream", () => {
     // A store that never frees a finished stream early: every GET finds it, replayed to its end, then empty.
     const store = new InMemoryEventStore();
     server = await startServer({
-      eventStore: { append: store.append.bind(store), replayAfter: store.replayAfter.bind(store), deleteSession: store.deleteSession.bind(store) },
+      eventStore: {
+        append: store.append.bind(store),
+        replayAfter: store.replayAfter.bind(store),
+        deleteSession: store.deleteSession.bind(store),
+      },
     });
     const tokens: string[] = [];
-    const h = harness({ standaloneStream: "manual", onResumptionToken: (t, info) => void (info.requestId === 6 && tokens.push(t)) });
+    const h = harness({
+      standaloneStream: "manual",
+      onResumptionToken: (t, info) => void (info.requestId === 6 && tokens.push(t)),
+    });
     await connect(h);
     await h.request(6, "progress", { count: 1 });
     const log = { bodyEnds: [] as number[], gets: [] as number[] };
@@ -312,7 +337,9 @@ describe("session expiry", () => {
     await expect(h.client.send({ jsonrpc: "2.0", id: 2, method: "echo" })).rejects.toBeInstanceOf(SessionExpiredError);
     expect(expired.map((e) => e.sessionId)).toEqual([oldId]);
     expect(h.client.sessionId).toBeUndefined();
-    expect(await h.response(1)).toMatchObject({ error: { code: CONNECTION_LOST_CODE, data: { reason: "session-expired" } } });
+    expect(await h.response(1)).toMatchObject({
+      error: { code: CONNECTION_LOST_CODE, data: { reason: "session-expired" } },
+    });
     // Start over.
     await h.client.send(initializeMessage(10));
     await h.response(10);

@@ -35,7 +35,11 @@ const ENTRIES: Record<string, (options: Partial<StreamableHttpServerOptions>) =>
     const mcp = createStreamableHttpServer({ onSession: responder.attach, ...options });
     return {
       send: async (method, headers, body) => {
-        const request = new Request("http://127.0.0.1:3000/mcp", { method, headers: { host: "127.0.0.1:3000", ...headers }, body });
+        const request = new Request("http://127.0.0.1:3000/mcp", {
+          method,
+          headers: { host: "127.0.0.1:3000", ...headers },
+          body,
+        });
         return answer(await mcp.fetch(request, { localAddress: "127.0.0.1" }));
       },
       stop: () => mcp.close(),
@@ -45,10 +49,22 @@ const ENTRIES: Record<string, (options: Partial<StreamableHttpServerOptions>) =>
 
 const APP = "http://localhost:5173";
 const OTHER = "http://localhost:8080";
-const MCP_HEADERS = ["mcp-session-id", "mcp-protocol-version", "last-event-id", "content-type", "authorization", "accept"];
+const MCP_HEADERS = [
+  "mcp-session-id",
+  "mcp-protocol-version",
+  "last-event-id",
+  "content-type",
+  "authorization",
+  "accept",
+];
 
 function preflight(origin: string, method = "POST", extra: Record<string, string> = {}): Record<string, string> {
-  return { origin, "access-control-request-method": method, "access-control-request-headers": "content-type, mcp-session-id", ...extra };
+  return {
+    origin,
+    "access-control-request-method": method,
+    "access-control-request-headers": "content-type, mcp-session-id",
+    ...extra,
+  };
 }
 
 function initializeFrom(origin: string | undefined): [string, Record<string, string>, string] {
@@ -103,9 +119,16 @@ describe.each(Object.keys(ENTRIES))("CORS through the %s", (name) => {
     const init = await server.send(...initializeFrom(APP));
     expect(init.status).toBe(200);
     expect(init.headers.get("content-type")).toBe("text/event-stream");
-    expect(corsHeaders(init)).toEqual({ "access-control-allow-origin": APP, "access-control-expose-headers": "mcp-session-id, www-authenticate" });
+    expect(corsHeaders(init)).toEqual({
+      "access-control-allow-origin": APP,
+      "access-control-expose-headers": "mcp-session-id, www-authenticate",
+    });
     expect(init.headers.get("mcp-session-id")).toBeTruthy();
-    const gone = await server.send("POST", { ...initializeFrom(APP)[1], "mcp-session-id": "no-such-session" }, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }));
+    const gone = await server.send(
+      "POST",
+      { ...initializeFrom(APP)[1], "mcp-session-id": "no-such-session" },
+      JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+    );
     expect(gone.status).toBe(404);
     expect(corsHeaders(gone)["access-control-allow-origin"]).toBe(APP);
   });
@@ -133,15 +156,28 @@ describe.each(Object.keys(ENTRIES))("CORS through the %s", (name) => {
 
   it("answers a preflight without authentication, and a listed origin can read the 401 of its request", async () => {
     const server = await start({ cors: { allowedOrigins: [APP] }, authenticate: () => null });
-    expect((await server.send("OPTIONS", preflight(APP, "POST", { "access-control-request-headers": "authorization, content-type" }))).status).toBe(204);
+    expect(
+      (
+        await server.send(
+          "OPTIONS",
+          preflight(APP, "POST", { "access-control-request-headers": "authorization, content-type" }),
+        )
+      ).status,
+    ).toBe(204);
     const denied = await server.send(...initializeFrom(APP));
     expect(denied.status).toBe(401);
     expect(corsHeaders(denied)["access-control-allow-origin"]).toBe(APP);
   });
 
   it("offers POST only when stateless, and takes maxAgeSeconds, extra headers and a private-network preflight", async () => {
-    const server = await start({ stateless: true, cors: { allowedOrigins: ["localhost"], maxAgeSeconds: 60, allowedHeaders: ["X-Api-Key"] } });
-    const a = await server.send("OPTIONS", preflight(APP, "POST", { "access-control-request-private-network": "true" }));
+    const server = await start({
+      stateless: true,
+      cors: { allowedOrigins: ["localhost"], maxAgeSeconds: 60, allowedHeaders: ["X-Api-Key"] },
+    });
+    const a = await server.send(
+      "OPTIONS",
+      preflight(APP, "POST", { "access-control-request-private-network": "true" }),
+    );
     expect(a.status).toBe(204);
     const h = corsHeaders(a);
     expect(h["access-control-allow-methods"]).toBe("POST");
@@ -149,7 +185,9 @@ describe.each(Object.keys(ENTRIES))("CORS through the %s", (name) => {
     expect(h["access-control-allow-headers"]!.split(", ")).toContain("x-api-key");
     expect(h["access-control-allow-private-network"]).toBe("true");
     // A bare hostname in the list accepts any port and scheme.
-    expect(corsHeaders(await server.send("OPTIONS", preflight("https://localhost:9443")))["access-control-allow-origin"]).toBe("https://localhost:9443");
+    expect(
+      corsHeaders(await server.send("OPTIONS", preflight("https://localhost:9443")))["access-control-allow-origin"],
+    ).toBe("https://localhost:9443");
   });
 });
 
@@ -157,7 +195,11 @@ describe("CORS and the Host check", () => {
   it("a listed origin does not excuse a Host outside the allow-list", async () => {
     const mcp = createStreamableHttpServer({ onSession: makeResponder().attach, cors: { allowedOrigins: [APP] } });
     const [method, headers, body] = initializeFrom(APP);
-    const request = new Request("http://rebound.example:3000/mcp", { method, headers: { ...headers, host: "rebound.example:3000" }, body });
+    const request = new Request("http://rebound.example:3000/mcp", {
+      method,
+      headers: { ...headers, host: "rebound.example:3000" },
+      body,
+    });
     const res = await mcp.fetch(request, { localAddress: "127.0.0.1" });
     expect(res.status).toBe(403);
     expect(await res.text()).toContain("Host not allowed");

@@ -26,13 +26,18 @@ function postRequest(body: unknown, headers: Record<string, string> = {}): Reque
 describe("fetch-style handler", () => {
   it("answers a POST with a JSON body in json mode and with SSE by default", async () => {
     const responder = makeResponder();
-    mcp = createStreamableHttpServer({ onSession: responder.attach, responseMode: (m) => (m === "initialize" ? "json" : "sse") });
+    mcp = createStreamableHttpServer({
+      onSession: responder.attach,
+      responseMode: (m) => (m === "initialize" ? "json" : "sse"),
+    });
     const init = await mcp.fetch(postRequest(initializeMessage(1)));
     expect(init.status).toBe(200);
     expect(init.headers.get("content-type")).toBe("application/json");
     const sid = init.headers.get("mcp-session-id")!;
     expect(await init.json()).toMatchObject({ id: 1, result: { protocolVersion: "2025-11-25" } });
-    const echo = await mcp.fetch(postRequest({ jsonrpc: "2.0", id: 2, method: "progress", params: { count: 1 } }, sessionHeaders(sid)));
+    const echo = await mcp.fetch(
+      postRequest({ jsonrpc: "2.0", id: 2, method: "progress", params: { count: 1 } }, sessionHeaders(sid)),
+    );
     expect(echo.headers.get("content-type")).toBe("text/event-stream");
     const read = await readSse(echo);
     expect(read.events[0].data).toBe("");
@@ -45,7 +50,9 @@ describe("fetch-style handler", () => {
     const init = await mcp.fetch(postRequest(initializeMessage(1)));
     const sid = init.headers.get("mcp-session-id")!;
     await readSse(init);
-    const get = await mcp.fetch(new Request(URL_, { headers: { ...HOST, accept: "text/event-stream", ...sessionHeaders(sid) } }));
+    const get = await mcp.fetch(
+      new Request(URL_, { headers: { ...HOST, accept: "text/event-stream", ...sessionHeaders(sid) } }),
+    );
     expect(get.status).toBe(200);
     expect(get.headers.get("content-type")).toBe("text/event-stream");
     const reading = readSse(get, (r) => r.messages.length === 1);
@@ -55,9 +62,17 @@ describe("fetch-style handler", () => {
     expect(got.events[0].data).toBe("");
     expect(got.messages).toEqual([{ jsonrpc: "2.0", method: "notifications/tools/list_changed" }]);
 
-    const tooBig = await mcp.fetch(postRequest({ jsonrpc: "2.0", id: 3, method: "echo", params: { pad: "z".repeat(2000) } }, sessionHeaders(sid)));
+    const tooBig = await mcp.fetch(
+      postRequest({ jsonrpc: "2.0", id: 3, method: "echo", params: { pad: "z".repeat(2000) } }, sessionHeaders(sid)),
+    );
     expect(tooBig.status).toBe(413);
-    const bad = await mcp.fetch(new Request(URL_, { method: "POST", headers: { ...HOST, accept: ACCEPT_BOTH, "content-type": "application/json", ...sessionHeaders(sid) }, body: "{" }));
+    const bad = await mcp.fetch(
+      new Request(URL_, {
+        method: "POST",
+        headers: { ...HOST, accept: ACCEPT_BOTH, "content-type": "application/json", ...sessionHeaders(sid) },
+        body: "{",
+      }),
+    );
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { code: number } }).error.code).toBe(-32700);
     const evil = await mcp.fetch(postRequest(initializeMessage(1), { origin: "http://evil.example" }));

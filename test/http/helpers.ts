@@ -73,10 +73,17 @@ export function makeResponder(): ResponderControl & { attach: (t: HttpServerTran
     const meta = (params._meta ?? {}) as { progressToken?: string | number };
     const token = meta.progressToken ?? String(id);
     const progress = (n: number) =>
-      t.send({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: token, progress: n } }, { relatedRequestId: id });
+      t.send(
+        { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: token, progress: n } },
+        { relatedRequestId: id },
+      );
     switch (m.method) {
       case "initialize":
-        return reply({ protocolVersion: "2025-11-25", capabilities: {}, serverInfo: { name: "responder", version: "0" } });
+        return reply({
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          serverInfo: { name: "responder", version: "0" },
+        });
       case "ping":
         return reply({});
       case "echo":
@@ -98,7 +105,10 @@ export function makeResponder(): ResponderControl & { attach: (t: HttpServerTran
       case "ask": {
         const askId = `ask-${String(id)}`;
         const answer = new Promise<unknown>((resolve) => asked.set(askId, resolve));
-        await t.send({ jsonrpc: "2.0", id: askId, method: "elicitation/create", params: { message: "name?" } }, { relatedRequestId: id });
+        await t.send(
+          { jsonrpc: "2.0", id: askId, method: "elicitation/create", params: { message: "name?" } },
+          { relatedRequestId: id },
+        );
         return reply({ answer: (await answer) as JsonObject });
       }
       case "flood": {
@@ -106,7 +116,10 @@ export function makeResponder(): ResponderControl & { attach: (t: HttpServerTran
         const count = Number(params.count ?? 10);
         const pad = "x".repeat(Number(params.size ?? 1000));
         for (let i = 0; i < count; i++) {
-          await t.send({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: { i, pad } } }, { relatedRequestId: id });
+          await t.send(
+            { jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: { i, pad } } },
+            { relatedRequestId: id },
+          );
         }
         return reply({ done: count });
       }
@@ -114,7 +127,10 @@ export function makeResponder(): ResponderControl & { attach: (t: HttpServerTran
         await t.send({ jsonrpc: "2.0", method: "notifications/message", params: { text: String(params.text ?? "") } });
         return reply({});
       default:
-        return t.send({ jsonrpc: "2.0", id, error: { code: -32601, message: "Method not found" } }, { relatedRequestId: id });
+        return t.send(
+          { jsonrpc: "2.0", id, error: { code: -32601, message: "Method not found" } },
+          { relatedRequestId: id },
+        );
     }
   }
   return control;
@@ -130,7 +146,10 @@ export interface RunningServer {
 }
 
 /** The MCP endpoint with a responder, on a listenHttp server at 127.0.0.1 (its timeouts as given, else the defaults). */
-export async function startServer(options: Partial<StreamableHttpServerOptions> = {}, timeouts: HttpServerTimeouts = {}): Promise<RunningServer> {
+export async function startServer(
+  options: Partial<StreamableHttpServerOptions> = {},
+  timeouts: HttpServerTimeouts = {},
+): Promise<RunningServer> {
   const responder = makeResponder();
   const mcp = createStreamableHttpServer({ onSession: responder.attach, ...options });
   const listening = await listenHttp(mcp.nodeListener, { ...timeouts, host: "127.0.0.1", port: 0 });
@@ -167,7 +186,11 @@ export async function post(url: string, body: unknown, headers: Record<string, s
 }
 
 /** A POST handed to a fetch handler in process, as an adapter passes one on (with the Host header it received). */
-export function postToHandler(handler: (request: Request) => Promise<Response>, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+export function postToHandler(
+  handler: (request: Request) => Promise<Response>,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return handler(
     new Request("http://127.0.0.1/mcp", {
       method: "POST",

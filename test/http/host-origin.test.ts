@@ -32,10 +32,17 @@ async function nodeListener(options: Partial<StreamableHttpServerOptions>): Prom
     send: (host, origin) =>
       new Promise((resolve, reject) => {
         const data = JSON.stringify(initializeMessage());
-        const headers: Record<string, string | number> = { accept: ACCEPT_BOTH, "content-type": "application/json", "content-length": Buffer.byteLength(data) };
+        const headers: Record<string, string | number> = {
+          accept: ACCEPT_BOTH,
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(data),
+        };
         if (host !== undefined) headers.host = host;
         if (origin !== undefined) headers.origin = origin;
-        const req = httpRequest({ host: "127.0.0.1", port: server.port, path: "/mcp", method: "POST", setHost: false, headers }, (res) => void readBody(res).then(resolve, reject));
+        const req = httpRequest(
+          { host: "127.0.0.1", port: server.port, path: "/mcp", method: "POST", setHost: false, headers },
+          (res) => void readBody(res).then(resolve, reject),
+        );
         req.on("error", reject);
         req.end(data);
       }),
@@ -55,7 +62,11 @@ function fetchHandler(options: Partial<StreamableHttpServerOptions>, info: Fetch
       const headers: Record<string, string> = { accept: ACCEPT_BOTH, "content-type": "application/json" };
       if (host !== undefined) headers.host = host;
       if (origin !== undefined) headers.origin = origin;
-      const request = new Request(`http://${host ?? `127.0.0.1:${port}`}/mcp`, { method: "POST", headers, body: JSON.stringify(initializeMessage()) });
+      const request = new Request(`http://${host ?? `127.0.0.1:${port}`}/mcp`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify(initializeMessage()),
+      });
       const res = await mcp.fetch(request, info);
       return { status: res.status, body: await res.text() };
     },
@@ -67,7 +78,10 @@ function fetchHandler(options: Partial<StreamableHttpServerOptions>, info: Fetch
 const ENTRY_POINTS: { name: string; open: (options: Partial<StreamableHttpServerOptions>) => Promise<EntryPoint> }[] = [
   { name: "Node listener on 127.0.0.1", open: nodeListener },
   { name: "fetch handler, adapter reports no address", open: async (o) => fetchHandler(o, undefined) },
-  { name: "fetch handler, adapter reports 127.0.0.1", open: async (o) => fetchHandler(o, { localAddress: "127.0.0.1" }) },
+  {
+    name: "fetch handler, adapter reports 127.0.0.1",
+    open: async (o) => fetchHandler(o, { localAddress: "127.0.0.1" }),
+  },
 ];
 
 interface Case {
@@ -82,17 +96,41 @@ const CASES: Case[] = [
   { name: "Host localhost:port", host: (p) => `localhost:${p}`, allowed: true },
   { name: "Host [::1]:port", host: (p) => `[::1]:${p}`, allowed: true },
   { name: "Host LOCALHOST (case does not matter)", host: () => "LOCALHOST", allowed: true },
-  { name: "Origin of a loopback page on the same port", host: (p) => `localhost:${p}`, origin: (p) => `http://localhost:${p}`, allowed: true },
-  { name: "Origin of a loopback page on another port", host: (p) => `127.0.0.1:${p}`, origin: () => "http://127.0.0.1:5173", allowed: true },
+  {
+    name: "Origin of a loopback page on the same port",
+    host: (p) => `localhost:${p}`,
+    origin: (p) => `http://localhost:${p}`,
+    allowed: true,
+  },
+  {
+    name: "Origin of a loopback page on another port",
+    host: (p) => `127.0.0.1:${p}`,
+    origin: () => "http://127.0.0.1:5173",
+    allowed: true,
+  },
   { name: "Host evil.example", host: () => "evil.example", allowed: false },
   { name: "Host evil.example:port", host: (p) => `evil.example:${p}`, allowed: false },
   { name: "Host localhost. (trailing dot)", host: (p) => `localhost.:${p}`, allowed: false },
-  { name: "Host 127.0.0.1.nip.io (a public name for a loopback address)", host: (p) => `127.0.0.1.nip.io:${p}`, allowed: false },
+  {
+    name: "Host 127.0.0.1.nip.io (a public name for a loopback address)",
+    host: (p) => `127.0.0.1.nip.io:${p}`,
+    allowed: false,
+  },
   { name: "Host localhost.evil.example", host: (p) => `localhost.evil.example:${p}`, allowed: false },
   { name: "no Host header", host: () => undefined, allowed: false },
   { name: "Origin evil.example", host: (p) => `127.0.0.1:${p}`, origin: () => "http://evil.example", allowed: false },
-  { name: "Origin localhost. (trailing dot)", host: (p) => `localhost:${p}`, origin: (p) => `http://localhost.:${p}`, allowed: false },
-  { name: "Origin 127.0.0.1.nip.io", host: (p) => `127.0.0.1:${p}`, origin: (p) => `http://127.0.0.1.nip.io:${p}`, allowed: false },
+  {
+    name: "Origin localhost. (trailing dot)",
+    host: (p) => `localhost:${p}`,
+    origin: (p) => `http://localhost.:${p}`,
+    allowed: false,
+  },
+  {
+    name: "Origin 127.0.0.1.nip.io",
+    host: (p) => `127.0.0.1:${p}`,
+    origin: (p) => `http://127.0.0.1.nip.io:${p}`,
+    allowed: false,
+  },
   { name: "Origin null", host: (p) => `127.0.0.1:${p}`, origin: () => "null", allowed: false },
 ];
 
@@ -114,7 +152,11 @@ describe.each(ENTRY_POINTS)("DNS-rebinding defaults: $name", ({ name, open }) =>
     // Node's own HTTP/1.1 parser answers a request without Host with 400 before any listener runs.
     const expected = host(entry.port) === undefined && name.startsWith("Node") ? 400 : 403;
     expect(sent.status).toBe(expected);
-    if (expected === 403) expect(JSON.parse(sent.body)).toMatchObject({ jsonrpc: "2.0", error: { code: -32600, message: expect.stringMatching(/^(Host|Origin) not allowed/) } });
+    if (expected === 403)
+      expect(JSON.parse(sent.body)).toMatchObject({
+        jsonrpc: "2.0",
+        error: { code: -32600, message: expect.stringMatching(/^(Host|Origin) not allowed/) },
+      });
     expect(entry.sessionCount()).toBe(0);
   });
 });
@@ -169,9 +211,17 @@ describe("pinned origins (allowedOrigins with full origins)", () => {
 
   it("compares full origins the way browsers send them: default port dropped, trailing slash ignored", () => {
     const policy = { allowedOrigins: ["https://app.example:443/", "HTTP://Dev.Example:80"] };
-    expect(checkHostAndOrigin({ host: "localhost", origin: "https://app.example" }, policy, "127.0.0.1")).toBeUndefined();
-    expect(checkHostAndOrigin({ host: "localhost", origin: "http://dev.example" }, policy, "127.0.0.1")).toBeUndefined();
-    expect(checkHostAndOrigin({ host: "localhost", origin: "https://app.example:8443" }, policy, "127.0.0.1")?.status).toBe(403);
-    expect(checkHostAndOrigin({ host: "localhost", origin: "http://app.example" }, policy, "127.0.0.1")?.status).toBe(403);
+    expect(
+      checkHostAndOrigin({ host: "localhost", origin: "https://app.example" }, policy, "127.0.0.1"),
+    ).toBeUndefined();
+    expect(
+      checkHostAndOrigin({ host: "localhost", origin: "http://dev.example" }, policy, "127.0.0.1"),
+    ).toBeUndefined();
+    expect(
+      checkHostAndOrigin({ host: "localhost", origin: "https://app.example:8443" }, policy, "127.0.0.1")?.status,
+    ).toBe(403);
+    expect(checkHostAndOrigin({ host: "localhost", origin: "http://app.example" }, policy, "127.0.0.1")?.status).toBe(
+      403,
+    );
   });
 });

@@ -24,7 +24,10 @@ function rawClient(port: number, behave: (socket: Socket) => void): Promise<stri
     const socket = connect(port, "127.0.0.1");
     sockets.push(socket);
     let received = "";
-    const guard = setTimeout(() => reject(new Error(`the server kept the slow client for ${HANG_GUARD_MS} ms`)), HANG_GUARD_MS);
+    const guard = setTimeout(
+      () => reject(new Error(`the server kept the slow client for ${HANG_GUARD_MS} ms`)),
+      HANG_GUARD_MS,
+    );
     socket.setEncoding("utf8");
     socket.on("data", (chunk: string) => (received += chunk));
     socket.on("error", () => undefined);
@@ -46,13 +49,17 @@ function trickle(socket: Socket, text: string, everyMs = 20): void {
   socket.on("close", () => clearInterval(timer));
 }
 
-const POST_HEAD = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\n";
+const POST_HEAD =
+  "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\n";
 
 describe("slow clients are cut off with 408", () => {
   const SLOW: { name: string; behave: (socket: Socket) => void }[] = [
     { name: "a connection that never sends anything", behave: () => undefined },
     { name: "headers trickled byte by byte", behave: (s) => trickle(s, `${POST_HEAD}X-Pad: ${"a".repeat(10_000)}`) },
-    { name: "a body that is never finished", behave: (s) => s.write(`${POST_HEAD}Content-Length: 1000\r\n\r\n{"jsonrpc":"2.0",`) },
+    {
+      name: "a body that is never finished",
+      behave: (s) => s.write(`${POST_HEAD}Content-Length: 1000\r\n\r\n{"jsonrpc":"2.0",`),
+    },
     {
       name: "a body trickled byte by byte",
       behave: (s) => {
@@ -90,7 +97,11 @@ describe("long responses are not cut off", () => {
     // Awaited below; a cut connection must fail this test, not surface as an unhandled rejection first.
     standalone.catch(() => undefined);
     await until(() => server!.responder.transports[0].standaloneConnected);
-    const reply = await post(server.url, { jsonrpc: "2.0", id: 1, method: "wait", params: { gate: "late", before: 1, after: 1 } }, sessionHeaders(sid));
+    const reply = await post(
+      server.url,
+      { jsonrpc: "2.0", id: 1, method: "wait", params: { gate: "late", before: 1, after: 1 } },
+      sessionHeaders(sid),
+    );
     expect(reply.status).toBe(200);
     // Several request timeouts and checks go by while both responses stay open.
     await sleep(4 * SHORT.requestTimeoutMs);
@@ -108,12 +119,18 @@ describe("createHttpServer / listenHttp", () => {
     expect(http.headersTimeout).toBe(DEFAULT_HTTP_SERVER_TIMEOUTS.headersTimeoutMs);
     expect(http.requestTimeout).toBe(DEFAULT_HTTP_SERVER_TIMEOUTS.requestTimeoutMs);
     expect(http.keepAliveTimeout).toBe(DEFAULT_HTTP_SERVER_TIMEOUTS.keepAliveTimeoutMs);
-    const tuned = createHttpServer(() => undefined, { headersTimeoutMs: 2000, requestTimeoutMs: 0, keepAliveTimeoutMs: 1000 });
+    const tuned = createHttpServer(() => undefined, {
+      headersTimeoutMs: 2000,
+      requestTimeoutMs: 0,
+      keepAliveTimeoutMs: 1000,
+    });
     expect([tuned.headersTimeout, tuned.requestTimeout, tuned.keepAliveTimeout]).toEqual([2000, 0, 1000]);
   });
 
   it("refuses timeouts Node would misread", () => {
-    expect(() => createHttpServer(() => undefined, { headersTimeoutMs: 5000, requestTimeoutMs: 1000 })).toThrow(/must not exceed requestTimeoutMs/);
+    expect(() => createHttpServer(() => undefined, { headersTimeoutMs: 5000, requestTimeoutMs: 1000 })).toThrow(
+      /must not exceed requestTimeoutMs/,
+    );
     expect(() => createHttpServer(() => undefined, { requestTimeoutMs: -1 })).toThrow(RangeError);
     expect(() => createHttpServer(() => undefined, { timeoutCheckIntervalMs: 0 })).toThrow(RangeError);
   });

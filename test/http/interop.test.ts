@@ -70,7 +70,9 @@ describe("our client -> SDK server", () => {
         });
         fresh.onclose = () => closedSessions++;
         const server = new Server({ name: "sdk-server", version: "1" }, { capabilities: { tools: {} } });
-        server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: "t", inputSchema: { type: "object" } }] }));
+        server.setRequestHandler(ListToolsRequestSchema, async () => ({
+          tools: [{ name: "t", inputSchema: { type: "object" } }],
+        }));
         await server.connect(fresh);
         transport = fresh;
       }

@@ -67,7 +67,11 @@ async function listen(handler: Handler, keepAliveTimeout: number): Promise<TestS
  */
 function answer(res: ServerResponse, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text), connection: "keep-alive" });
+  res.writeHead(200, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+    connection: "keep-alive",
+  });
   res.end(text);
 }
 
@@ -78,7 +82,12 @@ function requester(idleSocketTimeoutMs?: number): WireRequester {
 }
 
 async function call(r: WireRequester, url: URL, n: number, signal?: AbortSignal): Promise<unknown> {
-  const response = await r.send(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ n }), signal });
+  const response = await r.send(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ n }),
+    signal,
+  });
   return JSON.parse(await response.text());
 }
 
@@ -100,9 +109,15 @@ describe("a request that fails on a reused connection", () => {
     // Some of a response arrived: the server saw the request, so it is not sent twice. (end, not destroy: destroy
     // can discard the bytes still queued, and then nothing did arrive.)
     ["after the first bytes of a response", (res: ServerResponse) => res.socket!.end("HTTP/1.1 200 OK\r\n")],
-    ["with a response body cut short", (res: ServerResponse) => res.socket!.end("HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n{")],
+    [
+      "with a response body cut short",
+      (res: ServerResponse) => res.socket!.end("HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n{"),
+    ],
   ])("is not sent again when it failed %s", async (_name, fail) => {
-    const server = await listen((_req, res, { onConnection }) => (onConnection === 2 ? fail(res) : answer(res, { ok: true })), 60_000);
+    const server = await listen(
+      (_req, res, { onConnection }) => (onConnection === 2 ? fail(res) : answer(res, { ok: true })),
+      60_000,
+    );
     const r = requester(60_000);
     await call(r, server.url, 1);
     await expect(call(r, server.url, 2)).rejects.toThrow();
@@ -111,7 +126,11 @@ describe("a request that fails on a reused connection", () => {
 
   it("is not sent again when its connection was a new one, or when it was aborted", async () => {
     let fate: "drop" | "answer" | "hold" = "drop";
-    const server = await listen((_req, res) => (fate === "drop" ? res.socket!.destroy() : fate === "answer" ? answer(res, { ok: true }) : undefined), 60_000);
+    const server = await listen(
+      (_req, res) =>
+        fate === "drop" ? res.socket!.destroy() : fate === "answer" ? answer(res, { ok: true }) : undefined,
+      60_000,
+    );
     const r = requester(60_000);
     await expect(call(r, server.url, 1)).rejects.toThrow(/socket hang up|ECONNRESET/);
     expect(server.requests).toBe(1);
@@ -184,7 +203,12 @@ describe("connections that fail anywhere", () => {
       if (fate === "answer") return answer(res, { ok: true });
       if (fate === "drop") return socket.destroy();
       if (fate === "cut-headers") return void socket.end("HTTP/1.1 200 OK\r\ncontent-");
-      if (fate === "cut-body") return (res.writeHead(200, { "content-length": 50 }), res.write('{"ok":'), setTimeout(() => socket.destroy(), 2));
+      if (fate === "cut-body")
+        return (
+          res.writeHead(200, { "content-length": 50 }),
+          res.write('{"ok":'),
+          setTimeout(() => socket.destroy(), 2)
+        );
       if (fate === "stream-then-drop") {
         res.writeHead(200, { "content-type": "text/event-stream" });
         res.write("data: {}\n\n");
@@ -200,7 +224,12 @@ describe("connections that fail anywhere", () => {
         // Every fourth call is aborted early, at some point of its exchange; the rest only by the hang guard.
         const timer = setTimeout(() => controller.abort(new Error("gave up")), i % 4 === 3 ? i % 7 : 10_000);
         try {
-          const response = await r.send(server.url, { method: "POST", headers: {}, body: String(i), signal: controller.signal });
+          const response = await r.send(server.url, {
+            method: "POST",
+            headers: {},
+            body: String(i),
+            signal: controller.signal,
+          });
           if (i % 3 === 0) return await response.text();
           if (i % 3 === 1) return await response.stream(() => undefined, controller.signal);
           return await response.discard();

@@ -26,7 +26,9 @@ function withoutGetBuiltinModule<T>(body: () => T): T {
 }
 
 /** Sends initialize through a transport made by `make`; returns the headers the server saw on it. */
-async function initializeHeaders(make: (url: string) => StreamableHttpClientTransport): Promise<Readonly<Record<string, string | undefined>>> {
+async function initializeHeaders(
+  make: (url: string) => StreamableHttpClientTransport,
+): Promise<Readonly<Record<string, string | undefined>>> {
   server = await startServer();
   const client = make(server.url);
   const replies: JsonObject[] = [];
@@ -45,7 +47,9 @@ describe("the client's HTTP stack when given no fetch", () => {
   });
 
   it("without Node's modules at hand it is the platform's fetch, chosen when the transport is made", async () => {
-    const headers = await initializeHeaders((url) => withoutGetBuiltinModule(() => new StreamableHttpClientTransport({ url })));
+    const headers = await initializeHeaders((url) =>
+      withoutGetBuiltinModule(() => new StreamableHttpClientTransport({ url })),
+    );
     // Fetch (undici here, a browser elsewhere) marks its requests; node:http does not.
     expect(headers["sec-fetch-mode"]).toBe("cors");
   });

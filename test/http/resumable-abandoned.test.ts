@@ -76,21 +76,49 @@ describe("a resumable request whose reply stream's connection closes", () => {
         await sleep(30);
       },
     });
-    const init = await post(server.url, { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: { resumableRequests: {} }, clientInfo: { name: "raw", version: "0" } } });
+    const init = await post(server.url, {
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: { resumableRequests: {} },
+        clientInfo: { name: "raw", version: "0" },
+      },
+    });
     await readSse(init);
     const sid = init.headers.get("mcp-session-id")!;
     await post(server.url, { jsonrpc: "2.0", method: "notifications/initialized" }, sessionHeaders(sid));
     const steps = 60;
-    const call = await post(server.url, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "count", arguments: { steps }, _meta: { progressToken: 1 } } }, sessionHeaders(sid));
+    const call = await post(
+      server.url,
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "count", arguments: { steps }, _meta: { progressToken: 1 } },
+      },
+      sessionHeaders(sid),
+    );
     // Read two progress values, then drop the connection.
-    const first = await readSse(call, (r) => r.messages.filter((m) => m.method === "notifications/progress").length === 2);
+    const first = await readSse(
+      call,
+      (r) => r.messages.filter((m) => m.method === "notifications/progress").length === 2,
+    );
     await sleep((MAX_WAIT_S * 1000) / 2);
-    const again = await fetch(server.url, { headers: { accept: "text/event-stream", "last-event-id": first.events.at(-1)!.id, ...sessionHeaders(sid) } });
+    const again = await fetch(server.url, {
+      headers: { accept: "text/event-stream", "last-event-id": first.events.at(-1)!.id, ...sessionHeaders(sid) },
+    });
     expect(again.status).toBe(200);
     const rest = await readSse(again);
-    const progress = [...first.messages, ...rest.messages].filter((m) => m.method === "notifications/progress").map((m) => (m.params as { progress: number }).progress);
+    const progress = [...first.messages, ...rest.messages]
+      .filter((m) => m.method === "notifications/progress")
+      .map((m) => (m.params as { progress: number }).progress);
     expect(progress).toEqual(Array.from({ length: steps }, (_, i) => i + 1));
-    expect(rest.messages.at(-1)).toMatchObject({ id: 1, result: { content: [{ type: "text", text: `counted ${steps} for ` }] } });
+    expect(rest.messages.at(-1)).toMatchObject({
+      id: 1,
+      result: { content: [{ type: "text", text: `counted ${steps} for ` }] },
+    });
     expect(aborted).toBe(false);
     expect(manager.stats.expired).toBe(0);
   });

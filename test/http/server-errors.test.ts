@@ -1,7 +1,16 @@
 // The HTTP server's rejection paths (406, 415, 400, 413, 405, 404, 400 version), each followed by a working request.
 import { request as httpRequest } from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ACCEPT_BOTH, initialize, readBody, post, readSse, sessionHeaders, startServer, type RunningServer } from "./helpers.js";
+import {
+  ACCEPT_BOTH,
+  initialize,
+  readBody,
+  post,
+  readSse,
+  sessionHeaders,
+  startServer,
+  type RunningServer,
+} from "./helpers.js";
 
 let server: RunningServer;
 let sessionId: string;
@@ -16,7 +25,11 @@ afterEach(async () => {
 
 /** The server still answers a normal request on the same session. */
 async function stillServes(): Promise<void> {
-  const res = await post(server.url, { jsonrpc: "2.0", id: 99, method: "echo", params: { ok: true } }, sessionHeaders(sessionId));
+  const res = await post(
+    server.url,
+    { jsonrpc: "2.0", id: 99, method: "echo", params: { ok: true } },
+    sessionHeaders(sessionId),
+  );
   expect(res.status).toBe(200);
   const read = await readSse(res);
   expect(read.messages.at(-1)).toMatchObject({ id: 99, result: { echo: { ok: true } } });
@@ -32,20 +45,32 @@ async function errorOf(res: Response): Promise<{ code: number; message: string }
 
 describe("POST rejections", () => {
   it("406 when Accept lacks text/event-stream", async () => {
-    const res = await post(server.url, { jsonrpc: "2.0", id: 1, method: "echo" }, { ...sessionHeaders(sessionId), accept: "application/json" });
+    const res = await post(
+      server.url,
+      { jsonrpc: "2.0", id: 1, method: "echo" },
+      { ...sessionHeaders(sessionId), accept: "application/json" },
+    );
     expect(res.status).toBe(406);
     expect((await errorOf(res)).code).toBe(-32600);
     await stillServes();
   });
 
   it("406 when Accept lacks application/json", async () => {
-    const res = await post(server.url, { jsonrpc: "2.0", id: 1, method: "echo" }, { ...sessionHeaders(sessionId), accept: "text/event-stream" });
+    const res = await post(
+      server.url,
+      { jsonrpc: "2.0", id: 1, method: "echo" },
+      { ...sessionHeaders(sessionId), accept: "text/event-stream" },
+    );
     expect(res.status).toBe(406);
     await stillServes();
   });
 
   it("415 on a non-JSON Content-Type", async () => {
-    const res = await post(server.url, { jsonrpc: "2.0", id: 1, method: "echo" }, { ...sessionHeaders(sessionId), "content-type": "text/plain" });
+    const res = await post(
+      server.url,
+      { jsonrpc: "2.0", id: 1, method: "echo" },
+      { ...sessionHeaders(sessionId), "content-type": "text/plain" },
+    );
     expect(res.status).toBe(415);
     expect((await errorOf(res)).code).toBe(-32600);
     await stillServes();
@@ -99,7 +124,12 @@ describe("POST rejections", () => {
           port: url.port,
           path: url.pathname,
           method: "POST",
-          headers: { accept: ACCEPT_BOTH, "content-type": "application/json", "transfer-encoding": "chunked", ...sessionHeaders(sessionId) },
+          headers: {
+            accept: ACCEPT_BOTH,
+            "content-type": "application/json",
+            "transfer-encoding": "chunked",
+            ...sessionHeaders(sessionId),
+          },
         },
         (res) => void readBody(res).then(resolve, reject),
       );
@@ -114,7 +144,11 @@ describe("POST rejections", () => {
   });
 
   it("a body just under the limit is accepted", async () => {
-    const res = await post(server.url, { jsonrpc: "2.0", id: 5, method: "echo", params: { pad: "y".repeat(60 * 1024) } }, sessionHeaders(sessionId));
+    const res = await post(
+      server.url,
+      { jsonrpc: "2.0", id: 5, method: "echo", params: { pad: "y".repeat(60 * 1024) } },
+      sessionHeaders(sessionId),
+    );
     expect(res.status).toBe(200);
     const read = await readSse(res);
     expect(read.messages.at(-1)).toMatchObject({ id: 5 });
@@ -136,7 +170,11 @@ describe("other methods and headers", () => {
   });
 
   it("400 on an unsupported MCP-Protocol-Version, and a missing one is taken as 2025-03-26 (accepted)", async () => {
-    const bad = await post(server.url, { jsonrpc: "2.0", id: 1, method: "echo" }, { "mcp-session-id": sessionId, "mcp-protocol-version": "1999-01-01" });
+    const bad = await post(
+      server.url,
+      { jsonrpc: "2.0", id: 1, method: "echo" },
+      { "mcp-session-id": sessionId, "mcp-protocol-version": "1999-01-01" },
+    );
     expect(bad.status).toBe(400);
     expect((await errorOf(bad)).message).toContain("MCP-Protocol-Version");
     const absent = await post(server.url, { jsonrpc: "2.0", id: 2, method: "echo" }, { "mcp-session-id": sessionId });
@@ -157,7 +195,12 @@ describe("other methods and headers", () => {
   it("404 for other paths when a path is configured", async () => {
     await server.stop();
     server = await startServer({ path: "/mcp" });
-    const res = await post(server.url.replace("/mcp", "/other"), { jsonrpc: "2.0", id: 1, method: "initialize", params: {} });
+    const res = await post(server.url.replace("/mcp", "/other"), {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {},
+    });
     expect(res.status).toBe(404);
     sessionId = await initialize(server.url);
     await stillServes();

@@ -2,7 +2,16 @@
 import { request as httpRequest } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkHostAndOrigin } from "../../runtime/transports/http-security.js";
-import { initialize, initializeMessage, post, readBody, readSse, sessionHeaders, startServer, type RunningServer } from "./helpers.js";
+import {
+  initialize,
+  initializeMessage,
+  post,
+  readBody,
+  readSse,
+  sessionHeaders,
+  startServer,
+  type RunningServer,
+} from "./helpers.js";
 
 let server: RunningServer | undefined;
 afterEach(async () => {
@@ -20,7 +29,12 @@ function postWithHost(port: number, host: string, body: unknown): Promise<{ stat
         port,
         path: "/mcp",
         method: "POST",
-        headers: { host, accept: "application/json, text/event-stream", "content-type": "application/json", "content-length": Buffer.byteLength(data) },
+        headers: {
+          host,
+          accept: "application/json, text/event-stream",
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(data),
+        },
       },
       (res) => void readBody(res).then(resolve, reject),
     );
@@ -54,7 +68,10 @@ describe("DNS rebinding protection (on by default on 127.0.0.1)", () => {
   });
 
   it("uses explicit allow-lists when given", async () => {
-    server = await startServer({ allowedHosts: [`127.0.0.1:${0}`, "127.0.0.1"], allowedOrigins: ["https://app.example"] });
+    server = await startServer({
+      allowedHosts: [`127.0.0.1:${0}`, "127.0.0.1"],
+      allowedOrigins: ["https://app.example"],
+    });
     const loop = await post(server.url, initializeMessage(), { origin: "http://localhost" });
     expect(loop.status).toBe(403);
     const app = await post(server.url, initializeMessage(), { origin: "https://app.example" });
@@ -74,11 +91,27 @@ describe("DNS rebinding protection (on by default on 127.0.0.1)", () => {
     expect(checkHostAndOrigin({ host: "evil.example" }, {}, "10.0.0.5")).toBeUndefined();
     expect(checkHostAndOrigin({ host: "evil.example" }, {}, "127.0.0.1")?.status).toBe(403);
     expect(checkHostAndOrigin({ host: "[::1]:8080" }, {}, "::1")).toBeUndefined();
-    expect(checkHostAndOrigin({ host: "api.example:8443" }, { allowedHosts: ["api.example:8443"] }, "10.0.0.5")).toBeUndefined();
-    expect(checkHostAndOrigin({ host: "api.example:9000" }, { allowedHosts: ["api.example:8443"] }, "10.0.0.5")?.status).toBe(403);
+    expect(
+      checkHostAndOrigin({ host: "api.example:8443" }, { allowedHosts: ["api.example:8443"] }, "10.0.0.5"),
+    ).toBeUndefined();
+    expect(
+      checkHostAndOrigin({ host: "api.example:9000" }, { allowedHosts: ["api.example:8443"] }, "10.0.0.5")?.status,
+    ).toBe(403);
     // Without an origin list, pages of an allowed host may call it.
-    expect(checkHostAndOrigin({ host: "api.example", origin: "https://api.example" }, { allowedHosts: ["api.example"] }, "10.0.0.5")).toBeUndefined();
-    expect(checkHostAndOrigin({ host: "api.example", origin: "https://evil.example" }, { allowedHosts: ["api.example"] }, "10.0.0.5")?.status).toBe(403);
+    expect(
+      checkHostAndOrigin(
+        { host: "api.example", origin: "https://api.example" },
+        { allowedHosts: ["api.example"] },
+        "10.0.0.5",
+      ),
+    ).toBeUndefined();
+    expect(
+      checkHostAndOrigin(
+        { host: "api.example", origin: "https://evil.example" },
+        { allowedHosts: ["api.example"] },
+        "10.0.0.5",
+      )?.status,
+    ).toBe(403);
   });
 });
 
@@ -94,7 +127,13 @@ describe("authentication and principal-bound sessions", () => {
     expect((await post(server.url, initializeMessage())).status).toBe(401);
     expect((await post(server.url, initializeMessage(), { authorization: "Bearer boom" })).status).toBe(401);
     const sid = await initialize(server.url, { authorization: "Bearer alice" });
-    const echo = await readSse(await post(server.url, { jsonrpc: "2.0", id: 1, method: "echo" }, { ...sessionHeaders(sid), authorization: "Bearer alice" }));
+    const echo = await readSse(
+      await post(
+        server.url,
+        { jsonrpc: "2.0", id: 1, method: "echo" },
+        { ...sessionHeaders(sid), authorization: "Bearer alice" },
+      ),
+    );
     expect(echo.messages.at(-1)).toMatchObject({ result: { principal: "alice", sessionId: sid } });
     expect(server.responder.transports[0].principal).toBe("alice");
   });
@@ -102,14 +141,27 @@ describe("authentication and principal-bound sessions", () => {
   it("another principal presenting the session id gets 404, as if it did not exist", async () => {
     server = await startServer({ authenticate });
     const sid = await initialize(server.url, { authorization: "Bearer alice" });
-    const asBob = await post(server.url, { jsonrpc: "2.0", id: 1, method: "echo" }, { ...sessionHeaders(sid), authorization: "Bearer bob" });
+    const asBob = await post(
+      server.url,
+      { jsonrpc: "2.0", id: 1, method: "echo" },
+      { ...sessionHeaders(sid), authorization: "Bearer bob" },
+    );
     expect(asBob.status).toBe(404);
-    const bobGet = await fetch(server.url, { headers: { accept: "text/event-stream", authorization: "Bearer bob", ...sessionHeaders(sid) } });
+    const bobGet = await fetch(server.url, {
+      headers: { accept: "text/event-stream", authorization: "Bearer bob", ...sessionHeaders(sid) },
+    });
     expect(bobGet.status).toBe(404);
-    const bobDelete = await fetch(server.url, { method: "DELETE", headers: { authorization: "Bearer bob", ...sessionHeaders(sid) } });
+    const bobDelete = await fetch(server.url, {
+      method: "DELETE",
+      headers: { authorization: "Bearer bob", ...sessionHeaders(sid) },
+    });
     expect(bobDelete.status).toBe(404);
     // Alice's session survived Bob's attempts.
-    const asAlice = await post(server.url, { jsonrpc: "2.0", id: 2, method: "echo" }, { ...sessionHeaders(sid), authorization: "Bearer alice" });
+    const asAlice = await post(
+      server.url,
+      { jsonrpc: "2.0", id: 2, method: "echo" },
+      { ...sessionHeaders(sid), authorization: "Bearer alice" },
+    );
     expect(asAlice.status).toBe(200);
     await readSse(asAlice);
   });
@@ -117,7 +169,11 @@ describe("authentication and principal-bound sessions", () => {
   it("authRequired: false lets anonymous callers in, bound to no principal", async () => {
     server = await startServer({ authenticate, authRequired: false });
     const sid = await initialize(server.url);
-    const withAlice = await post(server.url, { jsonrpc: "2.0", id: 1, method: "echo" }, { ...sessionHeaders(sid), authorization: "Bearer alice" });
+    const withAlice = await post(
+      server.url,
+      { jsonrpc: "2.0", id: 1, method: "echo" },
+      { ...sessionHeaders(sid), authorization: "Bearer alice" },
+    );
     expect(withAlice.status).toBe(404);
     const anon = await readSse(await post(server.url, { jsonrpc: "2.0", id: 2, method: "echo" }, sessionHeaders(sid)));
     expect(anon.messages.at(-1)).toMatchObject({ result: { principal: null } });

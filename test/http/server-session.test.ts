@@ -2,7 +2,16 @@
 import { createServer } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { createStreamableHttpServer } from "../../runtime/transports/http-server.js";
-import { initialize, initializeMessage, makeResponder, post, readSse, sessionHeaders, startServer, type RunningServer } from "./helpers.js";
+import {
+  initialize,
+  initializeMessage,
+  makeResponder,
+  post,
+  readSse,
+  sessionHeaders,
+  startServer,
+  type RunningServer,
+} from "./helpers.js";
 import { listen } from "../kit/net.js";
 import { sleep, until } from "../kit/timing.js";
 
@@ -20,7 +29,9 @@ describe("stateful sessions", () => {
     const id = res.headers.get("mcp-session-id");
     expect(id).toMatch(/^[\x21-\x7e]{22,}$/);
     const read = await readSse(res);
-    expect(read.messages).toEqual([{ jsonrpc: "2.0", id: 7, result: expect.objectContaining({ protocolVersion: "2025-11-25" }) }]);
+    expect(read.messages).toEqual([
+      { jsonrpc: "2.0", id: 7, result: expect.objectContaining({ protocolVersion: "2025-11-25" }) },
+    ]);
     expect(server.responder.received[0].info?.sessionId).toBe(id);
     expect(server.mcp.sessions.has(id!)).toBe(true);
   });
@@ -36,9 +47,17 @@ describe("stateful sessions", () => {
   it("requires the session id after initialize (400), rejects unknown ids (404)", async () => {
     server = await startServer();
     await initialize(server.url);
-    const missing = await post(server.url, { jsonrpc: "2.0", id: 1, method: "echo" }, { "mcp-protocol-version": "2025-11-25" });
+    const missing = await post(
+      server.url,
+      { jsonrpc: "2.0", id: 1, method: "echo" },
+      { "mcp-protocol-version": "2025-11-25" },
+    );
     expect(missing.status).toBe(400);
-    const unknown = await post(server.url, { jsonrpc: "2.0", id: 1, method: "echo" }, sessionHeaders("no-such-session"));
+    const unknown = await post(
+      server.url,
+      { jsonrpc: "2.0", id: 1, method: "echo" },
+      sessionHeaders("no-such-session"),
+    );
     expect(unknown.status).toBe(404);
     const getUnknown = await fetch(server.url, { headers: { accept: "text/event-stream", ...sessionHeaders("nope") } });
     expect(getUnknown.status).toBe(404);
@@ -116,7 +135,9 @@ describe("mounting", () => {
     try {
       const url = `${listening.origin}/mcp`;
       const sid = await initialize(url);
-      const read = await readSse(await post(url, { jsonrpc: "2.0", id: 3, method: "echo", params: { m: 1 } }, sessionHeaders(sid)));
+      const read = await readSse(
+        await post(url, { jsonrpc: "2.0", id: 3, method: "echo", params: { m: 1 } }, sessionHeaders(sid)),
+      );
       expect(read.messages.at(-1)).toMatchObject({ id: 3, result: { echo: { m: 1 } } });
     } finally {
       await mcp.close();
@@ -135,9 +156,17 @@ describe("stateless mode", () => {
     expect(read1.messages.at(-1)).toMatchObject({ id: 1 });
     // No ids without sessions: there is no GET to resume with.
     expect(read1.events.every((e) => e.id === "")).toBe(true);
-    const second = await post(server.url, { jsonrpc: "2.0", id: 2, method: "progress", params: { count: 2 } }, { "mcp-protocol-version": "2025-11-25" });
+    const second = await post(
+      server.url,
+      { jsonrpc: "2.0", id: 2, method: "progress", params: { count: 2 } },
+      { "mcp-protocol-version": "2025-11-25" },
+    );
     const read2 = await readSse(second);
-    expect(read2.messages.map((m) => m.method ?? "response")).toEqual(["notifications/progress", "notifications/progress", "response"]);
+    expect(read2.messages.map((m) => m.method ?? "response")).toEqual([
+      "notifications/progress",
+      "notifications/progress",
+      "response",
+    ]);
     expect(server.responder.transports).toHaveLength(2);
     expect(server.responder.transports.every((t) => t.sessionId === undefined)).toBe(true);
     await until(() => server!.responder.closed.length === 2);
@@ -177,7 +206,11 @@ describe("reply modes", () => {
   it("SSE (default): a priming event (id, empty data) comes first, then messages with ids, then the stream ends", async () => {
     server = await startServer();
     const id = await initialize(server.url);
-    const res = await post(server.url, { jsonrpc: "2.0", id: 4, method: "progress", params: { count: 2 } }, sessionHeaders(id));
+    const res = await post(
+      server.url,
+      { jsonrpc: "2.0", id: 4, method: "progress", params: { count: 2 } },
+      sessionHeaders(id),
+    );
     expect(res.headers.get("content-type")).toBe("text/event-stream");
     expect(res.headers.get("mcp-session-id")).toBe(id);
     const read = await readSse(res);
@@ -195,8 +228,12 @@ describe("reply modes", () => {
   it("event ids are unique across streams of one session and name their stream", async () => {
     server = await startServer();
     const id = await initialize(server.url);
-    const a = await readSse(await post(server.url, { jsonrpc: "2.0", id: 1, method: "progress", params: { count: 1 } }, sessionHeaders(id)));
-    const b = await readSse(await post(server.url, { jsonrpc: "2.0", id: 2, method: "progress", params: { count: 1 } }, sessionHeaders(id)));
+    const a = await readSse(
+      await post(server.url, { jsonrpc: "2.0", id: 1, method: "progress", params: { count: 1 } }, sessionHeaders(id)),
+    );
+    const b = await readSse(
+      await post(server.url, { jsonrpc: "2.0", id: 2, method: "progress", params: { count: 1 } }, sessionHeaders(id)),
+    );
     const all = [...a.events, ...b.events].map((e) => e.id);
     expect(new Set(all).size).toBe(all.length);
     expect(a.events[0].id.split(":")[0]).not.toBe(b.events[0].id.split(":")[0]);
@@ -209,7 +246,11 @@ describe("reply modes", () => {
     const sid = init.headers.get("mcp-session-id")!;
     expect(sid).toBeTruthy();
     expect(await init.json()).toMatchObject({ id: 1, result: { protocolVersion: "2025-11-25" } });
-    const echo = await post(server.url, { jsonrpc: "2.0", id: 2, method: "echo", params: { a: 1 } }, sessionHeaders(sid));
+    const echo = await post(
+      server.url,
+      { jsonrpc: "2.0", id: 2, method: "echo", params: { a: 1 } },
+      sessionHeaders(sid),
+    );
     expect(echo.headers.get("content-type")).toBe("application/json");
     expect(await echo.json()).toMatchObject({ id: 2, result: { echo: { a: 1 } } });
   });
@@ -217,7 +258,11 @@ describe("reply modes", () => {
   it("JSON mode switches to SSE when the handler sends progress before its response", async () => {
     server = await startServer({ responseMode: "json" });
     const sid = (await post(server.url, initializeMessage(1))).headers.get("mcp-session-id")!;
-    const res = await post(server.url, { jsonrpc: "2.0", id: 2, method: "progress", params: { count: 2 } }, sessionHeaders(sid));
+    const res = await post(
+      server.url,
+      { jsonrpc: "2.0", id: 2, method: "progress", params: { count: 2 } },
+      sessionHeaders(sid),
+    );
     expect(res.headers.get("content-type")).toBe("text/event-stream");
     const read = await readSse(res);
     expect(read.events[0].data).toBe("");
@@ -238,7 +283,11 @@ describe("reply modes", () => {
   it("a request id already in flight on the session is refused", async () => {
     server = await startServer();
     const sid = await initialize(server.url);
-    const first = await post(server.url, { jsonrpc: "2.0", id: 9, method: "wait", params: { gate: "g", before: 0, after: 0 } }, sessionHeaders(sid));
+    const first = await post(
+      server.url,
+      { jsonrpc: "2.0", id: 9, method: "wait", params: { gate: "g", before: 0, after: 0 } },
+      sessionHeaders(sid),
+    );
     const dup = await post(server.url, { jsonrpc: "2.0", id: 9, method: "echo" }, sessionHeaders(sid));
     expect(dup.status).toBe(400);
     server.responder.open("g");
@@ -249,17 +298,24 @@ describe("reply modes", () => {
   it.each([
     { name: "not listed (default)", reusableIdMethods: undefined, status: 400 },
     { name: "listed in reusableIdMethods", reusableIdMethods: ["echo"], status: 200 },
-  ])("a request reusing an id in flight, its method $name, is answered $status", async ({ reusableIdMethods, status }) => {
-    server = await startServer(reusableIdMethods === undefined ? {} : { reusableIdMethods });
-    const sid = await initialize(server.url);
-    const first = await post(server.url, { jsonrpc: "2.0", id: 9, method: "wait", params: { gate: "g", before: 0, after: 0 } }, sessionHeaders(sid));
-    const again = await post(server.url, { jsonrpc: "2.0", id: 9, method: "echo" }, sessionHeaders(sid));
-    expect(again.status).toBe(status);
-    // Accepted, it answers on a stream of its own (the layer above decides where its messages go).
-    if (status === 200) expect(again.headers.get("content-type")).toBe("text/event-stream");
-    await again.body?.cancel();
-    server.responder.open("g");
-    // The first request keeps its stream either way (until a layer above takes the id over, nothing moves).
-    expect((await readSse(first)).messages).toContainEqual(expect.objectContaining({ id: 9 }));
-  });
+  ])(
+    "a request reusing an id in flight, its method $name, is answered $status",
+    async ({ reusableIdMethods, status }) => {
+      server = await startServer(reusableIdMethods === undefined ? {} : { reusableIdMethods });
+      const sid = await initialize(server.url);
+      const first = await post(
+        server.url,
+        { jsonrpc: "2.0", id: 9, method: "wait", params: { gate: "g", before: 0, after: 0 } },
+        sessionHeaders(sid),
+      );
+      const again = await post(server.url, { jsonrpc: "2.0", id: 9, method: "echo" }, sessionHeaders(sid));
+      expect(again.status).toBe(status);
+      // Accepted, it answers on a stream of its own (the layer above decides where its messages go).
+      if (status === 200) expect(again.headers.get("content-type")).toBe("text/event-stream");
+      await again.body?.cancel();
+      server.responder.open("g");
+      // The first request keeps its stream either way (until a layer above takes the id over, nothing moves).
+      expect((await readSse(first)).messages).toContainEqual(expect.objectContaining({ id: 9 }));
+    },
+  );
 });

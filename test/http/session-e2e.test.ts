@@ -5,7 +5,12 @@ import type { DispatchTable, MethodSpec } from "../../runtime/dispatch.js";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
 import { ClientSession, ServerSession } from "../../runtime/lifecycle.js";
 import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
-import { createStreamableHttpServer, type HttpServerTransport, type StreamableHttpServer, type StreamableHttpServerOptions } from "../../runtime/transports/http-server.js";
+import {
+  createStreamableHttpServer,
+  type HttpServerTransport,
+  type StreamableHttpServer,
+  type StreamableHttpServerOptions,
+} from "../../runtime/transports/http-server.js";
 import { listen } from "../kit/net.js";
 import { until } from "../kit/timing.js";
 import { serverSession, clientSession } from "../kit/mcp-sessions.js";
@@ -61,7 +66,11 @@ async function start(options: Partial<StreamableHttpServerOptions> = {}): Promis
   const mcp = createStreamableHttpServer({
     ...options,
     onSession: async (transport) => {
-      const server = serverSession({ serverInfo: { name: "e2e", version: "1" }, capabilities: { tools: {}, logging: {} }, progressInterval: 0 });
+      const server = serverSession({
+        serverInfo: { name: "e2e", version: "1" },
+        capabilities: { tools: {}, logging: {} },
+        progressInterval: 0,
+      });
       server.onRequest("tools/call", async (params, context) => {
         const args = (params?.arguments ?? {}) as { steps?: number; dropAfter?: number; ask?: boolean };
         const steps = args.steps ?? 0;
@@ -74,7 +83,10 @@ async function start(options: Partial<StreamableHttpServerOptions> = {}): Promis
           const answer = await context.request("sampling/createMessage", { messages: [], maxTokens: 1 });
           return { content: [{ type: "text", text: JSON.stringify(answer) }] };
         }
-        await context.notify("notifications/message", { level: "info", data: `done by ${context.principal ?? "anonymous"}` });
+        await context.notify("notifications/message", {
+          level: "info",
+          data: `done by ${context.principal ?? "anonymous"}`,
+        });
         return { content: [{ type: "text", text: `steps=${steps}` }] };
       });
       await server.connect(transport);
@@ -86,7 +98,9 @@ async function start(options: Partial<StreamableHttpServerOptions> = {}): Promis
   return running;
 }
 
-async function connectClient(url: string): Promise<{ client: ClientSession; transport: StreamableHttpClientTransport; messages: JsonObject[] }> {
+async function connectClient(
+  url: string,
+): Promise<{ client: ClientSession; transport: StreamableHttpClientTransport; messages: JsonObject[] }> {
   const client = clientSession({
     clientInfo: { name: "e2e-client", version: "1" },
     capabilities: { sampling: {} },
@@ -95,7 +109,11 @@ async function connectClient(url: string): Promise<{ client: ClientSession; tran
   clients.push(client);
   const messages: JsonObject[] = [];
   client.onNotification("notifications/message", (params) => void messages.push(params ?? {}));
-  client.onRequest("sampling/createMessage", async () => ({ role: "assistant", content: { type: "text", text: "hi" }, model: "m" }));
+  client.onRequest("sampling/createMessage", async () => ({
+    role: "assistant",
+    content: { type: "text", text: "hi" },
+    model: "m",
+  }));
   const transport = new StreamableHttpClientTransport({ url });
   await client.connect(transport);
   return { client, transport, messages };
@@ -109,7 +127,11 @@ describe("ClientSession <-> ServerSession over Streamable HTTP", () => {
     expect(transport.protocolVersion).toBe("2025-11-25");
     expect(transport.sessionId).toBe(sessions[0].transport.sessionId);
     const seen: number[] = [];
-    const result = await client.request("tools/call", { name: "t", arguments: { steps: 3 } }, { onProgress: (p) => seen.push(p.progress) });
+    const result = await client.request(
+      "tools/call",
+      { name: "t", arguments: { steps: 3 } },
+      { onProgress: (p) => seen.push(p.progress) },
+    );
     expect(result).toEqual({ content: [{ type: "text", text: "steps=3" }] });
     expect(seen).toEqual([1, 2, 3]);
     await until(() => sessions[0].server.initialized);
@@ -119,7 +141,11 @@ describe("ClientSession <-> ServerSession over Streamable HTTP", () => {
     const { url } = await start({ retryMs: 20 });
     const { client, messages } = await connectClient(url);
     const seen: number[] = [];
-    const result = await client.request("tools/call", { name: "t", arguments: { steps: 4, dropAfter: 2 } }, { onProgress: (p) => seen.push(p.progress) });
+    const result = await client.request(
+      "tools/call",
+      { name: "t", arguments: { steps: 4, dropAfter: 2 } },
+      { onProgress: (p) => seen.push(p.progress) },
+    );
     expect(result).toEqual({ content: [{ type: "text", text: "steps=4" }] });
     expect(seen).toEqual([1, 2, 3, 4]);
     await until(() => messages.length === 1);

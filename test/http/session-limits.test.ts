@@ -7,7 +7,17 @@ import {
   type StreamableHttpServer,
   type StreamableHttpServerOptions,
 } from "../../runtime/transports/http-server.js";
-import { ACCEPT_BOTH, initialize, initializeMessage, makeResponder, post, readSse, sessionHeaders, startServer, type RunningServer } from "./helpers.js";
+import {
+  ACCEPT_BOTH,
+  initialize,
+  initializeMessage,
+  makeResponder,
+  post,
+  readSse,
+  sessionHeaders,
+  startServer,
+  type RunningServer,
+} from "./helpers.js";
 
 let server: RunningServer | undefined;
 let mcp: StreamableHttpServer | undefined;
@@ -65,7 +75,9 @@ describe("maxSessions", () => {
     expect(server.responder.transports).toHaveLength(2);
     expect(server.mcp.sessions.size).toBe(2);
     for (const [n, sid] of [a, b].entries()) {
-      const echo = await readSse(await post(server.url, { jsonrpc: "2.0", id: 10 + n, method: "echo" }, sessionHeaders(sid)));
+      const echo = await readSse(
+        await post(server.url, { jsonrpc: "2.0", id: 10 + n, method: "echo" }, sessionHeaders(sid)),
+      );
       expect(echo.messages.at(-1)).toMatchObject({ id: 10 + n, result: { sessionId: sid } });
     }
     // A session that ends makes room.

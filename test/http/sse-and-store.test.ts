@@ -6,7 +6,14 @@ import { SseDecoder, encodeSseEvent, type SseEvent } from "../../runtime/transpo
 
 function decodeAll(chunks: string[], initial = ""): { events: SseEvent[]; ids: string[]; retries: number[] } {
   const out = { events: [] as SseEvent[], ids: [] as string[], retries: [] as number[] };
-  const d = new SseDecoder({ onEvent: (e) => out.events.push(e), onLastEventId: (id) => out.ids.push(id), onRetry: (ms) => out.retries.push(ms) }, initial);
+  const d = new SseDecoder(
+    {
+      onEvent: (e) => out.events.push(e),
+      onLastEventId: (id) => out.ids.push(id),
+      onRetry: (ms) => out.retries.push(ms),
+    },
+    initial,
+  );
   for (const c of chunks) d.push(c);
   d.end();
   return out;
@@ -21,7 +28,8 @@ describe("SSE codec", () => {
   });
 
   it("round-trips events split at every byte boundary, with CRLF and CR line ends", () => {
-    const wire = encodeSseEvent({ id: "x:1", data: '{"a":1}' }) + "retry: 30\r\n\r\n" + "id: x:2\rdata: two\r\rdata: three\n\n";
+    const wire =
+      encodeSseEvent({ id: "x:1", data: '{"a":1}' }) + "retry: 30\r\n\r\n" + "id: x:2\rdata: two\r\rdata: three\n\n";
     for (let cut = 0; cut <= wire.length; cut++) {
       const r = decodeAll([wire.slice(0, cut), wire.slice(cut)]);
       expect(r.events.map((e) => [e.data, e.lastEventId])).toEqual([
@@ -54,7 +62,13 @@ describe("InMemoryEventStore", () => {
     s.append("S", "b", msg(0));
     const a1 = s.append("S", "a", msg(1));
     s.append("S", "a", msg(2));
-    expect(s.replayAfter("S", p)).toEqual({ streamId: "a", events: [{ eventId: a1, message: msg(1) }, { eventId: "a:2", message: msg(2) }] });
+    expect(s.replayAfter("S", p)).toEqual({
+      streamId: "a",
+      events: [
+        { eventId: a1, message: msg(1) },
+        { eventId: "a:2", message: msg(2) },
+      ],
+    });
     expect(s.replayAfter("S", "a:2").events).toEqual([]);
   });
 
@@ -118,7 +132,13 @@ describe("InMemoryEventStore", () => {
     s.append("S", "b", msg(2));
     const before = s.sizeOf("S");
     s.deleteStream("S", "a");
-    expect(s.stats()).toEqual({ sessions: 1, streams: 1, finishedStreams: 0, events: 1, bytes: before - 16 - (JSON.stringify(msg(1)).length + 16) });
+    expect(s.stats()).toEqual({
+      sessions: 1,
+      streams: 1,
+      finishedStreams: 0,
+      events: 1,
+      bytes: before - 16 - (JSON.stringify(msg(1)).length + 16),
+    });
     expect(() => s.replayAfter("S", "a:0")).toThrow(/unknown/);
     expect(s.replayAfter("S", "b:0").events).toEqual([]);
     s.deleteStream("S", "b");

@@ -6,7 +6,17 @@ import type { JsonObject, JsonRpcMessage } from "../../runtime/jsonrpc.js";
 import { InMemoryEventStore } from "../../runtime/transports/event-store.js";
 import { UndeliverableMessageError } from "../../runtime/transports/http-server.js";
 import { SseDecoder } from "../../runtime/transports/sse.js";
-import { ACCEPT_BOTH, initialize, initializeMessage, postToHandler, readSse, sessionHeaders, startServer, type RunningServer, type SseRead } from "./helpers.js";
+import {
+  ACCEPT_BOTH,
+  initialize,
+  initializeMessage,
+  postToHandler,
+  readSse,
+  sessionHeaders,
+  startServer,
+  type RunningServer,
+  type SseRead,
+} from "./helpers.js";
 import { until } from "../kit/timing.js";
 
 let server: RunningServer | undefined;
@@ -48,7 +58,9 @@ async function resumeUntilAnswered(url: string, sid: string, lastEventId: string
   let connections = 0;
   while (!into.some((m) => m.id !== undefined && !m.method)) {
     if (++connections > 500) throw new Error("no response after 500 resumes");
-    const res = await fetch(url, { headers: { accept: "text/event-stream", "last-event-id": lastEventId, ...sessionHeaders(sid) } });
+    const res = await fetch(url, {
+      headers: { accept: "text/event-stream", "last-event-id": lastEventId, ...sessionHeaders(sid) },
+    });
     expect(res.status).toBe(200);
     const read = await readSse(res);
     into.push(...read.messages);
@@ -123,8 +135,13 @@ describe("SSE backpressure", () => {
   }, 60_000);
 
   it("behind the fetch handler, holds no more than the mark for a body nobody reads", async () => {
-    server = await startServer({ sseHighWaterMarkBytes: MARK, retryMs: 5, eventStore: new InMemoryEventStore({ maxBytesPerSession: 64 * 1024 * 1024 }) });
-    const postTo = (body: JsonRpcMessage, sid?: string) => postToHandler(server!.mcp.fetch, body, sid ? sessionHeaders(sid) : {});
+    server = await startServer({
+      sseHighWaterMarkBytes: MARK,
+      retryMs: 5,
+      eventStore: new InMemoryEventStore({ maxBytesPerSession: 64 * 1024 * 1024 }),
+    });
+    const postTo = (body: JsonRpcMessage, sid?: string) =>
+      postToHandler(server!.mcp.fetch, body, sid ? sessionHeaders(sid) : {});
     const init = await postTo(initializeMessage(0));
     const sid = init.headers.get("mcp-session-id")!;
     await readSse(init);
@@ -143,7 +160,11 @@ describe("SSE backpressure", () => {
   it("ends a stateless stream nobody reads at the mark, since it cannot be resumed, and reports it", async () => {
     const errors: Error[] = [];
     server = await startServer({ stateless: true, sseHighWaterMarkBytes: MARK, onerror: (e) => errors.push(e) });
-    const flood = await postToHandler(server.mcp.fetch, { jsonrpc: "2.0", id: 1, method: "flood", params: { count: 200, size: PAD } }, { "mcp-protocol-version": "2025-11-25" });
+    const flood = await postToHandler(
+      server.mcp.fetch,
+      { jsonrpc: "2.0", id: 1, method: "flood", params: { count: 200, size: PAD } },
+      { "mcp-protocol-version": "2025-11-25" },
+    );
     await until(() => server!.responder.closed.length === 1, 20_000);
     const text = await flood.text();
     expect(Buffer.byteLength(text)).toBeLessThan(MARK + EVENT_BYTES + 256);

@@ -8,7 +8,17 @@ import { InMemoryEventStore } from "../../runtime/transports/event-store.js";
 import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
 import type { HttpServerTransport } from "../../runtime/transports/http-server.js";
 import { SseDecoder } from "../../runtime/transports/sse.js";
-import { ACCEPT_BOTH, initialize, initializeMessage, post, postToHandler, readSse, sessionHeaders, startServer, type RunningServer } from "./helpers.js";
+import {
+  ACCEPT_BOTH,
+  initialize,
+  initializeMessage,
+  post,
+  postToHandler,
+  readSse,
+  sessionHeaders,
+  startServer,
+  type RunningServer,
+} from "./helpers.js";
 import { until } from "../kit/timing.js";
 
 let server: RunningServer | undefined;
@@ -56,7 +66,10 @@ function answerEverything(t: HttpServerTransport): void {
   t.onmessage = (message) => {
     const m = message as { id?: RequestId; method?: string };
     if (m.id === undefined || m.method === undefined) return;
-    const result = m.method === "initialize" ? { protocolVersion: "2025-11-25", capabilities: {}, serverInfo: { name: "lean", version: "0" } } : { echo: (message as { params?: JsonObject }).params ?? {} };
+    const result =
+      m.method === "initialize"
+        ? { protocolVersion: "2025-11-25", capabilities: {}, serverInfo: { name: "lean", version: "0" } }
+        : { echo: (message as { params?: JsonObject }).params ?? {} };
     void t.send({ jsonrpc: "2.0", id: m.id, result }, { relatedRequestId: m.id }).catch(() => undefined);
   };
 }
@@ -65,7 +78,14 @@ function answerEverything(t: HttpServerTransport): void {
 function postOn(agent: Agent, port: number, sid: string, body: JsonObject): Promise<string[]> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: "127.0.0.1", port, path: "/mcp", method: "POST", agent, headers: { accept: ACCEPT_BOTH, "content-type": "application/json", ...sessionHeaders(sid) } },
+      {
+        host: "127.0.0.1",
+        port,
+        path: "/mcp",
+        method: "POST",
+        agent,
+        headers: { accept: ACCEPT_BOTH, "content-type": "application/json", ...sessionHeaders(sid) },
+      },
       (res) => {
         const ids: string[] = [];
         const decoder = new SseDecoder({ onLastEventId: (id) => ids.push(id) });
@@ -115,7 +135,12 @@ describe("finished streams in the event store", () => {
     const sid = await initialize(server.url);
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     cleanups.push(() => agent.destroy());
-    const first = await postOn(agent, server.port, sid, { jsonrpc: "2.0", id: 1, method: "progress", params: { count: 2 } });
+    const first = await postOn(agent, server.port, sid, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "progress",
+      params: { count: 2 },
+    });
     // Read to its end, but nothing shows yet that the bytes reached the client: it stays resumable.
     expect(store.replayAfter(sid, first[0]).events.filter((e) => e.message)).toHaveLength(3);
     const second = await postOn(agent, server.port, sid, { jsonrpc: "2.0", id: 2, method: "echo" });
@@ -129,7 +154,11 @@ describe("finished streams in the event store", () => {
     server = await startServer({ eventStore: store });
     const sid = await initialize(server.url);
     const cut = async (id: number, gate: string) => {
-      const res = await post(server!.url, { jsonrpc: "2.0", id, method: "wait", params: { gate, before: 1, after: 1 } }, sessionHeaders(sid));
+      const res = await post(
+        server!.url,
+        { jsonrpc: "2.0", id, method: "wait", params: { gate, before: 1, after: 1 } },
+        sessionHeaders(sid),
+      );
       const read = await readSse(res, (r) => r.messages.length === 1);
       server!.responder.open(gate);
       await until(() => server!.responder.transports[0].pendingRequestCount === 0);
@@ -137,12 +166,18 @@ describe("finished streams in the event store", () => {
     };
     const early = await cut(1, "a");
     // Finished (answered while no connection carried it), within its window: the replay has the rest.
-    const replay = await readSse(await fetch(server.url, { headers: { accept: "text/event-stream", "last-event-id": early, ...sessionHeaders(sid) } }));
+    const replay = await readSse(
+      await fetch(server.url, {
+        headers: { accept: "text/event-stream", "last-event-id": early, ...sessionHeaders(sid) },
+      }),
+    );
     expect(replay.messages.map((m) => m.id ?? "progress")).toEqual(["progress", 1]);
     const late = await cut(2, "b");
     expect(store.stats().finishedStreams).toBeGreaterThanOrEqual(1);
     await until(() => store.stats().streams === 0, 5000);
-    const gone = await fetch(server.url, { headers: { accept: "text/event-stream", "last-event-id": late, ...sessionHeaders(sid) } });
+    const gone = await fetch(server.url, {
+      headers: { accept: "text/event-stream", "last-event-id": late, ...sessionHeaders(sid) },
+    });
     expect(gone.status).toBe(400);
     expect(((await gone.json()) as { error: { message: string } }).error.message).toMatch(/unknown Last-Event-ID/);
   });
@@ -150,7 +185,8 @@ describe("finished streams in the event store", () => {
   it("behind the fetch handler, which cannot see delivery, keeps at most maxFinishedStreamsPerSession streams", async () => {
     const store = new InMemoryEventStore({ maxFinishedStreamsPerSession: 20 });
     server = await startServer({ eventStore: store });
-    const call = (body: JsonRpcMessage, sid?: string) => postToHandler(server!.mcp.fetch, body, sid ? sessionHeaders(sid) : {});
+    const call = (body: JsonRpcMessage, sid?: string) =>
+      postToHandler(server!.mcp.fetch, body, sid ? sessionHeaders(sid) : {});
     const init = await call(initializeMessage(0));
     const sid = init.headers.get("mcp-session-id")!;
     await readSse(init);

@@ -22,9 +22,19 @@ describe("examples", () => {
     let out = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
     const lines = [
-      { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } } },
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+      },
       { jsonrpc: "2.0", method: "notifications/initialized" },
-      { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "slow_count", arguments: { count: 2, delayMs: 5 }, _meta: { progressToken: "p" } } },
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "slow_count", arguments: { count: 2, delayMs: 5 }, _meta: { progressToken: "p" } },
+      },
       { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "add", arguments: { a: 1, b: 2 } } },
     ];
     child.stdin.write(lines.map((l) => JSON.stringify(l) + "\n").join(""));
@@ -33,7 +43,10 @@ describe("examples", () => {
     child.stdin.end();
     const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
     expect(code).toBe(0);
-    const messages = out.trimEnd().split("\n").map((l) => JSON.parse(l) as { jsonrpc: string; id?: number; method?: string; result?: unknown });
+    const messages = out
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { jsonrpc: string; id?: number; method?: string; result?: unknown });
     expect(messages.every((m) => m.jsonrpc === "2.0")).toBe(true);
     expect(messages.find((m) => m.id === 3)?.result).toEqual({ content: [{ type: "text", text: "3" }] });
     expect(messages.find((m) => m.id === 2)?.result).toEqual({ content: [{ type: "text", text: "done 2" }] });

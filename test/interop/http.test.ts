@@ -14,7 +14,12 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { createExampleServer } from "../../examples/http-server.js";
-import { Client, StreamableHttpClientTransport, createStreamableHttpServer, type StreamableHttpServer } from "../../generated/sdk.js";
+import {
+  Client,
+  StreamableHttpClientTransport,
+  createStreamableHttpServer,
+  type StreamableHttpServer,
+} from "../../generated/sdk.js";
 import { builtExample, spawnServer } from "../conformance/helpers.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { listen } from "../kit/net.js";
@@ -32,7 +37,10 @@ async function mcpUrl(http: HttpServer): Promise<string> {
 /** The example server (McpServer with add and slow_count) behind our Streamable HTTP transport. */
 async function ourServer(): Promise<{ url: string; mcp: StreamableHttpServer }> {
   const server = createExampleServer();
-  const mcp = createStreamableHttpServer({ path: "/mcp", onSession: (transport) => server.connect(transport).then(() => undefined) });
+  const mcp = createStreamableHttpServer({
+    path: "/mcp",
+    onSession: (transport) => server.connect(transport).then(() => undefined),
+  });
   const url = await mcpUrl(createServer(mcp.nodeListener));
   cleanup(async () => {
     await mcp.close();
@@ -72,9 +80,13 @@ describe("official SDK client -> our server (McpServer over createStreamableHttp
     const client = sdkClient();
     await client.connect(new StreamableHTTPClientTransport(new URL(url)));
     const seen: { progress: number; total?: number }[] = [];
-    const result = await client.callTool({ name: "slow_count", arguments: { count: 3, delayMs: 5 } }, CallToolResultSchema, {
-      onprogress: (p) => seen.push({ progress: p.progress, total: p.total }),
-    });
+    const result = await client.callTool(
+      { name: "slow_count", arguments: { count: 3, delayMs: 5 } },
+      CallToolResultSchema,
+      {
+        onprogress: (p) => seen.push({ progress: p.progress, total: p.total }),
+      },
+    );
     expect(textOf(result)).toBe("done 3");
     expect(seen).toEqual([1, 2, 3].map((progress) => ({ progress, total: 3 })));
   });
@@ -93,7 +105,12 @@ describe("official SDK client -> our server (McpServer over createStreamableHttp
     const client = sdkClient();
     const transport = new StreamableHTTPClientTransport(new URL(url), {
       fetch: cuttable,
-      reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1, maxReconnectionDelay: 1, reconnectionDelayGrowFactor: 1 },
+      reconnectionOptions: {
+        maxRetries: 0,
+        initialReconnectionDelay: 1,
+        maxReconnectionDelay: 1,
+        reconnectionDelayGrowFactor: 1,
+      },
     });
     const errors: Error[] = [];
     await client.connect(transport);
@@ -145,7 +162,12 @@ describe("official SDK client -> our server (McpServer over createStreamableHttp
     expect(mcp.sessions.size).toBe(0);
     const late = await fetch(url, {
       method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" },
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-session-id": sessionId,
+        "mcp-protocol-version": "2025-11-25",
+      },
       body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list" }),
     });
     expect(late.status).toBe(404);
@@ -168,7 +190,10 @@ class TestEventStore implements EventStore {
     this.events.push({ id, streamId, message });
     return id;
   }
-  async replayEventsAfter(lastEventId: string, { send }: { send: (id: string, message: JSONRPCMessage) => Promise<void> }): Promise<string> {
+  async replayEventsAfter(
+    lastEventId: string,
+    { send }: { send: (id: string, message: JSONRPCMessage) => Promise<void> },
+  ): Promise<string> {
     const at = this.events.findIndex((e) => e.id === lastEventId);
     if (at < 0) return "";
     const streamId = this.events[at].streamId;
@@ -182,7 +207,9 @@ interface SdkServerOptions {
 }
 
 /** A stateful server built with the official SDK: tool `count` (progress, optional mid-call close), tool `ask` (elicitation). */
-async function officialServer(options: SdkServerOptions = {}): Promise<{ url: string; closed: string[]; sessions: Map<string, StreamableHTTPServerTransport> }> {
+async function officialServer(
+  options: SdkServerOptions = {},
+): Promise<{ url: string; closed: string[]; sessions: Map<string, StreamableHTTPServerTransport> }> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const closed: string[] = [];
   const http = createServer(async (req, res) => {
@@ -200,14 +227,23 @@ async function officialServer(options: SdkServerOptions = {}): Promise<{ url: st
       const server = new SdkServer({ name: "official-sdk-server", version: "1.0.0" }, { capabilities: { tools: {} } });
       server.setRequestHandler(ListToolsRequestSchema, async () => ({
         tools: [
-          { name: "count", inputSchema: { type: "object", properties: { n: { type: "number" }, closeAt: { type: "number" } } } },
+          {
+            name: "count",
+            inputSchema: { type: "object", properties: { n: { type: "number" }, closeAt: { type: "number" } } },
+          },
           { name: "ask", inputSchema: { type: "object" } },
         ],
       }));
       server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
         if (request.params.name === "ask") {
           const answer = await extra.sendRequest(
-            { method: "elicitation/create", params: { message: "Your name?", requestedSchema: { type: "object", properties: { name: { type: "string" } } } } },
+            {
+              method: "elicitation/create",
+              params: {
+                message: "Your name?",
+                requestedSchema: { type: "object", properties: { name: { type: "string" } } },
+              },
+            },
             ElicitResultSchema,
           );
           return { content: [{ type: "text", text: `hello ${String(answer.content?.name)}` }] };
@@ -216,7 +252,11 @@ async function officialServer(options: SdkServerOptions = {}): Promise<{ url: st
         const n = args.n ?? 3;
         const token = request.params._meta?.progressToken;
         for (let i = 1; i <= n; i++) {
-          if (token !== undefined) await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: i, total: n } });
+          if (token !== undefined)
+            await extra.sendNotification({
+              method: "notifications/progress",
+              params: { progressToken: token, progress: i, total: n },
+            });
           // SEP-1699: the official server lets go of the POST stream; the client must come back with Last-Event-ID.
           if (args.closeAt === i) extra.closeSSEStream?.();
           await sleep(10);
@@ -257,7 +297,10 @@ describe("our client (generated Client + StreamableHttpClientTransport) -> offic
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(["count", "ask"]);
     const seen: number[] = [];
-    const result = await client.callTool({ name: "count", arguments: { n: 3 } }, { onProgress: (p) => seen.push(p.progress) });
+    const result = await client.callTool(
+      { name: "count", arguments: { n: 3 } },
+      { onProgress: (p) => seen.push(p.progress) },
+    );
     expect(textOf(result)).toBe("counted 3");
     expect(seen).toEqual([1, 2, 3]);
     expect(errors).toEqual([]);
@@ -274,7 +317,10 @@ describe("our client (generated Client + StreamableHttpClientTransport) -> offic
     const { url } = await officialServer();
     const { client, errors } = await ourClient(url);
     const seen: number[] = [];
-    const result = await client.callTool({ name: "count", arguments: { n: 5, closeAt: 2 } }, { onProgress: (p) => seen.push(p.progress) });
+    const result = await client.callTool(
+      { name: "count", arguments: { n: 5, closeAt: 2 } },
+      { onProgress: (p) => seen.push(p.progress) },
+    );
     expect(textOf(result)).toBe("counted 5");
     expect(seen).toEqual([1, 2, 3, 4, 5]);
     expect(errors).toEqual([]);

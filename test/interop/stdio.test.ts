@@ -79,9 +79,13 @@ describe("official SDK client -> our server (child process)", () => {
     expect(tools.map((t) => t.name)).toEqual(["add", "slow_count", "cancelled_count", "ask"]);
     expect(text(await client.callTool({ name: "add", arguments: { a: 20, b: 22 } }))).toBe("42");
     const progress: number[] = [];
-    const counted = await client.callTool({ name: "slow_count", arguments: { count: 4, delayMs: PROGRESS_SPACING_MS } }, undefined, {
-      onprogress: (p) => progress.push(p.progress),
-    });
+    const counted = await client.callTool(
+      { name: "slow_count", arguments: { count: 4, delayMs: PROGRESS_SPACING_MS } },
+      undefined,
+      {
+        onprogress: (p) => progress.push(p.progress),
+      },
+    );
     expect(text(counted)).toBe("done 4");
     expectProgressPrefix(progress, 4);
     // Unknown tool: a JSON-RPC error, which this SDK version hands back as an error result.
@@ -95,12 +99,18 @@ describe("official SDK client -> our server (child process)", () => {
 
   it("reads resources and gets prompts", async () => {
     const client = await sdkClient(fixture("our-server.mjs"));
-    expect((await client.listResources()).resources).toEqual([{ uri: "fixture://greeting", name: "greeting", mimeType: "text/plain" }]);
-    expect((await client.listResourceTemplates()).resourceTemplates).toEqual([{ uriTemplate: "fixture://echo/{word}", name: "echo" }]);
+    expect((await client.listResources()).resources).toEqual([
+      { uri: "fixture://greeting", name: "greeting", mimeType: "text/plain" },
+    ]);
+    expect((await client.listResourceTemplates()).resourceTemplates).toEqual([
+      { uriTemplate: "fixture://echo/{word}", name: "echo" },
+    ]);
     expect((await client.readResource({ uri: "fixture://greeting" })).contents).toEqual([
       { uri: "fixture://greeting", mimeType: "text/plain", text: "hello from mcpgen" },
     ]);
-    expect((await client.readResource({ uri: "fixture://echo/hi" })).contents).toEqual([{ uri: "fixture://echo/hi", text: "hi" }]);
+    expect((await client.readResource({ uri: "fixture://echo/hi" })).contents).toEqual([
+      { uri: "fixture://echo/hi", text: "hi" },
+    ]);
     await expect(client.readResource({ uri: "fixture://missing" })).rejects.toMatchObject({ code: -32002 });
     expect(await client.getPrompt({ name: "greet", arguments: { name: "Ada" } })).toEqual({
       messages: [{ role: "user", content: { type: "text", text: "Please greet Ada." } }],
@@ -129,9 +139,13 @@ describe("official SDK client -> our server (child process)", () => {
     const client = await sdkClient(exampleServer);
     expect(text(await client.callTool({ name: "add", arguments: { a: 1.5, b: 2 } }))).toBe("3.5");
     const progress: number[] = [];
-    const counted = await client.callTool({ name: "slow_count", arguments: { count: 3, delayMs: PROGRESS_SPACING_MS } }, undefined, {
-      onprogress: (p) => progress.push(p.progress),
-    });
+    const counted = await client.callTool(
+      { name: "slow_count", arguments: { count: 3, delayMs: PROGRESS_SPACING_MS } },
+      undefined,
+      {
+        onprogress: (p) => progress.push(p.progress),
+      },
+    );
     expect(text(counted)).toBe("done 3");
     expectProgressPrefix(progress, 3);
   });
@@ -139,8 +153,15 @@ describe("official SDK client -> our server (child process)", () => {
 
 describe("our generated client -> official SDK server (child process)", () => {
   async function ourClient() {
-    const transport = new StdioClientTransport({ command: process.execPath, args: [fixture("sdk-server.mjs")], cwd: process.cwd() });
-    const client = await Client.connect(transport, { clientInfo: { name: "mcpgen-client", version: "1.0.0" }, capabilities: { sampling: {} } });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [fixture("sdk-server.mjs")],
+      cwd: process.cwd(),
+    });
+    const client = await Client.connect(transport, {
+      clientInfo: { name: "mcpgen-client", version: "1.0.0" },
+      capabilities: { sampling: {} },
+    });
     cleanup(() => client.peer.close());
     return client;
   }
@@ -154,7 +175,12 @@ describe("our generated client -> official SDK server (child process)", () => {
 
   it("lists and calls tools, with progress", async () => {
     const client = await ourClient();
-    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["add", "slow_count", "cancelled_count", "ask"]);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual([
+      "add",
+      "slow_count",
+      "cancelled_count",
+      "ask",
+    ]);
     expect(text(await client.callTool({ name: "add", arguments: { a: 20, b: 22 } }))).toBe("42");
     const progress: number[] = [];
     const counted = await client.callTool(
@@ -171,7 +197,9 @@ describe("our generated client -> official SDK server (child process)", () => {
     expect((await client.readResource({ uri: "fixture://greeting" })).contents).toEqual([
       { uri: "fixture://greeting", mimeType: "text/plain", text: "hello from the sdk" },
     ]);
-    expect((await client.readResource({ uri: "fixture://echo/hi" })).contents).toEqual([{ uri: "fixture://echo/hi", text: "hi" }]);
+    expect((await client.readResource({ uri: "fixture://echo/hi" })).contents).toEqual([
+      { uri: "fixture://echo/hi", text: "hi" },
+    ]);
     expect((await client.getPrompt({ name: "greet", arguments: { name: "Ada" } })).messages).toEqual([
       { role: "user", content: { type: "text", text: "Please greet Ada." } },
     ]);

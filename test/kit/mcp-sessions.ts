@@ -4,4 +4,8 @@ import { sessionKit } from "./sessions.js";
 
 export type { ConnectedPair } from "./sessions.js";
 
-export const { wiring, session, serverSession, clientSession, connectedPair } = sessionKit({ clientToServer, serverToClient, isMessage });
+export const { wiring, session, serverSession, clientSession, connectedPair } = sessionKit({
+  clientToServer,
+  serverToClient,
+  isMessage,
+});

@@ -1,7 +1,12 @@
 // Sessions wired to a pair of method tables (client-to-server, server-to-client), and a connected in-memory pair.
 import type { DispatchTable } from "../../runtime/dispatch.js";
 import type { InboundInfo } from "../../runtime/transport.js";
-import { ClientSession, ServerSession, type ClientSessionOptions, type ServerSessionOptions } from "../../runtime/lifecycle.js";
+import {
+  ClientSession,
+  ServerSession,
+  type ClientSessionOptions,
+  type ServerSessionOptions,
+} from "../../runtime/lifecycle.js";
 import { Session, type SessionOptions } from "../../runtime/session.js";
 import { createInMemoryPair, type InMemoryTransport } from "../../runtime/transports/in-memory.js";
 
@@ -44,7 +49,10 @@ export interface SessionKit {
 /** The session helpers over `tables`. */
 export function sessionKit(tables: MethodTables): SessionKit {
   const wiring = (side: "client" | "server"): Wiring => {
-    const [inbound, outbound] = side === "server" ? [tables.clientToServer, tables.serverToClient] : [tables.serverToClient, tables.clientToServer];
+    const [inbound, outbound] =
+      side === "server"
+        ? [tables.clientToServer, tables.serverToClient]
+        : [tables.serverToClient, tables.clientToServer];
     return tables.isMessage === undefined ? { inbound, outbound } : { inbound, outbound, isMessage: tables.isMessage };
   };
   const serverSession = (options: Partial<ServerSessionOptions> = {}): ServerSession =>
@@ -57,7 +65,9 @@ export function sessionKit(tables: MethodTables): SessionKit {
     serverSession,
     clientSession,
     async connectedPair(options = {}) {
-      const [clientEnd, serverEnd] = createInMemoryPair(options.serverInfo === undefined ? {} : { serverInfo: options.serverInfo });
+      const [clientEnd, serverEnd] = createInMemoryPair(
+        options.serverInfo === undefined ? {} : { serverInfo: options.serverInfo },
+      );
       const server = serverSession(options.server);
       options.setup?.(server);
       await server.connect(serverEnd);

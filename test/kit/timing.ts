@@ -11,7 +11,11 @@ export const settle = (): Promise<void> => new Promise((resolve) => setImmediate
  * timers of the code under test run in between). `timeoutMs` is only a hang guard: past it the wait rejects
  * with `message`, so a condition that never holds fails the test instead of stalling it.
  */
-export async function until(predicate: () => boolean, timeoutMs = 10_000, message = "condition not met in time"): Promise<void> {
+export async function until(
+  predicate: () => boolean,
+  timeoutMs = 10_000,
+  message = "condition not met in time",
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!predicate()) {
     if (Date.now() > deadline) throw new Error(`${message} (waited ${timeoutMs} ms)`);

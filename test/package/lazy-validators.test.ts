@@ -41,7 +41,8 @@ function chunkInputs(metafile: Metafile): { eager: Set<string>; lazy: Set<string
   visit(Object.keys(outputs).find((k) => outputs[k]!.entryPoint !== undefined)!);
   const eager = new Set<string>();
   const lazy = new Set<string>();
-  for (const [k, output] of Object.entries(outputs)) for (const input of Object.keys(output.inputs)) (eagerChunks.has(k) ? eager : lazy).add(key(input));
+  for (const [k, output] of Object.entries(outputs))
+    for (const input of Object.keys(output.inputs)) (eagerChunks.has(k) ? eager : lazy).add(key(input));
   return { eager, lazy };
 }
 
@@ -81,7 +82,11 @@ describe("errors from the lazily loaded validators", () => {
     expect(await peer.next()).toEqual({
       jsonrpc: "2.0",
       id: 1,
-      error: { code: -32602, message: "Invalid params for tools/call", data: { errors: [{ pointer: "/name", message: "must be string" }] } },
+      error: {
+        code: -32602,
+        message: "Invalid params for tools/call",
+        data: { errors: [{ pointer: "/name", message: "must be string" }] },
+      },
     });
     peer.serverEnd.receiveRaw({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "add" } });
     expect(await peer.next()).toEqual({ jsonrpc: "2.0", id: 2, result: ok });
@@ -97,7 +102,13 @@ describe("errors from the lazily loaded validators", () => {
     peer.serverEnd.receiveRaw({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: { no: 1 } } });
     peer.serverEnd.receiveRaw({ jsonrpc: "2.0", method: "notifications/roots/list_changed" });
     await until(() => events.length > 0 && delivered);
-    expect(events).toEqual([{ kind: "invalid-notification-params", method: "notifications/cancelled", detail: [expect.objectContaining({ pointer: "/requestId" })] }]);
+    expect(events).toEqual([
+      {
+        kind: "invalid-notification-params",
+        method: "notifications/cancelled",
+        detail: [expect.objectContaining({ pointer: "/requestId" })],
+      },
+    ]);
   });
 
   it("a result failing the generated result guard rejects the call with InvalidResultError and its issues", async () => {
@@ -111,7 +122,9 @@ describe("errors from the lazily loaded validators", () => {
     await client.connect(clientEnd);
     const error = await client.request("tools/list", undefined).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidResultError);
-    expect((error as InvalidResultError).issues).toEqual([{ pointer: "/tools/0", message: 'missing required property "inputSchema"' }]);
+    expect((error as InvalidResultError).issues).toEqual([
+      { pointer: "/tools/0", message: 'missing required property "inputSchema"' },
+    ]);
     await client.close();
   });
 
@@ -122,7 +135,10 @@ describe("errors from the lazily loaded validators", () => {
     peer.serverEnd.receiveRaw({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: 5 } });
     expect(await peer.next()).toMatchObject({
       id: 1,
-      error: { code: -32602, data: { errors: [{ pointer: "", message: "does not match the schema (details unavailable: chunk missing)" }] } },
+      error: {
+        code: -32602,
+        data: { errors: [{ pointer: "", message: "does not match the schema (details unavailable: chunk missing)" }] },
+      },
     });
   });
 });

@@ -46,10 +46,13 @@ function assertBuilt(dir: string): void {
   const dist = join(dir, "dist");
   if (!existsSync(dist)) throw new Error(`${relative(repoRoot, dist)} is missing: run \`npm run build\` first`);
   for (const source of readdirSync(dist)) {
-    const builtFiles = readdirSync(join(dist, source), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".js"));
+    const builtFiles = readdirSync(join(dist, source), { recursive: true, encoding: "utf8" }).filter((f) =>
+      f.endsWith(".js"),
+    );
     const built = Math.min(...builtFiles.map((f) => statSync(join(dist, source, f)).mtimeMs));
     for (const file of readdirSync(join(repoRoot, source), { recursive: true, encoding: "utf8" })) {
-      if (file.endsWith(".ts") && statSync(join(repoRoot, source, file)).mtimeMs > built) throw new Error(`${source}/${file} is newer than ${relative(repoRoot, dist)}: run \`npm run build\` first`);
+      if (file.endsWith(".ts") && statSync(join(repoRoot, source, file)).mtimeMs > built)
+        throw new Error(`${source}/${file} is newer than ${relative(repoRoot, dist)}: run \`npm run build\` first`);
     }
   }
 }
@@ -59,10 +62,19 @@ function assertBuilt(dir: string): void {
  * generator emits as text is indented or quoted) and dynamic imports of a string literal. Relative imports are left out.
  */
 function bareImports(code: string): string[] {
-  const statements = [...code.matchAll(/^(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']|^import\s*["']([^"']+)["']/gm)];
+  const statements = [
+    ...code.matchAll(/^(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']|^import\s*["']([^"']+)["']/gm),
+  ];
   const dynamic = [...code.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)];
   const specifiers = [...statements, ...dynamic].map((m) => (m[1] ?? m[2])!).filter((s) => !s.startsWith("."));
-  return specifiers.map((s) => (s.startsWith("node:") ? s : s.split("/").slice(0, s.startsWith("@") ? 2 : 1).join("/")));
+  return specifiers.map((s) =>
+    s.startsWith("node:")
+      ? s
+      : s
+          .split("/")
+          .slice(0, s.startsWith("@") ? 2 : 1)
+          .join("/"),
+  );
 }
 
 /** A consumer project with the tarball installed, its dependencies and peers linked from this repo's install. */
@@ -77,7 +89,9 @@ function consumerProject(manifest: Manifest, unpacked: string): string {
     symlinkSync(join(repoRoot, "node_modules", name), join(modules, name), "dir");
   }
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
-  const paths = Object.keys(manifest.exports).filter((p) => p !== "./package.json").map((p) => manifest.name + p.slice(1));
+  const paths = Object.keys(manifest.exports)
+    .filter((p) => p !== "./package.json")
+    .map((p) => manifest.name + p.slice(1));
   const program = [
     ...paths.map((p, i) => `import * as entry${i} from ${JSON.stringify(p)};`),
     `export const entries = [${paths.map((_, i) => `entry${i}`).join(", ")}];`,
@@ -85,7 +99,17 @@ function consumerProject(manifest: Manifest, unpacked: string): string {
   ];
   writeFileSync(join(dir, "main.ts"), program.join("\n"));
   for (const [name, options] of Object.entries(RESOLUTIONS)) {
-    const config = { compilerOptions: { ...options, strict: true, skipLibCheck: false, noEmit: true, target: "es2022", types: ["node"] }, files: ["main.ts"] };
+    const config = {
+      compilerOptions: {
+        ...options,
+        strict: true,
+        skipLibCheck: false,
+        noEmit: true,
+        target: "es2022",
+        types: ["node"],
+      },
+      files: ["main.ts"],
+    };
     writeFileSync(join(dir, `tsconfig.${name}.json`), JSON.stringify(config, null, 2));
   }
   return dir;
@@ -94,7 +118,11 @@ function consumerProject(manifest: Manifest, unpacked: string): string {
 /** stdout of a command that may fail; a failure's output is what the assertion shows. */
 async function output(file: string, args: string[], cwd: string): Promise<{ ok: boolean; out: string }> {
   try {
-    const { stdout } = await run(process.execPath, [file, ...args], { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+    const { stdout } = await run(process.execPath, [file, ...args], {
+      cwd,
+      encoding: "utf8",
+      maxBuffer: 64 * 1024 * 1024,
+    });
     return { ok: true, out: stdout };
   } catch (error) {
     const e = error as { stdout?: string; stderr?: string };
@@ -118,7 +146,10 @@ for (const { dir, consumer: typechecked, dependencies: mayDepend } of PACKAGES) 
     beforeAll(async () => {
       assertBuilt(dir);
       const packed = tempDir("pack");
-      const { stdout } = await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", packed], { cwd: dir, encoding: "utf8" });
+      const { stdout } = await run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", packed], {
+        cwd: dir,
+        encoding: "utf8",
+      });
       const [pack] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
       tarball = join(packed, pack!.filename);
       files = pack!.files.map((f) => f.path);
@@ -126,7 +157,8 @@ for (const { dir, consumer: typechecked, dependencies: mayDepend } of PACKAGES) 
       unpacked = join(packed, "package");
       if (!typechecked) return;
       consumer = consumerProject(manifest, unpacked);
-      for (const resolution of Object.keys(RESOLUTIONS)) typechecks.set(resolution, output(tsc, ["-p", `tsconfig.${resolution}.json`], consumer));
+      for (const resolution of Object.keys(RESOLUTIONS))
+        typechecks.set(resolution, output(tsc, ["-p", `tsconfig.${resolution}.json`], consumer));
     }, timeout);
 
     it("the tarball holds no tests, examples, fixtures or scripts that only this repository needs", () => {
@@ -141,7 +173,9 @@ for (const { dir, consumer: typechecked, dependencies: mayDepend } of PACKAGES) 
 
     it("its built code imports only node: builtins, its own files and what its manifest declares, which it all imports", () => {
       const packedManifest = JSON.parse(readFileSync(join(unpacked, "package.json"), "utf8")) as Manifest;
-      const imported = new Set(files.filter((f) => f.endsWith(".js")).flatMap((f) => bareImports(readFileSync(join(unpacked, f), "utf8"))));
+      const imported = new Set(
+        files.filter((f) => f.endsWith(".js")).flatMap((f) => bareImports(readFileSync(join(unpacked, f), "utf8"))),
+      );
       const declared = Object.keys({ ...packedManifest.dependencies, ...packedManifest.peerDependencies });
       expect([...imported].filter((name) => !name.startsWith("node:") && !declared.includes(name)).sort()).toEqual([]);
       expect(declared.filter((name) => !imported.has(name))).toEqual([]);
@@ -149,33 +183,49 @@ for (const { dir, consumer: typechecked, dependencies: mayDepend } of PACKAGES) 
 
     if (!mayDepend) {
       it("has no dependencies: an app that installs it installs this one package (peers only optional)", () => {
-        const packedManifest = JSON.parse(readFileSync(join(unpacked, "package.json"), "utf8")) as Manifest & { peerDependenciesMeta?: Record<string, { optional?: boolean }> };
+        const packedManifest = JSON.parse(readFileSync(join(unpacked, "package.json"), "utf8")) as Manifest & {
+          peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+        };
         expect({ ...packedManifest.dependencies, ...packedManifest.optionalDependencies }).toEqual({});
         expect(packedManifest.bundleDependencies).toBeUndefined();
-        for (const peer of Object.keys(packedManifest.peerDependencies ?? {})) expect(packedManifest.peerDependenciesMeta?.[peer]?.optional, peer).toBe(true);
+        for (const peer of Object.keys(packedManifest.peerDependencies ?? {}))
+          expect(packedManifest.peerDependenciesMeta?.[peer]?.optional, peer).toBe(true);
       });
     }
 
-    if (typechecked) it.each(Object.keys(RESOLUTIONS))(
-      "a consumer importing every export path passes tsc --strict with skipLibCheck off (moduleResolution %s)",
-      async (resolution) => {
-        expect(existsSync(join(consumer, "node_modules", manifest.name, "package.json"))).toBe(true);
-        const result = await typechecks.get(resolution)!;
-        expect(result.out).toBe("");
-        expect(result.ok).toBe(true);
+    if (typechecked)
+      it.each(Object.keys(RESOLUTIONS))(
+        "a consumer importing every export path passes tsc --strict with skipLibCheck off (moduleResolution %s)",
+        async (resolution) => {
+          expect(existsSync(join(consumer, "node_modules", manifest.name, "package.json"))).toBe(true);
+          const result = await typechecks.get(resolution)!;
+          expect(result.out).toBe("");
+          expect(result.ok).toBe(true);
+        },
+        timeout,
+      );
+
+    it(
+      "attw finds no problem with the tarball (under the package's .attw.json)",
+      async () => {
+        const result = await output(attw, [tarball, "--no-color", "--no-emoji"], dir);
+        expect(result.ok, result.out).toBe(true);
       },
       timeout,
     );
 
-    it("attw finds no problem with the tarball (under the package's .attw.json)", async () => {
-      const result = await output(attw, [tarball, "--no-color", "--no-emoji"], dir);
-      expect(result.ok, result.out).toBe(true);
-    }, timeout);
-
-    it("publint reports nothing, suggestions included", async () => {
-      const data = readFileSync(tarball);
-      const { messages, pkg } = await publint({ pack: { tarball: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) }, level: "suggestion", strict: true });
-      expect(messages.map((m) => formatMessage(m, pkg, { color: false }))).toEqual([]);
-    }, timeout);
+    it(
+      "publint reports nothing, suggestions included",
+      async () => {
+        const data = readFileSync(tarball);
+        const { messages, pkg } = await publint({
+          pack: { tarball: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) },
+          level: "suggestion",
+          strict: true,
+        });
+        expect(messages.map((m) => formatMessage(m, pkg, { color: false }))).toEqual([]);
+      },
+      timeout,
+    );
   });
 }

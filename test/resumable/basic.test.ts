@@ -20,7 +20,11 @@ describe("resumable requests, in memory", () => {
     const { client } = await connectInMemory(manager);
     const seen = recordInbound(client);
     const progress: number[] = [];
-    const result = await client.request("tools/call", { name: "count", arguments: { steps: 3 } }, { onProgress: (p) => progress.push(p.progress) });
+    const result = await client.request(
+      "tools/call",
+      { name: "count", arguments: { steps: 3 } },
+      { onProgress: (p) => progress.push(p.progress) },
+    );
     expect(progress).toEqual([1, 2, 3]);
     expect((result.content as { text: string }[])[0].text).toBe("counted 3 for ");
     expect(seen[0].method).toBe("notifications/requests/resumePolicy");
@@ -35,12 +39,20 @@ describe("resumable requests, in memory", () => {
     const logged = { level: "info", data: "step one", _meta: { "app/trace": "t1" } };
     const { client } = await connectInMemory(manager, {
       step: async (_name, _args, i, ctx) => {
-        if (i === 1) await (ctx as unknown as { notify(method: string, params: JsonObject): Promise<void> }).notify("notifications/message", logged);
+        if (i === 1)
+          await (ctx as unknown as { notify(method: string, params: JsonObject): Promise<void> }).notify(
+            "notifications/message",
+            logged,
+          );
       },
     });
     const seen = recordInbound(client);
     const progress: number[] = [];
-    await client.request("tools/call", { name: "count", arguments: { steps: 2 } }, { onProgress: (p) => progress.push(p.progress) });
+    await client.request(
+      "tools/call",
+      { name: "count", arguments: { steps: 2 } },
+      { onProgress: (p) => progress.push(p.progress) },
+    );
     expect(progress).toEqual([1, 2]);
     expect(logged).toEqual({ level: "info", data: "step one", _meta: { "app/trace": "t1" } });
     const log = seen.find((m) => m.method === "notifications/message")!;
@@ -81,10 +93,17 @@ describe("resumable requests, in memory", () => {
   });
 
   it("keeps at most maxRetained delivered final responses, dropping the oldest first (a resume of one gets the unknown-request error)", async () => {
-    const manager = new ResumableRequests({ policy: (method) => method === "tools/call", retainDeliveredMs: 60_000, maxRetained: 3 });
+    const manager = new ResumableRequests({
+      policy: (method) => method === "tools/call",
+      retainDeliveredMs: 60_000,
+      maxRetained: 3,
+    });
     const { client } = await connectInMemory(manager, {}, {}, undefined, { confirmsDelivery: false });
     const tokens: { requestId: unknown; resumeToken: unknown }[] = [];
-    client.observe("notifications/requests/resumePolicy", (params) => void tokens.push({ requestId: params?.requestId, resumeToken: params?.resumeToken }));
+    client.observe(
+      "notifications/requests/resumePolicy",
+      (params) => void tokens.push({ requestId: params?.requestId, resumeToken: params?.resumeToken }),
+    );
     for (let i = 0; i < 5; i++) await client.request("tools/call", { name: "count", arguments: { steps: 1 } });
     await new Promise((r) => setImmediate(r));
     expect(tokens).toHaveLength(5);
@@ -93,7 +112,8 @@ describe("resumable requests, in memory", () => {
     // The newest three can still be looked at; the two oldest are gone.
     const statusOf = (t: (typeof tokens)[number]) => client.request("requests/getStatus", t as JsonObject);
     for (const t of tokens.slice(2)) expect((await statusOf(t)).status).toBe("completed");
-    for (const t of tokens.slice(0, 2)) await expect(statusOf(t)).rejects.toThrow(/Unknown or expired resumable request/);
+    for (const t of tokens.slice(0, 2))
+      await expect(statusOf(t)).rejects.toThrow(/Unknown or expired resumable request/);
     await client.close();
     manager.close();
   });
@@ -120,7 +140,11 @@ describe("resumable requests, in memory", () => {
       },
     });
     const progress: ProgressInfo[] = [];
-    const call = client.request("tools/call", { name: "count", arguments: { steps: 10 } }, { onProgress: (p) => progress.push(p) });
+    const call = client.request(
+      "tools/call",
+      { name: "count", arguments: { steps: 10 } },
+      { onProgress: (p) => progress.push(p) },
+    );
     await cutPoint.promise;
     link.cut();
     gate.resolve();
@@ -170,7 +194,12 @@ describe("resumable requests, in memory", () => {
   it("with principals, another principal holding the token is refused exactly like a wrong token", async () => {
     const manager = new ResumableRequests({ policy: () => true });
     const gate = deferred();
-    const alice = await connectInMemory(manager, { step: (_n, _a, i) => (i === 1 ? gate.promise : undefined) }, {}, "alice");
+    const alice = await connectInMemory(
+      manager,
+      { step: (_n, _a, i) => (i === 1 ? gate.promise : undefined) },
+      {},
+      "alice",
+    );
     const mallory = await connectInMemory(manager, {}, {}, "mallory");
     let token = "";
     let requestId: string | number = -1;
@@ -180,14 +209,20 @@ describe("resumable requests, in memory", () => {
     });
     const call = alice.client.request("tools/call", { name: "count", arguments: { steps: 1 } });
     await vi_waitFor(() => token !== "");
-    const stolen = await mallory.client.request("requests/getStatus", { requestId, resumeToken: token }).catch((e: unknown) => e);
-    const wrong = await mallory.client.request("requests/getStatus", { requestId, resumeToken: "x".repeat(32) }).catch((e: unknown) => e);
+    const stolen = await mallory.client
+      .request("requests/getStatus", { requestId, resumeToken: token })
+      .catch((e: unknown) => e);
+    const wrong = await mallory.client
+      .request("requests/getStatus", { requestId, resumeToken: "x".repeat(32) })
+      .catch((e: unknown) => e);
     expect((stolen as Error).message).toBe("Unknown or expired resumable request");
     expect({ code: (stolen as { code: number }).code, message: (stolen as Error).message }).toEqual({
       code: (wrong as { code: number }).code,
       message: (wrong as Error).message,
     });
-    expect((await alice.client.request("requests/getStatus", { requestId, resumeToken: token })).status).toBe("processing");
+    expect((await alice.client.request("requests/getStatus", { requestId, resumeToken: token })).status).toBe(
+      "processing",
+    );
     gate.resolve();
     await call;
     await alice.client.close();
@@ -216,7 +251,7 @@ describe("resumable requests, in memory", () => {
     const outcome = call.catch((e: unknown) => e);
     await started.promise;
     link.cut();
-    expect((await outcome as Error).name).toBe("ResumeFailedError");
+    expect(((await outcome) as Error).name).toBe("ResumeFailedError");
     await manager.idle();
     await abortSeen.promise;
     expect(aborted).toBe(true);
@@ -243,7 +278,11 @@ describe("resumable requests, in memory", () => {
       { failReconnects: 5 },
     );
     const seen: number[] = [];
-    const call = client.request("tools/call", { name: "count", arguments: { steps: 3 } }, { onProgress: (p: ProgressInfo) => void seen.push(p.progress) });
+    const call = client.request(
+      "tools/call",
+      { name: "count", arguments: { steps: 3 } },
+      { onProgress: (p: ProgressInfo) => void seen.push(p.progress) },
+    );
     await cutNow.promise;
     cutAt = Date.now();
     link.cut();
@@ -252,7 +291,8 @@ describe("resumable requests, in memory", () => {
     expect(seen).toEqual([1, 2, 3]);
     expect(reconnectAttempts).toHaveLength(6);
     // Gaps never exceed maxWait / 8 (plus timer slack): the successful sixth attempt lands well inside maxWait.
-    for (let k = 1; k < reconnectAttempts.length; k++) expect(reconnectAttempts[k] - reconnectAttempts[k - 1]).toBeLessThan(125 + 60);
+    for (let k = 1; k < reconnectAttempts.length; k++)
+      expect(reconnectAttempts[k] - reconnectAttempts[k - 1]).toBeLessThan(125 + 60);
     expect(reconnectAttempts[5] - cutAt).toBeLessThan(1000);
     expect(manager.stats.expired).toBe(0);
     await client.close();
@@ -271,7 +311,11 @@ describe("resumable requests, in memory", () => {
       },
     });
     const sent: JsonObject[] = [];
-    const call = client.request("tools/call", { name: "count", arguments: { steps: 6 } }, { onProgress: () => undefined });
+    const call = client.request(
+      "tools/call",
+      { name: "count", arguments: { steps: 6 } },
+      { onProgress: () => undefined },
+    );
     await at.promise;
     // Capture what the client sends on the next connection.
     const spy = client as unknown as { resendAs: (op: unknown, method: string, params: JsonObject) => Promise<void> };
@@ -316,7 +360,11 @@ describe("resumable requests, in memory", () => {
       return original(op, method, params);
     };
     const progress: number[] = [];
-    const call = client.request("tools/call", { name: "count", arguments: { steps: 8 } }, { onProgress: (p) => progress.push(p.progress) });
+    const call = client.request(
+      "tools/call",
+      { name: "count", arguments: { steps: 8 } },
+      { onProgress: (p) => progress.push(p.progress) },
+    );
     await firstCut.promise;
     link.cut();
     await secondCut.promise;
@@ -336,11 +384,17 @@ describe("resumable requests, in memory", () => {
       jsonrpc: "2.0",
       id: policy!.requestId as number,
       method: "requests/resume",
-      params: { resumeToken: policy!.resumeToken as string, _meta: { [LAST_SEQ_META_KEY]: 0, [RESUME_ATTEMPT_META_KEY]: 1 } },
+      params: {
+        resumeToken: policy!.resumeToken as string,
+        _meta: { [LAST_SEQ_META_KEY]: 0, [RESUME_ATTEMPT_META_KEY]: 1 },
+      },
     });
     await vi_waitFor(() => manager.stats.resumed === 3);
     go.resolve();
-    const outcome = await Promise.race([call.then(() => "done"), new Promise((r) => setTimeout(() => r("hung"), 3000))]);
+    const outcome = await Promise.race([
+      call.then(() => "done"),
+      new Promise((r) => setTimeout(() => r("hung"), 3000)),
+    ]);
     expect(outcome).toBe("done");
     expect(progress).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(heard).toEqual([]); // the stale resume got no answer at all

@@ -38,13 +38,22 @@ interface Rig {
 
 /** One logical call: retried by the app only when it failed before any policy arrived (nothing to resume). */
 const phase = new Map<string, string>();
-async function callUntilDone(client: ClientSession, tag: string, figures: Figures, progress: number[]): Promise<JsonObject> {
+async function callUntilDone(
+  client: ClientSession,
+  tag: string,
+  figures: Figures,
+  progress: number[],
+): Promise<JsonObject> {
   for (;;) {
     phase.set(tag, "calling");
     try {
-      return await client.request("tools/call", { name: "count", arguments: { steps: STEPS, tag, client: Number(tag.split("-")[0]) } }, {
-        onProgress: (p) => progress.push(p.progress),
-      });
+      return await client.request(
+        "tools/call",
+        { name: "count", arguments: { steps: STEPS, tag, client: Number(tag.split("-")[0]) } },
+        {
+          onProgress: (p) => progress.push(p.progress),
+        },
+      );
     } catch (error) {
       // Lost before the policy arrived: the connection closed, the HTTP stream or session was lost (-32000), the
       // request was refused while the session was being opened again (HTTP 400/404), or its POST was dropped.
@@ -55,7 +64,14 @@ async function callUntilDone(client: ClientSession, tag: string, figures: Figure
         (error instanceof Error && /abort|fetch failed|terminated|session .* expired/i.test(error.message));
       if (!closedEarly) throw error;
       figures.retriedBeforePolicy++;
-      if (process.env.FI_DEBUG && progress.length > 0) console.log("retry after progress", tag, progress.length, String(error), JSON.stringify((error as { data?: unknown }).data));
+      if (process.env.FI_DEBUG && progress.length > 0)
+        console.log(
+          "retry after progress",
+          tag,
+          progress.length,
+          String(error),
+          JSON.stringify((error as { data?: unknown }).data),
+        );
       phase.set(tag, "waiting " + String(error));
       await client.resumer!.whenConnected();
     }
@@ -70,7 +86,15 @@ async function runScenario(
   deferPolicy: boolean,
 ) {
   const random = rng(seed);
-  const figures: Figures = { calls: CLIENTS * CALLS_PER_CLIENT, cuts: 0, serverCloses: 0, retriedBeforePolicy: 0, resumes: 0, replayed: 0, duplicatesDropped: 0 };
+  const figures: Figures = {
+    calls: CLIENTS * CALLS_PER_CLIENT,
+    cuts: 0,
+    serverCloses: 0,
+    retriedBeforePolicy: 0,
+    resumes: 0,
+    replayed: 0,
+    duplicatesDropped: 0,
+  };
   const manager = new ResumableRequests({ policy: (method) => method === "tools/call", maxWait, deferPolicy });
   let rig: Rig | undefined;
   const behaviour = {
@@ -116,7 +140,17 @@ async function runScenario(
         for (const [i, client] of rig!.clients.entries()) {
           const pend = client.resumer!.pending();
           if (pend.length > 0 || client.operations.outbound.size > 0)
-            console.log("client", i, "open", client.isOpen, "recovering", client.resumer!.isRecovering, "outbound", [...client.operations.outbound.keys()], JSON.stringify(pend));
+            console.log(
+              "client",
+              i,
+              "open",
+              client.isOpen,
+              "recovering",
+              client.resumer!.isRecovering,
+              "outbound",
+              [...client.operations.outbound.keys()],
+              JSON.stringify(pend),
+            );
         }
         console.log("manager size", manager.size, JSON.stringify(manager.stats));
         for (const [tag, ph] of phase) if (ph !== "done") console.log(tag, ph);
@@ -168,7 +202,9 @@ describe.each([
       1,
       deferPolicy,
     );
-    console.log(`[fault-injection in-memory, ${mode}] ${JSON.stringify(figures)} made=${manager.stats.made} expired=${manager.stats.expired}`);
+    console.log(
+      `[fault-injection in-memory, ${mode}] ${JSON.stringify(figures)} made=${manager.stats.made} expired=${manager.stats.expired}`,
+    );
     expect(figures.cuts + figures.serverCloses).toBeGreaterThan(10);
     expect(figures.resumes).toBeGreaterThan(10);
   });
@@ -206,7 +242,8 @@ describe.each([
           });
           // Half the clients never resume SSE streams themselves: every lost stream becomes a requests/resume.
           const reconnect = i % 2 === 0 ? { maxAttempts: 0 } : { maxAttempts: 3, initialDelayMs: 5 };
-          const makeTransport = () => new StreamableHttpClientTransport({ url, fetch: flaky, reconnect, standaloneStream: "manual" });
+          const makeTransport = () =>
+            new StreamableHttpClientTransport({ url, fetch: flaky, reconnect, standaloneStream: "manual" });
           const client = clientSession({
             clientInfo: { name: `client-${i}`, version: "1" },
             resumable: true,
@@ -241,7 +278,9 @@ describe.each([
       await http?.close();
       await new Promise<void>((resolve) => server?.close(() => resolve()));
     });
-    console.log(`[fault-injection http, ${mode}] ${JSON.stringify(figures)} made=${manager.stats.made} expired=${manager.stats.expired}`);
+    console.log(
+      `[fault-injection http, ${mode}] ${JSON.stringify(figures)} made=${manager.stats.made} expired=${manager.stats.expired}`,
+    );
     expect(figures.cuts + figures.serverCloses).toBeGreaterThan(10);
     expect(figures.resumes).toBeGreaterThan(5);
   });

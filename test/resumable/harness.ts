@@ -7,7 +7,11 @@ import type { RequestContext } from "../../runtime/peer.js";
 import type { Transport } from "../../runtime/transport.js";
 import { ResumableRequests } from "../../runtime/resumable/server.js";
 import { SEQ_META_KEY, type SeqStamp } from "../../runtime/resumable/protocol.js";
-import { createStreamableHttpServer, type StreamableHttpServer, type StreamableHttpServerOptions } from "../../runtime/transports/http-server.js";
+import {
+  createStreamableHttpServer,
+  type StreamableHttpServer,
+  type StreamableHttpServerOptions,
+} from "../../runtime/transports/http-server.js";
 import { serverSession, clientSession } from "../kit/mcp-sessions.js";
 import { listen } from "../kit/net.js";
 

@@ -15,7 +15,9 @@ describe("resumable client against the official SDK server", () => {
     });
     const unexpected: unknown[] = [];
     client.onNotification("notifications/requests/resumePolicy", (p) => void unexpected.push(p));
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [sdkServer], cwd: process.cwd() }));
+    await client.connect(
+      new StdioClientTransport({ command: process.execPath, args: [sdkServer], cwd: process.cwd() }),
+    );
     try {
       // The SDK server accepts the capability it does not know and does not advertise one back.
       expect(client.capabilities.resumableRequests).toEqual({});
@@ -24,7 +26,11 @@ describe("resumable client against the official SDK server", () => {
 
       const progress: number[] = [];
       const calls = [
-        client.request("tools/call", { name: "slow_count", arguments: { count: 4, delayMs: 5 } }, { onProgress: (p) => progress.push(p.progress) }),
+        client.request(
+          "tools/call",
+          { name: "slow_count", arguments: { count: 4, delayMs: 5 } },
+          { onProgress: (p) => progress.push(p.progress) },
+        ),
         client.request("tools/call", { name: "add", arguments: { a: 2, b: 3 } }),
       ];
       const [counted, added] = await Promise.all(calls);
@@ -34,7 +40,11 @@ describe("resumable client against the official SDK server", () => {
 
       // A cancelled call is cancelled on the SDK server as usual.
       const controller = new AbortController();
-      const slow = client.request("tools/call", { name: "slow_count", arguments: { count: 100, delayMs: 20 } }, { signal: controller.signal });
+      const slow = client.request(
+        "tools/call",
+        { name: "slow_count", arguments: { count: 100, delayMs: 20 } },
+        { signal: controller.signal },
+      );
       setTimeout(() => controller.abort("enough"), 50);
       await expect(slow).rejects.toThrow();
 

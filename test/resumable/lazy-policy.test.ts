@@ -4,7 +4,6 @@ import { ResumableRequests } from "../../runtime/resumable/server.js";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
 import { connectInMemory, recordInbound as record, stampOf } from "./harness.js";
 
-
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe("deferred resume policy", () => {
@@ -39,12 +38,20 @@ describe("deferred resume policy", () => {
   });
 
   it("a call still running after its first tick gets the policy before any other message of the request", async () => {
-    const manager = new ResumableRequests({ policy: (method) => method === "tools/call", deferPolicy: true, retainDeliveredMs: 0 });
+    const manager = new ResumableRequests({
+      policy: (method) => method === "tools/call",
+      deferPolicy: true,
+      retainDeliveredMs: 0,
+    });
     // Nothing is sent in the first tick: the handler waits one macrotask before its first progress value.
     const { client } = await connectInMemory(manager, { step: (_n, _a, i) => (i === 1 ? tick() : undefined) });
     const seen = record(client);
     const progress: number[] = [];
-    await client.request("tools/call", { name: "count", arguments: { steps: 3 } }, { onProgress: (p) => progress.push(p.progress) });
+    await client.request(
+      "tools/call",
+      { name: "count", arguments: { steps: 3 } },
+      { onProgress: (p) => progress.push(p.progress) },
+    );
     expect(progress).toEqual([1, 2, 3]);
     expect(seen.map((m) => m.method ?? "response")).toEqual([
       "notifications/requests/resumePolicy",
@@ -64,7 +71,11 @@ describe("deferred resume policy", () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     let explicit: boolean | undefined;
-    const manager = new ResumableRequests({ policy: (method) => method === "tools/call", deferPolicy: true, retainDeliveredMs: 0 });
+    const manager = new ResumableRequests({
+      policy: (method) => method === "tools/call",
+      deferPolicy: true,
+      retainDeliveredMs: 0,
+    });
     const { client } = await connectInMemory(manager, {
       step: async (_n, _a, i, ctx) => {
         if (i !== 1) return;

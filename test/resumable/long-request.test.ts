@@ -51,87 +51,111 @@ function longTool(manager: ResumableRequests, sample: () => void, rig: () => Rig
   };
 }
 
-const transports: { name: string; connect: (manager: ResumableRequests, behaviour: ToolBehaviour) => Promise<Rig> }[] = [
-  {
-    name: "in memory, where the transport confirms delivery",
-    connect: async (manager, behaviour) => {
-      const { client, link } = await connectInMemory(manager, behaviour);
-      return { client, cut: () => link.cut(), close: () => client.close() };
+const transports: { name: string; connect: (manager: ResumableRequests, behaviour: ToolBehaviour) => Promise<Rig> }[] =
+  [
+    {
+      name: "in memory, where the transport confirms delivery",
+      connect: async (manager, behaviour) => {
+        const { client, link } = await connectInMemory(manager, behaviour);
+        return { client, cut: () => link.cut(), close: () => client.close() };
+      },
     },
-  },
-  {
-    name: "in memory, on a transport that cannot confirm (the client confirms)",
-    connect: async (manager, behaviour) => {
-      const { client, link } = await connectInMemory(manager, behaviour, {}, undefined, { confirmsDelivery: false });
-      return { client, cut: () => link.cut(), close: () => client.close() };
+    {
+      name: "in memory, on a transport that cannot confirm (the client confirms)",
+      connect: async (manager, behaviour) => {
+        const { client, link } = await connectInMemory(manager, behaviour, {}, undefined, { confirmsDelivery: false });
+        return { client, cut: () => link.cut(), close: () => client.close() };
+      },
     },
-  },
-  {
-    name: "over Streamable HTTP (the client confirms)",
-    connect: async (manager, behaviour) => {
-      const server = await startResumableHttp(manager, behaviour);
-      const network = cuttableFetch();
-      const transport = () => new StreamableHttpClientTransport({ url: server.url, fetch: network.fetch, standaloneStream: "manual" });
-      const client = clientSession({
-        clientInfo: { name: "long-request", version: "1" },
-        resumable: true,
-        reconnect: async () => transport(),
-      });
-      client.onerror = () => undefined;
-      await client.connect(transport());
-      return {
-        client,
-        cut: () => network.cut(),
-        close: async () => {
-          await client.close();
-          await server.stop();
-        },
-      };
+    {
+      name: "over Streamable HTTP (the client confirms)",
+      connect: async (manager, behaviour) => {
+        const server = await startResumableHttp(manager, behaviour);
+        const network = cuttableFetch();
+        const transport = () =>
+          new StreamableHttpClientTransport({ url: server.url, fetch: network.fetch, standaloneStream: "manual" });
+        const client = clientSession({
+          clientInfo: { name: "long-request", version: "1" },
+          resumable: true,
+          reconnect: async () => transport(),
+        });
+        client.onerror = () => undefined;
+        await client.connect(transport());
+        return {
+          client,
+          cut: () => network.cut(),
+          close: async () => {
+            await client.close();
+            await server.stop();
+          },
+        };
+      },
     },
-  },
-];
+  ];
 
 describe("a resumable request longer than the queue limit, on a healthy connection", () => {
-  it.each(transports)(`completes with ${STEPS} progress values, the queue bounded throughout, and resumes after a cut: $name`, async ({ connect }) => {
-    const manager = new ResumableRequests({ policy: (method) => method === "tools/call", maxQueuedBytes: LIMIT, retainDeliveredMs: 0 });
-    let rig: Rig | undefined;
-    const { seen, sample } = sampler(manager);
-    rig = await connect(manager, longTool(manager, sample, () => rig));
-    const progress: number[] = [];
-    let outOfOrder = 0;
-    const result = await rig.client.request("tools/call", { name: "count", arguments: { steps: STEPS } }, {
-      onProgress: (p) => {
-        if (p.progress !== progress.length + 1) outOfOrder++;
-        progress.push(p.progress);
-      },
-      timeout: 120_000,
-    });
-    expect((result.content as { text: string }[])[0].text).toBe(`counted ${STEPS} for `);
-    expect(outOfOrder).toBe(0);
-    expect(progress).toHaveLength(STEPS);
-    expect(manager.stats.resumed).toBe(1);
-    // The whole run produced far more than the limit; what the store held at any sample stayed under it.
-    expect(seen.samples).toBeGreaterThanOrEqual(STEPS / 250);
-    expect(seen.storeBytes).toBeLessThanOrEqual(LIMIT);
-    expect(seen.managerBytes).toBeLessThanOrEqual(LIMIT);
-    console.log(`[long-request] max queued: store ${seen.storeBytes} bytes in ${seen.storeMessages} messages, manager ${seen.managerBytes} bytes; replayed ${manager.stats.replayed}`);
-    await manager.idle();
-    expect(manager.store.count()).toBe(0);
-    await rig.close();
-    manager.close();
-  }, 120_000);
+  it.each(transports)(
+    `completes with ${STEPS} progress values, the queue bounded throughout, and resumes after a cut: $name`,
+    async ({ connect }) => {
+      const manager = new ResumableRequests({
+        policy: (method) => method === "tools/call",
+        maxQueuedBytes: LIMIT,
+        retainDeliveredMs: 0,
+      });
+      let rig: Rig | undefined;
+      const { seen, sample } = sampler(manager);
+      rig = await connect(
+        manager,
+        longTool(manager, sample, () => rig),
+      );
+      const progress: number[] = [];
+      let outOfOrder = 0;
+      const result = await rig.client.request(
+        "tools/call",
+        { name: "count", arguments: { steps: STEPS } },
+        {
+          onProgress: (p) => {
+            if (p.progress !== progress.length + 1) outOfOrder++;
+            progress.push(p.progress);
+          },
+          timeout: 120_000,
+        },
+      );
+      expect((result.content as { text: string }[])[0].text).toBe(`counted ${STEPS} for `);
+      expect(outOfOrder).toBe(0);
+      expect(progress).toHaveLength(STEPS);
+      expect(manager.stats.resumed).toBe(1);
+      // The whole run produced far more than the limit; what the store held at any sample stayed under it.
+      expect(seen.samples).toBeGreaterThanOrEqual(STEPS / 250);
+      expect(seen.storeBytes).toBeLessThanOrEqual(LIMIT);
+      expect(seen.managerBytes).toBeLessThanOrEqual(LIMIT);
+      console.log(
+        `[long-request] max queued: store ${seen.storeBytes} bytes in ${seen.storeMessages} messages, manager ${seen.managerBytes} bytes; replayed ${manager.stats.replayed}`,
+      );
+      await manager.idle();
+      expect(manager.store.count()).toBe(0);
+      await rig.close();
+      manager.close();
+    },
+    120_000,
+  );
 });
 
 /** A client whose confirmations never reach the server (as one that does not know the notification). */
 function silence(client: ClientSession): void {
   const spy = client as unknown as { transmit(message: JsonObject, relatedRequestId?: unknown): Promise<void> };
   const transmit = spy.transmit.bind(client);
-  spy.transmit = (message, relatedRequestId) => (message.method === RECEIVED_NOTIFICATION ? Promise.resolve() : transmit(message, relatedRequestId));
+  spy.transmit = (message, relatedRequestId) =>
+    message.method === RECEIVED_NOTIFICATION ? Promise.resolve() : transmit(message, relatedRequestId);
 }
 
 describe("a resumable request longer than the queue limit, over stdio", () => {
   it(`completes with ${STEPS} progress values: a line written to the pipe confirms itself, the client need not`, async () => {
-    const manager = new ResumableRequests({ policy: (method) => method === "tools/call", maxQueuedBytes: LIMIT, retainDeliveredMs: 0 });
+    const manager = new ResumableRequests({
+      policy: (method) => method === "tools/call",
+      maxQueuedBytes: LIMIT,
+      retainDeliveredMs: 0,
+    });
     const { seen, sample } = sampler(manager);
     // Two line-framed ends on a pair of pipes, as a client and a server process would have.
     const up = new PassThrough();
@@ -148,7 +172,11 @@ describe("a resumable request longer than the queue limit, over stdio", () => {
     await client.connect(new StdioServerTransport({ stdin: down, stdout: up, busyPollMicros: 0 }));
     silence(client);
     const progress: number[] = [];
-    const result = await client.request("tools/call", { name: "count", arguments: { steps: STEPS } }, { onProgress: (p) => progress.push(p.progress), timeout: 120_000 });
+    const result = await client.request(
+      "tools/call",
+      { name: "count", arguments: { steps: STEPS } },
+      { onProgress: (p) => progress.push(p.progress), timeout: 120_000 },
+    );
     expect((result.content as { text: string }[])[0].text).toBe(`counted ${STEPS} for `);
     expect(progress).toEqual(Array.from({ length: STEPS }, (_, i) => i + 1));
     expect(seen.storeBytes).toBeLessThanOrEqual(LIMIT);
@@ -162,11 +190,19 @@ describe("a resumable request longer than the queue limit, over stdio", () => {
 
 describe("the queue limit still bounds what is not confirmed", () => {
   it("fails the request with -32010 once a client that never confirms has the limit outstanding", async () => {
-    const manager = new ResumableRequests({ policy: (method) => method === "tools/call", maxQueuedBytes: 16 * 1024, retainDeliveredMs: 0 });
+    const manager = new ResumableRequests({
+      policy: (method) => method === "tools/call",
+      maxQueuedBytes: 16 * 1024,
+      retainDeliveredMs: 0,
+    });
     const { seen, sample } = sampler(manager);
-    const { client } = await connectInMemory(manager, { step: () => sample() }, {}, undefined, { confirmsDelivery: false });
+    const { client } = await connectInMemory(manager, { step: () => sample() }, {}, undefined, {
+      confirmsDelivery: false,
+    });
     silence(client);
-    const error = await client.request("tools/call", { name: "count", arguments: { steps: 1000 } }, { onProgress: () => undefined }).catch((e: unknown) => e);
+    const error = await client
+      .request("tools/call", { name: "count", arguments: { steps: 1000 } }, { onProgress: () => undefined })
+      .catch((e: unknown) => e);
     expect((error as { code?: number }).code).toBe(RESUMABLE_FAILED_CODE);
     expect((error as Error).message).toMatch(/queue limit of 16384 bytes/);
     // The message that crossed the limit is counted (and stored) before the request fails.
@@ -178,7 +214,11 @@ describe("the queue limit still bounds what is not confirmed", () => {
   });
 
   it("ignores a confirmation from another session, even with the right token", async () => {
-    const manager = new ResumableRequests({ policy: (method) => method === "tools/call", maxQueuedBytes: 1024 * 1024, retainDeliveredMs: 0 });
+    const manager = new ResumableRequests({
+      policy: (method) => method === "tools/call",
+      maxQueuedBytes: 1024 * 1024,
+      retainDeliveredMs: 0,
+    });
     let pause!: () => void;
     const paused = new Promise<void>((r) => (pause = r));
     let resume!: () => void;
@@ -199,16 +239,28 @@ describe("the queue limit still bounds what is not confirmed", () => {
     // 50 progress values are far below a quarter of the limit: the server has not asked the owner to confirm yet.
     let policy: JsonObject | undefined;
     owner.client.observe("notifications/requests/resumePolicy", (p) => void (policy = p));
-    const call = owner.client.request("tools/call", { name: "count", arguments: { steps: 60 } }, { onProgress: () => undefined });
+    const call = owner.client.request(
+      "tools/call",
+      { name: "count", arguments: { steps: 60 } },
+      { onProgress: () => undefined },
+    );
     await paused;
     const before = manager.queuedBytes;
     expect(before).toBeGreaterThan(0);
     const other = await connectInMemory(manager);
-    await other.client.notify(RECEIVED_NOTIFICATION, { requestId: policy!.requestId as number, resumeToken: policy!.resumeToken as string, lastSeq: 49 });
+    await other.client.notify(RECEIVED_NOTIFICATION, {
+      requestId: policy!.requestId as number,
+      resumeToken: policy!.resumeToken as string,
+      lastSeq: 49,
+    });
     await new Promise((r) => setImmediate(r));
     expect(manager.queuedBytes).toBe(before);
     // The same confirmation from the session that carries the request does free the queue.
-    await owner.client.notify(RECEIVED_NOTIFICATION, { requestId: policy!.requestId as number, resumeToken: policy!.resumeToken as string, lastSeq: 49 });
+    await owner.client.notify(RECEIVED_NOTIFICATION, {
+      requestId: policy!.requestId as number,
+      resumeToken: policy!.resumeToken as string,
+      lastSeq: 49,
+    });
     await new Promise((r) => setImmediate(r));
     expect(manager.queuedBytes).toBe(0);
     resume();

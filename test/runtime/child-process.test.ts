@@ -24,9 +24,21 @@ beforeAll(async () => {
       process.execPath,
       [
         join(root, "node_modules", "typescript", "bin", "tsc"),
-        "--outDir", buildDir, "--rootDir", root,
-        "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022",
-        "--strict", "--skipLibCheck", "--types", "node", "--verbatimModuleSyntax",
+        "--outDir",
+        buildDir,
+        "--rootDir",
+        root,
+        "--module",
+        "nodenext",
+        "--moduleResolution",
+        "nodenext",
+        "--target",
+        "es2022",
+        "--strict",
+        "--skipLibCheck",
+        "--types",
+        "node",
+        "--verbatimModuleSyntax",
         join(root, "runtime", "index.ts"),
       ],
       { cwd: root },
@@ -48,7 +60,11 @@ function collect(transport: StdioClientTransport) {
 
 describe("StdioClientTransport against a real child", () => {
   it("reassembles partial lines and multi-message chunks, handles CRLF, oversize lines and bad UTF-8, and fires onclose on exit", async () => {
-    const transport = new StdioClientTransport({ command: process.execPath, args: [rawWriter, "framing"], maxLineBytes: 1024 });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [rawWriter, "framing"],
+      maxLineBytes: 1024,
+    });
     const { messages, malformed, closed } = collect(transport);
     await transport.start();
     await closed;
@@ -69,7 +85,11 @@ describe("StdioClientTransport against a real child", () => {
   it("starts the child with a clean environment plus what the caller passes", async () => {
     process.env.MCPGEN_TEST_SECRET = "do-not-leak";
     try {
-      const transport = new StdioClientTransport({ command: process.execPath, args: [rawWriter, "env"], env: { EXTRA_VAR: "yes" } });
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [rawWriter, "env"],
+        env: { EXTRA_VAR: "yes" },
+      });
       const { messages, closed } = collect(transport);
       await transport.start();
       await until(() => messages.length > 0, 25_000);
@@ -88,7 +108,11 @@ describe("StdioClientTransport against a real child", () => {
   });
 
   it("close() kills a child that ignores end of stdin and SIGTERM", async () => {
-    const transport = new StdioClientTransport({ command: process.execPath, args: [rawWriter, "stubborn"], closeTimeoutMs: 100 });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [rawWriter, "stubborn"],
+      closeTimeoutMs: 100,
+    });
     const { messages, closed } = collect(transport);
     await transport.start();
     await until(() => messages.length > 0, 25_000);
@@ -121,7 +145,11 @@ describe("end to end over stdio", () => {
     expect(client.serverInfo).toEqual({ name: "fixture", version: "1.0.0" });
     expect(client.protocolVersion).toBe("2025-11-25");
     const progress: number[] = [];
-    const result = await client.request("tools/call", { name: "world" }, { onProgress: (p) => progress.push(p.progress) });
+    const result = await client.request(
+      "tools/call",
+      { name: "world" },
+      { onProgress: (p) => progress.push(p.progress) },
+    );
     expect(result).toEqual({ content: [{ type: "text", text: "hello world" }], env: "passed-through" });
     expect(progress).toEqual([1, 2, 3]);
     expect(await client.request("ping", undefined)).toEqual({});
@@ -134,7 +162,11 @@ describe("end to end over stdio", () => {
 
   it("polls for quick replies when this process has two or more cores, and not when busyPollMicros is 0", async () => {
     const rounds = async (busyPollMicros: number | undefined) => {
-      const transport = new StdioClientTransport({ command: process.execPath, args: [stdioServer, buildDir], busyPollMicros });
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [stdioServer, buildDir],
+        busyPollMicros,
+      });
       const client = clientSession({ clientInfo: { name: "t", version: "1" } });
       await client.connect(transport);
       // 600: even if a cold start or a loaded machine backs polling off, it is retried every 32 sends after warm-up.
@@ -182,7 +214,10 @@ describe("end to end over stdio", () => {
       expect.arrayContaining([
         { jsonrpc: "2.0", id: 0, result: {} },
         { jsonrpc: "2.0", id: 1, result: {} },
-        { jsonrpc: "2.0", error: { code: ErrorCode.ParseError, message: "Parse error", data: "Message is not valid UTF-8" } },
+        {
+          jsonrpc: "2.0",
+          error: { code: ErrorCode.ParseError, message: "Parse error", data: "Message is not valid UTF-8" },
+        },
         { jsonrpc: "2.0", error: { code: ErrorCode.ParseError, message: "Parse error", data: expect.any(String) } },
         { jsonrpc: "2.0", id: "x", error: { code: ErrorCode.InvalidRequest, message: "Invalid Request" } },
         { jsonrpc: "2.0", id: "last", result: {} },
@@ -195,14 +230,16 @@ describe("end to end over stdio", () => {
 describe("no leaked handles", () => {
   it("a process that uses the runtime and closes exits by itself", async () => {
     const started = Date.now();
-    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = execFile(
-        process.execPath,
-        [join(fixtures, "leak-check.mjs"), buildDir, stdioServer],
-        { timeout: 8000, killSignal: "SIGKILL" },
-        (_error, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr }),
-      );
-    });
+    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+      (resolve) => {
+        const child = execFile(
+          process.execPath,
+          [join(fixtures, "leak-check.mjs"), buildDir, stdioServer],
+          { timeout: 8000, killSignal: "SIGKILL" },
+          (_error, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr }),
+        );
+      },
+    );
     expect(stderr).toBe("");
     expect(stdout).toBe("done\n");
     expect(code).toBe(0);

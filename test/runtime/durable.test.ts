@@ -49,7 +49,11 @@ describe("Retention", () => {
     vi.useFakeTimers();
     const dropped: string[] = [];
     const items = Object.fromEntries(["a", "b", "c", "d"].map((name) => [name, { name, retainedUntil: Infinity }]));
-    const retention = new Retention<{ name: string; retainedUntil: number }>(1000, 2, (item) => void dropped.push(item.name));
+    const retention = new Retention<{ name: string; retainedUntil: number }>(
+      1000,
+      2,
+      (item) => void dropped.push(item.name),
+    );
     retention.keep(items.a);
     retention.keep(items.b);
     retention.keep(items.c); // over the bound of 2: a goes now
@@ -85,10 +89,13 @@ describe("WriteOrder", () => {
       count: () => store.count(),
       append: (_key: string, item: QueuedMessage) =>
         new Promise<void>((resolve) =>
-          setTimeout(() => {
-            log.push(item.seq);
-            resolve();
-          }, 30 - item.seq * 10),
+          setTimeout(
+            () => {
+              log.push(item.seq);
+              resolve();
+            },
+            30 - item.seq * 10,
+          ),
         ),
     });
   }

@@ -32,7 +32,8 @@ function spec(
   };
 }
 
-const anyResult = (r: unknown): ValidationIssue[] => (isObj(r) ? [] : [{ pointer: "", message: "result must be an object" }]);
+const anyResult = (r: unknown): ValidationIssue[] =>
+  isObj(r) ? [] : [{ pointer: "", message: "result must be an object" }];
 
 export const pingSpec = spec("request", "Ping", [], true, anyResult);
 export const toolsCallSpec = spec(
@@ -55,21 +56,39 @@ export const initializeSpec = spec(
     ["/clientInfo", (p) => isObj(p.clientInfo), "must be an object"],
   ],
   false,
-  (r) => (isObj(r) && typeof r.protocolVersion === "string" ? [] : [{ pointer: "/protocolVersion", message: "must be a string" }]),
+  (r) =>
+    isObj(r) && typeof r.protocolVersion === "string"
+      ? []
+      : [{ pointer: "/protocolVersion", message: "must be a string" }],
 );
-export const samplingSpec = spec("request", "CreateMessage", [["/messages", (p) => Array.isArray(p.messages), "must be an array"]], false, anyResult);
+export const samplingSpec = spec(
+  "request",
+  "CreateMessage",
+  [["/messages", (p) => Array.isArray(p.messages), "must be an array"]],
+  false,
+  anyResult,
+);
 export const progressSpec = spec(
   "notification",
   "ProgressNotification",
   [
-    ["/progressToken", (p) => typeof p.progressToken === "string" || typeof p.progressToken === "number", "must be a string or integer"],
+    [
+      "/progressToken",
+      (p) => typeof p.progressToken === "string" || typeof p.progressToken === "number",
+      "must be a string or integer",
+    ],
     ["/progress", (p) => typeof p.progress === "number", "must be a number"],
   ],
   false,
 );
 export const cancelledSpec = spec("notification", "CancelledNotification", [], false);
 export const initializedSpec = spec("notification", "InitializedNotification", [], true);
-export const messageSpec = spec("notification", "LoggingMessageNotification", [["/level", (p) => typeof p.level === "string", "must be a string"]], false);
+export const messageSpec = spec(
+  "notification",
+  "LoggingMessageNotification",
+  [["/level", (p) => typeof p.level === "string", "must be a string"]],
+  false,
+);
 
 /** What a client sends / a server receives. */
 export const clientToServer: DispatchTable = {
@@ -112,7 +131,14 @@ export function tap(transport: Transport): Sent[] {
 export async function sessionPair(
   serverOptions: Partial<SessionOptions> = {},
   clientOptions: Partial<SessionOptions> = {},
-): Promise<{ client: Session; server: Session; clientWire: Sent[]; serverWire: Sent[]; clientEnd: InMemoryTransport; serverEnd: InMemoryTransport }> {
+): Promise<{
+  client: Session;
+  server: Session;
+  clientWire: Sent[];
+  serverWire: Sent[];
+  clientEnd: InMemoryTransport;
+  serverEnd: InMemoryTransport;
+}> {
   const [clientEnd, serverEnd] = createInMemoryPair({ serverInfo: { principal: "alice" } });
   const clientWire = tap(clientEnd);
   const serverWire = tap(serverEnd);
@@ -124,9 +150,13 @@ export async function sessionPair(
 }
 
 /** A Session on the server end and a raw transport on the other, to speak arbitrary frames at it. */
-export async function rawPeer(
-  serverOptions: Partial<SessionOptions> = {},
-): Promise<{ server: Session; raw: InMemoryTransport; serverEnd: InMemoryTransport; received: unknown[]; next: () => Promise<unknown> }> {
+export async function rawPeer(serverOptions: Partial<SessionOptions> = {}): Promise<{
+  server: Session;
+  raw: InMemoryTransport;
+  serverEnd: InMemoryTransport;
+  received: unknown[];
+  next: () => Promise<unknown>;
+}> {
   const [raw, serverEnd] = createInMemoryPair();
   const server = session("server", serverOptions);
   const received: unknown[] = [];

@@ -18,7 +18,8 @@ async function parkedServer(maxInFlightRequests?: number) {
     await gate;
     return { content: [] };
   });
-  const call = (i: number, signal?: AbortSignal) => client.request("tools/call", { name: "long", arguments: { i } }, { signal });
+  const call = (i: number, signal?: AbortSignal) =>
+    client.request("tools/call", { name: "long", arguments: { i } }, { signal });
   return { client, server, call, started: () => started, release };
 }
 
@@ -30,13 +31,16 @@ function many(count: number, call: (i: number) => Promise<unknown>): Promise<unk
 }
 
 /** Settles every call; returns the answers and the errors apart. */
-async function outcomes(calls: Promise<unknown>[]): Promise<{ answered: number; refused: RpcError[]; other: unknown[] }> {
+async function outcomes(
+  calls: Promise<unknown>[],
+): Promise<{ answered: number; refused: RpcError[]; other: unknown[] }> {
   const refused: RpcError[] = [];
   const other: unknown[] = [];
   let answered = 0;
   for (const result of await Promise.allSettled(calls)) {
     if (result.status === "fulfilled") answered++;
-    else if (result.reason instanceof RpcError && result.reason.code === ErrorCode.ServerBusy) refused.push(result.reason);
+    else if (result.reason instanceof RpcError && result.reason.code === ErrorCode.ServerBusy)
+      refused.push(result.reason);
     else other.push(result.reason);
   }
   return { answered, refused, other };
@@ -59,10 +63,14 @@ describe("maxInFlightRequests", () => {
     const { client, server } = await sessionPair({ maxInFlightRequests: 2 });
     const gates = new Map<string, () => void>();
     server.onRequest("ping", () => ({}));
-    server.onRequest("tools/call", (params, ctx) => new Promise((resolve, reject) => {
-      gates.set(params!.name as string, () => resolve({ content: [] }));
-      ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason));
-    }));
+    server.onRequest(
+      "tools/call",
+      (params, ctx) =>
+        new Promise((resolve, reject) => {
+          gates.set(params!.name as string, () => resolve({ content: [] }));
+          ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason));
+        }),
+    );
     const call = (name: string, signal?: AbortSignal) => client.request("tools/call", { name }, { signal });
     const a = call("a");
     const cancel = new AbortController();
@@ -87,13 +95,22 @@ describe("maxInFlightRequests", () => {
   });
 
   it(`caps at ${DEFAULT_MAX_IN_FLIGHT_REQUESTS} by default; 0 and Infinity mean no cap`, async () => {
-    for (const [cap, expected] of [[undefined, DEFAULT_MAX_IN_FLIGHT_REQUESTS], [0, 1000], [Infinity, 1000]] as const) {
+    for (const [cap, expected] of [
+      [undefined, DEFAULT_MAX_IN_FLIGHT_REQUESTS],
+      [0, 1000],
+      [Infinity, 1000],
+    ] as const) {
       const { call, started, release } = await parkedServer(cap);
       const calls = many(1000, call);
       await until(() => started() === expected);
       release();
       const { answered, refused, other } = await outcomes(calls);
-      expect({ cap, answered, refused: refused.length, other }).toEqual({ cap, answered: expected, refused: 1000 - expected, other: [] });
+      expect({ cap, answered, refused: refused.length, other }).toEqual({
+        cap,
+        answered: expected,
+        refused: 1000 - expected,
+        other: [],
+      });
     }
   });
 

@@ -1,8 +1,23 @@
 // Lifecycle: initialize handshake, version negotiation, capability checks without wire traffic, ping.
 import { describe, expect, it } from "vitest";
 import { ErrorCode, type JsonObject } from "../../runtime/jsonrpc.js";
-import { CapabilityError, ConnectionClosedError, ProtocolVersionError, RequestCancelledError } from "../../runtime/errors.js";
-import { ClientSession, SUPPORTED_PROTOCOL_VERSIONS, ServerSession, hasCapability, negotiateProtocolVersion, requiredClientCapability, requiredServerCapability, type ClientSessionOptions, type ServerSessionOptions } from "../../runtime/lifecycle.js";
+import {
+  CapabilityError,
+  ConnectionClosedError,
+  ProtocolVersionError,
+  RequestCancelledError,
+} from "../../runtime/errors.js";
+import {
+  ClientSession,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  ServerSession,
+  hasCapability,
+  negotiateProtocolVersion,
+  requiredClientCapability,
+  requiredServerCapability,
+  type ClientSessionOptions,
+  type ServerSessionOptions,
+} from "../../runtime/lifecycle.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
 import { clientToServer, serverToClient, tap } from "./helpers.js";
 import { settle } from "../kit/timing.js";
@@ -11,10 +26,7 @@ import { serverSession, clientSession } from "./helpers.js";
 const clientInfo = { name: "test-client", version: "1.0.0" };
 const serverInfo = { name: "test-server", version: "2.0.0" };
 
-async function handshake(
-  server: Partial<ServerSessionOptions> = {},
-  client: Partial<ClientSessionOptions> = {},
-) {
+async function handshake(server: Partial<ServerSessionOptions> = {}, client: Partial<ClientSessionOptions> = {}) {
   const [clientEnd, serverEnd] = createInMemoryPair();
   const clientWire = tap(clientEnd);
   const serverWire = tap(serverEnd);
@@ -41,7 +53,10 @@ describe("initialize", () => {
     expect(c.instructions).toBe("be nice");
     expect(s.clientCapabilities).toEqual({ sampling: {} });
     expect(s.clientInfo).toEqual(clientInfo);
-    expect(clientWire.map((m) => ("method" in m.message ? m.message.method : "?"))).toEqual(["initialize", "notifications/initialized"]);
+    expect(clientWire.map((m) => ("method" in m.message ? m.message.method : "?"))).toEqual([
+      "initialize",
+      "notifications/initialized",
+    ]);
     expect((clientWire[0].message as { params: JsonObject }).params).toEqual({
       protocolVersion: "2025-11-25",
       capabilities: { sampling: {} },
@@ -92,7 +107,9 @@ describe("initialize", () => {
 
   it("a second initialize is refused", async () => {
     const { c } = await handshake();
-    const error = await c.request("initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo }).catch((e: unknown) => e);
+    const error = await c
+      .request("initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo })
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: ErrorCode.InvalidRequest });
   });
 

@@ -183,11 +183,15 @@ describe("progress arriving at the caller", () => {
       await ctx.progress(1);
       return ok;
     });
-    const result = await client.request("tools/call", { name: "x" }, {
-      onProgress: () => {
-        throw new Error("listener bug");
+    const result = await client.request(
+      "tools/call",
+      { name: "x" },
+      {
+        onProgress: () => {
+          throw new Error("listener bug");
+        },
       },
-    });
+    );
     expect(result).toEqual(ok);
     expect(errors.map((e) => e.message)).toEqual(["listener bug"]);
   });

@@ -42,21 +42,29 @@ const rigs = [
   ["stdio", stdioRig],
   ["in-memory", inMemoryRig],
 ] as const;
-const cases = guards.flatMap(([guard, isMessage]) => rigs.map(([transport, rig]) => [`${transport}, ${guard}`, rig, isMessage] as const));
+const cases = guards.flatMap(([guard, isMessage]) =>
+  rigs.map(([transport, rig]) => [`${transport}, ${guard}`, rig, isMessage] as const),
+);
 
 const badIds: unknown[] = [null, 1.5, true, { n: 1 }, [1]];
-const invalidId = { jsonrpc: "2.0", error: { code: ErrorCode.InvalidRequest, message: "Invalid Request: id must be a string or an integer" } };
+const invalidId = {
+  jsonrpc: "2.0",
+  error: { code: ErrorCode.InvalidRequest, message: "Invalid Request: id must be a string or an integer" },
+};
 
 describe("request ids must be strings or integers", () => {
-  it.each(cases)("%s: answers -32600 without an id, runs no handler, and keeps serving", async (_name, rig, isMessage) => {
-    const { write, replies, served } = await rig(isMessage);
-    for (const id of badIds) write(JSON.stringify({ jsonrpc: "2.0", id, method: "ping" }));
-    write(JSON.stringify({ jsonrpc: "2.0", id: "after", method: "ping" }));
-    await until(() => replies.length === badIds.length + 1);
-    expect(replies.slice(0, badIds.length)).toEqual(badIds.map(() => invalidId));
-    expect(replies[badIds.length]).toEqual({ jsonrpc: "2.0", id: "after", result: {} });
-    expect(served()).toBe(1);
-  });
+  it.each(cases)(
+    "%s: answers -32600 without an id, runs no handler, and keeps serving",
+    async (_name, rig, isMessage) => {
+      const { write, replies, served } = await rig(isMessage);
+      for (const id of badIds) write(JSON.stringify({ jsonrpc: "2.0", id, method: "ping" }));
+      write(JSON.stringify({ jsonrpc: "2.0", id: "after", method: "ping" }));
+      await until(() => replies.length === badIds.length + 1);
+      expect(replies.slice(0, badIds.length)).toEqual(badIds.map(() => invalidId));
+      expect(replies[badIds.length]).toEqual({ jsonrpc: "2.0", id: "after", result: {} });
+      expect(served()).toBe(1);
+    },
+  );
 });
 
 describe("stdio lines of whitespace only", () => {

@@ -41,7 +41,10 @@ describe("Session.use", () => {
   it("lets a request reuse a live id only when an extension says so", async () => {
     const { server, raw, next } = await rawPeer();
     const finish: (() => void)[] = [];
-    server.onRequest("tools/call", () => new Promise<JsonObject>((resolve) => finish.push(() => resolve({ content: [] }))));
+    server.onRequest(
+      "tools/call",
+      () => new Promise<JsonObject>((resolve) => finish.push(() => resolve({ content: [] }))),
+    );
     server.onRequest("tools/list", () => ({ tools: [] }));
     await raw.send({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "x" } });
     await settle();

@@ -99,7 +99,9 @@ describe("JSON-RPC error paths (the session keeps serving after each)", () => {
   });
 
   it("uses a supplied envelope guard instead of the default one", async () => {
-    const peer = await rawPeer({ isMessage: (v) => (v as JsonObject).jsonrpc === "2.0" && (v as JsonObject).id !== 13 });
+    const peer = await rawPeer({
+      isMessage: (v) => (v as JsonObject).jsonrpc === "2.0" && (v as JsonObject).id !== 13,
+    });
     peer.server.onRequest("tools/call", () => ok);
     peer.serverEnd.receiveRaw({ jsonrpc: "2.0", id: 13, method: "tools/call", params: { name: "x" } });
     expect(await peer.next()).toMatchObject({ id: 13, error: { code: ErrorCode.InvalidRequest } });
@@ -147,7 +149,10 @@ describe("JSON-RPC error paths (the session keeps serving after each)", () => {
       },
     });
     peer.serverEnd.receiveRaw({ jsonrpc: "2.0", id: 2, method: "tools/call" });
-    expect(await peer.next()).toMatchObject({ id: 2, error: { code: ErrorCode.InvalidParams, data: { errors: [{ pointer: "" }] } } });
+    expect(await peer.next()).toMatchObject({
+      id: 2,
+      error: { code: ErrorCode.InvalidParams, data: { errors: [{ pointer: "" }] } },
+    });
     expect(called).toBe(false);
     peer.server.onRequest("tools/call", (p) => ({ content: [{ type: "text", text: String(p?.name) }] }));
     await stillServes(peer);
@@ -161,7 +166,11 @@ describe("JSON-RPC error paths (the session keeps serving after each)", () => {
       throw new Error("boom");
     });
     peer.serverEnd.receiveRaw({ jsonrpc: "2.0", id: 1, method: "tools/list" });
-    expect(await peer.next()).toEqual({ jsonrpc: "2.0", id: 1, error: { code: ErrorCode.InternalError, message: "boom" } });
+    expect(await peer.next()).toEqual({
+      jsonrpc: "2.0",
+      id: 1,
+      error: { code: ErrorCode.InternalError, message: "boom" },
+    });
     peer.serverEnd.receiveRaw({ jsonrpc: "2.0", id: 2, method: "tools/list", params: { cursor: "rpc" } });
     expect(await peer.next()).toEqual({
       jsonrpc: "2.0",
@@ -287,7 +296,9 @@ describe("handler context", () => {
     const result = await client.request("tools/call", { name: "x" });
     expect(result).toEqual({ content: [{ type: "text", text: '["hi"]' }] });
     expect(principal).toBe("alice");
-    expect(serverWire.map((s) => [(s.message as { method?: string }).method ?? "response", s.options?.relatedRequestId])).toEqual([
+    expect(
+      serverWire.map((s) => [(s.message as { method?: string }).method ?? "response", s.options?.relatedRequestId]),
+    ).toEqual([
       ["notifications/message", 0],
       ["sampling/createMessage", 0],
       ["response", 0],

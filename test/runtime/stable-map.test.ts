@@ -14,7 +14,11 @@ describe("StableMap", () => {
     expect(map.has(0)).toBe(true);
     expect([...map.keys()]).toEqual([1, "1", 0]);
     expect([...map.values()]).toEqual(["one", "string one", "zero"]);
-    expect([...map.entries()]).toEqual([[1, "one"], ["1", "string one"], [0, "zero"]]);
+    expect([...map.entries()]).toEqual([
+      [1, "one"],
+      ["1", "string one"],
+      [0, "zero"],
+    ]);
     for (const [key] of map) if (key !== 0) map.delete(key); // deleting while iterating, as a Map allows
     expect([...map]).toEqual([[0, "zero"]]);
     expect(map.delete(0)).toBe(true);

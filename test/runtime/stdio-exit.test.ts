@@ -4,7 +4,12 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ConnectionClosedError, ProcessExitedError } from "../../runtime/errors.js";
 import { Session } from "../../runtime/session.js";
-import { InvalidJsonLineError, LineTail, StdioClientTransport, type StdioClientTransportOptions } from "../../runtime/transports/stdio.js";
+import {
+  InvalidJsonLineError,
+  LineTail,
+  StdioClientTransport,
+  type StdioClientTransportOptions,
+} from "../../runtime/transports/stdio.js";
 import { until } from "../kit/timing.js";
 import { session, clientSession } from "./helpers.js";
 
@@ -18,7 +23,12 @@ afterEach(async () => {
 
 /** A client Session over a child running the fixture in `mode`; its onerror reports are collected. */
 async function spawnFixture(mode: string, options: Partial<StdioClientTransportOptions> = {}) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [fixture, mode], stderr: "ignore", ...options });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [fixture, mode],
+    stderr: "ignore",
+    ...options,
+  });
   const client = session("client");
   const errors: Error[] = [];
   client.onerror = (error) => errors.push(error);
@@ -27,7 +37,8 @@ async function spawnFixture(mode: string, options: Partial<StdioClientTransportO
   return { transport, client, errors };
 }
 
-const steps = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `starting step ${from + i}`);
+const steps = (from: number, to: number) =>
+  Array.from({ length: to - from + 1 }, (_, i) => `starting step ${from + i}`);
 /** What the crash fixture writes to stderr, in full, and the last 20 lines of it (the default tail). */
 const crashStderr = [...steps(1, 30), "fatal: DATABASE_URL is not set", "no trailing newline on the last words"];
 const crashTail = crashStderr.slice(-20);
@@ -38,7 +49,9 @@ describe("a stdio server that exits before the client closes", () => {
     async (mode) => {
       let passed = "";
       if (mode === "inherit") {
-        vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => ((passed += String(chunk)), true));
+        vi.spyOn(process.stderr, "write").mockImplementation(
+          (chunk: string | Uint8Array) => ((passed += String(chunk)), true),
+        );
       }
       const { transport, client } = await spawnFixture("crash", { stderr: mode });
       if (mode === "pipe") transport.stderr!.on("data", (chunk: Buffer) => (passed += chunk.toString()));
@@ -46,9 +59,15 @@ describe("a stdio server that exits before the client closes", () => {
       expect(error).toBeInstanceOf(ProcessExitedError);
       expect(error).toBeInstanceOf(ConnectionClosedError);
       const exited = error as ProcessExitedError;
-      expect({ exitCode: exited.exitCode, signal: exited.signal, stderrTail: exited.stderrTail }).toEqual({ exitCode: 3, signal: null, stderrTail: crashTail });
+      expect({ exitCode: exited.exitCode, signal: exited.signal, stderrTail: exited.stderrTail }).toEqual({
+        exitCode: 3,
+        signal: null,
+        stderrTail: crashTail,
+      });
       expect(exited.data).toEqual({ exitCode: 3, signal: null, stderrTail: crashTail });
-      expect(exited.message).toMatch(/^Server process exited with code 3 before the connection was closed; last stderr lines:\n/);
+      expect(exited.message).toMatch(
+        /^Server process exited with code 3 before the connection was closed; last stderr lines:\n/,
+      );
       expect(exited.message).toContain("  fatal: DATABASE_URL is not set\n  no trailing newline on the last words");
       expect(transport.closeError).toBe(error);
       expect(passed).toBe(mode === "ignore" ? "" : crashStderr.join("\n"));
@@ -56,7 +75,11 @@ describe("a stdio server that exits before the client closes", () => {
   );
 
   it("fails connect() with the same error when it dies at initialize", async () => {
-    const transport = new StdioClientTransport({ command: process.execPath, args: [fixture, "crash"], stderr: "ignore" });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [fixture, "crash"],
+      stderr: "ignore",
+    });
     const client = clientSession({ clientInfo: { name: "c", version: "1" } });
     const error = await client.connect(transport).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProcessExitedError);
@@ -70,8 +93,14 @@ describe("a stdio server that exits before the client closes", () => {
     process.kill(transport.pid!, "SIGKILL");
     const error = (await call) as ProcessExitedError;
     expect(error).toBeInstanceOf(ProcessExitedError);
-    expect({ exitCode: error.exitCode, signal: error.signal, stderrTail: error.stderrTail }).toEqual({ exitCode: null, signal: "SIGKILL", stderrTail: ["about to hang"] });
-    expect(error.message).toBe("Server process was killed by SIGKILL before the connection was closed; last stderr lines:\n  about to hang");
+    expect({ exitCode: error.exitCode, signal: error.signal, stderrTail: error.stderrTail }).toEqual({
+      exitCode: null,
+      signal: "SIGKILL",
+      stderrTail: ["about to hang"],
+    });
+    expect(error.message).toBe(
+      "Server process was killed by SIGKILL before the connection was closed; last stderr lines:\n  about to hang",
+    );
   });
 
   it("is not what a close() by the client reports", async () => {
@@ -98,7 +127,9 @@ describe("a stdio server that exits before the client closes", () => {
     none.transport.stderr!.on("data", (chunk: Buffer) => (passed += chunk.toString()));
     await until(() => none.transport.closeError !== undefined, 10_000);
     expect(none.transport.closeError!.stderrTail).toEqual([]);
-    expect(none.transport.closeError!.message).toBe("Server process exited with code 0 before the connection was closed");
+    expect(none.transport.closeError!.message).toBe(
+      "Server process exited with code 0 before the connection was closed",
+    );
     expect(passed.split("\n")).toHaveLength(202);
   });
 });

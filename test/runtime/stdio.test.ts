@@ -5,7 +5,11 @@ import { ErrorCode } from "../../runtime/jsonrpc.js";
 import { LATEST_PROTOCOL_VERSION, ServerSession } from "../../runtime/lifecycle.js";
 import { ResumableRequests } from "../../runtime/resumable/server.js";
 import { SEQ_META_KEY } from "../../runtime/resumable/protocol.js";
-import { clientToServer as generatedInbound, isMessage, serverToClient as generatedOutbound } from "../../generated/dispatch.js";
+import {
+  clientToServer as generatedInbound,
+  isMessage,
+  serverToClient as generatedOutbound,
+} from "../../generated/dispatch.js";
 import {
   FrameTooLargeError,
   InvalidUtf8Error,
@@ -105,14 +109,22 @@ describe("StdioServerTransport with a session (PassThrough streams)", () => {
     await sleep(20);
     // Error replies are immediate while results wait for their (async) handler, so order is not fixed.
     expect(lines).toHaveLength(6);
-    expect(lines).toEqual(expect.arrayContaining([
-      { jsonrpc: "2.0", id: 0, result: {} },
-      { jsonrpc: "2.0", id: "a", result: {} },
-      { jsonrpc: "2.0", error: { code: ErrorCode.ParseError, message: "Parse error", data: expect.any(String) } },
-      { jsonrpc: "2.0", error: { code: ErrorCode.ParseError, message: "Parse error", data: "Message is not valid UTF-8" } },
-      { jsonrpc: "2.0", error: { code: ErrorCode.ParseError, message: "Parse error", data: expect.stringMatching(/256-byte/) } },
-      { jsonrpc: "2.0", id: 2, result: {} },
-    ]));
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        { jsonrpc: "2.0", id: 0, result: {} },
+        { jsonrpc: "2.0", id: "a", result: {} },
+        { jsonrpc: "2.0", error: { code: ErrorCode.ParseError, message: "Parse error", data: expect.any(String) } },
+        {
+          jsonrpc: "2.0",
+          error: { code: ErrorCode.ParseError, message: "Parse error", data: "Message is not valid UTF-8" },
+        },
+        {
+          jsonrpc: "2.0",
+          error: { code: ErrorCode.ParseError, message: "Parse error", data: expect.stringMatching(/256-byte/) },
+        },
+        { jsonrpc: "2.0", id: 2, result: {} },
+      ]),
+    );
   });
 
   it("fires onclose when stdin ends", async () => {
@@ -136,7 +148,9 @@ describe("StdioServerTransport delivery confirmation", () => {
     expect(String(stdout.read())).toBe('{"jsonrpc":"2.0","id":1,"result":{}}\n');
     stdout.on("error", () => undefined);
     stdout.destroy();
-    await expect(transport.send({ jsonrpc: "2.0", id: 2, result: {} }, { ondelivered: () => confirmed.push("second") })).rejects.toThrow(/closed/);
+    await expect(
+      transport.send({ jsonrpc: "2.0", id: 2, result: {} }, { ondelivered: () => confirmed.push("second") }),
+    ).rejects.toThrow(/closed/);
     await settle();
     expect(confirmed).toEqual(["first"]);
     await transport.close();
@@ -147,19 +161,37 @@ describe("StdioServerTransport delivery confirmation", () => {
     const stdout = new PassThrough();
     const lines = collectLines(stdout);
     const manager = new ResumableRequests({ policy: (method) => method === "tools/call", retainDeliveredMs: 60_000 });
-    const session = new ServerSession({ inbound: generatedInbound, outbound: generatedOutbound, isMessage, serverInfo: { name: "s", version: "1" }, capabilities: { tools: {} } });
+    const session = new ServerSession({
+      inbound: generatedInbound,
+      outbound: generatedOutbound,
+      isMessage,
+      serverInfo: { name: "s", version: "1" },
+      capabilities: { tools: {} },
+    });
     manager.install(session);
     session.onRequest("tools/call", async () => ({ content: [{ type: "text", text: "ok" }] }));
     await session.connect(new StdioServerTransport({ stdin, stdout }));
     const send = (m: object) => stdin.write(JSON.stringify(m) + "\n");
-    send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: { resumableRequests: {} }, clientInfo: { name: "c", version: "1" } } });
+    send({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: {
+        protocolVersion: LATEST_PROTOCOL_VERSION,
+        capabilities: { resumableRequests: {} },
+        clientInfo: { name: "c", version: "1" },
+      },
+    });
     send({ jsonrpc: "2.0", method: "notifications/initialized" });
     send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo" } });
     for (let i = 0; i < 50 && lines.length < 3; i++) await settle();
     // All three lines were written at once, so initialize's answer may come after the call's first line.
     const ofCall = lines.filter((l) => l.id !== 0);
     expect(ofCall.map((l) => l.method ?? l.id)).toEqual(["notifications/requests/resumePolicy", 1]);
-    expect((((ofCall[1].result as Record<string, unknown>)._meta as Record<string, unknown>)[SEQ_META_KEY])).toEqual({ requestId: 1, seq: 1 });
+    expect(((ofCall[1].result as Record<string, unknown>)._meta as Record<string, unknown>)[SEQ_META_KEY]).toEqual({
+      requestId: 1,
+      seq: 1,
+    });
     await settle();
     expect(manager.stats.made).toBe(1);
     expect(manager.size).toBe(0);
@@ -175,10 +207,17 @@ describe("StdioServerTransport backpressure", () => {
     stdout.on("error", () => undefined);
     const transport = new StdioServerTransport({ stdin: new PassThrough(), stdout });
     await transport.start();
-    const big = { jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "x".repeat(64) } } as const;
+    const big = {
+      jsonrpc: "2.0",
+      method: "notifications/message",
+      params: { level: "info", data: "x".repeat(64) },
+    } as const;
     let settled: string | undefined;
     const first = transport.send(big);
-    first.then(() => (settled = "resolved"), () => (settled = "rejected"));
+    first.then(
+      () => (settled = "resolved"),
+      () => (settled = "rejected"),
+    );
     await settle();
     expect(settled).toBeUndefined(); // nobody reads: the write waits for a drain
     stdout.destroy();

@@ -9,7 +9,9 @@ import { settle, sleep } from "../kit/timing.js";
 
 const ok = { content: [] };
 const cancels = (wire: { message: JsonRpcMessage }[]) =>
-  wire.filter((s) => "method" in s.message && s.message.method === "notifications/cancelled").map((s) => (s.message as { params: JsonObject }).params);
+  wire
+    .filter((s) => "method" in s.message && s.message.method === "notifications/cancelled")
+    .map((s) => (s.message as { params: JsonObject }).params);
 
 /** A handler that reports progress every `every` ms for `total` ms, then answers. */
 function slowWithProgress(every: number, total: number) {
@@ -52,10 +54,15 @@ describe("timeouts", () => {
   it("a late response after a timeout is dropped quietly", async () => {
     const errors: Error[] = [];
     const debug: SessionDebugEvent[] = [];
-    const { client, server, clientEnd } = await sessionPair({}, { onerror: (e) => errors.push(e), ondebug: (e) => debug.push(e) });
+    const { client, server, clientEnd } = await sessionPair(
+      {},
+      { onerror: (e) => errors.push(e), ondebug: (e) => debug.push(e) },
+    );
     // The handler ignores cancellation and answers late; the server's session drops it, so fake it on the wire.
     server.onRequest("tools/call", () => new Promise<JsonObject>(() => {}));
-    await expect(client.request("tools/call", { name: "x" }, { timeout: 20 })).rejects.toBeInstanceOf(RequestTimeoutError);
+    await expect(client.request("tools/call", { name: "x" }, { timeout: 20 })).rejects.toBeInstanceOf(
+      RequestTimeoutError,
+    );
     clientEnd.receiveRaw({ jsonrpc: "2.0", id: 0, result: ok });
     await settle();
     expect(errors).toEqual([]);
@@ -144,7 +151,9 @@ describe("cancellation", () => {
     const { client, clientWire } = await sessionPair();
     const controller = new AbortController();
     controller.abort();
-    await expect(client.request("tools/call", { name: "x" }, { signal: controller.signal })).rejects.toBeInstanceOf(RequestCancelledError);
+    await expect(client.request("tools/call", { name: "x" }, { signal: controller.signal })).rejects.toBeInstanceOf(
+      RequestCancelledError,
+    );
     expect(clientWire).toEqual([]);
   });
 

@@ -34,7 +34,12 @@ describe("advertised capabilities", () => {
 
     const c = await connect(everything);
     open.push(c);
-    expect(c.client.peer.serverCapabilities).toEqual({ tools: {}, resources: { subscribe: true }, prompts: {}, logging: {} });
+    expect(c.client.peer.serverCapabilities).toEqual({
+      tools: {},
+      resources: { subscribe: true },
+      prompts: {},
+      logging: {},
+    });
   });
 
   it("serves a declared but empty category, so later registrations can be announced", async () => {
@@ -54,11 +59,20 @@ describe("advertised capabilities", () => {
     await server.connect(serverEnd);
     probeEnd.onmessage = (m) => answers.push(m);
     await probeEnd.start();
-    await probeEnd.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "p", version: "1" } } });
+    await probeEnd.send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "p", version: "1" } },
+    });
     await probeEnd.send({ jsonrpc: "2.0", id: 2, method: "prompts/list" });
     await probeEnd.send({ jsonrpc: "2.0", id: 3, method: "tools/list" });
     await sleep(10);
-    expect(answers[1]).toEqual({ jsonrpc: "2.0", id: 2, error: { code: -32601, message: "Method not found: prompts/list" } });
+    expect(answers[1]).toEqual({
+      jsonrpc: "2.0",
+      id: 2,
+      error: { code: -32601, message: "Method not found: prompts/list" },
+    });
     expect(answers[2]).toMatchObject({ id: 3, result: { tools: [{ name: "t" }] } });
     await probeEnd.close();
   });
@@ -82,7 +96,10 @@ describe("client refusal of unadvertised methods", () => {
     const c = await connect(server);
     open.push(c);
     const before = c.clientSent.length;
-    expect(c.clientSent.map((m) => ("method" in m ? m.method : "response"))).toEqual(["initialize", "notifications/initialized"]);
+    expect(c.clientSent.map((m) => ("method" in m ? m.method : "response"))).toEqual([
+      "initialize",
+      "notifications/initialized",
+    ]);
     const calls = [
       c.client.listPrompts(),
       c.client.getPrompt({ name: "x" }),
@@ -106,7 +123,10 @@ describe("client refusal of unadvertised methods", () => {
 
 describe("construction", () => {
   it("accepts the generated Server.create as the session factory", async () => {
-    const server = new McpServer({ serverInfo: { name: "f", version: "1" }, createSession: (settings) => Server.create(settings).peer });
+    const server = new McpServer({
+      serverInfo: { name: "f", version: "1" },
+      createSession: (settings) => Server.create(settings).peer,
+    });
     server.tool("t", {}, () => "from factory");
     const c = await connect(server);
     open.push(c);

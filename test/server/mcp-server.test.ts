@@ -20,7 +20,11 @@ function addServer() {
     {
       title: "Add",
       description: "Adds two numbers",
-      inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
+      inputSchema: {
+        type: "object",
+        properties: { a: { type: "number" }, b: { type: "number" } },
+        required: ["a", "b"],
+      },
       annotations: { readOnlyHint: true },
     },
     ({ a, b }) => String(a + b),
@@ -37,7 +41,11 @@ describe("tools", () => {
         name: "add",
         title: "Add",
         description: "Adds two numbers",
-        inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
+        inputSchema: {
+          type: "object",
+          properties: { a: { type: "number" }, b: { type: "number" } },
+          required: ["a", "b"],
+        },
         annotations: { readOnlyHint: true },
       },
     ]);
@@ -72,7 +80,13 @@ describe("tools", () => {
     const server = makeServer();
     server.tool(
       "add",
-      { inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] } },
+      {
+        inputSchema: {
+          type: "object",
+          properties: { a: { type: "number" }, b: { type: "number" } },
+          required: ["a", "b"],
+        },
+      },
       ({ a, b }) => {
         ran = true;
         return String(a + b);
@@ -90,8 +104,14 @@ describe("tools", () => {
   it("checks structuredContent against the output schema", async () => {
     const server = makeServer();
     const outputSchema = { type: "object", properties: { sum: { type: "number" } }, required: ["sum"] } as const;
-    server.tool("good", { outputSchema }, () => ({ content: [{ type: "text", text: "3" }], structuredContent: { sum: 3 } }));
-    server.tool("bad", { outputSchema }, () => ({ content: [{ type: "text", text: "3" }], structuredContent: { sum: "3" } }));
+    server.tool("good", { outputSchema }, () => ({
+      content: [{ type: "text", text: "3" }],
+      structuredContent: { sum: 3 },
+    }));
+    server.tool("bad", { outputSchema }, () => ({
+      content: [{ type: "text", text: "3" }],
+      structuredContent: { sum: "3" },
+    }));
     const { client } = await connected(server);
     expect((await client.callTool({ name: "good" })).structuredContent).toEqual({ sum: 3 });
     await expect(client.callTool({ name: "bad" })).rejects.toMatchObject({ code: -32603 });
@@ -101,10 +121,14 @@ describe("tools", () => {
 
   it("passes progress from the handler to the caller", async () => {
     const server = makeServer();
-    server.tool("steps", { inputSchema: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] } }, async ({ n }, ctx) => {
-      for (let i = 1; i <= n; i++) await ctx.progress(i, n, `step ${i}`);
-      return `did ${n}`;
-    });
+    server.tool(
+      "steps",
+      { inputSchema: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] } },
+      async ({ n }, ctx) => {
+        for (let i = 1; i <= n; i++) await ctx.progress(i, n, `step ${i}`);
+        return `did ${n}`;
+      },
+    );
     const { client } = await connected(server);
     const seen: unknown[] = [];
     const result = await client.callTool({ name: "steps", arguments: { n: 3 } }, { onProgress: (p) => seen.push(p) });
@@ -136,7 +160,11 @@ describe("tools", () => {
 describe("resources", () => {
   function resourceServer() {
     const server = makeServer();
-    server.resource("memo://hello", { name: "hello", mimeType: "text/plain", description: "A greeting" }, () => "hello world");
+    server.resource(
+      "memo://hello",
+      { name: "hello", mimeType: "text/plain", description: "A greeting" },
+      () => "hello world",
+    );
     server.resourceTemplate("memo://notes/{id}", { name: "note", mimeType: "text/markdown" }, (uri, { id }) => ({
       contents: [{ uri, mimeType: "text/markdown", text: `# note ${id}` }],
     }));
@@ -199,7 +227,10 @@ describe("prompts", () => {
       {
         name: "review",
         description: "Review code",
-        arguments: [{ name: "code", required: true }, { name: "style", description: "Tone of the review" }],
+        arguments: [
+          { name: "code", required: true },
+          { name: "style", description: "Tone of the review" },
+        ],
       },
       { name: "hello" },
     ]);
@@ -218,7 +249,10 @@ describe("prompts", () => {
 
   it("refuses a missing required argument and an unknown prompt with -32602", async () => {
     const { client } = await connected(promptServer());
-    await expect(client.getPrompt({ name: "review", arguments: {} })).rejects.toMatchObject({ code: -32602, data: { missing: ["code"] } });
+    await expect(client.getPrompt({ name: "review", arguments: {} })).rejects.toMatchObject({
+      code: -32602,
+      data: { missing: ["code"] },
+    });
     await expect(client.getPrompt({ name: "nope" })).rejects.toMatchObject({ code: -32602 });
   });
 });

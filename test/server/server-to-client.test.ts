@@ -17,11 +17,18 @@ const allClientCapabilities = { capabilities: { sampling: {}, elicitation: {}, r
 describe("server-to-client requests from a tool", () => {
   it("samples through the client (sampling/createMessage)", async () => {
     const server = makeServer();
-    server.tool("ask", { inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] } }, async ({ q }, ctx) => {
-      const answer = await ctx.createMessage({ messages: [{ role: "user", content: { type: "text", text: q } }], maxTokens: 50 });
-      const content = answer.content as { type: string; text?: string };
-      return `${answer.model} said ${content.text}`;
-    });
+    server.tool(
+      "ask",
+      { inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] } },
+      async ({ q }, ctx) => {
+        const answer = await ctx.createMessage({
+          messages: [{ role: "user", content: { type: "text", text: q } }],
+          maxTokens: 50,
+        });
+        const content = answer.content as { type: string; text?: string };
+        return `${answer.model} said ${content.text}`;
+      },
+    );
     const c = await connect(server, allClientCapabilities);
     open.push(c);
     const seen: unknown[] = [];
@@ -62,7 +69,9 @@ describe("server-to-client requests from a tool", () => {
     const c = await connect(server, allClientCapabilities);
     open.push(c);
     c.client.onListRoots(() => ({ roots: [{ uri: "file:///work", name: "work" }] }));
-    expect((await c.client.callTool({ name: "roots" })).content).toEqual([{ type: "text", text: "file:///work file:///work" }]);
+    expect((await c.client.callTool({ name: "roots" })).content).toEqual([
+      { type: "text", text: "file:///work file:///work" },
+    ]);
   });
 
   it("refuses a request the client did not advertise, before it reaches the wire", async () => {
@@ -148,11 +157,15 @@ describe("notifications from a tool", () => {
     const server = makeServer({ subscriptions: true });
     let value = "v1";
     server.resource("memo://value", { name: "value" }, () => value);
-    server.tool("set", { inputSchema: { type: "object", properties: { v: { type: "string" } }, required: ["v"] } }, async ({ v }) => {
-      value = v;
-      await server.resourceUpdated("memo://value");
-      return "set";
-    });
+    server.tool(
+      "set",
+      { inputSchema: { type: "object", properties: { v: { type: "string" } }, required: ["v"] } },
+      async ({ v }) => {
+        value = v;
+        await server.resourceUpdated("memo://value");
+        return "set";
+      },
+    );
     const subscribed = await connect(server);
     const other = await connect(server);
     open.push(subscribed, other);
@@ -165,7 +178,9 @@ describe("notifications from a tool", () => {
     await other.client.callTool({ name: "set", arguments: { v: "v2" } });
     await until(() => updates.length === 1);
     expect(updates).toEqual(["memo://value"]);
-    expect((await subscribed.client.readResource({ uri: "memo://value" })).contents).toEqual([{ uri: "memo://value", text: "v2" }]);
+    expect((await subscribed.client.readResource({ uri: "memo://value" })).contents).toEqual([
+      { uri: "memo://value", text: "v2" },
+    ]);
     await subscribed.client.unsubscribe({ uri: "memo://value" });
     await other.client.callTool({ name: "set", arguments: { v: "v3" } });
     await other.client.ping();

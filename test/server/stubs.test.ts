@@ -12,7 +12,10 @@ const cleanup = closeAfterEach();
 
 describe("generated Server and Client stubs", () => {
   it("round-trips typed handlers, and sends sampling and logging from inside a tools/call handler", async () => {
-    const server = Server.create({ serverInfo: { name: "stub", version: "1" }, capabilities: { tools: {}, logging: {} } });
+    const server = Server.create({
+      serverInfo: { name: "stub", version: "1" },
+      capabilities: { tools: {}, logging: {} },
+    });
     server
       .onListTools(() => ({ tools: [{ name: "ask", inputSchema: { type: "object" } }] }))
       .onCallTool(async (params, ctx) => {
@@ -31,13 +34,21 @@ describe("generated Server and Client stubs", () => {
     cleanup(() => client.peer.close());
     const logs: LoggingMessageNotificationParams[] = [];
     client
-      .onCreateMessage((p) => ({ role: "assistant", model: "m1", content: { type: "text", text: `re: ${(p.messages[0].content as { text: string }).text}` } }))
+      .onCreateMessage((p) => ({
+        role: "assistant",
+        model: "m1",
+        content: { type: "text", text: `re: ${(p.messages[0].content as { text: string }).text}` },
+      }))
       .onLoggingMessage((p) => void logs.push(p));
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["ask"]);
-    expect((await client.callTool({ name: "ask", arguments: { q: "hi" } })).content).toEqual([{ type: "text", text: "re: hi" }]);
+    expect((await client.callTool({ name: "ask", arguments: { q: "hi" } })).content).toEqual([
+      { type: "text", text: "re: hi" },
+    ]);
     await until(() => logs.length === 1);
     expect(logs[0]).toEqual({ level: "info", data: "sampled m1" });
-    expect(() => requestPeer({ request: async () => ({}), notify: async () => {} }).onRequest("ping", () => ({}))).toThrow(/cannot take handlers/);
+    expect(() =>
+      requestPeer({ request: async () => ({}), notify: async () => {} }).onRequest("ping", () => ({})),
+    ).toThrow(/cannot take handlers/);
   });
 
   it("rejects a result that fails the generated result guard on the client", async () => {

@@ -50,7 +50,13 @@ describe.each(stores)("operation store contract: %s", (_name, make) => {
     await store.create("a", op({ requestId: "7", principal: "alice" }));
     await store.create("b", op({ requestId: 7, kind: "async" }));
     const a = await store.get("a");
-    expect(a).toMatchObject({ kind: "resumable", requestId: "7", principal: "alice", status: "processing", pendingInput: 0 });
+    expect(a).toMatchObject({
+      kind: "resumable",
+      requestId: "7",
+      principal: "alice",
+      status: "processing",
+      pendingInput: 0,
+    });
     expect((await store.get("b"))?.requestId).toBe(7);
     expect((await store.get("b"))?.kind).toBe("async");
     expect((await store.get("b"))?.principal).toBeUndefined();
@@ -144,7 +150,9 @@ describe("Redis store across nodes", () => {
     await a.create("k", op({ node: a.nodeId }));
     await a.append("k", { seq: 1, message: progress(1) });
     const seen: number[] = [];
-    const lost = new Promise<string>((resolve) => b.follow("k", 0, { message: (item) => seen.push(item.seq), lost: resolve }));
+    const lost = new Promise<string>((resolve) =>
+      b.follow("k", 0, { message: (item) => seen.push(item.seq), lost: resolve }),
+    );
     expect((await b.get("k"))?.status).toBe("processing");
     const killedAt = Date.now();
     a.abandon();
@@ -168,7 +176,9 @@ describe("Redis store across nodes", () => {
     await a.append("gone", { seq: 1, message: progress(1) });
     await a.delete("gone");
     const keys = await a.keys();
-    expect(keys.sort()).toEqual(["ttl:node:" + a.nodeId, "ttl:op:done", "ttl:op:run", "ttl:q:done", "ttl:q:run"].sort());
+    expect(keys.sort()).toEqual(
+      ["ttl:node:" + a.nodeId, "ttl:op:done", "ttl:op:run", "ttl:q:done", "ttl:q:run"].sort(),
+    );
     const raw = new Redis(redis.url);
     try {
       for (const key of keys) expect(await raw.pttl(key), key).toBeGreaterThan(0);

@@ -26,7 +26,11 @@ function builtExample(): string {
   const built = join(ROOT, "dist/examples/http-server.js");
   if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build`);
   const dirs = ["runtime/store", "runtime/resumable", "runtime/async-tools", "runtime/transports"];
-  const sources = ["examples/http-server.ts", "runtime/session.ts", ...dirs.flatMap((d) => readdirSync(join(ROOT, d)).map((f) => `${d}/${f}`))];
+  const sources = [
+    "examples/http-server.ts",
+    "runtime/session.ts",
+    ...dirs.flatMap((d) => readdirSync(join(ROOT, d)).map((f) => `${d}/${f}`)),
+  ];
   const newest = Math.max(...sources.map((file) => statSync(join(ROOT, file)).mtimeMs));
   if (statSync(built).mtimeMs < newest) throw new Error(`${built} is older than its sources: run npm run build`);
   return built;
@@ -117,23 +121,39 @@ async function clusterClient(first: string, next: () => string, name: string) {
     if (p !== undefined) policies.set(p.requestId as RequestId, String(p.resumeToken));
   });
   await client.connect(open(first));
-  return { client, policies, cut: () => transports[transports.length - 1].cut(), current: () => transports[transports.length - 1].url };
+  return {
+    client,
+    policies,
+    cut: () => transports[transports.length - 1].cut(),
+    current: () => transports[transports.length - 1].url,
+  };
 }
 
 /** The app's retry for a call whose policy never arrived (nothing to resume): the request died with its connection. */
-async function callSlowCount(client: ClientSession, count: number, delayMs: number, seen: number[], onStep = () => {}): Promise<JsonObject> {
+async function callSlowCount(
+  client: ClientSession,
+  count: number,
+  delayMs: number,
+  seen: number[],
+  onStep = () => {},
+): Promise<JsonObject> {
   for (;;) {
     const id = client.nextRequestId;
     try {
-      return await client.request("tools/call", { name: "slow_count", arguments: { count, delayMs } }, {
-        onProgress: (p) => {
-          seen.push(p.progress);
-          onStep();
+      return await client.request(
+        "tools/call",
+        { name: "slow_count", arguments: { count, delayMs } },
+        {
+          onProgress: (p) => {
+            seen.push(p.progress);
+            onStep();
+          },
         },
-      });
+      );
     } catch (error) {
       if (!(error instanceof ConnectionClosedError) && (error as { code?: unknown }).code !== -32000) throw error;
-      if (process.env.CLUSTER_DEBUG) console.log("retry", id, seen.length, String(error), JSON.stringify((error as { data?: unknown }).data));
+      if (process.env.CLUSTER_DEBUG)
+        console.log("retry", id, seen.length, String(error), JSON.stringify((error as { data?: unknown }).data));
       seen.length = 0;
       await client.resumer!.whenConnected();
     }
@@ -176,7 +196,9 @@ describe("two nodes sharing one Redis", () => {
     let cuts = 0;
     for (const [i, rig] of rigs.entries()) {
       // Three cuts per client, each when its calls together have received a seeded number of progress values.
-      const cutAt = Array.from({ length: 3 }, () => CALLS * 2 + Math.floor(random() * CALLS * (COUNT - 4))).sort((x, y) => x - y);
+      const cutAt = Array.from({ length: 3 }, () => CALLS * 2 + Math.floor(random() * CALLS * (COUNT - 4))).sort(
+        (x, y) => x - y,
+      );
       let received = 0;
       const step = () => {
         received++;
@@ -200,7 +222,13 @@ describe("two nodes sharing one Redis", () => {
     // A hang must say where it stands: which calls are unfinished, how far each got, what each client is doing.
     const watchdog = setTimeout(() => {
       const unfinished = seen.map((p, k) => ({ call: k, progress: p.length })).filter((c) => c.progress < COUNT);
-      const clients = rigs.map((rig, k) => ({ client: k, open: rig.client.isOpen, recovering: rig.client.resumer!.isRecovering, pending: rig.client.resumer!.pending(), stats: rig.client.resumer!.stats }));
+      const clients = rigs.map((rig, k) => ({
+        client: k,
+        open: rig.client.isOpen,
+        recovering: rig.client.resumer!.isRecovering,
+        pending: rig.client.resumer!.pending(),
+        stats: rig.client.resumer!.stats,
+      }));
       console.log(`[redis cluster] still waiting: ${JSON.stringify(unfinished)}\n${JSON.stringify(clients)}`);
     }, 20_000);
     await Promise.all(calls).finally(() => clearTimeout(watchdog));
@@ -213,7 +241,9 @@ describe("two nodes sharing one Redis", () => {
       duplicates += rig.client.resumer!.stats.duplicatesDropped;
       await rig.client.close();
     }
-    console.log(`[redis cluster] ${CLIENTS * CALLS} calls, ${cuts} cuts, ${resumes} resumes on the other node, ${duplicates} duplicates dropped`);
+    console.log(
+      `[redis cluster] ${CLIENTS * CALLS} calls, ${cuts} cuts, ${resumes} resumes on the other node, ${duplicates} duplicates dropped`,
+    );
     expect(resumes).toBeGreaterThan(CLIENTS * 2);
   });
 
@@ -223,7 +253,9 @@ describe("two nodes sharing one Redis", () => {
     try {
       const handle = await callToolAsync(onA.client, "slow_count", { count: 6, delayMs: 20 });
       const joinedProgress: number[] = [];
-      const joined = await joinToolAsync(onB.client, handle.token, { onProgress: (p) => joinedProgress.push(p.progress) });
+      const joined = await joinToolAsync(onB.client, handle.token, {
+        onProgress: (p) => joinedProgress.push(p.progress),
+      });
       const result = await onB.client.request("tools/async/get", { token: handle.token });
       expect(result.content).toEqual([{ type: "text", text: "done 6" }]);
       // Joined mid-run: it hears the rest of the progress, in order, ending with the last step (progress comes on
@@ -239,7 +271,9 @@ describe("two nodes sharing one Redis", () => {
       await onB.client.notify("tools/async/cancel", { token: long.token });
       await cancelledOnA;
       await expect(onB.client.request("tools/async/get", { token: long.token })).rejects.toThrow(/cancelled/i);
-      await expect(onB.client.request("tools/async/get", { token: "not-a-token" })).rejects.toThrow(/Unknown or expired/);
+      await expect(onB.client.request("tools/async/get", { token: "not-a-token" })).rejects.toThrow(
+        /Unknown or expired/,
+      );
     } finally {
       await onA.client.close();
       await onB.client.close();
@@ -248,7 +282,9 @@ describe("two nodes sharing one Redis", () => {
 
   it("node A killed mid-run: its calls resumed on B end as failed within the lease, status and async get say so", async () => {
     const CLIENTS = 4;
-    const rigs = await Promise.all(Array.from({ length: CLIENTS }, (_, i) => clusterClient(a.url, () => b.url, `victim-${i}`)));
+    const rigs = await Promise.all(
+      Array.from({ length: CLIENTS }, (_, i) => clusterClient(a.url, () => b.url, `victim-${i}`)),
+    );
     const asyncHandle = await callToolAsync(rigs[0].client, "slow_count", { count: 500, delayMs: 20 });
     const outcomes: Promise<unknown>[] = [];
     const seen: number[][] = [];
@@ -257,10 +293,16 @@ describe("two nodes sharing one Redis", () => {
         const progress: number[] = [];
         seen.push(progress);
         outcomes.push(
-          rig.client.request("tools/call", { name: "slow_count", arguments: { count: 500, delayMs: 20 } }, { onProgress: (p) => progress.push(p.progress) }).then(
-            () => new Error("a call on the killed node completed"),
-            (error: unknown) => error,
-          ),
+          rig.client
+            .request(
+              "tools/call",
+              { name: "slow_count", arguments: { count: 500, delayMs: 20 } },
+              { onProgress: (p) => progress.push(p.progress) },
+            )
+            .then(
+              () => new Error("a call on the killed node completed"),
+              (error: unknown) => error,
+            ),
         );
       }
     }
@@ -274,7 +316,9 @@ describe("two nodes sharing one Redis", () => {
     for (const rig of rigs) rig.cut();
     const errors = await Promise.all(outcomes);
     const failedAfter = Date.now() - killedAt;
-    console.log(`[redis cluster] node A killed: ${errors.length} calls resumed on B failed ${failedAfter} ms after the kill (lease ${LEASE_MS} ms)`);
+    console.log(
+      `[redis cluster] node A killed: ${errors.length} calls resumed on B failed ${failedAfter} ms after the kill (lease ${LEASE_MS} ms)`,
+    );
     for (const error of errors) {
       expect(error).toBeInstanceOf(RpcError);
       expect((error as RpcError).code).toBe(RESUMABLE_FAILED_CODE);
@@ -289,7 +333,9 @@ describe("two nodes sharing one Redis", () => {
       const [requestId, resumeToken] = tokens[0];
       const status = await observer.client.request("requests/getStatus", { requestId, resumeToken });
       expect(status.status).toBe("failed");
-      await expect(observer.client.request("tools/async/get", { token: asyncHandle.token })).rejects.toThrow(/node running it stopped/);
+      await expect(observer.client.request("tools/async/get", { token: asyncHandle.token })).rejects.toThrow(
+        /node running it stopped/,
+      );
     } finally {
       await observer.client.close();
       for (const rig of rigs) await rig.client.close().catch(() => undefined);

@@ -21,7 +21,14 @@ async function twoNodes(
   const prefix = `nodes${prefixes++}:`;
   const make = async () => {
     const store = redis.store({ prefix, leaseMs: 400 });
-    const manager = redis.closeAfter(new ResumableRequests({ store, policy: (method) => method === "tools/call", retainDeliveredMs: 200, maxQueuedBytes }));
+    const manager = redis.closeAfter(
+      new ResumableRequests({
+        store,
+        policy: (method) => method === "tools/call",
+        retainDeliveredMs: 200,
+        maxQueuedBytes,
+      }),
+    );
     await store.ready();
     return manager;
   };
@@ -45,7 +52,10 @@ async function twoNodes(
     },
   });
   const policies = new Map<RequestId, string>();
-  client.onNotification("notifications/requests/resumePolicy", (p) => void policies.set(p?.requestId as RequestId, String(p?.resumeToken)));
+  client.onNotification(
+    "notifications/requests/resumePolicy",
+    (p) => void policies.set(p?.requestId as RequestId, String(p?.resumeToken)),
+  );
   await client.connect(link.client);
   return { a, b, client, link, policies };
 }
@@ -74,7 +84,10 @@ describe("resumable requests across two nodes (Redis)", () => {
     link.cut();
     cutDone.open();
     const result = await call;
-    expect(JSON.parse((result.content as { text: string }[])[0].text)).toEqual({ action: "accept", content: { name: "Ada" } });
+    expect(JSON.parse((result.content as { text: string }[])[0].text)).toEqual({
+      action: "accept",
+      content: { name: "Ada" },
+    });
     expect(a.stats.made).toBe(1);
     expect(b.stats.remoteResumes).toBe(1);
     await client.close();
@@ -126,7 +139,11 @@ describe("resumable requests across two nodes (Redis)", () => {
     });
     const controller = new AbortController();
     const progress: number[] = [];
-    const call = client.request("tools/call", { name: "count", arguments: { steps: 10 } }, { signal: controller.signal, onProgress: (p) => progress.push(p.progress) });
+    const call = client.request(
+      "tools/call",
+      { name: "count", arguments: { steps: 10 } },
+      { signal: controller.signal, onProgress: (p) => progress.push(p.progress) },
+    );
     await cutHere.opened;
     link.cut();
     await running.opened;
@@ -165,7 +182,11 @@ describe("resumable requests across two nodes (Redis)", () => {
     );
     nodeB = b;
     const progress: number[] = [];
-    const call = client.request("tools/call", { name: "count", arguments: { steps } }, { onProgress: (p) => progress.push(p.progress) });
+    const call = client.request(
+      "tools/call",
+      { name: "count", arguments: { steps } },
+      { onProgress: (p) => progress.push(p.progress) },
+    );
     await cutHere.opened;
     link.cut();
     const result = await call;
@@ -181,47 +202,57 @@ describe("resumable requests across two nodes (Redis)", () => {
   it.each([
     ["B's connection closes", false],
     ["B never hears the client leave (half-open)", true],
-  ])("a resume on node B overtaken by a resume back on node A (%s): B's late attach does not take the request from A", async (_name, halfOpen) => {
-    const cutHere = gate();
-    const leftOpen: Transport[] = [];
-    const { a, b, client, link } = await twoNodes(
-      {
-        step: async (_name, _args, i) => {
-          if (i === 3) cutHere.open();
-          await sleep(5);
+  ])(
+    "a resume on node B overtaken by a resume back on node A (%s): B's late attach does not take the request from A",
+    async (_name, halfOpen) => {
+      const cutHere = gate();
+      const leftOpen: Transport[] = [];
+      const { a, b, client, link } = await twoNodes(
+        {
+          step: async (_name, _args, i) => {
+            if (i === 3) cutHere.open();
+            await sleep(5);
+          },
         },
-      },
-      {
-        next: (n) => (n === 0 ? "b" : "a"),
-        connected: (node, server) => {
-          if (node !== "b") return;
-          // Cut the moment B has the resume in hand, before B's attach can reach A: the client goes back to A.
-          const deliver = server.onmessage!;
-          server.onmessage = (message, info) => {
-            deliver(message, info);
-            if ((message as { method?: unknown }).method !== "requests/resume") return;
-            if (!halfOpen) return link.cut();
-            const { client: end } = link;
-            end.peer = undefined;
-            link.server.peer = undefined;
-            leftOpen.push(link.server);
-            link.server = end; // so the reconnect does not close B's end
-            void end.close();
-          };
+        {
+          next: (n) => (n === 0 ? "b" : "a"),
+          connected: (node, server) => {
+            if (node !== "b") return;
+            // Cut the moment B has the resume in hand, before B's attach can reach A: the client goes back to A.
+            const deliver = server.onmessage!;
+            server.onmessage = (message, info) => {
+              deliver(message, info);
+              if ((message as { method?: unknown }).method !== "requests/resume") return;
+              if (!halfOpen) return link.cut();
+              const { client: end } = link;
+              end.peer = undefined;
+              link.server.peer = undefined;
+              leftOpen.push(link.server);
+              link.server = end; // so the reconnect does not close B's end
+              void end.close();
+            };
+          },
         },
-      },
-    );
-    const progress: number[] = [];
-    const call = client.request("tools/call", { name: "count", arguments: { steps: 30 } }, { onProgress: (p) => progress.push(p.progress) });
-    await cutHere.opened;
-    link.cut();
-    const outcome = await Promise.race([call.then(() => "done"), new Promise((r) => setTimeout(() => r("hung"), 4000))]);
-    expect(outcome).toBe("done");
-    expect(progress).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
-    expect(b.stats.remoteResumes).toBe(1);
-    expect(a.stats.resumed).toBeGreaterThanOrEqual(1);
-    expect(leftOpen).toHaveLength(halfOpen ? 1 : 0);
-    await client.close();
-    for (const end of leftOpen) await end.close();
-  });
+      );
+      const progress: number[] = [];
+      const call = client.request(
+        "tools/call",
+        { name: "count", arguments: { steps: 30 } },
+        { onProgress: (p) => progress.push(p.progress) },
+      );
+      await cutHere.opened;
+      link.cut();
+      const outcome = await Promise.race([
+        call.then(() => "done"),
+        new Promise((r) => setTimeout(() => r("hung"), 4000)),
+      ]);
+      expect(outcome).toBe("done");
+      expect(progress).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+      expect(b.stats.remoteResumes).toBe(1);
+      expect(a.stats.resumed).toBeGreaterThanOrEqual(1);
+      expect(leftOpen).toHaveLength(halfOpen ? 1 : 0);
+      await client.close();
+      for (const end of leftOpen) await end.close();
+    },
+  );
 });

@@ -37,7 +37,20 @@ export async function startRedis(): Promise<RedisServer> {
     const port = await freePort();
     const child: ChildProcess = spawn(
       "redis-server",
-      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "yes", "--loglevel", "warning"],
+      [
+        "--port",
+        String(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--protected-mode",
+        "yes",
+        "--loglevel",
+        "warning",
+      ],
       { stdio: ["ignore", "ignore", "pipe"] },
     );
     let exited = false;

@@ -29,7 +29,9 @@ type Tied<Rt, Gen, Omitted extends PropertyKey = never, Opaque extends PropertyK
   [Extra<Rt, Gen>] extends [never] ? true : { runtimeOnly: Extra<Rt, Gen> },
   [Exclude<Extra<Gen, Rt>, Omitted>] extends [never] ? true : { generatedOnly: Exclude<Extra<Gen, Rt>, Omitted> },
   // An omission or opaque member that no longer exists on the generated side is stale: it must be dropped here.
-  [Exclude<Omitted | Opaque, keyof Gen>] extends [never] ? true : { notInGenerated: Exclude<Omitted | Opaque, keyof Gen> },
+  [Exclude<Omitted | Opaque, keyof Gen>] extends [never]
+    ? true
+    : { notInGenerated: Exclude<Omitted | Opaque, keyof Gen> },
 ];
 
 /** Compiles only when every check in `T` is `true`. */
@@ -76,7 +78,14 @@ export type Checks = [
   // the content blocks, nor the model preferences, metadata, tools or tool choice; task-augmented sampling is
   // not offered by the runtime.
   Holds<Tied<R.McpSamplingMessage, G.SamplingMessage, never, "content">>,
-  Holds<Tied<R.McpCreateMessageParams, G.CreateMessageRequestParams, "task", "modelPreferences" | "metadata" | "tools" | "toolChoice" | "messages">>,
+  Holds<
+    Tied<
+      R.McpCreateMessageParams,
+      G.CreateMessageRequestParams,
+      "task",
+      "modelPreferences" | "metadata" | "tools" | "toolChoice" | "messages"
+    >
+  >,
   // Its messages are the sampling messages tied above.
   Is<Fits<R.McpCreateMessageParams["messages"], R.McpSamplingMessage[]>>,
   Holds<Tied<R.McpCreateMessageResult, Declared<G.CreateMessageResult>, never, "content">>,
@@ -87,7 +96,12 @@ export type Checks = [
   Is<Fits<Omit<G.ElicitRequestFormParams, "task" | "requestedSchema">, Omit<R.McpElicitParams, "requestedSchema">>>,
   Is<Fits<Omit<G.ElicitRequestURLParams, "task">, R.McpElicitParams>>,
   Is<Fits<Exclude<keyof R.McpElicitParams, keyof G.ElicitRequestFormParams | keyof G.ElicitRequestURLParams>, never>>,
-  Is<Fits<Exclude<keyof G.ElicitRequestFormParams | keyof G.ElicitRequestURLParams, keyof R.McpElicitParams | "task">, never>>,
+  Is<
+    Fits<
+      Exclude<keyof G.ElicitRequestFormParams | keyof G.ElicitRequestURLParams, keyof R.McpElicitParams | "task">,
+      never
+    >
+  >,
   Is<Fits<R.McpElicitParams["mode"], ElicitModes["mode"]>>,
   Holds<Tied<R.McpElicitResult, Declared<G.ElicitResult>>>,
 

@@ -32,7 +32,10 @@ const EXTENDED_UNIONS = new Set(["ClientRequest", "ClientNotification", "ServerN
 
 describe("types", () => {
   it("generated/ and the usage checks compile, and every @ts-expect-error is needed", () => {
-    const out = typecheck(tempDir("types-usage"), [join(repoRoot, "generated/*.ts"), join(repoRoot, "test/types/usage.ts")]);
+    const out = typecheck(tempDir("types-usage"), [
+      join(repoRoot, "generated/*.ts"),
+      join(repoRoot, "test/types/usage.ts"),
+    ]);
     expect(out).toBe("");
   });
 
@@ -54,7 +57,8 @@ describe("types", () => {
     ];
     for (const name of shared) {
       lines.push(`export const ${name}_specToOurs: Extends<Spec.${name}, Ours.${name}> = true;`);
-      if (!EXTENDED_UNIONS.has(name)) lines.push(`export const ${name}_oursToSpec: Extends<Ours.${name}, Spec.${name}> = true;`);
+      if (!EXTENDED_UNIONS.has(name))
+        lines.push(`export const ${name}_oursToSpec: Extends<Ours.${name}, Spec.${name}> = true;`);
     }
     // The extended unions must not accept what the spec lacks, or the check above would be vacuous.
     lines.push(`export const ClientRequest_isWider: Extends<Ours.ClientRequest, Spec.ClientRequest> = false;`);

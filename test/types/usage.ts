@@ -1,7 +1,15 @@
 // Compile-only usage checks: narrowing, typed stubs and type errors that must stay errors. Checked by tsc in types.test.ts.
 import type { Peer } from "../../runtime/index.js";
 import { Client, Server, isServerNotification, isClientRequest, isContentBlock } from "../../generated/index.js";
-import type { CallToolResult, ParamsOf, ResultOf, ClientRequestMethod, ServerRequestMethod, ListToolsResult, TextContent } from "../../generated/index.js";
+import type {
+  CallToolResult,
+  ParamsOf,
+  ResultOf,
+  ClientRequestMethod,
+  ServerRequestMethod,
+  ListToolsResult,
+  TextContent,
+} from "../../generated/index.js";
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 function assertType<T extends true>(_ok?: T): void {}
@@ -66,5 +74,5 @@ export function maps(): void {
   const s: ServerRequestMethod = "elicitation/create";
   // @ts-expect-error: the server does not send tools/call
   const bad: ServerRequestMethod = "tools/call";
-  void m, s, bad;
+  (void m, s, bad);
 }

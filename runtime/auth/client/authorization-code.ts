@@ -118,12 +118,18 @@ class AuthorizationCodeGrant implements Grant {
 
   constructor(provider: OAuthClientProvider, options: OAuthClientOptions) {
     const uris = provider.clientMetadata.redirect_uris;
-    if (!Array.isArray(uris) || uris.length === 0) throw new OAuthError("invalid_redirect_uri", "clientMetadata.redirect_uris must list at least one redirect URI");
+    if (!Array.isArray(uris) || uris.length === 0)
+      throw new OAuthError("invalid_redirect_uri", "clientMetadata.redirect_uris must list at least one redirect URI");
     for (const uri of uris) checkRedirectUri(uri);
     if (provider.clientMetadataUrl !== undefined) checkClientMetadataUrl(provider.clientMetadataUrl);
     this.provider = provider;
     this.redirectUri = uris[0]!;
-    this.authorizationTimeoutMs = limitOption("authorizationTimeoutMs", options.authorizationTimeoutMs, DEFAULT_AUTHORIZATION_TIMEOUT_MS, MAX_TIMER_MS);
+    this.authorizationTimeoutMs = limitOption(
+      "authorizationTimeoutMs",
+      options.authorizationTimeoutMs,
+      DEFAULT_AUTHORIZATION_TIMEOUT_MS,
+      MAX_TIMER_MS,
+    );
     this.awaitAuthorization = options.awaitAuthorization ?? true;
     this.offlineAccess = options.offlineAccess ?? true;
     this.privateKey = options.privateKey;
@@ -137,7 +143,12 @@ class AuthorizationCodeGrant implements Grant {
     const issued = params.get("state");
     const pending = issued === null ? undefined : await engine.store.getPending(issued);
     if (issued === null || pending === undefined) {
-      throw new OAuthError("unknown_state", issued === null ? "the authorization callback has no state" : "the authorization callback's state was not issued by this client, was used already or has expired");
+      throw new OAuthError(
+        "unknown_state",
+        issued === null
+          ? "the authorization callback has no state"
+          : "the authorization callback's state was not issued by this client, was used already or has expired",
+      );
     }
     await engine.store.setPending(issued, undefined);
     const waiter = this.waiters.get(issued);
@@ -153,23 +164,42 @@ class AuthorizationCodeGrant implements Grant {
     }
   }
 
-  private async exchange(engine: OAuthEngine, params: URLSearchParams, state: string, pending: PendingAuthorization): Promise<void> {
+  private async exchange(
+    engine: OAuthEngine,
+    params: URLSearchParams,
+    state: string,
+    pending: PendingAuthorization,
+  ): Promise<void> {
     const lib = await oauthLibrary();
-    const info = pending.legacy_origin === undefined ? { resource: pending.resource, issuer: pending.issuer } : { resource: pending.resource, issuer: pending.issuer, legacyOrigin: pending.legacy_origin };
+    const info =
+      pending.legacy_origin === undefined
+        ? { resource: pending.resource, issuer: pending.issuer }
+        : { resource: pending.resource, issuer: pending.issuer, legacyOrigin: pending.legacy_origin };
     const as = await engine.authorizationServer(lib, info);
     const { client, auth } = await this.clientFor(engine, lib, as);
     if (client.client_id !== pending.client_id) {
-      throw new OAuthError("unknown_state", "the client registration changed while the user was authorizing; authorize again");
+      throw new OAuthError(
+        "unknown_state",
+        "the client registration changed while the user was authorizing; authorize again",
+      );
     }
     const callback: Step = { kind: "callback", what: "the authorization response" };
     const validated = await engine.call(lib, callback, async () => lib.validateAuthResponse(as, client, params, state));
     if (!validated.get("code")) throw new OAuthError("invalid_callback", "the authorization callback has no code");
     const token: Step = { kind: "token", what: "the token endpoint", url: as.token_endpoint };
     const response = await engine.call(lib, token, async () => {
-      const sent = await lib.authorizationCodeGrantRequest(as, client, auth, validated, pending.redirect_uri, pending.code_verifier, {
-        ...engine.requestOptions(lib),
-        additionalParameters: { resource: pending.resource },
-      });
+      const sent = await lib.authorizationCodeGrantRequest(
+        as,
+        client,
+        auth,
+        validated,
+        pending.redirect_uri,
+        pending.code_verifier,
+        {
+          ...engine.requestOptions(lib),
+          additionalParameters: { resource: pending.resource },
+        },
+      );
       return lib.processAuthorizationCodeResponse(as, client, sent);
     });
     await engine.saveTokens(pending.server_url, info, as, response, pending.scope);
@@ -177,15 +207,24 @@ class AuthorizationCodeGrant implements Grant {
 
   async acquire(engine: OAuthEngine, { lib, serverKey, info, as, scope }: Acquisition): Promise<void> {
     if (as.authorization_endpoint === undefined) {
-      throw new OAuthError("invalid_authorization_server_metadata", `the authorization server ${as.issuer} has no authorization_endpoint`);
+      throw new OAuthError(
+        "invalid_authorization_server_metadata",
+        `the authorization server ${as.issuer} has no authorization_endpoint`,
+      );
     }
     // Spec: refuse to go on unless the metadata advertises S256. Only the 2025-03-26 default endpoints, which
     // come with no metadata at all, are taken on trust (PKCE is still used with them).
     if (!isAssumedMetadata(as) && !(as.code_challenge_methods_supported ?? []).includes("S256")) {
-      throw new OAuthError("pkce_not_supported", `the authorization server ${as.issuer} does not advertise PKCE with S256 (code_challenge_methods_supported); refusing to authorize`);
+      throw new OAuthError(
+        "pkce_not_supported",
+        `the authorization server ${as.issuer} does not advertise PKCE with S256 (code_challenge_methods_supported); refusing to authorize`,
+      );
     }
     // SEP-2207: a refresh token is asked for with offline_access, and only where the server lists that scope.
-    const requested = this.offlineAccess && scope !== undefined && (as.scopes_supported ?? []).includes("offline_access") ? union(scope, "offline_access") : scope;
+    const requested =
+      this.offlineAccess && scope !== undefined && (as.scopes_supported ?? []).includes("offline_access")
+        ? union(scope, "offline_access")
+        : scope;
     const registration = await this.registration(engine, lib, as);
     const verifier = lib.generateRandomCodeVerifier();
     const state = lib.generateRandomState();
@@ -222,7 +261,10 @@ class AuthorizationCodeGrant implements Grant {
       throw error;
     }
     if (done === undefined) {
-      throw new OAuthError("authorization_required", `the user was sent to ${url.origin} to authorize; call finishAuthorization with the callback, then retry`);
+      throw new OAuthError(
+        "authorization_required",
+        `the user was sent to ${url.origin} to authorize; call finishAuthorization with the callback, then retry`,
+      );
     }
     await done;
   }
@@ -232,7 +274,12 @@ class AuthorizationCodeGrant implements Grant {
     const done = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.abandon(engine, state);
-        reject(new OAuthError("authorization_timeout", `the user did not complete the authorization within ${this.authorizationTimeoutMs} ms`));
+        reject(
+          new OAuthError(
+            "authorization_timeout",
+            `the user did not complete the authorization within ${this.authorizationTimeoutMs} ms`,
+          ),
+        );
       }, this.authorizationTimeoutMs);
       // A pending authorization must not keep a process alive that has nothing else to do.
       (timer as { unref?: () => void }).unref?.();
@@ -257,23 +304,40 @@ class AuthorizationCodeGrant implements Grant {
     void Promise.resolve(engine.store.setPending(state, undefined)).catch(() => undefined);
   }
 
-  async clientFor(engine: OAuthEngine, lib: OAuthLibrary, as: AuthorizationServer): Promise<{ client: { client_id: string }; auth: ClientAuth }> {
+  async clientFor(
+    engine: OAuthEngine,
+    lib: OAuthLibrary,
+    as: AuthorizationServer,
+  ): Promise<{ client: { client_id: string }; auth: ClientAuth }> {
     const registration = await this.registration(engine, lib, as);
     engine.secrets.add(registration.client_secret);
-    return { client: { client_id: registration.client_id }, auth: await clientAuthentication(lib, as, registration, this.privateKey) };
+    return {
+      client: { client_id: registration.client_id },
+      auth: await clientAuthentication(lib, as, registration, this.privateKey),
+    };
   }
 
   /** The spec's order: pre-registered, then a client ID metadata document where supported, then dynamic registration. */
-  private async registration(engine: OAuthEngine, lib: OAuthLibrary, as: AuthorizationServer): Promise<OAuthClientInformation> {
+  private async registration(
+    engine: OAuthEngine,
+    lib: OAuthLibrary,
+    as: AuthorizationServer,
+  ): Promise<OAuthClientInformation> {
     const configured = this.provider.clientInformation;
     const preRegistered = typeof configured === "function" ? configured(as.issuer) : configured;
     if (preRegistered !== undefined) return preRegistered;
     const documentUrl = this.provider.clientMetadataUrl;
     if (documentUrl !== undefined && as.client_id_metadata_document_supported === true) {
-      return { client_id: documentUrl, token_endpoint_auth_method: this.privateKey === undefined ? "none" : "private_key_jwt" };
+      return {
+        client_id: documentUrl,
+        token_endpoint_auth_method: this.privateKey === undefined ? "none" : "private_key_jwt",
+      };
     }
     const stored = await engine.store.getClient(as.issuer);
-    const expired = stored?.client_secret_expires_at !== undefined && stored.client_secret_expires_at !== 0 && stored.client_secret_expires_at * 1000 <= Date.now();
+    const expired =
+      stored?.client_secret_expires_at !== undefined &&
+      stored.client_secret_expires_at !== 0 &&
+      stored.client_secret_expires_at * 1000 <= Date.now();
     if (stored !== undefined && !expired) return stored;
     if (as.registration_endpoint === undefined) {
       throw new OAuthError(
@@ -284,7 +348,11 @@ class AuthorizationCodeGrant implements Grant {
     return this.register(engine, lib, as);
   }
 
-  private async register(engine: OAuthEngine, lib: OAuthLibrary, as: AuthorizationServer): Promise<OAuthClientInformation> {
+  private async register(
+    engine: OAuthEngine,
+    lib: OAuthLibrary,
+    as: AuthorizationServer,
+  ): Promise<OAuthClientInformation> {
     const wanted = this.provider.clientMetadata;
     const supported = as.token_endpoint_auth_methods_supported;
     const method =
@@ -305,13 +373,19 @@ class AuthorizationCodeGrant implements Grant {
     };
     const step: Step = { kind: "registration", what: "the registration endpoint", url: as.registration_endpoint };
     const registered = await engine.call(lib, step, async () => {
-      const sent = await lib.dynamicClientRegistrationRequest(as, metadata as Parameters<OAuthLibrary["dynamicClientRegistrationRequest"]>[1], engine.requestOptions(lib));
+      const sent = await lib.dynamicClientRegistrationRequest(
+        as,
+        metadata as Parameters<OAuthLibrary["dynamicClientRegistrationRequest"]>[1],
+        engine.requestOptions(lib),
+      );
       return lib.processDynamicClientRegistrationResponse(await withSecretExpiry(sent));
     });
     const information: OAuthClientInformation = { client_id: registered.client_id };
     if (typeof registered.client_secret === "string") information.client_secret = registered.client_secret;
-    information.token_endpoint_auth_method = typeof registered.token_endpoint_auth_method === "string" ? registered.token_endpoint_auth_method : method;
-    if (typeof registered.client_secret_expires_at === "number") information.client_secret_expires_at = registered.client_secret_expires_at;
+    information.token_endpoint_auth_method =
+      typeof registered.token_endpoint_auth_method === "string" ? registered.token_endpoint_auth_method : method;
+    if (typeof registered.client_secret_expires_at === "number")
+      information.client_secret_expires_at = registered.client_secret_expires_at;
     engine.secrets.add(information.client_secret);
     await engine.store.setClient(as.issuer, information);
     return information;
@@ -324,9 +398,15 @@ class AuthorizationCodeGrant implements Grant {
  */
 async function withSecretExpiry(response: Response): Promise<Response> {
   if (response.status !== 201) return response;
-  const body: unknown = await response.clone().json().catch(() => undefined);
+  const body: unknown = await response
+    .clone()
+    .json()
+    .catch(() => undefined);
   if (typeof body !== "object" || body === null || Array.isArray(body)) return response;
   const record = body as Record<string, unknown>;
   if (typeof record.client_secret !== "string" || record.client_secret_expires_at !== undefined) return response;
-  return new Response(JSON.stringify({ ...record, client_secret_expires_at: 0 }), { status: response.status, headers: response.headers });
+  return new Response(JSON.stringify({ ...record, client_secret_expires_at: 0 }), {
+    status: response.status,
+    headers: response.headers,
+  });
 }

@@ -22,7 +22,10 @@ const NOWHERE = new URL("https://resource.invalid/");
  * The parsing is oauth4webapi's: its parser is reached through protectedResourceRequest, whose fetch here hands
  * back a response carrying the header exactly as the MCP server sent it.
  */
-export async function bearerChallenge(lib: OAuthLibrary, headers: Readonly<Record<string, string>>): Promise<BearerChallenge | undefined> {
+export async function bearerChallenge(
+  lib: OAuthLibrary,
+  headers: Readonly<Record<string, string>>,
+): Promise<BearerChallenge | undefined> {
   const header = headers["www-authenticate"];
   if (header === undefined || header.trim() === "") return undefined;
   let challenges: OAuthLibrary["WWWAuthenticateChallengeError"]["prototype"]["cause"] | undefined;
@@ -36,7 +39,11 @@ export async function bearerChallenge(lib: OAuthLibrary, headers: Readonly<Recor
     if (error instanceof lib.WWWAuthenticateChallengeError) challenges = error.cause;
     else if (!(error instanceof TypeError)) throw error;
   }
-  if (challenges === undefined) throw new OAuthError("invalid_challenge", "the MCP server's WWW-Authenticate header is malformed (RFC 9110 section 11.6.1)");
+  if (challenges === undefined)
+    throw new OAuthError(
+      "invalid_challenge",
+      "the MCP server's WWW-Authenticate header is malformed (RFC 9110 section 11.6.1)",
+    );
   const bearer = challenges.find((challenge) => challenge.scheme === "bearer");
   if (bearer === undefined) return undefined;
   const { resource_metadata: metadata, scope, error } = bearer.parameters;
@@ -45,7 +52,10 @@ export async function bearerChallenge(lib: OAuthLibrary, headers: Readonly<Recor
     try {
       out.resourceMetadata = new URL(metadata);
     } catch {
-      throw new OAuthError("invalid_challenge", "the resource_metadata of the MCP server's WWW-Authenticate header is not an absolute URL");
+      throw new OAuthError(
+        "invalid_challenge",
+        "the resource_metadata of the MCP server's WWW-Authenticate header is not an absolute URL",
+      );
     }
   }
   if (scope !== undefined && scope.trim() !== "") out.scope = scope.trim();

@@ -9,16 +9,29 @@ import type { OAuthClientInformation } from "./store.js";
  * a secret, client_secret_basic unless the server lists only client_secret_post (RFC 8414's default is basic);
  * else none (a public client).
  */
-export function authMethodFor(as: AuthorizationServer, client: OAuthClientInformation, key: SigningKeyInput | undefined): string {
+export function authMethodFor(
+  as: AuthorizationServer,
+  client: OAuthClientInformation,
+  key: SigningKeyInput | undefined,
+): string {
   if (client.token_endpoint_auth_method !== undefined) return client.token_endpoint_auth_method;
   if (key !== undefined) return "private_key_jwt";
   if (client.client_secret === undefined) return "none";
   const supported = as.token_endpoint_auth_methods_supported;
-  return supported !== undefined && supported.includes("client_secret_post") && !supported.includes("client_secret_basic") ? "client_secret_post" : "client_secret_basic";
+  return supported !== undefined &&
+    supported.includes("client_secret_post") &&
+    !supported.includes("client_secret_basic")
+    ? "client_secret_post"
+    : "client_secret_basic";
 }
 
 /** oauth4webapi's ClientAuth for the client's method. */
-export async function clientAuthentication(lib: OAuthLibrary, as: AuthorizationServer, client: OAuthClientInformation, key: SigningKeyInput | undefined): Promise<ClientAuth> {
+export async function clientAuthentication(
+  lib: OAuthLibrary,
+  as: AuthorizationServer,
+  client: OAuthClientInformation,
+  key: SigningKeyInput | undefined,
+): Promise<ClientAuth> {
   const method = authMethodFor(as, client, key);
   switch (method) {
     case "none":
@@ -26,14 +39,26 @@ export async function clientAuthentication(lib: OAuthLibrary, as: AuthorizationS
     case "client_secret_basic":
     case "client_secret_post":
       if (client.client_secret === undefined || client.client_secret === "") {
-        throw new OAuthError("invalid_options", `client ${JSON.stringify(client.client_id)} authenticates with ${method} but has no client secret`);
+        throw new OAuthError(
+          "invalid_options",
+          `client ${JSON.stringify(client.client_id)} authenticates with ${method} but has no client secret`,
+        );
       }
-      return method === "client_secret_basic" ? clientSecretBasic(client.client_secret) : lib.ClientSecretPost(client.client_secret);
+      return method === "client_secret_basic"
+        ? clientSecretBasic(client.client_secret)
+        : lib.ClientSecretPost(client.client_secret);
     case "private_key_jwt":
-      if (key === undefined) throw new OAuthError("invalid_options", `client ${JSON.stringify(client.client_id)} authenticates with private_key_jwt but no private key was given`);
+      if (key === undefined)
+        throw new OAuthError(
+          "invalid_options",
+          `client ${JSON.stringify(client.client_id)} authenticates with private_key_jwt but no private key was given`,
+        );
       return lib.PrivateKeyJwt(await importSigningKey(key));
     default:
-      throw new OAuthError("invalid_options", `token endpoint authentication method ${JSON.stringify(method)} is not supported (client_secret_basic, client_secret_post, private_key_jwt, none)`);
+      throw new OAuthError(
+        "invalid_options",
+        `token endpoint authentication method ${JSON.stringify(method)} is not supported (client_secret_basic, client_secret_post, private_key_jwt, none)`,
+      );
   }
 }
 
@@ -68,7 +93,10 @@ const IMPORT_PARAMETERS: Record<string, { name: string; namedCurve?: string; has
  */
 function clientSecretBasic(secret: string): ClientAuth {
   return (_as, client, _body, headers) => {
-    headers.set("authorization", `Basic ${btoa(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(secret)}`)}`);
+    headers.set(
+      "authorization",
+      `Basic ${btoa(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(secret)}`)}`,
+    );
   };
 }
 
@@ -82,7 +110,10 @@ async function importSigningKey(input: SigningKeyInput): Promise<ImportedKey> {
     const parameters = parametersFor(input.algorithm, "a PEM key");
     const body = /-----BEGIN PRIVATE KEY-----([\s\S]+?)-----END PRIVATE KEY-----/.exec(key)?.[1];
     if (body === undefined) {
-      throw new OAuthError("invalid_options", "the signing key is not a PKCS#8 PEM (-----BEGIN PRIVATE KEY-----); convert SEC1 or PKCS#1 keys with openssl pkcs8 -topk8 -nocrypt");
+      throw new OAuthError(
+        "invalid_options",
+        "the signing key is not a PKCS#8 PEM (-----BEGIN PRIVATE KEY-----); convert SEC1 or PKCS#1 keys with openssl pkcs8 -topk8 -nocrypt",
+      );
     }
     let der: Uint8Array;
     try {
@@ -90,21 +121,35 @@ async function importSigningKey(input: SigningKeyInput): Promise<ImportedKey> {
     } catch {
       throw new OAuthError("invalid_options", "the signing key's PEM body is not valid base64");
     }
-    return withKid(await importing(() => crypto.subtle.importKey("pkcs8", der, parameters, false, ["sign"]), input.algorithm!), input.kid);
+    return withKid(
+      await importing(() => crypto.subtle.importKey("pkcs8", der, parameters, false, ["sign"]), input.algorithm!),
+      input.kid,
+    );
   }
   if (typeof key === "object" && key !== null && typeof key.kty === "string") {
     const algorithm = input.algorithm ?? key.alg;
     const parameters = parametersFor(algorithm, "a JWK without alg");
     const jwk = { ...key } as Record<string, unknown>;
-    return withKid(await importing(() => crypto.subtle.importKey("jwk", jwk as never, parameters, false, ["sign"]), algorithm!), input.kid ?? key.kid);
+    return withKid(
+      await importing(() => crypto.subtle.importKey("jwk", jwk as never, parameters, false, ["sign"]), algorithm!),
+      input.kid ?? key.kid,
+    );
   }
   throw new OAuthError("invalid_options", "the signing key must be a PKCS#8 PEM string, a private JWK or a CryptoKey");
 }
 
-function parametersFor(algorithm: string | undefined, what: string): { name: string; namedCurve?: string; hash?: string } {
-  if (algorithm === undefined) throw new OAuthError("invalid_options", `the signing algorithm is required for ${what} (e.g. ES256, RS256)`);
+function parametersFor(
+  algorithm: string | undefined,
+  what: string,
+): { name: string; namedCurve?: string; hash?: string } {
+  if (algorithm === undefined)
+    throw new OAuthError("invalid_options", `the signing algorithm is required for ${what} (e.g. ES256, RS256)`);
   const parameters = IMPORT_PARAMETERS[algorithm];
-  if (parameters === undefined) throw new OAuthError("invalid_options", `unsupported signing algorithm ${JSON.stringify(algorithm)}; use one of ${Object.keys(IMPORT_PARAMETERS).join(", ")}`);
+  if (parameters === undefined)
+    throw new OAuthError(
+      "invalid_options",
+      `unsupported signing algorithm ${JSON.stringify(algorithm)}; use one of ${Object.keys(IMPORT_PARAMETERS).join(", ")}`,
+    );
   return parameters;
 }
 
@@ -114,7 +159,10 @@ async function importing(run: () => Promise<ImportedKey["key"]>, algorithm: stri
   } catch (error) {
     // WebCrypto's messages describe the mismatch, never the key material.
     const reason = error instanceof Error ? error.message : String(error);
-    throw new OAuthError("invalid_options", `the signing key could not be imported as a ${algorithm} private key: ${reason}`);
+    throw new OAuthError(
+      "invalid_options",
+      `the signing key could not be imported as a ${algorithm} private key: ${reason}`,
+    );
   }
 }
 

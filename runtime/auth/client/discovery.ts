@@ -34,7 +34,11 @@ export interface DiscoveryOptions {
  * Protected resource metadata for the MCP endpoint `server`: from the challenge's `resource_metadata` when there
  * is one (and only there), else from the well-known URI with the endpoint's path and then the one at the root.
  */
-export async function discoverResource(options: DiscoveryOptions, server: URL, fromChallenge: URL | undefined): Promise<ResourceInfo> {
+export async function discoverResource(
+  options: DiscoveryOptions,
+  server: URL,
+  fromChallenge: URL | undefined,
+): Promise<ResourceInfo> {
   const { lib } = options;
   const attempts: { url: URL; request: () => Promise<Response> }[] = [];
   if (fromChallenge !== undefined) {
@@ -46,11 +50,22 @@ export async function discoverResource(options: DiscoveryOptions, server: URL, f
     const root = new URL(server.origin);
     oauthUrl(root, "the MCP server", options.allowInsecureHttp);
     // The library inserts the well-known segment before the path; the root form only when the path is not "/".
-    if (withPath.pathname !== "/") attempts.push({ url: wellKnown(withPath, "oauth-protected-resource"), request: () => lib.resourceDiscoveryRequest(withPath, options.requestOptions()) });
-    attempts.push({ url: wellKnown(root, "oauth-protected-resource"), request: () => lib.resourceDiscoveryRequest(root, options.requestOptions()) });
+    if (withPath.pathname !== "/")
+      attempts.push({
+        url: wellKnown(withPath, "oauth-protected-resource"),
+        request: () => lib.resourceDiscoveryRequest(withPath, options.requestOptions()),
+      });
+    attempts.push({
+      url: wellKnown(root, "oauth-protected-resource"),
+      request: () => lib.resourceDiscoveryRequest(root, options.requestOptions()),
+    });
   }
   for (const { url, request } of attempts) {
-    const step: Step = { kind: "resource-metadata", what: `the protected resource metadata at ${url.href}`, url: url.href };
+    const step: Step = {
+      kind: "resource-metadata",
+      what: `the protected resource metadata at ${url.href}`,
+      url: url.href,
+    };
     let response: Response;
     try {
       response = await request();
@@ -64,18 +79,36 @@ export async function discoverResource(options: DiscoveryOptions, server: URL, f
     }
     return readResourceMetadata(options, server, url, response, step);
   }
-  if (fromChallenge === undefined && options.legacyDiscovery) return { resource: canonicalResource(server), issuer: server.origin, legacyOrigin: server.origin };
-  throw new OAuthError("resource_metadata_not_found", `the MCP server ${server.origin} publishes no protected resource metadata (RFC 9728) at ${attempts.map((a) => a.url.href).join(" or ")}`, { url: server.href });
+  if (fromChallenge === undefined && options.legacyDiscovery)
+    return { resource: canonicalResource(server), issuer: server.origin, legacyOrigin: server.origin };
+  throw new OAuthError(
+    "resource_metadata_not_found",
+    `the MCP server ${server.origin} publishes no protected resource metadata (RFC 9728) at ${attempts.map((a) => a.url.href).join(" or ")}`,
+    { url: server.href },
+  );
 }
 
-async function readResourceMetadata(options: DiscoveryOptions, server: URL, url: URL, response: Response, step: Step): Promise<ResourceInfo> {
+async function readResourceMetadata(
+  options: DiscoveryOptions,
+  server: URL,
+  url: URL,
+  response: Response,
+  step: Step,
+): Promise<ResourceInfo> {
   const { lib } = options;
   // The library checks `resource` for identity with an expected value; MCP accepts a prefix of the endpoint too,
   // so the value is checked here first and then handed to the library as the one expected.
-  const peek: unknown = await response.clone().json().catch(() => undefined);
+  const peek: unknown = await response
+    .clone()
+    .json()
+    .catch(() => undefined);
   const named = isObject(peek) && typeof peek.resource === "string" ? peek.resource : undefined;
   if (named !== undefined && !resourceCovers(named, server)) {
-    throw new OAuthError("resource_mismatch", `the protected resource metadata at ${url.href} is for the resource ${JSON.stringify(options.redact(named.slice(0, 200)))}, not for the MCP server ${canonicalResource(server)}`, { url: url.href });
+    throw new OAuthError(
+      "resource_mismatch",
+      `the protected resource metadata at ${url.href} is for the resource ${JSON.stringify(options.redact(named.slice(0, 200)))}, not for the MCP server ${canonicalResource(server)}`,
+      { url: url.href },
+    );
   }
   let metadata: Awaited<ReturnType<OAuthLibrary["processResourceDiscoveryResponse"]>>;
   try {
@@ -85,11 +118,18 @@ async function readResourceMetadata(options: DiscoveryOptions, server: URL, url:
   }
   const servers = metadata.authorization_servers;
   if (!Array.isArray(servers) || servers.length === 0 || !servers.every((s) => typeof s === "string")) {
-    throw new OAuthError("invalid_resource_metadata", `the protected resource metadata at ${url.href} names no authorization_servers`, { url: url.href });
+    throw new OAuthError(
+      "invalid_resource_metadata",
+      `the protected resource metadata at ${url.href} names no authorization_servers`,
+      { url: url.href },
+    );
   }
   const issuer = options.selectAuthorizationServer ? options.selectAuthorizationServer(servers) : servers[0]!;
   if (!servers.includes(issuer)) {
-    throw new OAuthError("invalid_options", `selectAuthorizationServer returned ${JSON.stringify(issuer)}, which the metadata at ${url.href} does not list`);
+    throw new OAuthError(
+      "invalid_options",
+      `selectAuthorizationServer returned ${JSON.stringify(issuer)}, which the metadata at ${url.href} does not list`,
+    );
   }
   oauthUrl(issuer, "the authorization server's issuer", options.allowInsecureHttp);
   const scopes = metadata.scopes_supported;
@@ -107,21 +147,38 @@ async function readResourceMetadata(options: DiscoveryOptions, server: URL, url:
  * only held to that origin (no issuer was named to compare with); with no metadata at all, the default endpoints
  * /authorize, /token and /register there.
  */
-export async function discoverAuthorizationServer(options: DiscoveryOptions, info: Pick<ResourceInfo, "issuer" | "legacyOrigin">): Promise<AuthorizationServer> {
+export async function discoverAuthorizationServer(
+  options: DiscoveryOptions,
+  info: Pick<ResourceInfo, "issuer" | "legacyOrigin">,
+): Promise<AuthorizationServer> {
   const { lib } = options;
-  const issuer = oauthUrl(info.legacyOrigin ?? info.issuer, "the authorization server's issuer", options.allowInsecureHttp);
+  const issuer = oauthUrl(
+    info.legacyOrigin ?? info.issuer,
+    "the authorization server's issuer",
+    options.allowInsecureHttp,
+  );
   const path = issuer.pathname.replace(/\/+$/, "");
   const candidates: { url: URL; request: () => Promise<Response> }[] = [
-    { url: wellKnown(issuer, "oauth-authorization-server"), request: () => lib.discoveryRequest(issuer, { ...options.requestOptions(), algorithm: "oauth2" }) },
+    {
+      url: wellKnown(issuer, "oauth-authorization-server"),
+      request: () => lib.discoveryRequest(issuer, { ...options.requestOptions(), algorithm: "oauth2" }),
+    },
   ];
   if (path !== "") {
     const inserted = wellKnown(issuer, "openid-configuration");
     candidates.push({ url: inserted, request: () => getJson(options, inserted) });
   }
-  candidates.push({ url: appended(issuer, "openid-configuration"), request: () => lib.discoveryRequest(issuer, { ...options.requestOptions(), algorithm: "oidc" }) });
+  candidates.push({
+    url: appended(issuer, "openid-configuration"),
+    request: () => lib.discoveryRequest(issuer, { ...options.requestOptions(), algorithm: "oidc" }),
+  });
 
   for (const { url, request } of candidates) {
-    const step: Step = { kind: "server-metadata", what: `the authorization server metadata at ${url.href}`, url: url.href };
+    const step: Step = {
+      kind: "server-metadata",
+      what: `the authorization server metadata at ${url.href}`,
+      url: url.href,
+    };
     let response: Response;
     try {
       response = await request();
@@ -134,11 +191,18 @@ export async function discoverAuthorizationServer(options: DiscoveryOptions, inf
     }
     let expected = issuer;
     if (info.legacyOrigin !== undefined) {
-      const peek: unknown = await response.clone().json().catch(() => undefined);
+      const peek: unknown = await response
+        .clone()
+        .json()
+        .catch(() => undefined);
       const named = isObject(peek) && typeof peek.issuer === "string" ? peek.issuer : undefined;
       const sameOrigin = named !== undefined && URL.canParse(named) && new URL(named).origin === info.legacyOrigin;
       if (named !== undefined && !sameOrigin) {
-        throw new OAuthError("issuer_mismatch", `the authorization server metadata at ${url.href} names the issuer ${JSON.stringify(options.redact(named.slice(0, 200)))}, not one at ${info.legacyOrigin}`, { url: url.href });
+        throw new OAuthError(
+          "issuer_mismatch",
+          `the authorization server metadata at ${url.href} names the issuer ${JSON.stringify(options.redact(named.slice(0, 200)))}, not one at ${info.legacyOrigin}`,
+          { url: url.href },
+        );
       }
       if (sameOrigin) expected = new URL(named!);
     }
@@ -153,11 +217,20 @@ export async function discoverAuthorizationServer(options: DiscoveryOptions, inf
   }
   if (info.legacyOrigin !== undefined) {
     const origin = info.legacyOrigin;
-    const defaults: AuthorizationServer = { issuer: origin, authorization_endpoint: `${origin}/authorize`, token_endpoint: `${origin}/token`, registration_endpoint: `${origin}/register` };
+    const defaults: AuthorizationServer = {
+      issuer: origin,
+      authorization_endpoint: `${origin}/authorize`,
+      token_endpoint: `${origin}/token`,
+      registration_endpoint: `${origin}/register`,
+    };
     assumed.add(defaults);
     return defaults;
   }
-  throw new OAuthError("authorization_server_metadata_not_found", `the authorization server ${issuer.href} publishes no metadata at ${candidates.map((c) => c.url.href).join(", ")}`, { url: issuer.href });
+  throw new OAuthError(
+    "authorization_server_metadata_not_found",
+    `the authorization server ${issuer.href} publishes no metadata at ${candidates.map((c) => c.url.href).join(", ")}`,
+    { url: issuer.href },
+  );
 }
 
 /** Metadata made up from the 2025-03-26 default endpoints: nothing in it was said by the server. */
@@ -174,7 +247,11 @@ function checkEndpoints(metadata: AuthorizationServer, from: URL, allowInsecureH
     const value = metadata[name];
     if (value === undefined) continue;
     if (typeof value !== "string" || !URL.canParse(value)) {
-      throw new OAuthError("invalid_authorization_server_metadata", `the authorization server metadata at ${from.href} has an invalid ${name}`, { url: from.href });
+      throw new OAuthError(
+        "invalid_authorization_server_metadata",
+        `the authorization server metadata at ${from.href} has an invalid ${name}`,
+        { url: from.href },
+      );
     }
     oauthUrl(value, `the authorization server's ${name}`, allowInsecureHttp);
   }
@@ -196,7 +273,12 @@ function appended(url: URL, name: string): URL {
 async function getJson(options: DiscoveryOptions, url: URL): Promise<Response> {
   const request = options.requestOptions();
   const fetchImpl = (request[options.lib.customFetch] as typeof fetch | undefined) ?? fetch;
-  return fetchImpl(url.href, { method: "GET", headers: { accept: "application/json" }, redirect: "manual", signal: request.signal as AbortSignal | undefined });
+  return fetchImpl(url.href, {
+    method: "GET",
+    headers: { accept: "application/json" },
+    redirect: "manual",
+    signal: request.signal as AbortSignal | undefined,
+  });
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -2,12 +2,30 @@
 import type { HttpAuthChallenge } from "../../transports/http-client.js";
 import { MAX_TIMER_MS, limitOption } from "../../limits.js";
 import { bearerChallenge } from "./challenge.js";
-import { discoverAuthorizationServer, discoverResource, type DiscoveryOptions, type ResourceInfo } from "./discovery.js";
+import {
+  discoverAuthorizationServer,
+  discoverResource,
+  type DiscoveryOptions,
+  type ResourceInfo,
+} from "./discovery.js";
 import { OAuthError, SecretSet } from "./errors.js";
-import { oauthLibrary, translate, type AuthorizationServer, type ClientAuth, type OAuthLibrary, type Step, type TokenEndpointResponse } from "./library.js";
+import {
+  oauthLibrary,
+  translate,
+  type AuthorizationServer,
+  type ClientAuth,
+  type OAuthLibrary,
+  type Step,
+  type TokenEndpointResponse,
+} from "./library.js";
 import { InMemoryOAuthStore, type OAuthStore, type StoredTokens } from "./store.js";
 import { canonicalResource } from "./urls.js";
-import { DEFAULT_MAX_AUTHORIZATION_ATTEMPTS, DEFAULT_OAUTH_REQUEST_TIMEOUT_MS, DEFAULT_REFRESH_SKEW_MS, type OAuthCommonOptions } from "./options.js";
+import {
+  DEFAULT_MAX_AUTHORIZATION_ATTEMPTS,
+  DEFAULT_OAUTH_REQUEST_TIMEOUT_MS,
+  DEFAULT_REFRESH_SKEW_MS,
+  type OAuthCommonOptions,
+} from "./options.js";
 
 /** Everything an acquisition needs: where, for what, from whom. */
 export interface Acquisition {
@@ -27,7 +45,11 @@ export interface Grant {
   /** Obtains tokens for the acquisition and stores them (with the engine's saveTokens). */
   acquire(engine: OAuthEngine, acquisition: Acquisition): Promise<void>;
   /** The client identity and authentication to use at this authorization server. */
-  clientFor(engine: OAuthEngine, lib: OAuthLibrary, as: AuthorizationServer): Promise<{ client: { client_id: string }; auth: ClientAuth }>;
+  clientFor(
+    engine: OAuthEngine,
+    lib: OAuthLibrary,
+    as: AuthorizationServer,
+  ): Promise<{ client: { client_id: string }; auth: ClientAuth }>;
 }
 
 /**
@@ -58,9 +80,19 @@ export class OAuthEngine {
     this.store = options.store ?? new InMemoryOAuthStore();
     this.fetchImpl = options.fetch;
     this.allowInsecureHttp = options.allowInsecureHttp ?? false;
-    this.maxRetries = limitOption("maxAuthorizationAttempts", options.maxAuthorizationAttempts, DEFAULT_MAX_AUTHORIZATION_ATTEMPTS, 100);
+    this.maxRetries = limitOption(
+      "maxAuthorizationAttempts",
+      options.maxAuthorizationAttempts,
+      DEFAULT_MAX_AUTHORIZATION_ATTEMPTS,
+      100,
+    );
     this.refreshSkewMs = limitOption("refreshSkewMs", options.refreshSkewMs, DEFAULT_REFRESH_SKEW_MS, MAX_TIMER_MS);
-    this.requestTimeoutMs = limitOption("requestTimeoutMs", options.requestTimeoutMs, DEFAULT_OAUTH_REQUEST_TIMEOUT_MS, MAX_TIMER_MS);
+    this.requestTimeoutMs = limitOption(
+      "requestTimeoutMs",
+      options.requestTimeoutMs,
+      DEFAULT_OAUTH_REQUEST_TIMEOUT_MS,
+      MAX_TIMER_MS,
+    );
     this.legacyDiscovery = options.legacyDiscovery ?? true;
     this.extraScope = options.scope?.trim() || undefined;
     this.selectAuthorizationServer = options.selectAuthorizationServer;
@@ -180,12 +212,20 @@ export class OAuthEngine {
       const step: Step = { kind: "token", what: "the token endpoint (refresh)", url: as.token_endpoint };
       this.secrets.add(tokens.refresh_token);
       const response = await this.call(lib, step, async () => {
-        const sent = await lib.refreshTokenGrantRequest(as, client.client, client.auth, tokens.refresh_token!, { ...this.requestOptions(lib), additionalParameters: { resource: tokens.resource } });
+        const sent = await lib.refreshTokenGrantRequest(as, client.client, client.auth, tokens.refresh_token!, {
+          ...this.requestOptions(lib),
+          additionalParameters: { resource: tokens.resource },
+        });
         return lib.processRefreshTokenResponse(as, client.client, sent);
       });
       return await this.saveTokens(key, info, as, response, tokens.scope, tokens.refresh_token);
     } catch (error) {
-      if (error instanceof OAuthError && error.code === "token_request_failed" && error.status !== undefined && error.status < 500) {
+      if (
+        error instanceof OAuthError &&
+        error.code === "token_request_failed" &&
+        error.status !== undefined &&
+        error.status < 500
+      ) {
         await this.store.setTokens(key, undefined);
         return undefined;
       }
@@ -217,7 +257,12 @@ export class OAuthEngine {
 
   // ---- discovery, cached ----
 
-  private async resourceInfo(lib: OAuthLibrary, key: string, server: URL, fromChallenge: URL | undefined): Promise<ResourceInfo> {
+  private async resourceInfo(
+    lib: OAuthLibrary,
+    key: string,
+    server: URL,
+    fromChallenge: URL | undefined,
+  ): Promise<ResourceInfo> {
     const known = this.resources.get(key);
     if (known !== undefined && (fromChallenge === undefined || known.metadataUrl === fromChallenge.href)) return known;
     const info = await discoverResource(this.discoveryOptions(lib), server, fromChallenge);
@@ -226,7 +271,10 @@ export class OAuthEngine {
   }
 
   /** The authorization server's metadata, fetched once per issuer (a failed fetch is tried again next time). */
-  authorizationServer(lib: OAuthLibrary, info: Pick<ResourceInfo, "issuer" | "legacyOrigin">): Promise<AuthorizationServer> {
+  authorizationServer(
+    lib: OAuthLibrary,
+    info: Pick<ResourceInfo, "issuer" | "legacyOrigin">,
+  ): Promise<AuthorizationServer> {
     const key = info.legacyOrigin === undefined ? info.issuer : `legacy ${info.legacyOrigin}`;
     let metadata = this.servers.get(key);
     if (metadata === undefined) {
@@ -252,7 +300,11 @@ export class OAuthEngine {
 
   /** Options for every oauth4webapi request: URLs are checked by this client before, so http is let through. */
   requestOptions(lib: OAuthLibrary): Record<PropertyKey, unknown> & { signal: AbortSignal } {
-    return { [lib.customFetch]: this.fetchImpl, [lib.allowInsecureRequests]: true, signal: AbortSignal.timeout(this.requestTimeoutMs) };
+    return {
+      [lib.customFetch]: this.fetchImpl,
+      [lib.allowInsecureRequests]: true,
+      signal: AbortSignal.timeout(this.requestTimeoutMs),
+    };
   }
 
   /** Runs a library call, its failure turned into an OAuthError for `step`. */
@@ -275,9 +327,18 @@ export class OAuthEngine {
   ): Promise<StoredTokens> {
     this.secrets.add(response.access_token, response.refresh_token);
     if (response.token_type !== "bearer") {
-      throw new OAuthError("invalid_token_response", `the token endpoint issued a token of type ${JSON.stringify(response.token_type)}; only Bearer tokens are supported`, { url: as.token_endpoint });
+      throw new OAuthError(
+        "invalid_token_response",
+        `the token endpoint issued a token of type ${JSON.stringify(response.token_type)}; only Bearer tokens are supported`,
+        { url: as.token_endpoint },
+      );
     }
-    const tokens: StoredTokens = { access_token: response.access_token, token_type: "bearer", issuer: as.issuer, resource: info.resource };
+    const tokens: StoredTokens = {
+      access_token: response.access_token,
+      token_type: "bearer",
+      issuer: as.issuer,
+      resource: info.resource,
+    };
     if (info.legacyOrigin !== undefined) tokens.legacy_origin = info.legacyOrigin;
     // A refresh response without a new refresh token leaves the old one valid (RFC 6749 section 6).
     const refresh = response.refresh_token ?? previousRefreshToken;
@@ -308,6 +369,7 @@ export function serverKey(url: URL): string {
 /** The union of space-separated scope lists, in first-seen order; undefined when empty. */
 export function union(...lists: (string | undefined)[]): string | undefined {
   const out: string[] = [];
-  for (const list of lists) for (const scope of list?.split(/\s+/) ?? []) if (scope !== "" && !out.includes(scope)) out.push(scope);
+  for (const list of lists)
+    for (const scope of list?.split(/\s+/) ?? []) if (scope !== "" && !out.includes(scope)) out.push(scope);
   return out.length === 0 ? undefined : out.join(" ");
 }

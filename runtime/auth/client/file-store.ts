@@ -1,7 +1,13 @@
 // An OAuthStore in one JSON file for command-line clients: readable by its owner only, replaced atomically on every change.
 import { nodeBuiltin } from "../../node-builtin.js";
 import { OAuthError } from "./errors.js";
-import { prunePending, type OAuthClientInformation, type OAuthStore, type PendingAuthorization, type StoredTokens } from "./store.js";
+import {
+  prunePending,
+  type OAuthClientInformation,
+  type OAuthStore,
+  type PendingAuthorization,
+  type StoredTokens,
+} from "./store.js";
 
 interface StoreFile {
   tokens: Record<string, StoredTokens>;
@@ -21,7 +27,8 @@ export class FileOAuthStore implements OAuthStore {
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(path: string) {
-    if (typeof path !== "string" || path === "") throw new OAuthError("invalid_options", "FileOAuthStore needs a file path");
+    if (typeof path !== "string" || path === "")
+      throw new OAuthError("invalid_options", "FileOAuthStore needs a file path");
     this.path = path;
   }
 
@@ -50,7 +57,11 @@ export class FileOAuthStore implements OAuthStore {
 
   private fs(): NonNullable<ReturnType<typeof nodeBuiltin<"node:fs">>> {
     const fs = nodeBuiltin("node:fs");
-    if (fs === undefined) throw new OAuthError("invalid_options", "FileOAuthStore needs Node's fs module; use another OAuthStore on this platform");
+    if (fs === undefined)
+      throw new OAuthError(
+        "invalid_options",
+        "FileOAuthStore needs Node's fs module; use another OAuthStore on this platform",
+      );
     return fs;
   }
 
@@ -66,13 +77,23 @@ export class FileOAuthStore implements OAuthStore {
     try {
       value = JSON.parse(text);
     } catch {
-      throw new OAuthError("invalid_options", `the OAuth store file ${this.path} is not JSON; move it away to start afresh`);
+      throw new OAuthError(
+        "invalid_options",
+        `the OAuth store file ${this.path} is not JSON; move it away to start afresh`,
+      );
     }
     const sections = ["tokens", "clients", "pending"] as const;
     if (!isRecord(value) || !sections.every((name) => value[name] === undefined || isRecord(value[name]))) {
-      throw new OAuthError("invalid_options", `the OAuth store file ${this.path} does not hold tokens, clients and pending objects`);
+      throw new OAuthError(
+        "invalid_options",
+        `the OAuth store file ${this.path} does not hold tokens, clients and pending objects`,
+      );
     }
-    return { tokens: { ...(value.tokens as object) }, clients: { ...(value.clients as object) }, pending: { ...(value.pending as object) } } as StoreFile;
+    return {
+      tokens: { ...(value.tokens as object) },
+      clients: { ...(value.clients as object) },
+      pending: { ...(value.pending as object) },
+    } as StoreFile;
   }
 
   private update(change: (file: StoreFile) => void): Promise<void> {

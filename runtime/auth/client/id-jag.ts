@@ -41,13 +41,29 @@ const ID_JAG = "urn:ietf:params:oauth:token-type:id-jag";
 export async function requestIdJag(request: IdJagRequest): Promise<string> {
   const secrets = new SecretSet();
   secrets.add(request.idToken, request.clientSecret);
-  const endpoint = oauthUrl(request.tokenEndpoint, "the identity provider's token endpoint", request.allowInsecureHttp ?? false);
-  const timeout = limitOption("requestTimeoutMs", request.requestTimeoutMs, DEFAULT_OAUTH_REQUEST_TIMEOUT_MS, MAX_TIMER_MS);
+  const endpoint = oauthUrl(
+    request.tokenEndpoint,
+    "the identity provider's token endpoint",
+    request.allowInsecureHttp ?? false,
+  );
+  const timeout = limitOption(
+    "requestTimeoutMs",
+    request.requestTimeoutMs,
+    DEFAULT_OAUTH_REQUEST_TIMEOUT_MS,
+    MAX_TIMER_MS,
+  );
   const lib = await oauthLibrary();
   const idp: AuthorizationServer = { issuer: request.issuer ?? endpoint.origin, token_endpoint: endpoint.href };
   const client = { client_id: request.clientId };
-  const information = request.clientSecret === undefined ? { client_id: request.clientId } : { client_id: request.clientId, client_secret: request.clientSecret };
-  const step: Step = { kind: "token", what: "the identity provider's token endpoint (token exchange)", url: endpoint.href };
+  const information =
+    request.clientSecret === undefined
+      ? { client_id: request.clientId }
+      : { client_id: request.clientId, client_secret: request.clientSecret };
+  const step: Step = {
+    kind: "token",
+    what: "the identity provider's token endpoint (token exchange)",
+    url: endpoint.href,
+  };
   try {
     const auth = await clientAuthentication(lib, idp, information, request.privateKey);
     const parameters: Record<string, string> = {
@@ -64,10 +80,16 @@ export async function requestIdJag(request: IdJagRequest): Promise<string> {
       signal: AbortSignal.timeout(timeout),
     });
     // An ID-JAG is no access token: RFC 8693 gives it the token_type N_A.
-    const response = await lib.processGenericTokenEndpointResponse(idp, client, sent, { recognizedTokenTypes: { n_a: () => undefined } });
+    const response = await lib.processGenericTokenEndpointResponse(idp, client, sent, {
+      recognizedTokenTypes: { n_a: () => undefined },
+    });
     secrets.add(response.access_token);
     if (response.issued_token_type !== ID_JAG) {
-      throw new OAuthError("invalid_token_response", `the identity provider issued ${JSON.stringify(String(response.issued_token_type))} instead of an ID-JAG (${ID_JAG})`, { url: endpoint.href });
+      throw new OAuthError(
+        "invalid_token_response",
+        `the identity provider issued ${JSON.stringify(String(response.issued_token_type))} instead of an ID-JAG (${ID_JAG})`,
+        { url: endpoint.href },
+      );
     }
     return response.access_token;
   } catch (error) {

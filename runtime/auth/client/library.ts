@@ -15,7 +15,10 @@ export function oauthLibrary(): Promise<OAuthLibrary> {
   loading ??= import("oauth4webapi").catch((error: unknown) => {
     loading = undefined;
     const reason = error instanceof Error ? error.message : String(error);
-    throw new OAuthError("missing_dependency", `mcpgen/auth needs the optional peer dependency "oauth4webapi": install it with npm install oauth4webapi@3 (${reason})`);
+    throw new OAuthError(
+      "missing_dependency",
+      `mcpgen/auth needs the optional peer dependency "oauth4webapi": install it with npm install oauth4webapi@3 (${reason})`,
+    );
   });
   return loading;
 }
@@ -48,16 +51,32 @@ export function translate(lib: OAuthLibrary, error: unknown, step: Step, redact:
   const at = step.url === undefined ? {} : { url: step.url };
   if (error instanceof lib.ResponseBodyError) {
     const description = error.error_description === undefined ? "" : ` (${redact(String(error.error_description))})`;
-    const code: OAuthErrorCode = step.kind === "token" ? "token_request_failed" : step.kind === "registration" ? "registration_failed" : "http_error";
-    return new OAuthError(code, `${step.what} refused the request with HTTP ${error.status}: ${redact(error.error)}${description}`, { ...at, status: error.status, oauthError: error.error });
+    const code: OAuthErrorCode =
+      step.kind === "token"
+        ? "token_request_failed"
+        : step.kind === "registration"
+          ? "registration_failed"
+          : "http_error";
+    return new OAuthError(
+      code,
+      `${step.what} refused the request with HTTP ${error.status}: ${redact(error.error)}${description}`,
+      { ...at, status: error.status, oauthError: error.error },
+    );
   }
   if (error instanceof lib.AuthorizationResponseError) {
     const description = error.error_description === undefined ? "" : ` (${redact(error.error_description)})`;
-    return new OAuthError("authorization_denied", `the authorization server answered the authorization request with ${redact(error.error)}${description}`, { ...at, oauthError: error.error });
+    return new OAuthError(
+      "authorization_denied",
+      `the authorization server answered the authorization request with ${redact(error.error)}${description}`,
+      { ...at, oauthError: error.error },
+    );
   }
   if (error instanceof lib.WWWAuthenticateChallengeError) {
     const code: OAuthErrorCode = step.kind === "token" ? "token_request_failed" : "http_error";
-    return new OAuthError(code, `${step.what} answered HTTP ${error.status} with a WWW-Authenticate challenge`, { ...at, status: error.status });
+    return new OAuthError(code, `${step.what} answered HTTP ${error.status} with a WWW-Authenticate challenge`, {
+      ...at,
+      status: error.status,
+    });
   }
   if (error instanceof lib.UnsupportedOperationError) {
     return new OAuthError(INVALID[step.kind], `${step.what}: ${error.message}`, at);
@@ -65,7 +84,11 @@ export function translate(lib: OAuthLibrary, error: unknown, step: Step, redact:
   if (error instanceof lib.OperationProcessingError) {
     const status = statusOf(error.cause);
     if (error.code === lib.RESPONSE_IS_NOT_CONFORM && status !== undefined) {
-      return new OAuthError(step.kind === "token" ? "token_request_failed" : INVALID[step.kind], `${step.what} answered with unexpected HTTP status ${status}`, { ...at, status });
+      return new OAuthError(
+        step.kind === "token" ? "token_request_failed" : INVALID[step.kind],
+        `${step.what} answered with unexpected HTTP status ${status}`,
+        { ...at, status },
+      );
     }
     if (error.code === lib.JSON_ATTRIBUTE_COMPARISON) {
       const code: OAuthErrorCode = step.kind === "resource-metadata" ? "resource_mismatch" : "issuer_mismatch";
@@ -74,7 +97,10 @@ export function translate(lib: OAuthLibrary, error: unknown, step: Step, redact:
     if (error.code === lib.HTTP_REQUEST_FORBIDDEN || error.code === lib.REQUEST_PROTOCOL_FORBIDDEN) {
       return new OAuthError("insecure_url", `${step.what}: ${error.message}`, at);
     }
-    const code: OAuthErrorCode = error.code === lib.MISSING_SERVER_METADATA || error.code === lib.INVALID_SERVER_METADATA ? "invalid_authorization_server_metadata" : INVALID[step.kind];
+    const code: OAuthErrorCode =
+      error.code === lib.MISSING_SERVER_METADATA || error.code === lib.INVALID_SERVER_METADATA
+        ? "invalid_authorization_server_metadata"
+        : INVALID[step.kind];
     return new OAuthError(code, `${step.what}: ${error.message}`, at);
   }
   if (error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError")) {
@@ -88,9 +114,14 @@ export function translate(lib: OAuthLibrary, error: unknown, step: Step, redact:
   const message = error instanceof Error ? error.message : String(error);
   const cause = error instanceof Error ? (error as { cause?: unknown }).cause : undefined;
   const reason = cause instanceof Error ? `${message}: ${cause.message}` : message;
-  return new OAuthError("http_error", `${step.what} could not be reached: ${redact(reason)}`, { ...at, cause: cause instanceof Error ? new Error(redact(cause.message)) : undefined });
+  return new OAuthError("http_error", `${step.what} could not be reached: ${redact(reason)}`, {
+    ...at,
+    cause: cause instanceof Error ? new Error(redact(cause.message)) : undefined,
+  });
 }
 
 function statusOf(value: unknown): number | undefined {
-  return typeof value === "object" && value !== null && typeof (value as { status?: unknown }).status === "number" ? (value as { status: number }).status : undefined;
+  return typeof value === "object" && value !== null && typeof (value as { status?: unknown }).status === "number"
+    ? (value as { status: number }).status
+    : undefined;
 }

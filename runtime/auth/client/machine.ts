@@ -54,7 +54,8 @@ export class ClientCredentialsClient extends OAuthAuthorizer {
  */
 export class JwtBearerClient extends OAuthAuthorizer {
   constructor(options: JwtBearerOptions) {
-    if (typeof options.assertion !== "function") throw new OAuthError("invalid_options", "assertion must be a function returning the JWT authorization grant");
+    if (typeof options.assertion !== "function")
+      throw new OAuthError("invalid_options", "assertion must be a function returning the JWT authorization grant");
     super(new OAuthEngine(options, new MachineGrant(options, options.assertion)));
   }
 }
@@ -71,24 +72,37 @@ class MachineGrant implements Grant {
     options: ClientCredentialsOptions,
     private readonly assertion: JwtBearerOptions["assertion"] | undefined,
   ) {
-    if (typeof options.clientId !== "string" || options.clientId === "") throw new OAuthError("invalid_options", "clientId is required");
+    if (typeof options.clientId !== "string" || options.clientId === "")
+      throw new OAuthError("invalid_options", "clientId is required");
     if (options.clientSecret === undefined && options.privateKey === undefined) {
-      throw new OAuthError("invalid_options", "a machine client needs a clientSecret or a privateKey to authenticate with");
+      throw new OAuthError(
+        "invalid_options",
+        "a machine client needs a clientSecret or a privateKey to authenticate with",
+      );
     }
     this.information = { client_id: options.clientId };
     if (options.clientSecret !== undefined) this.information.client_secret = options.clientSecret;
-    if (options.tokenEndpointAuthMethod !== undefined) this.information.token_endpoint_auth_method = options.tokenEndpointAuthMethod;
+    if (options.tokenEndpointAuthMethod !== undefined)
+      this.information.token_endpoint_auth_method = options.tokenEndpointAuthMethod;
     this.privateKey = options.privateKey;
   }
 
-  async clientFor(engine: OAuthEngine, lib: OAuthLibrary, as: AuthorizationServer): Promise<{ client: { client_id: string }; auth: ClientAuth }> {
+  async clientFor(
+    engine: OAuthEngine,
+    lib: OAuthLibrary,
+    as: AuthorizationServer,
+  ): Promise<{ client: { client_id: string }; auth: ClientAuth }> {
     engine.secrets.add(this.information.client_secret);
-    return { client: { client_id: this.information.client_id }, auth: await clientAuthentication(lib, as, this.information, this.privateKey) };
+    return {
+      client: { client_id: this.information.client_id },
+      auth: await clientAuthentication(lib, as, this.information, this.privateKey),
+    };
   }
 
   async acquire(engine: OAuthEngine, { lib, serverKey, info, as, scope }: Acquisition): Promise<void> {
     const { client, auth } = await this.clientFor(engine, lib, as);
-    const parameters: Record<string, string> = scope === undefined ? { resource: info.resource } : { resource: info.resource, scope };
+    const parameters: Record<string, string> =
+      scope === undefined ? { resource: info.resource } : { resource: info.resource, scope };
     let response: TokenEndpointResponse;
     if (this.assertion === undefined) {
       const step: Step = { kind: "token", what: "the token endpoint (client_credentials)", url: as.token_endpoint };
@@ -97,13 +111,24 @@ class MachineGrant implements Grant {
         return lib.processClientCredentialsResponse(as, client, sent);
       });
     } else {
-      const context: AssertionContext = scope === undefined ? { issuer: as.issuer, resource: info.resource } : { issuer: as.issuer, resource: info.resource, scope };
+      const context: AssertionContext =
+        scope === undefined
+          ? { issuer: as.issuer, resource: info.resource }
+          : { issuer: as.issuer, resource: info.resource, scope };
       const assertion = await this.assertion(context);
-      if (typeof assertion !== "string" || assertion === "") throw new OAuthError("invalid_options", "the assertion callback returned no assertion");
+      if (typeof assertion !== "string" || assertion === "")
+        throw new OAuthError("invalid_options", "the assertion callback returned no assertion");
       engine.secrets.add(assertion);
       const step: Step = { kind: "token", what: "the token endpoint (jwt-bearer)", url: as.token_endpoint };
       response = await engine.call(lib, step, async () => {
-        const sent = await lib.genericTokenEndpointRequest(as, client, auth, JWT_BEARER, { assertion, ...parameters }, engine.requestOptions(lib));
+        const sent = await lib.genericTokenEndpointRequest(
+          as,
+          client,
+          auth,
+          JWT_BEARER,
+          { assertion, ...parameters },
+          engine.requestOptions(lib),
+        );
         return lib.processGenericTokenEndpointResponse(as, client, sent);
       });
     }

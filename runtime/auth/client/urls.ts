@@ -27,15 +27,25 @@ export function oauthUrl(value: string | URL, what: string, allowInsecureHttp: b
   const url = parse(value, "insecure_url", what);
   if (url.protocol === "https:") return url;
   if (url.protocol === "http:" && (allowInsecureHttp || isLoopbackHost(url.hostname))) return url;
-  throw new OAuthError("insecure_url", `${what} must use https (plain http only on a loopback host): ${url.origin}`, { url: url.href });
+  throw new OAuthError("insecure_url", `${what} must use https (plain http only on a loopback host): ${url.origin}`, {
+    url: url.href,
+  });
 }
 
 /** A redirect URI must be https, or http on a loopback host (OAuth 2.1 section 1.5); no fragment. */
 export function checkRedirectUri(value: string): URL {
   const url = parse(value, "invalid_redirect_uri", "redirect URI");
   const secure = url.protocol === "https:" || (url.protocol === "http:" && isLoopbackHost(url.hostname));
-  if (!secure) throw new OAuthError("invalid_redirect_uri", `redirect URI ${JSON.stringify(value)} must be https or http on a loopback host (localhost, 127.0.0.1, [::1])`, { url: value });
-  if (url.hash !== "") throw new OAuthError("invalid_redirect_uri", `redirect URI ${JSON.stringify(value)} must not have a fragment`, { url: value });
+  if (!secure)
+    throw new OAuthError(
+      "invalid_redirect_uri",
+      `redirect URI ${JSON.stringify(value)} must be https or http on a loopback host (localhost, 127.0.0.1, [::1])`,
+      { url: value },
+    );
+  if (url.hash !== "")
+    throw new OAuthError("invalid_redirect_uri", `redirect URI ${JSON.stringify(value)} must not have a fragment`, {
+      url: value,
+    });
   return url;
 }
 
@@ -43,7 +53,11 @@ export function checkRedirectUri(value: string): URL {
 export function checkClientMetadataUrl(value: string): URL {
   const url = parse(value, "invalid_client_metadata_url", "client ID metadata document URL");
   if (url.protocol !== "https:" || url.pathname === "/" || url.hash !== "") {
-    throw new OAuthError("invalid_client_metadata_url", `the client ID metadata document URL ${JSON.stringify(value)} must be an https URL with a path and no fragment`, { url: value });
+    throw new OAuthError(
+      "invalid_client_metadata_url",
+      `the client ID metadata document URL ${JSON.stringify(value)} must be an https URL with a path and no fragment`,
+      { url: value },
+    );
   }
   return url;
 }

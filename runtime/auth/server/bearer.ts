@@ -12,7 +12,8 @@ const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
  * the header only); an Authorization header of another scheme counts as no credentials (RFC 6750 3.1).
  */
 export function presentedToken(url: string, authorization: string | undefined): PresentedToken {
-  if (new URL(url).searchParams.has("access_token")) return { malformed: "Access tokens must be sent in the Authorization header, not in the URL" };
+  if (new URL(url).searchParams.has("access_token"))
+    return { malformed: "Access tokens must be sent in the Authorization header, not in the URL" };
   if (authorization === undefined) return { missing: true };
   const value = authorization.trim();
   const scheme = /^\S+/.exec(value)?.[0] ?? "";

@@ -28,7 +28,8 @@ export function metadataUrls(issuer: string): string[] {
   const url = new URL(issuer);
   const path = url.pathname.replace(/\/+$/, "");
   const origin = url.origin;
-  if (path === "") return [`${origin}/.well-known/oauth-authorization-server`, `${origin}/.well-known/openid-configuration`];
+  if (path === "")
+    return [`${origin}/.well-known/oauth-authorization-server`, `${origin}/.well-known/openid-configuration`];
   return [
     `${origin}/.well-known/oauth-authorization-server${path}`,
     `${origin}/.well-known/openid-configuration${path}`,
@@ -48,16 +49,25 @@ export class AuthorizationServerMetadataError extends Error {
  * Fetches an issuer's metadata from the first of its well-known URLs that answers 200 with a JSON object. Its
  * `issuer` must equal the one asked for, character for character.
  */
-export async function discoverAuthorizationServer(issuer: string, options: DiscoveryOptions = {}): Promise<AuthorizationServerMetadata> {
+export async function discoverAuthorizationServer(
+  issuer: string,
+  options: DiscoveryOptions = {},
+): Promise<AuthorizationServerMetadata> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_DISCOVERY_TIMEOUT_MS;
   const fetchImpl = options.fetch ?? fetch;
   const tried: string[] = [];
   for (const url of metadataUrls(issuer)) {
     let response: Response;
     try {
-      response = await fetchImpl(url, { headers: { accept: "application/json" }, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
+      response = await fetchImpl(url, {
+        headers: { accept: "application/json" },
+        redirect: "manual",
+        signal: AbortSignal.timeout(timeoutMs),
+      });
     } catch (error) {
-      throw new AuthorizationServerMetadataError(`Cannot reach ${url}: ${error instanceof Error ? error.message : String(error)}`);
+      throw new AuthorizationServerMetadataError(
+        `Cannot reach ${url}: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
     if (response.status !== 200) {
       await response.body?.cancel().catch(() => undefined);
@@ -76,9 +86,13 @@ export async function discoverAuthorizationServer(issuer: string, options: Disco
       continue;
     }
     if (document.issuer !== issuer) {
-      throw new AuthorizationServerMetadataError(`The metadata at ${url} names the issuer ${JSON.stringify(document.issuer)}, not ${JSON.stringify(issuer)}`);
+      throw new AuthorizationServerMetadataError(
+        `The metadata at ${url} names the issuer ${JSON.stringify(document.issuer)}, not ${JSON.stringify(issuer)}`,
+      );
     }
     return document as unknown as AuthorizationServerMetadata;
   }
-  throw new AuthorizationServerMetadataError(`No authorization server metadata for ${issuer}: tried ${tried.join(", ")}`);
+  throw new AuthorizationServerMetadataError(
+    `No authorization server metadata for ${issuer}: tried ${tried.join(", ")}`,
+  );
 }

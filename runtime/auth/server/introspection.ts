@@ -51,11 +51,13 @@ interface Cached {
 /** A TokenVerifier asking the authorization server (RFC 7662) about each token it has not seen recently. */
 export function introspectionVerifier(options: IntrospectionVerifierOptions): TokenVerifier {
   for (const key of ["endpoint", "clientId", "clientSecret"] as const) {
-    if (typeof options?.[key] !== "string" || options[key] === "") throw new TypeError(`introspectionVerifier needs ${key}`);
+    if (typeof options?.[key] !== "string" || options[key] === "")
+      throw new TypeError(`introspectionVerifier needs ${key}`);
   }
   const endpoint = new URL(options.endpoint).href;
   const method = options.authMethod ?? "client_secret_basic";
-  if (method !== "client_secret_basic" && method !== "client_secret_post") throw new TypeError(`introspectionVerifier: unknown authMethod ${String(method)}`);
+  if (method !== "client_secret_basic" && method !== "client_secret_post")
+    throw new TypeError(`introspectionVerifier: unknown authMethod ${String(method)}`);
   const ttl = limitOption("cacheTtlMs", options.cacheTtlMs, DEFAULT_INTROSPECTION_CACHE_TTL_MS, MAX_TIMER_MS);
   const maxEntries = limitOption("maxCacheEntries", options.maxCacheEntries, DEFAULT_INTROSPECTION_CACHE_ENTRIES);
   const timeoutMs = limitOption("timeoutMs", options.timeoutMs, 5_000, MAX_TIMER_MS);
@@ -65,7 +67,10 @@ export function introspectionVerifier(options: IntrospectionVerifierOptions): To
 
   const ask = async (token: string): Promise<Record<string, unknown>> => {
     const form = new URLSearchParams({ token, token_type_hint: "access_token" });
-    const headers: Record<string, string> = { accept: "application/json", "content-type": "application/x-www-form-urlencoded" };
+    const headers: Record<string, string> = {
+      accept: "application/json",
+      "content-type": "application/x-www-form-urlencoded",
+    };
     if (method === "client_secret_basic") {
       headers.authorization = `Basic ${btoa(`${formEncode(options.clientId)}:${formEncode(options.clientSecret)}`)}`;
     } else {
@@ -74,16 +79,25 @@ export function introspectionVerifier(options: IntrospectionVerifierOptions): To
     }
     let response: Response;
     try {
-      response = await fetchImpl(endpoint, { method: "POST", headers, body: form.toString(), redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
+      response = await fetchImpl(endpoint, {
+        method: "POST",
+        headers,
+        body: form.toString(),
+        redirect: "manual",
+        signal: AbortSignal.timeout(timeoutMs),
+      });
     } catch (error) {
-      throw new Error(`Token introspection at ${endpoint} failed: ${error instanceof Error ? error.message : String(error)}`);
+      throw new Error(
+        `Token introspection at ${endpoint} failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
     if (response.status !== 200) {
       await response.body?.cancel().catch(() => undefined);
       throw new Error(`Token introspection at ${endpoint} answered HTTP ${response.status}`);
     }
     const answer: unknown = await response.json().catch(() => undefined);
-    if (!isPlainObject(answer) || typeof answer.active !== "boolean") throw new Error(`Token introspection at ${endpoint} answered something other than an introspection response`);
+    if (!isPlainObject(answer) || typeof answer.active !== "boolean")
+      throw new Error(`Token introspection at ${endpoint} answered something other than an introspection response`);
     return answer;
   };
 
@@ -99,11 +113,15 @@ export function introspectionVerifier(options: IntrospectionVerifierOptions): To
       const answer = await ask(token);
       if (answer.active !== true) throw new InvalidTokenError("The access token is not active");
       const seconds = Math.floor(now / 1000);
-      if (typeof answer.exp === "number" && answer.exp + tolerance <= seconds) throw new InvalidTokenError("The access token expired");
-      if (typeof answer.nbf === "number" && answer.nbf - tolerance > seconds) throw new InvalidTokenError("The access token is not valid yet");
-      if (options.issuer !== undefined && answer.iss !== options.issuer) throw new InvalidTokenError("The access token was issued by an untrusted issuer");
+      if (typeof answer.exp === "number" && answer.exp + tolerance <= seconds)
+        throw new InvalidTokenError("The access token expired");
+      if (typeof answer.nbf === "number" && answer.nbf - tolerance > seconds)
+        throw new InvalidTokenError("The access token is not valid yet");
+      if (options.issuer !== undefined && answer.iss !== options.issuer)
+        throw new InvalidTokenError("The access token was issued by an untrusted issuer");
       const audience = expectedAudience(options.audience, context);
-      if (audience !== false && !audienceMatches(answer.aud, audience)) throw new InvalidTokenError("The access token was issued for another resource");
+      if (audience !== false && !audienceMatches(answer.aud, audience))
+        throw new InvalidTokenError("The access token was issued for another resource");
       const type = answer.token_type;
       if (type !== undefined && !(typeof type === "string" && /^(bearer|access_token)$/i.test(type))) {
         throw new InvalidTokenError("The token is not a bearer access token");

@@ -44,7 +44,19 @@ export interface JwtVerifierOptions {
   fetch?: typeof fetch;
 }
 
-export const DEFAULT_JWT_ALGORITHMS: readonly string[] = Object.freeze(["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519"]);
+export const DEFAULT_JWT_ALGORITHMS: readonly string[] = Object.freeze([
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "EdDSA",
+  "Ed25519",
+]);
 export const DEFAULT_CLOCK_TOLERANCE_SECONDS = 5;
 export const DEFAULT_JWKS_CACHE_MAX_AGE_MS = 600_000;
 export const DEFAULT_JWKS_COOLDOWN_MS = 30_000;
@@ -114,9 +126,19 @@ export function jwtVerifier(options: JwtVerifierOptions): JwtVerifier {
   if (algorithms.length === 0 || algorithms.some((a) => typeof a !== "string" || a.toLowerCase() === "none")) {
     throw new TypeError("jwtVerifier: algorithms must name signing algorithms, and never none");
   }
-  const tolerance = limitOption("clockToleranceSeconds", options.clockToleranceSeconds, DEFAULT_CLOCK_TOLERANCE_SECONDS, 86_400);
+  const tolerance = limitOption(
+    "clockToleranceSeconds",
+    options.clockToleranceSeconds,
+    DEFAULT_CLOCK_TOLERANCE_SECONDS,
+    86_400,
+  );
   const timeoutMs = limitOption("timeoutMs", options.timeoutMs, DEFAULT_DISCOVERY_TIMEOUT_MS, MAX_TIMER_MS);
-  const cacheMaxAge = limitOption("jwksCacheMaxAgeMs", options.jwksCacheMaxAgeMs, DEFAULT_JWKS_CACHE_MAX_AGE_MS, Infinity);
+  const cacheMaxAge = limitOption(
+    "jwksCacheMaxAgeMs",
+    options.jwksCacheMaxAgeMs,
+    DEFAULT_JWKS_CACHE_MAX_AGE_MS,
+    Infinity,
+  );
   const cooldown = limitOption("jwksCooldownMs", options.jwksCooldownMs, DEFAULT_JWKS_COOLDOWN_MS, Infinity);
   const typ = options.typ === undefined ? "at+jwt" : options.typ;
   const fetchImpl = options.fetch;
@@ -125,10 +147,16 @@ export function jwtVerifier(options: JwtVerifierOptions): JwtVerifier {
   const keyResolver = (): Promise<KeyResolver> => {
     keys ??= (async (): Promise<KeyResolver> => {
       const jose = await loadJose();
-      if (options.jwks !== undefined) return jose.createLocalJWKSet(options.jwks as Parameters<typeof jose.createLocalJWKSet>[0]) as KeyResolver;
-      const uri = options.jwksUri ?? (await discoverAuthorizationServer(issuer, { timeoutMs, fetch: fetchImpl })).jwks_uri;
+      if (options.jwks !== undefined)
+        return jose.createLocalJWKSet(options.jwks as Parameters<typeof jose.createLocalJWKSet>[0]) as KeyResolver;
+      const uri =
+        options.jwksUri ?? (await discoverAuthorizationServer(issuer, { timeoutMs, fetch: fetchImpl })).jwks_uri;
       if (typeof uri !== "string") throw new Error(`The metadata of ${issuer} has no jwks_uri`);
-      const remoteOptions: Parameters<typeof jose.createRemoteJWKSet>[1] = { timeoutDuration: timeoutMs, cacheMaxAge, cooldownDuration: cooldown };
+      const remoteOptions: Parameters<typeof jose.createRemoteJWKSet>[1] = {
+        timeoutDuration: timeoutMs,
+        cacheMaxAge,
+        cooldownDuration: cooldown,
+      };
       if (fetchImpl !== undefined) remoteOptions[jose.customFetch] = fetchImpl;
       return jose.createRemoteJWKSet(new URL(uri), remoteOptions) as KeyResolver;
     })();
@@ -187,7 +215,9 @@ function describeFault(error: unknown): string {
   const code = (error as { code?: unknown }).code;
   if (code === "ERR_JWT_CLAIM_VALIDATION_FAILED") {
     const claim = (error as { claim?: unknown }).claim;
-    return (typeof claim === "string" ? CLAIM_FAULTS[claim] : undefined) ?? "The access token's claims are not acceptable";
+    return (
+      (typeof claim === "string" ? CLAIM_FAULTS[claim] : undefined) ?? "The access token's claims are not acceptable"
+    );
   }
   if (typeof code === "string" && TOKEN_FAULTS[code] !== undefined) return TOKEN_FAULTS[code]!;
   // jose throws TypeError for claims of the wrong type ("exp" a string...).

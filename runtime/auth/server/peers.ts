@@ -6,7 +6,9 @@ export class MissingPeerError extends Error {
     readonly packageName: string,
     purpose: string,
   ) {
-    super(`mcpgen/auth needs the package "${packageName}" for ${purpose}; install it beside mcpgen: npm install ${packageName}`);
+    super(
+      `mcpgen/auth needs the package "${packageName}" for ${purpose}; install it beside mcpgen: npm install ${packageName}`,
+    );
     this.name = "MissingPeerError";
   }
 }
@@ -24,7 +26,8 @@ export async function loadPeer<T>(packageName: string, purpose: string, load: ()
 function isModuleNotFound(error: unknown, packageName: string): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
-  if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") return error.message.includes(`'${packageName}'`) || error.message.includes(`"${packageName}"`);
+  if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND")
+    return error.message.includes(`'${packageName}'`) || error.message.includes(`"${packageName}"`);
   // Bundlers and other runtimes word it their own way.
   return /cannot find (module|package)/i.test(error.message) && error.message.includes(packageName);
 }

@@ -1,7 +1,13 @@
 // The MCP server as an OAuth 2.1 protected resource: bearer tokens checked per request, scope challenges, RFC 9728 metadata.
 import type { JsonRpcMessage } from "../../jsonrpc.js";
 import type { AuthGrant } from "../../transport.js";
-import type { HttpAuthResult, HttpChallenge, HttpRequestInfo, HttpRoute, StreamableHttpServerOptions } from "../../transports/http-server.js";
+import type {
+  HttpAuthResult,
+  HttpChallenge,
+  HttpRequestInfo,
+  HttpRoute,
+  StreamableHttpServerOptions,
+} from "../../transports/http-server.js";
 import { limitOption } from "../../limits.js";
 import { isLoopbackAddress } from "../../transports/http-security.js";
 import { bearerRefusal, presentedToken } from "./bearer.js";
@@ -67,7 +73,8 @@ export function canonicalResource(resource: string): string {
   } catch {
     throw new TypeError(`resource must be an absolute URL, got ${JSON.stringify(resource)}`);
   }
-  if (url.hash !== "" || resource.includes("#") || url.search !== "") throw new TypeError("resource must have no fragment and no query");
+  if (url.hash !== "" || resource.includes("#") || url.search !== "")
+    throw new TypeError("resource must have no fragment and no query");
   if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackAddress(url.hostname))) {
     throw new TypeError("resource must be an https URL (http only on a loopback host)");
   }
@@ -82,7 +89,9 @@ export function canonicalResource(resource: string): string {
 export function protectedResourceMetadataUrls(resource: string): string[] {
   const url = new URL(canonicalResource(resource));
   const path = url.pathname === "/" ? "" : url.pathname;
-  return path === "" ? [`${url.origin}${WELL_KNOWN}`] : [`${url.origin}${WELL_KNOWN}${path}`, `${url.origin}${WELL_KNOWN}`];
+  return path === ""
+    ? [`${url.origin}${WELL_KNOWN}`]
+    : [`${url.origin}${WELL_KNOWN}${path}`, `${url.origin}${WELL_KNOWN}`];
 }
 
 /**
@@ -103,7 +112,12 @@ export function protectResource(options: ProtectedResourceOptions): ProtectedRes
   }
   if (typeof options.verifier?.verify !== "function") throw new TypeError("protectResource needs a verifier");
   const required = scopeTokens("requiredScopes", options.requiredScopes ?? []);
-  const supported = options.scopesSupported === undefined ? (required.length > 0 ? required : undefined) : scopeTokens("scopesSupported", options.scopesSupported);
+  const supported =
+    options.scopesSupported === undefined
+      ? required.length > 0
+        ? required
+        : undefined
+      : scopeTokens("scopesSupported", options.scopesSupported);
   const urls = protectedResourceMetadataUrls(resource);
   const metadataUrl = urls[0]!;
   const metadata: ProtectedResourceMetadata = Object.freeze({
@@ -125,10 +139,19 @@ export function protectResource(options: ProtectedResourceOptions): ProtectedRes
   const authenticate = async (request: HttpRequestInfo): Promise<HttpAuthResult> => {
     const presented = presentedToken(request.url, request.headers["authorization"]);
     if ("missing" in presented) {
-      return bearerRefusal({ scopes: required, resourceMetadata: metadataUrl, message: "Unauthorized: this server needs a bearer access token" });
+      return bearerRefusal({
+        scopes: required,
+        resourceMetadata: metadataUrl,
+        message: "Unauthorized: this server needs a bearer access token",
+      });
     }
     if ("malformed" in presented) {
-      return bearerRefusal({ error: "invalid_request", errorDescription: presented.malformed, resourceMetadata: metadataUrl, message: `Bad Request: ${presented.malformed}` });
+      return bearerRefusal({
+        error: "invalid_request",
+        errorDescription: presented.malformed,
+        resourceMetadata: metadataUrl,
+        message: `Bad Request: ${presented.malformed}`,
+      });
     }
     const token = presented.token;
     let verified: VerifiedToken;
@@ -137,8 +160,16 @@ export function protectResource(options: ProtectedResourceOptions): ProtectedRes
     } catch (error) {
       if (error instanceof InvalidTokenError) return invalidToken(scrub(error.message, token));
       // The verifier's error may quote the token (a custom one, or a library's): it is scrubbed, and no cause kept.
-      report(new Error(`Cannot verify access tokens: ${scrub(error instanceof Error ? error.message : String(error), token)}`));
-      return { status: 503, message: "Service Unavailable: the access token cannot be verified now", headers: { "retry-after": retryAfter } };
+      report(
+        new Error(
+          `Cannot verify access tokens: ${scrub(error instanceof Error ? error.message : String(error), token)}`,
+        ),
+      );
+      return {
+        status: 503,
+        message: "Service Unavailable: the access token cannot be verified now",
+        headers: { "retry-after": retryAfter },
+      };
     }
     const principal = options.principal ? options.principal(verified) : (verified.subject ?? verified.clientId);
     if (typeof principal !== "string" || principal === "") return invalidToken("The access token names no subject");
@@ -147,7 +178,13 @@ export function protectResource(options: ProtectedResourceOptions): ProtectedRes
   };
 
   const invalidToken = (description: string): HttpChallenge =>
-    bearerRefusal({ error: "invalid_token", errorDescription: description, scopes: required, resourceMetadata: metadataUrl, message: `Unauthorized: ${description}` });
+    bearerRefusal({
+      error: "invalid_token",
+      errorDescription: description,
+      scopes: required,
+      resourceMetadata: metadataUrl,
+      message: `Unauthorized: ${description}`,
+    });
 
   const insufficientScope = (granted: readonly string[], needed: readonly string[]): HttpChallenge => {
     // The recommended approach of the spec: what the token has plus what this request needs, so a client that
@@ -156,7 +193,13 @@ export function protectResource(options: ProtectedResourceOptions): ProtectedRes
     const scopes = [...new Set([...granted.filter(isScopeToken), ...needed])];
     const lacking = needed.filter((s) => !granted.includes(s));
     const description = `This request needs the scope${lacking.length === 1 ? "" : "s"} ${lacking.join(" ")}`;
-    return bearerRefusal({ error: "insufficient_scope", errorDescription: description, scopes, resourceMetadata: metadataUrl, message: `Forbidden: ${description}` });
+    return bearerRefusal({
+      error: "insufficient_scope",
+      errorDescription: description,
+      scopes,
+      resourceMetadata: metadataUrl,
+      message: `Forbidden: ${description}`,
+    });
   };
 
   const authorize = (message: JsonRpcMessage, grant: AuthGrant | undefined): HttpChallenge | undefined => {
@@ -177,7 +220,9 @@ function isScopeToken(scope: unknown): scope is string {
 /** Scope lists go into challenge headers unquoted: each must be an RFC 6749 scope-token. */
 function scopeTokens(name: string, scopes: readonly string[]): readonly string[] {
   if (!Array.isArray(scopes) || !scopes.every(isScopeToken)) {
-    throw new TypeError(`${name} must be a list of OAuth scope tokens (visible ASCII, no spaces, quotes or backslashes)`);
+    throw new TypeError(
+      `${name} must be a list of OAuth scope tokens (visible ASCII, no spaces, quotes or backslashes)`,
+    );
   }
   return Object.freeze([...new Set(scopes)]);
 }

@@ -46,7 +46,10 @@ export class InvalidTokenError extends Error {
 }
 
 /** The audience a verifier checks: the configured list, else the resource; false only when the app opted out. */
-export function expectedAudience(configured: string | readonly string[] | false | undefined, context: TokenVerificationContext): readonly string[] | false {
+export function expectedAudience(
+  configured: string | readonly string[] | false | undefined,
+  context: TokenVerificationContext,
+): readonly string[] | false {
   if (configured === false) return false;
   if (configured === undefined) return [context.resource];
   return typeof configured === "string" ? [configured] : configured;
@@ -57,7 +60,8 @@ export function expectedAudience(configured: string | readonly string[] | false 
  * lower-cased, default port and a lone trailing slash dropped), other identifiers exactly.
  */
 export function audienceMatches(aud: unknown, expected: readonly string[]): boolean {
-  const values = typeof aud === "string" ? [aud] : Array.isArray(aud) ? aud.filter((a): a is string => typeof a === "string") : [];
+  const values =
+    typeof aud === "string" ? [aud] : Array.isArray(aud) ? aud.filter((a): a is string => typeof a === "string") : [];
   const wanted = new Set(expected.map(comparableUri));
   return values.some((value) => wanted.has(comparableUri(value)));
 }
@@ -91,7 +95,8 @@ export function verifiedToken(claims: Readonly<Record<string, unknown>>): Verifi
     clientId: typeof claims.client_id === "string" && claims.client_id !== "" ? claims.client_id : undefined,
     scopes: scopesOf(claims),
     issuer: typeof claims.iss === "string" ? claims.iss : undefined,
-    audience: typeof aud === "string" ? [aud] : Array.isArray(aud) ? aud.filter((a): a is string => typeof a === "string") : [],
+    audience:
+      typeof aud === "string" ? [aud] : Array.isArray(aud) ? aud.filter((a): a is string => typeof a === "string") : [],
     expiresAt: typeof claims.exp === "number" ? claims.exp : undefined,
     claims,
   };

@@ -11,19 +11,27 @@ const cleanup = closeAfterEach(async () => {
 });
 
 async function authorize(options: { legacyDiscovery?: boolean } = {}): Promise<void> {
-  const oauth: OAuthClient = new OAuthClient({ clientMetadata: { redirect_uris: [REDIRECT] }, redirectToAuthorization: headlessUser(() => oauth) }, options);
+  const oauth: OAuthClient = new OAuthClient(
+    { clientMetadata: { redirect_uris: [REDIRECT] }, redirectToAuthorization: headlessUser(() => oauth) },
+    options,
+  );
   const client = await connectWith(world!.rs, oauth);
   cleanup(() => client.peer.close());
   await client.listTools();
 }
 
-const gets = (server: "as" | "rs") => world!.requests.filter((r) => r.server === server && r.method === "GET").map((r) => r.path);
+const gets = (server: "as" | "rs") =>
+  world!.requests.filter((r) => r.server === server && r.method === "GET").map((r) => r.path);
 
 describe("protected resource metadata", () => {
   it.each<[string, WorldOptions["prm"], string[]]>([
     ["only the URL the challenge names, when it names one", "header", ["/meta/resource.json"]],
     ["the well-known URI with the endpoint's path first", "path", ["/.well-known/oauth-protected-resource/mcp"]],
-    ["then the one at the root", "root", ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"]],
+    [
+      "then the one at the root",
+      "root",
+      ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"],
+    ],
   ])("is fetched from %s", async (_name, prm, expected) => {
     world = await startWorld({ prm });
     await authorize();
@@ -44,10 +52,22 @@ describe("authorization server metadata", () => {
     [
       "an issuer with a path: RFC 8414 inserted, OIDC inserted, OIDC appended",
       { issuerPath: "/tenant1", metadataAt: "oidc-appended" },
-      ["/.well-known/oauth-authorization-server/tenant1", "/.well-known/openid-configuration/tenant1", "/tenant1/.well-known/openid-configuration"],
+      [
+        "/.well-known/oauth-authorization-server/tenant1",
+        "/.well-known/openid-configuration/tenant1",
+        "/tenant1/.well-known/openid-configuration",
+      ],
     ],
-    ["an issuer with a path, OIDC inserted", { issuerPath: "/tenant1", metadataAt: "oidc-inserted" }, ["/.well-known/oauth-authorization-server/tenant1", "/.well-known/openid-configuration/tenant1"]],
-    ["an issuer without a path: RFC 8414, then OIDC", { metadataAt: "oidc-appended" }, ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"]],
+    [
+      "an issuer with a path, OIDC inserted",
+      { issuerPath: "/tenant1", metadataAt: "oidc-inserted" },
+      ["/.well-known/oauth-authorization-server/tenant1", "/.well-known/openid-configuration/tenant1"],
+    ],
+    [
+      "an issuer without a path: RFC 8414, then OIDC",
+      { metadataAt: "oidc-appended" },
+      ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"],
+    ],
   ])("is looked for, for %s, in that order until found", async (_name, options, expected) => {
     world = await startWorld(options);
     await authorize();
@@ -57,10 +77,19 @@ describe("authorization server metadata", () => {
 
 describe("2025-03-26 servers (no protected resource metadata)", () => {
   it("finds the authorization server's metadata at the MCP server's origin, whose issuer may carry a path there", async () => {
-    world = await startWorld({ prm: "none", sameOrigin: true, metadata: (d) => ({ ...d, issuer: `${d.issuer as string}/oauth` }) });
+    world = await startWorld({
+      prm: "none",
+      sameOrigin: true,
+      metadata: (d) => ({ ...d, issuer: `${d.issuer as string}/oauth` }),
+    });
     await authorize();
     const paths = world.requests.filter((r) => r.method === "GET").map((r) => r.path);
-    expect(paths).toEqual(["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource", "/.well-known/oauth-authorization-server", "/authorize"]);
+    expect(paths).toEqual([
+      "/.well-known/oauth-protected-resource/mcp",
+      "/.well-known/oauth-protected-resource",
+      "/.well-known/oauth-authorization-server",
+      "/authorize",
+    ]);
     expect(world.authorizations[0]!.resource).toBe(world.rs);
   });
 

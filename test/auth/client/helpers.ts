@@ -107,7 +107,8 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 function headersOf(req: IncomingMessage): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : value;
+  for (const [name, value] of Object.entries(req.headers))
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : value;
   return out;
 }
 
@@ -120,7 +121,12 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
   const codes = new Map<string, { query: Record<string, string> }>();
   const authorizations: Record<string, string>[] = [];
   for (const [client_id, client_secret] of Object.entries(options.clients ?? {})) {
-    registered.push({ client_id, client_secret, token_endpoint_auth_method: client_secret === undefined ? "none" : "client_secret_basic", metadata: {} });
+    registered.push({
+      client_id,
+      client_secret,
+      token_endpoint_auth_method: client_secret === undefined ? "none" : "client_secret_basic",
+      metadata: {},
+    });
   }
   let rsUrl = "";
   let asOrigin = "";
@@ -134,8 +140,20 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     return value;
   };
 
-  function record(server: "as" | "rs", req: IncomingMessage, url: URL, body: Record<string, unknown> | undefined): void {
-    requests.push({ server, method: req.method ?? "", path: url.pathname, query: Object.fromEntries(url.searchParams), headers: headersOf(req), body });
+  function record(
+    server: "as" | "rs",
+    req: IncomingMessage,
+    url: URL,
+    body: Record<string, unknown> | undefined,
+  ): void {
+    requests.push({
+      server,
+      method: req.method ?? "",
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers: headersOf(req),
+      body,
+    });
   }
 
   function metadataDocument(): Record<string, unknown> {
@@ -145,7 +163,12 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
       token_endpoint: `${asOrigin}/token`,
       registration_endpoint: `${asOrigin}/register`,
       response_types_supported: ["code"],
-      grant_types_supported: ["authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"],
+      grant_types_supported: [
+        "authorization_code",
+        "refresh_token",
+        "client_credentials",
+        "urn:ietf:params:oauth:grant-type:jwt-bearer",
+      ],
       code_challenge_methods_supported: ["S256"],
       token_endpoint_auth_methods_supported: ["none", "client_secret_basic", "client_secret_post", "private_key_jwt"],
     };
@@ -180,10 +203,21 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     const client = registered.find((c) => c.client_id === id);
     if (form.client_assertion !== undefined) {
       const [header, payload, signature] = form.client_assertion.split(".");
-      if (!options.assertionKey || header === undefined || payload === undefined || signature === undefined) return "bad assertion";
-      const ok = await crypto.subtle.verify({ name: "ECDSA", hash: "SHA-256" }, options.assertionKey, Buffer.from(signature, "base64url"), Buffer.from(`${header}.${payload}`));
-      const claims = JSON.parse(Buffer.from(payload, "base64url").toString()) as { iss?: string; sub?: string; aud?: string };
-      if (!ok || claims.iss !== form.client_id || claims.sub !== form.client_id || claims.aud !== issuer()) return "assertion not verified";
+      if (!options.assertionKey || header === undefined || payload === undefined || signature === undefined)
+        return "bad assertion";
+      const ok = await crypto.subtle.verify(
+        { name: "ECDSA", hash: "SHA-256" },
+        options.assertionKey,
+        Buffer.from(signature, "base64url"),
+        Buffer.from(`${header}.${payload}`),
+      );
+      const claims = JSON.parse(Buffer.from(payload, "base64url").toString()) as {
+        iss?: string;
+        sub?: string;
+        aud?: string;
+      };
+      if (!ok || claims.iss !== form.client_id || claims.sub !== form.client_id || claims.aud !== issuer())
+        return "assertion not verified";
       return client ?? { client_id: form.client_id!, token_endpoint_auth_method: "private_key_jwt", metadata: {} };
     }
     if (!client) return `unknown client ${id}`;
@@ -191,7 +225,13 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     return client;
   }
 
-  function issue(res: ServerResponse, client: string, scope: string, resource: string | undefined, withRefresh: boolean): void {
+  function issue(
+    res: ServerResponse,
+    client: string,
+    scope: string,
+    resource: string | undefined,
+    withRefresh: boolean,
+  ): void {
     const access = random("at");
     const ttl = options.tokenTtl ?? 3600;
     const grant: Issued = { scope, resource, client, expiresAt: Date.now() + ttl * 1000 };
@@ -209,19 +249,36 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
   const asListener = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? "/", asOrigin);
     const text = await readBody(req);
-    const form = (req.headers["content-type"] ?? "").includes("application/x-www-form-urlencoded") ? Object.fromEntries(new URLSearchParams(text)) : undefined;
-    const json = (req.headers["content-type"] ?? "").includes("application/json") && text !== "" ? (JSON.parse(text) as Record<string, unknown>) : undefined;
+    const form = (req.headers["content-type"] ?? "").includes("application/x-www-form-urlencoded")
+      ? Object.fromEntries(new URLSearchParams(text))
+      : undefined;
+    const json =
+      (req.headers["content-type"] ?? "").includes("application/json") && text !== ""
+        ? (JSON.parse(text) as Record<string, unknown>)
+        : undefined;
     record("as", req, url, form ?? json);
     const path = metadataPath();
     if (req.method === "GET" && path !== undefined && url.pathname === path) return send(res, 200, metadataDocument());
     if (req.method === "POST" && url.pathname === "/register") {
       const metadata = json ?? {};
-      const method = typeof metadata.token_endpoint_auth_method === "string" ? metadata.token_endpoint_auth_method : "client_secret_basic";
-      const client: Registered = { client_id: `client-${registered.length + 1}`, token_endpoint_auth_method: method, metadata };
+      const method =
+        typeof metadata.token_endpoint_auth_method === "string"
+          ? metadata.token_endpoint_auth_method
+          : "client_secret_basic";
+      const client: Registered = {
+        client_id: `client-${registered.length + 1}`,
+        token_endpoint_auth_method: method,
+        metadata,
+      };
       if (method !== "none") client.client_secret = random("secret");
       registered.push(client);
-      const answer: Record<string, unknown> = { ...metadata, client_id: client.client_id, token_endpoint_auth_method: method };
-      if (client.client_secret !== undefined) Object.assign(answer, { client_secret: client.client_secret, client_secret_expires_at: 0 });
+      const answer: Record<string, unknown> = {
+        ...metadata,
+        client_id: client.client_id,
+        token_endpoint_auth_method: method,
+      };
+      if (client.client_secret !== undefined)
+        Object.assign(answer, { client_secret: client.client_secret, client_secret_expires_at: 0 });
       return send(res, 201, answer);
     }
     if (req.method === "GET" && url.pathname === "/authorize") {
@@ -233,8 +290,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
         // A careless server that says too much: the client's own secret, as registered here.
         const secret = registered.find((c) => c.client_id === query.client_id)?.client_secret;
         if (secret !== undefined) back.searchParams.set("error_description", `denied for client secret ${secret}`);
-      }
-      else {
+      } else {
         const code = random("code");
         codes.set(code, { query });
         back.searchParams.set("code", code);
@@ -254,27 +310,57 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
         codes.delete(form.code ?? "");
         if (!entry) return send(res, 400, { error: "invalid_grant", error_description: "unknown code" });
         const { query } = entry;
-        const challenge = b64url(createHash("sha256").update(form.code_verifier ?? "").digest());
-        if (challenge !== query.code_challenge || query.code_challenge_method !== "S256") return send(res, 400, { error: "invalid_grant", error_description: "PKCE verification failed" });
-        if (form.redirect_uri !== query.redirect_uri || form.resource !== query.resource || client.client_id !== query.client_id) {
-          return send(res, 400, { error: "invalid_grant", error_description: "redirect_uri, resource or client differ from the authorization request" });
+        const challenge = b64url(
+          createHash("sha256")
+            .update(form.code_verifier ?? "")
+            .digest(),
+        );
+        if (challenge !== query.code_challenge || query.code_challenge_method !== "S256")
+          return send(res, 400, { error: "invalid_grant", error_description: "PKCE verification failed" });
+        if (
+          form.redirect_uri !== query.redirect_uri ||
+          form.resource !== query.resource ||
+          client.client_id !== query.client_id
+        ) {
+          return send(res, 400, {
+            error: "invalid_grant",
+            error_description: "redirect_uri, resource or client differ from the authorization request",
+          });
         }
-        return issue(res, client.client_id, options.grantedScope?.(query.scope ?? "") ?? query.scope ?? "", form.resource, true);
+        return issue(
+          res,
+          client.client_id,
+          options.grantedScope?.(query.scope ?? "") ?? query.scope ?? "",
+          form.resource,
+          true,
+        );
       }
       if (grant === "refresh_token") {
         const entry = refreshTokens.get(form.refresh_token ?? "");
-        if (!entry || options.refuseRefresh) return send(res, 400, { error: "invalid_grant", error_description: "refresh token refused" });
+        if (!entry || options.refuseRefresh)
+          return send(res, 400, { error: "invalid_grant", error_description: "refresh token refused" });
         refreshTokens.delete(form.refresh_token!);
         return issue(res, client.client_id, entry.scope, form.resource, true);
       }
       if (grant === "urn:ietf:params:oauth:grant-type:token-exchange") {
-        if (form.subject_token_type !== "urn:ietf:params:oauth:token-type:id_token" || form.requested_token_type !== "urn:ietf:params:oauth:token-type:id-jag" || !form.subject_token || !form.audience || !form.resource) {
+        if (
+          form.subject_token_type !== "urn:ietf:params:oauth:token-type:id_token" ||
+          form.requested_token_type !== "urn:ietf:params:oauth:token-type:id-jag" ||
+          !form.subject_token ||
+          !form.audience ||
+          !form.resource
+        ) {
           return send(res, 400, { error: "invalid_request", error_description: "not an ID-JAG token exchange" });
         }
-        return send(res, 200, { access_token: random("jag"), issued_token_type: "urn:ietf:params:oauth:token-type:id-jag", token_type: "N_A" });
+        return send(res, 200, {
+          access_token: random("jag"),
+          issued_token_type: "urn:ietf:params:oauth:token-type:id-jag",
+          token_type: "N_A",
+        });
       }
       if (grant === "client_credentials" || grant === "urn:ietf:params:oauth:grant-type:jwt-bearer") {
-        if (grant !== "client_credentials" && !form.assertion) return send(res, 400, { error: "invalid_request", error_description: "no assertion" });
+        if (grant !== "client_credentials" && !form.assertion)
+          return send(res, 400, { error: "invalid_request", error_description: "no assertion" });
         return issue(res, client.client_id, form.scope ?? "", form.resource, false);
       }
       return send(res, 400, { error: "unsupported_grant_type" });
@@ -282,12 +368,17 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     send(res, 404, { error: "not_found" });
   };
 
-  const prmPaths: Record<string, string> = { header: "/meta/resource.json", path: "/.well-known/oauth-protected-resource/mcp", root: "/.well-known/oauth-protected-resource" };
+  const prmPaths: Record<string, string> = {
+    header: "/meta/resource.json",
+    path: "/.well-known/oauth-protected-resource/mcp",
+    root: "/.well-known/oauth-protected-resource",
+  };
 
   const rsListener = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? "/", rsUrl);
     const text = await readBody(req);
-    const message = text === "" ? undefined : (JSON.parse(text) as { id?: unknown; method?: string; params?: { name?: string } });
+    const message =
+      text === "" ? undefined : (JSON.parse(text) as { id?: unknown; method?: string; params?: { name?: string } });
     record("rs", req, url, message as Record<string, unknown> | undefined);
     const origin = new URL(rsUrl).origin;
     if (req.method === "GET" && prm !== "none" && url.pathname === prmPaths[prm]) {
@@ -307,35 +398,72 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     const bearer = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "")?.[1];
     const grant = bearer === undefined ? undefined : issued.get(bearer);
     if (bearer === undefined || grant === undefined || grant.expiresAt <= Date.now() || options.revoked?.(bearer)) {
-      return send(res, 401, { error: "invalid_token" }, { "www-authenticate": challenge("invalid_token", options.challengeScope) });
+      return send(
+        res,
+        401,
+        { error: "invalid_token" },
+        { "www-authenticate": challenge("invalid_token", options.challengeScope) },
+      );
     }
     if (req.method === "GET") return send(res, 405, undefined);
     if (req.method === "DELETE") return send(res, 200, undefined);
     const method = message?.method ?? "";
-    const needs = options.required?.[method === "tools/call" ? `tools/call:${message?.params?.name ?? ""}` : method] ?? [];
+    const needs =
+      options.required?.[method === "tools/call" ? `tools/call:${message?.params?.name ?? ""}` : method] ?? [];
     const has = grant.scope.split(" ");
     if (!needs.every((s) => has.includes(s))) {
-      return send(res, 403, { error: "insufficient_scope" }, { "www-authenticate": challenge("insufficient_scope", needs.join(" ")) });
+      return send(
+        res,
+        403,
+        { error: "insufficient_scope" },
+        { "www-authenticate": challenge("insufficient_scope", needs.join(" ")) },
+      );
     }
     if (message?.id === undefined) return send(res, 202, undefined);
     const result =
       method === "initialize"
-        ? { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "protected", version: "0" } }
+        ? {
+            protocolVersion: "2025-11-25",
+            capabilities: { tools: {} },
+            serverInfo: { name: "protected", version: "0" },
+          }
         : method === "tools/list"
-          ? { tools: [{ name: "read", inputSchema: { type: "object" } }, { name: "write", inputSchema: { type: "object" } }] }
+          ? {
+              tools: [
+                { name: "read", inputSchema: { type: "object" } },
+                { name: "write", inputSchema: { type: "object" } },
+              ],
+            }
           : method === "tools/call"
-            ? { content: [{ type: "text", text: `${message.params?.name} by ${grant.client} with ${grant.scope || "no scope"}` }] }
+            ? {
+                content: [
+                  {
+                    type: "text",
+                    text: `${message.params?.name} by ${grant.client} with ${grant.scope || "no scope"}`,
+                  },
+                ],
+              }
             : {};
     send(res, 200, { jsonrpc: "2.0", id: message.id, result });
   };
 
-  const wrap = (listener: (req: IncomingMessage, res: ServerResponse) => Promise<void>) => (req: IncomingMessage, res: ServerResponse) => {
-    listener(req, res).catch((error: unknown) => send(res, 500, { error: "server_error", error_description: String(error) }));
-  };
+  const wrap =
+    (listener: (req: IncomingMessage, res: ServerResponse) => Promise<void>) =>
+    (req: IncomingMessage, res: ServerResponse) => {
+      listener(req, res).catch((error: unknown) =>
+        send(res, 500, { error: "server_error", error_description: String(error) }),
+      );
+    };
   const rsPaths = new Set(["/mcp", ...(prm === "none" ? [] : [prmPaths[prm]!])]);
-  const both = (req: IncomingMessage, res: ServerResponse) => (rsPaths.has(new URL(req.url ?? "/", rsUrl).pathname) ? rsListener(req, res) : asListener(req, res));
-  const rsServer: ListeningHttpServer = await listenHttp(wrap(options.sameOrigin ? both : rsListener), { host: "127.0.0.1", port: 0 });
-  const asServer: ListeningHttpServer | undefined = options.sameOrigin ? undefined : await listenHttp(wrap(asListener), { host: "127.0.0.1", port: 0 });
+  const both = (req: IncomingMessage, res: ServerResponse) =>
+    rsPaths.has(new URL(req.url ?? "/", rsUrl).pathname) ? rsListener(req, res) : asListener(req, res);
+  const rsServer: ListeningHttpServer = await listenHttp(wrap(options.sameOrigin ? both : rsListener), {
+    host: "127.0.0.1",
+    port: 0,
+  });
+  const asServer: ListeningHttpServer | undefined = options.sameOrigin
+    ? undefined
+    : await listenHttp(wrap(asListener), { host: "127.0.0.1", port: 0 });
   asOrigin = asServer?.origin ?? rsServer.origin;
   rsUrl = `${rsServer.origin}/mcp`;
   return {
@@ -347,7 +475,9 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     authorizations,
     secrets() {
       const sent = requests.flatMap((r) =>
-        ["code", "code_verifier", "client_secret", "client_assertion", "assertion", "subject_token", "refresh_token"].map((name) => r.body?.[name]).filter((v): v is string => typeof v === "string"),
+        ["code", "code_verifier", "client_secret", "client_assertion", "assertion", "subject_token", "refresh_token"]
+          .map((name) => r.body?.[name])
+          .filter((v): v is string => typeof v === "string"),
       );
       return [...new Set([...minted, ...sent])];
     },
@@ -370,9 +500,21 @@ export function headlessUser(getClient: () => OAuthClient): (url: URL) => Promis
 }
 
 /** An MCP client over Streamable HTTP with the authorizer; closed by the caller. */
-export async function connectWith(url: string, authorization: OAuthAuthorizer, errors: Error[] = []): Promise<Awaited<ReturnType<typeof Client.connect>>> {
-  const transport = new StreamableHttpClientTransport({ url, authorization, standaloneStream: "manual", terminateOnClose: false });
-  return Client.connect(transport, { clientInfo: { name: "auth-test", version: "0" }, onerror: (error) => errors.push(error) });
+export async function connectWith(
+  url: string,
+  authorization: OAuthAuthorizer,
+  errors: Error[] = [],
+): Promise<Awaited<ReturnType<typeof Client.connect>>> {
+  const transport = new StreamableHttpClientTransport({
+    url,
+    authorization,
+    standaloneStream: "manual",
+    terminateOnClose: false,
+  });
+  return Client.connect(transport, {
+    clientInfo: { name: "auth-test", version: "0" },
+    onerror: (error) => errors.push(error),
+  });
 }
 
 export const REDIRECT = "http://127.0.0.1:8976/callback";

@@ -22,7 +22,9 @@ function files(dir: string, suffix: string): string[] {
 
 /** Bare module specifiers of import/export statements, and of dynamic import() calls separately. */
 function specifiers(code: string): { static: string[]; dynamic: string[] } {
-  const statics = [...code.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']|^\s*import\s*["']([^"']+)["']/gm)].map((m) => (m[1] ?? m[2])!);
+  const statics = [
+    ...code.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']|^\s*import\s*["']([^"']+)["']/gm),
+  ].map((m) => (m[1] ?? m[2])!);
   const dynamics = [...code.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]!);
   return { static: statics, dynamic: dynamics };
 }
@@ -52,7 +54,9 @@ describe("mcpgen/auth client packaging", () => {
     const core = files(dist, ".js").filter((f) => !relative(dist, f).startsWith("auth"));
     const peers = core.flatMap((f) => {
       const s = specifiers(readFileSync(f, "utf8"));
-      return [...s.static, ...s.dynamic].filter((spec) => /^(oauth4webapi|jose)(\/|$)/.test(spec)).map((spec) => `${relative(dist, f)}: ${spec}`);
+      return [...s.static, ...s.dynamic]
+        .filter((spec) => /^(oauth4webapi|jose)(\/|$)/.test(spec))
+        .map((spec) => `${relative(dist, f)}: ${spec}`);
     });
     expect(core.length).toBeGreaterThan(20);
     expect(peers).toEqual([]);
@@ -72,7 +76,9 @@ describe("mcpgen/auth client packaging", () => {
       } catch (error) {
         console.log(JSON.stringify({ name: error.name, code: error.code, message: error.message }));
       }`;
-    const out = execFileSync(process.execPath, ["--import", hide, "--input-type=module", "-e", script], { encoding: "utf8" });
+    const out = execFileSync(process.execPath, ["--import", hide, "--input-type=module", "-e", script], {
+      encoding: "utf8",
+    });
     const result = JSON.parse(out) as { name: string; code: string; message: string };
     expect(result).toMatchObject({ name: "OAuthError", code: "missing_dependency" });
     expect(result.message).toContain("npm install oauth4webapi");

@@ -3,7 +3,13 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { describe, expect, it } from "vitest";
 import { listenHttp, type ListeningHttpServer } from "../../../runtime/transports/http-listen.js";
 import { closeAfterEach } from "../../kit/cleanup.js";
-import { HttpStatusError, StreamableHttpClientTransport, type HttpAuthChallenge, type HttpAuthorizer, type StreamableHttpClientOptions } from "../../../runtime/transports/http-client.js";
+import {
+  HttpStatusError,
+  StreamableHttpClientTransport,
+  type HttpAuthChallenge,
+  type HttpAuthorizer,
+  type StreamableHttpClientOptions,
+} from "../../../runtime/transports/http-client.js";
 import { initializeMessage } from "../../http/helpers.js";
 import { until } from "../../kit/timing.js";
 
@@ -31,7 +37,11 @@ async function endpoint(status = 401): Promise<{ url: string; seen: Seen[] }> {
       req.on("end", () => {
         seen.push({ method: req.method ?? "", authorization: req.headers.authorization });
         if (req.headers.authorization !== "Bearer good") {
-          res.writeHead(status, { "WWW-Authenticate": 'Bearer error="invalid_token", scope="a b"', "X-Extra": "1", "content-type": "application/json" });
+          res.writeHead(status, {
+            "WWW-Authenticate": 'Bearer error="invalid_token", scope="a b"',
+            "X-Extra": "1",
+            "content-type": "application/json",
+          });
           return void res.end('{"error":"invalid_token"}');
         }
         if (req.method === "GET") {
@@ -42,7 +52,13 @@ async function endpoint(status = 401): Promise<{ url: string; seen: Seen[] }> {
         const message = JSON.parse(body) as { id?: number };
         if (message.id === undefined) return void res.writeHead(202).end();
         res.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s1" });
-        res.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result: { protocolVersion: "2025-11-25", capabilities: {}, serverInfo: { name: "s", version: "0" } } }));
+        res.end(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: message.id,
+            result: { protocolVersion: "2025-11-25", capabilities: {}, serverInfo: { name: "s", version: "0" } },
+          }),
+        );
       });
     },
     { host: "127.0.0.1", port: 0 },
@@ -51,7 +67,9 @@ async function endpoint(status = 401): Promise<{ url: string; seen: Seen[] }> {
 }
 
 /** An authorizer that has no credentials until the first challenge, then `Bearer good` (or never, with `never`). */
-function authorizer(options: { never?: boolean; maxRetries?: number; answer?: (c: HttpAuthChallenge) => boolean | Promise<boolean> } = {}): HttpAuthorizer & { challenges: HttpAuthChallenge[] } {
+function authorizer(
+  options: { never?: boolean; maxRetries?: number; answer?: (c: HttpAuthChallenge) => boolean | Promise<boolean> } = {},
+): HttpAuthorizer & { challenges: HttpAuthChallenge[] } {
   let token: string | undefined;
   const challenges: HttpAuthChallenge[] = [];
   return {
@@ -97,10 +115,16 @@ describe.each(REQUESTERS)("with the %s requester", (_name, requester) => {
   });
 
   it("gives up after maxRetries retries (default 3) with the last HttpStatusError, its headers included", async () => {
-    for (const [maxRetries, sends] of [[undefined, 4], [1, 2], [0, 1]] as const) {
+    for (const [maxRetries, sends] of [
+      [undefined, 4],
+      [1, 2],
+      [0, 1],
+    ] as const) {
       const { url, seen } = await endpoint(403);
       const auth = authorizer({ never: true, maxRetries });
-      const error = await transport(url, { ...requester, authorization: auth }).send(initializeMessage(1)).catch((e: unknown) => e);
+      const error = await transport(url, { ...requester, authorization: auth })
+        .send(initializeMessage(1))
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(HttpStatusError);
       expect((error as HttpStatusError).status).toBe(403);
       expect((error as HttpStatusError).headers["www-authenticate"]).toContain("invalid_token");
@@ -119,12 +143,19 @@ describe("the authorization hook", () => {
     await t.send(initializeMessage(1));
     await t.openStandaloneStream();
     await t.terminateSession();
-    expect(seen.map((s) => `${s.method} ${s.authorization ?? "-"}`)).toEqual(["POST Bearer stale", "POST Bearer good", "GET Bearer good", "DELETE Bearer good"]);
+    expect(seen.map((s) => `${s.method} ${s.authorization ?? "-"}`)).toEqual([
+      "POST Bearer stale",
+      "POST Bearer good",
+      "GET Bearer good",
+      "DELETE Bearer good",
+    ]);
   });
 
   it("a challenge answered false fails the request at once with the HttpStatusError", async () => {
     const { url, seen } = await endpoint();
-    const error = await transport(url, { authorization: authorizer({ answer: () => false }) }).send(initializeMessage(1)).catch((e: unknown) => e);
+    const error = await transport(url, { authorization: authorizer({ answer: () => false }) })
+      .send(initializeMessage(1))
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ name: "HttpStatusError", status: 401 });
     expect(seen).toHaveLength(1);
   });
@@ -132,19 +163,26 @@ describe("the authorization hook", () => {
   it("a challenge that rejects fails the request with that reason", async () => {
     const { url } = await endpoint();
     const reason = new Error("the user closed the browser");
-    const error = await transport(url, { authorization: authorizer({ answer: () => Promise.reject(reason) }) }).send(initializeMessage(1)).catch((e: unknown) => e);
+    const error = await transport(url, { authorization: authorizer({ answer: () => Promise.reject(reason) }) })
+      .send(initializeMessage(1))
+      .catch((e: unknown) => e);
     expect(error).toBe(reason);
   });
 
   it.each([-1, 1.5, 101])("refuses maxRetries %s when the transport is made", (maxRetries) => {
-    expect(() => new StreamableHttpClientTransport({ url: "http://127.0.0.1:1/mcp", authorization: authorizer({ maxRetries }) })).toThrow(RangeError);
+    expect(
+      () =>
+        new StreamableHttpClientTransport({ url: "http://127.0.0.1:1/mcp", authorization: authorizer({ maxRetries }) }),
+    ).toThrow(RangeError);
   });
 });
 
 describe("HttpStatusError headers", () => {
   it("carries every response header with lower-case names, also without an authorizer", async () => {
     const { url } = await endpoint();
-    const error = await transport(url, {}).send(initializeMessage(1)).catch((e: unknown) => e);
+    const error = await transport(url, {})
+      .send(initializeMessage(1))
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(HttpStatusError);
     const { headers } = error as HttpStatusError;
     expect(headers["www-authenticate"]).toBe('Bearer error="invalid_token", scope="a b"');

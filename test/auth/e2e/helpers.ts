@@ -1,6 +1,13 @@
 // The end-to-end auth tests' pieces: our OAuth client with the harness's user, our protected server trusting oidc-provider, and a sweep for leaked tokens.
 import { vi } from "vitest";
-import { InMemoryOAuthStore, OAuthClient, type OAuthAuthorizer, type OAuthClientOptions, type StoredTokens, type TokenVerifier } from "../../../runtime/auth/index.js";
+import {
+  InMemoryOAuthStore,
+  OAuthClient,
+  type OAuthAuthorizer,
+  type OAuthClientOptions,
+  type StoredTokens,
+  type TokenVerifier,
+} from "../../../runtime/auth/index.js";
 import type { Approval, AuthorizationServer } from "../oidc/helpers.js";
 import { connectWith } from "../client/helpers.js";
 import { startProtectedServer, type ProtectedServer } from "../server/helpers.js";
@@ -28,7 +35,11 @@ export class Sweep {
 
   /** Records an error thrown or reported: its name, message, stack and every cause, as text. */
   error(error: unknown): void {
-    for (let e = error, depth = 0; e !== undefined && e !== null && depth < 8 && !this.seen.has(e); e = (e as { cause?: unknown }).cause, depth++) {
+    for (
+      let e = error, depth = 0;
+      e !== undefined && e !== null && depth < 8 && !this.seen.has(e);
+      e = (e as { cause?: unknown }).cause, depth++
+    ) {
       this.seen.add(e);
       if (e instanceof Error) this.texts.push(`${e.name}: ${e.message}\n${e.stack ?? ""}\n${safeJson(e)}`);
       else this.texts.push(typeof e === "string" ? e : safeJson(e));
@@ -51,7 +62,11 @@ export class Sweep {
   captureConsole(): () => void {
     const spies = (["log", "info", "warn", "error", "debug"] as const).map((level) =>
       vi.spyOn(console, level).mockImplementation((...args: unknown[]) => {
-        this.texts.push(args.map((a) => (typeof a === "string" ? a : a instanceof Error ? `${a.message}\n${a.stack}` : safeJson(a))).join(" "));
+        this.texts.push(
+          args
+            .map((a) => (typeof a === "string" ? a : a instanceof Error ? `${a.message}\n${a.stack}` : safeJson(a)))
+            .join(" "),
+        );
       }),
     );
     return () => spies.forEach((spy) => spy.mockRestore());
@@ -72,7 +87,9 @@ export class Sweep {
   leaks(): string[] {
     this.lists.forEach((list) => list.forEach((e) => this.error(e)));
     const found: string[] = [];
-    for (const token of this.tokens) for (const text of this.texts) if (text.includes(token)) found.push(`${token.slice(0, 6)}... in ${text.slice(0, 200)}`);
+    for (const token of this.tokens)
+      for (const text of this.texts)
+        if (text.includes(token)) found.push(`${token.slice(0, 6)}... in ${text.slice(0, 200)}`);
     return found;
   }
 }
@@ -109,7 +126,12 @@ export interface UserClient {
 }
 
 /** Our OAuthClient, its user played by the harness: each trip to the authorization server follows the next approval. */
-export function userClient(as: Pick<AuthorizationServer, "approve">, sweep: Sweep, approvals: Approval[] = [{}], options: OAuthClientOptions = {}): UserClient {
+export function userClient(
+  as: Pick<AuthorizationServer, "approve">,
+  sweep: Sweep,
+  approvals: Approval[] = [{}],
+  options: OAuthClientOptions = {},
+): UserClient {
   const store = new RecordingStore(sweep);
   const authorizations: URL[] = [];
   const queue = [...approvals];
@@ -129,13 +151,20 @@ export function userClient(as: Pick<AuthorizationServer, "approve">, sweep: Swee
 }
 
 /** Our MCP client over Streamable HTTP with the authorizer; its onerror output goes to the sweep. */
-export async function connectClient(url: string, authorization: OAuthAuthorizer, sweep: Sweep): Promise<Awaited<ReturnType<typeof connectWith>>> {
+export async function connectClient(
+  url: string,
+  authorization: OAuthAuthorizer,
+  sweep: Sweep,
+): Promise<Awaited<ReturnType<typeof connectWith>>> {
   return connectWith(url, authorization, sweep.watch([]));
 }
 
 /** Our protected server (tools whoami and admin, the latter needing mcp:admin) with every request needing mcp:tools. */
 export async function protectedServer(issuer: string, verifier: TokenVerifier, sweep: Sweep): Promise<ProtectedServer> {
-  const server = await startProtectedServer(issuer, sweep.recording(verifier), { requiredScopes: ["mcp:tools"], scopesSupported: ["mcp:tools", "mcp:admin"] });
+  const server = await startProtectedServer(issuer, sweep.recording(verifier), {
+    requiredScopes: ["mcp:tools"],
+    scopesSupported: ["mcp:tools", "mcp:admin"],
+  });
   sweep.watch(server.errors);
   return server;
 }

@@ -7,7 +7,13 @@ import { startAuthorizationServer, type AuthorizationServer } from "../oidc/help
 import { Sweep, connectClient, protectedServer, textOf, userClient } from "./helpers.js";
 import { closeAfterEach } from "../../kit/cleanup.js";
 
-const RESOURCE_SERVER = { client_id: "e2e-resource-server", client_secret: "e2e-resource-server-secret", grant_types: [], redirect_uris: [], response_types: [] };
+const RESOURCE_SERVER = {
+  client_id: "e2e-resource-server",
+  client_secret: "e2e-resource-server-secret",
+  grant_types: [],
+  redirect_uris: [],
+  response_types: [],
+};
 
 const sweep = new Sweep();
 let as: AuthorizationServer;
@@ -16,8 +22,11 @@ let restoreConsole: () => void;
 beforeAll(async () => {
   restoreConsole = sweep.captureConsole();
   as = await startAuthorizationServer({ accessTokenFormat: "opaque", clients: [RESOURCE_SERVER] });
-  const metadata = (await (await fetch(`${as.issuer}/.well-known/oauth-authorization-server`)).json()) as { introspection_endpoint?: unknown };
-  if (typeof metadata.introspection_endpoint !== "string") throw new Error("the provider advertises no introspection endpoint");
+  const metadata = (await (await fetch(`${as.issuer}/.well-known/oauth-authorization-server`)).json()) as {
+    introspection_endpoint?: unknown;
+  };
+  if (typeof metadata.introspection_endpoint !== "string")
+    throw new Error("the provider advertises no introspection endpoint");
   introspectionEndpoint = metadata.introspection_endpoint;
 });
 afterAll(async () => {
@@ -29,14 +38,23 @@ const cleanup = closeAfterEach();
 
 describe("our client -> our protected server with introspectionVerifier, oidc-provider issuing opaque tokens", () => {
   it("authorizes, and a tool call is served with the introspected subject and scope; a step-up works the same way", async () => {
-    const verifier = introspectionVerifier({ endpoint: introspectionEndpoint, clientId: RESOURCE_SERVER.client_id, clientSecret: RESOURCE_SERVER.client_secret, issuer: as.issuer });
+    const verifier = introspectionVerifier({
+      endpoint: introspectionEndpoint,
+      clientId: RESOURCE_SERVER.client_id,
+      clientSecret: RESOURCE_SERVER.client_secret,
+      issuer: as.issuer,
+    });
     const rs = await protectedServer(as.issuer, verifier, sweep);
     cleanup(() => rs.stop());
     const user = userClient(as, sweep, [{ login: "mallory" }]);
     const client = await connectClient(rs.url, user.oauth, sweep);
     cleanup(() => client.peer.close());
 
-    expect(JSON.parse(textOf(await client.callTool({ name: "whoami", arguments: {} })))).toEqual({ principal: "mallory", scopes: ["mcp:tools"], sub: "mallory" });
+    expect(JSON.parse(textOf(await client.callTool({ name: "whoami", arguments: {} })))).toEqual({
+      principal: "mallory",
+      scopes: ["mcp:tools"],
+      sub: "mallory",
+    });
     const token = (await user.store.getTokens(rs.url))!.access_token;
     expect(token.split(".")).toHaveLength(1);
     expect(textOf(await client.callTool({ name: "admin", arguments: {} }))).toBe("admin done");
@@ -45,22 +63,42 @@ describe("our client -> our protected server with introspectionVerifier, oidc-pr
   });
 
   it("a token the provider does not know is refused 401 invalid_token, naming our metadata", async () => {
-    const verifier = introspectionVerifier({ endpoint: introspectionEndpoint, clientId: RESOURCE_SERVER.client_id, clientSecret: RESOURCE_SERVER.client_secret, issuer: as.issuer });
+    const verifier = introspectionVerifier({
+      endpoint: introspectionEndpoint,
+      clientId: RESOURCE_SERVER.client_id,
+      clientSecret: RESOURCE_SERVER.client_secret,
+      issuer: as.issuer,
+    });
     const rs = await protectedServer(as.issuer, verifier, sweep);
     cleanup(() => rs.stop());
     const response = await fetch(rs.url, {
       method: "POST",
-      headers: { authorization: "Bearer not-issued-by-anyone", "content-type": "application/json", accept: "application/json, text/event-stream" },
+      headers: {
+        authorization: "Bearer not-issued-by-anyone",
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
     });
     expect(response.status).toBe(401);
-    expect(response.headers.get("www-authenticate")).toMatch(/^Bearer .*error="invalid_token".*resource_metadata="[^"]+\/\.well-known\/oauth-protected-resource\/mcp"/);
+    expect(response.headers.get("www-authenticate")).toMatch(
+      /^Bearer .*error="invalid_token".*resource_metadata="[^"]+\/\.well-known\/oauth-protected-resource\/mcp"/,
+    );
     await response.body?.cancel();
   });
 
   it("while introspection is unreachable (nothing listening) calls fail 503 and the server reports it; then the session goes on", async () => {
-    const live = introspectionVerifier({ endpoint: introspectionEndpoint, clientId: RESOURCE_SERVER.client_id, clientSecret: RESOURCE_SERVER.client_secret, issuer: as.issuer });
-    const dead = introspectionVerifier({ endpoint: `${await deadOrigin()}/introspect`, clientId: RESOURCE_SERVER.client_id, clientSecret: RESOURCE_SERVER.client_secret });
+    const live = introspectionVerifier({
+      endpoint: introspectionEndpoint,
+      clientId: RESOURCE_SERVER.client_id,
+      clientSecret: RESOURCE_SERVER.client_secret,
+      issuer: as.issuer,
+    });
+    const dead = introspectionVerifier({
+      endpoint: `${await deadOrigin()}/introspect`,
+      clientId: RESOURCE_SERVER.client_id,
+      clientSecret: RESOURCE_SERVER.client_secret,
+    });
     let current: TokenVerifier = live;
     const rs = await protectedServer(as.issuer, { verify: (token, context) => current.verify(token, context) }, sweep);
     cleanup(() => rs.stop());
@@ -76,7 +114,9 @@ describe("our client -> our protected server with introspectionVerifier, oidc-pr
     expect(rs.errors.map((e) => e.message)).toEqual([expect.stringContaining("Cannot verify access tokens")]);
 
     current = live;
-    expect(JSON.parse(textOf(await client.callTool({ name: "whoami", arguments: {} })))).toMatchObject({ principal: "niaj" });
+    expect(JSON.parse(textOf(await client.callTool({ name: "whoami", arguments: {} })))).toMatchObject({
+      principal: "niaj",
+    });
     expect(user.authorizations).toHaveLength(1);
   });
 

@@ -14,7 +14,10 @@ beforeAll(async () => {
   restoreConsole = sweep.captureConsole();
   // The SDK client's tokens go to the sweep as well.
   const save = MemoryOAuthProvider.prototype.saveTokens;
-  vi.spyOn(MemoryOAuthProvider.prototype, "saveTokens").mockImplementation(function (this: MemoryOAuthProvider, tokens) {
+  vi.spyOn(MemoryOAuthProvider.prototype, "saveTokens").mockImplementation(function (
+    this: MemoryOAuthProvider,
+    tokens,
+  ) {
     sweep.tokens.add(tokens.access_token);
     if (tokens.refresh_token !== undefined) sweep.tokens.add(tokens.refresh_token);
     save.call(this, tokens);
@@ -40,9 +43,17 @@ describe("the official SDK's client (its own OAuthClientProvider flow) -> our pr
     const rs = await ourServer();
     const session = await connectSdkClient(rs.url, as, { approval: { login: "ivan" } });
     cleanup(() => session.close());
-    expect(JSON.parse(textOf(await session.callTool("whoami")))).toEqual({ principal: "ivan", scopes: ["mcp:tools"], sub: "ivan" });
+    expect(JSON.parse(textOf(await session.callTool("whoami")))).toEqual({
+      principal: "ivan",
+      scopes: ["mcp:tools"],
+      sub: "ivan",
+    });
     expect(session.provider.authorizations).toHaveLength(1);
-    expect(Object.fromEntries(session.provider.authorizations[0]!.searchParams)).toMatchObject({ scope: "mcp:tools", resource: rs.url, code_challenge_method: "S256" });
+    expect(Object.fromEntries(session.provider.authorizations[0]!.searchParams)).toMatchObject({
+      scope: "mcp:tools",
+      resource: rs.url,
+      code_challenge_method: "S256",
+    });
     const clientId = session.provider.client!.client_id;
     const events = (await as.events()).filter((e) => e.clientId === clientId);
     expect(events.map((e) => e.event)).toEqual(["registration", "authorization", "grant"]);
@@ -59,7 +70,9 @@ describe("the official SDK's client (its own OAuthClientProvider flow) -> our pr
     await expect(session.callTool("admin")).rejects.toThrow("Server returned 403 after trying upscoping");
     expect(session.provider.authorizations).toHaveLength(1);
     const clientId = session.provider.client!.client_id;
-    const grants = (await as.events()).filter((e) => e.event === "grant" && e.clientId === clientId).map((e) => e.grantType);
+    const grants = (await as.events())
+      .filter((e) => e.event === "grant" && e.clientId === clientId)
+      .map((e) => e.grantType);
     expect(grants).toEqual(["authorization_code", "refresh_token"]);
     expect(JSON.parse(textOf(await session.callTool("whoami")))).toMatchObject({ principal: "alice" });
   });
@@ -81,8 +94,15 @@ describe("the official SDK's client stepping up on our 403, with an authorizatio
     cleanup(() => session.close());
     await session.callTool("whoami");
     expect(textOf(await session.callTool("admin"))).toBe("admin done");
-    expect(session.provider.authorizations.map((u) => u.searchParams.get("scope"))).toEqual(["mcp:tools", "mcp:tools mcp:admin"]);
-    expect(JSON.parse(textOf(await session.callTool("whoami")))).toEqual({ principal: "olivia", scopes: ["mcp:tools", "mcp:admin"], sub: "olivia" });
+    expect(session.provider.authorizations.map((u) => u.searchParams.get("scope"))).toEqual([
+      "mcp:tools",
+      "mcp:tools mcp:admin",
+    ]);
+    expect(JSON.parse(textOf(await session.callTool("whoami")))).toEqual({
+      principal: "olivia",
+      scopes: ["mcp:tools", "mcp:admin"],
+      sub: "olivia",
+    });
   });
 });
 
@@ -94,7 +114,10 @@ describe("our client -> the official SDK's protected server (requireBearerAuth)"
     const client = await connectClient(rs.url, user.oauth, sweep);
     cleanup(() => client.peer.close());
 
-    expect(JSON.parse(textOf(await client.callTool({ name: "whoami", arguments: {} })))).toEqual({ subject: "judy", scopes: ["mcp:tools"] });
+    expect(JSON.parse(textOf(await client.callTool({ name: "whoami", arguments: {} })))).toEqual({
+      subject: "judy",
+      scopes: ["mcp:tools"],
+    });
     expect(textOf(await client.callTool({ name: "admin_reset", arguments: {} }))).toBe("reset by judy");
 
     expect(user.authorizations.map((u) => [u.searchParams.get("scope"), u.searchParams.get("resource")])).toEqual([

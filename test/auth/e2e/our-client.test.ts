@@ -6,7 +6,13 @@ import type { ProtectedServer } from "../server/helpers.js";
 import { RecordingStore, Sweep, connectClient, protectedServer, textOf, userClient } from "./helpers.js";
 import { closeAfterEach } from "../../kit/cleanup.js";
 
-const MACHINE = { client_id: "e2e-machine", client_secret: "e2e-machine-secret-value", grant_types: ["client_credentials"], redirect_uris: [], response_types: [] };
+const MACHINE = {
+  client_id: "e2e-machine",
+  client_secret: "e2e-machine-secret-value",
+  grant_types: ["client_credentials"],
+  redirect_uris: [],
+  response_types: [],
+};
 // Tokens live 3 s: long enough for a flow, short enough to wait out.
 const TTL = 3;
 
@@ -38,7 +44,8 @@ async function connect(url: string, oauth: Parameters<typeof connectClient>[1]) 
 }
 
 type Who = { principal: string | null; scopes: string[] | null; sub: string | null };
-const whoami = async (client: Awaited<ReturnType<typeof connect>>): Promise<Who> => JSON.parse(textOf(await client.callTool({ name: "whoami", arguments: {} }))) as Who;
+const whoami = async (client: Awaited<ReturnType<typeof connect>>): Promise<Who> =>
+  JSON.parse(textOf(await client.callTool({ name: "whoami", arguments: {} }))) as Who;
 
 /** The provider's events for one client, as [event, grant type] pairs. */
 async function eventsOf(clientId: string) {
@@ -60,12 +67,20 @@ describe("our client -> our protected server, oidc-provider issuing JWT access t
 
     // One trip to the user, asking for the challenge's scope, for this resource, with S256.
     expect(user.authorizations).toHaveLength(1);
-    expect(Object.fromEntries(user.authorizations[0]!.searchParams)).toMatchObject({ response_type: "code", scope: "mcp:tools offline_access", resource: rs.url, code_challenge_method: "S256" });
+    expect(Object.fromEntries(user.authorizations[0]!.searchParams)).toMatchObject({
+      response_type: "code",
+      scope: "mcp:tools offline_access",
+      resource: rs.url,
+      code_challenge_method: "S256",
+    });
     expect(as.consents.at(-1)).toMatchObject({ login: "erin" });
     const clientId = await clientIdOf(user.store);
     const events = await eventsOf(clientId);
     expect(events.map((e) => e.event)).toEqual(["registration", "authorization", "grant"]);
-    expect(events[0]).toMatchObject({ tokenEndpointAuthMethod: "none", grantTypes: ["authorization_code", "refresh_token"] });
+    expect(events[0]).toMatchObject({
+      tokenEndpointAuthMethod: "none",
+      grantTypes: ["authorization_code", "refresh_token"],
+    });
     expect(events[2]).toMatchObject({ grantType: "authorization_code", resource: rs.url, clientAuthMethod: "none" });
     const tokens = await user.store.getTokens(rs.url);
     expect(tokens).toMatchObject({ issuer: as.issuer, resource: rs.url, refresh_token: expect.any(String) });
@@ -99,7 +114,10 @@ describe("our client -> our protected server, oidc-provider issuing JWT access t
     expect(await whoami(client)).toMatchObject({ scopes: ["mcp:tools"] });
 
     expect(textOf(await client.callTool({ name: "admin", arguments: {} }))).toBe("admin done");
-    expect(user.authorizations.map((u) => u.searchParams.get("scope"))).toEqual(["mcp:tools offline_access", "mcp:tools mcp:admin offline_access"]);
+    expect(user.authorizations.map((u) => u.searchParams.get("scope"))).toEqual([
+      "mcp:tools offline_access",
+      "mcp:tools mcp:admin offline_access",
+    ]);
     // oidc-provider offers offline_access only to OpenID requests; the refresh token comes regardless.
     expect(as.consents.slice(-2).map((c) => [c.login, c.granted.sort()])).toEqual([
       ["grace", ["mcp:tools"]],
@@ -126,11 +144,26 @@ describe("our client -> our protected server, oidc-provider issuing JWT access t
 
   it("a machine client (client_credentials, pre-registered, client_secret_basic): the principal is its client id", async () => {
     const rs = await server();
-    const machine = new ClientCredentialsClient({ clientId: MACHINE.client_id, clientSecret: MACHINE.client_secret, store: new RecordingStore(sweep) });
+    const machine = new ClientCredentialsClient({
+      clientId: MACHINE.client_id,
+      clientSecret: MACHINE.client_secret,
+      store: new RecordingStore(sweep),
+    });
     const client = await connect(rs.url, machine);
-    expect(await whoami(client)).toEqual({ principal: MACHINE.client_id, scopes: ["mcp:tools"], sub: MACHINE.client_id });
+    expect(await whoami(client)).toEqual({
+      principal: MACHINE.client_id,
+      scopes: ["mcp:tools"],
+      sub: MACHINE.client_id,
+    });
     const grants = (await eventsOf(MACHINE.client_id)).filter((e) => e.event === "grant");
-    expect(grants).toEqual([expect.objectContaining({ grantType: "client_credentials", resource: rs.url, scope: "mcp:tools", clientAuthMethod: "client_secret_basic" })]);
+    expect(grants).toEqual([
+      expect.objectContaining({
+        grantType: "client_credentials",
+        resource: rs.url,
+        scope: "mcp:tools",
+        clientAuthMethod: "client_secret_basic",
+      }),
+    ]);
   });
 
   it("sweep: no access or refresh token of these flows appears in any error, onerror output or console line", () => {

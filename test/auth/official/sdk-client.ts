@@ -3,7 +3,11 @@ import { randomBytes } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Approval, AuthorizationServer } from "../oidc/helpers.js";
 
@@ -80,7 +84,11 @@ export interface SdkClientSession {
  * after sending the user away; the user has then already been through the pages, so this finishes the flow
  * with the code from the redirect (checking `state`) and tries again, as an app's callback handler would.
  */
-export async function connectSdkClient(serverUrl: string, authorizationServer: Pick<AuthorizationServer, "approve">, options: SdkClientOptions = {}): Promise<SdkClientSession> {
+export async function connectSdkClient(
+  serverUrl: string,
+  authorizationServer: Pick<AuthorizationServer, "approve">,
+  options: SdkClientOptions = {},
+): Promise<SdkClientSession> {
   const { approval, maxAuthorizations = 3 } = options;
   const provider = new MemoryOAuthProvider((url) => authorizationServer.approve(url, approval), {
     client_name: "official-sdk-client",
@@ -99,11 +107,16 @@ export async function connectSdkClient(serverUrl: string, authorizationServer: P
         return await run();
       } catch (error) {
         const redirect = provider.pendingRedirect;
-        if (!(error instanceof UnauthorizedError) || redirect === undefined || attempt >= maxAuthorizations) throw error;
+        if (!(error instanceof UnauthorizedError) || redirect === undefined || attempt >= maxAuthorizations)
+          throw error;
         provider.pendingRedirect = undefined;
         const failure = redirect.searchParams.get("error");
-        if (failure) throw new Error(`authorization failed: ${failure} ${redirect.searchParams.get("error_description") ?? ""}`.trim());
-        if (redirect.searchParams.get("state") !== provider.lastState) throw new Error("the redirect's state is not the one sent");
+        if (failure)
+          throw new Error(
+            `authorization failed: ${failure} ${redirect.searchParams.get("error_description") ?? ""}`.trim(),
+          );
+        if (redirect.searchParams.get("state") !== provider.lastState)
+          throw new Error("the redirect's state is not the one sent");
         const code = redirect.searchParams.get("code");
         if (!code) throw new Error(`the redirect carries no code: ${redirect.href}`);
         await transport.finishAuth(code);
@@ -121,7 +134,8 @@ export async function connectSdkClient(serverUrl: string, authorizationServer: P
   return {
     client,
     provider,
-    callTool: (name, args = {}) => authorized(async () => (await client.callTool({ name, arguments: args })) as CallToolResult),
+    callTool: (name, args = {}) =>
+      authorized(async () => (await client.callTool({ name, arguments: args })) as CallToolResult),
     close: () => client.close(),
   };
 }

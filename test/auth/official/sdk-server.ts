@@ -7,7 +7,10 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { createMcpExpressApp } from "@modelcontextprotocol/sdk/server/express.js";
 import { requireBearerAuth } from "@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js";
-import { getOAuthProtectedResourceMetadataUrl, mcpAuthMetadataRouter } from "@modelcontextprotocol/sdk/server/auth/router.js";
+import {
+  getOAuthProtectedResourceMetadataUrl,
+  mcpAuthMetadataRouter,
+} from "@modelcontextprotocol/sdk/server/auth/router.js";
 import { InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { OAuthTokenVerifier } from "@modelcontextprotocol/sdk/server/auth/provider.js";
@@ -67,7 +70,10 @@ export function jwtVerifier(issuer: string, jwksUri: string, audience: string): 
 
 function toolServer(calls: SdkProtectedServer["calls"]): McpServer {
   const server = new McpServer({ name: "sdk-protected-fixture", version: "1.0.0" });
-  const principal = (authInfo: AuthInfo | undefined) => ({ subject: String(authInfo?.extra?.subject ?? ""), scopes: authInfo?.scopes ?? [] });
+  const principal = (authInfo: AuthInfo | undefined) => ({
+    subject: String(authInfo?.extra?.subject ?? ""),
+    scopes: authInfo?.scopes ?? [],
+  });
   server.registerTool("whoami", { description: "The caller's subject and scopes" }, async (extra) => {
     const who = principal(extra.authInfo);
     calls.push({ tool: "whoami", ...who });
@@ -84,7 +90,11 @@ function toolServer(calls: SdkProtectedServer["calls"]): McpServer {
 /** The scopes a POSTed JSON-RPC message needs: a tool's own, else the base scope. */
 function scopesFor(body: unknown): readonly string[] {
   const message = body as { method?: unknown; params?: { name?: unknown } } | undefined;
-  if (message?.method === "tools/call" && typeof message.params?.name === "string" && message.params.name in SDK_TOOL_SCOPES) {
+  if (
+    message?.method === "tools/call" &&
+    typeof message.params?.name === "string" &&
+    message.params.name in SDK_TOOL_SCOPES
+  ) {
     return SDK_TOOL_SCOPES[message.params.name as keyof typeof SDK_TOOL_SCOPES];
   }
   return BASE_SCOPES;
@@ -110,9 +120,17 @@ export async function startSdkProtectedServer(issuer: string): Promise<SdkProtec
       requireBearerAuth({ verifier, requiredScopes: [...scopes], resourceMetadataUrl, expectedResource: new URL(url) }),
     ]),
   );
-  const guard = (req: Request, res: ServerResponse, next: Next) => guards.get(scopesFor(req.body).join(" "))!(req, res, next);
+  const guard = (req: Request, res: ServerResponse, next: Next) =>
+    guards.get(scopesFor(req.body).join(" "))!(req, res, next);
 
-  app.use(mcpAuthMetadataRouter({ oauthMetadata, resourceServerUrl: new URL(url), scopesSupported: ["mcp:tools", "mcp:admin"], resourceName: "SDK fixture" }));
+  app.use(
+    mcpAuthMetadataRouter({
+      oauthMetadata,
+      resourceServerUrl: new URL(url),
+      scopesSupported: ["mcp:tools", "mcp:admin"],
+      resourceName: "SDK fixture",
+    }),
+  );
 
   const calls: SdkProtectedServer["calls"] = [];
   const sessions = new Map<string, StreamableHTTPServerTransport>();
@@ -125,7 +143,10 @@ export async function startSdkProtectedServer(issuer: string): Promise<SdkProtec
         res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32000, message: "no such session" } }));
         return;
       }
-      const created = new StreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, onsessioninitialized: (id) => void sessions.set(id, created) });
+      const created = new StreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        onsessioninitialized: (id) => void sessions.set(id, created),
+      });
       created.onclose = () => void (created.sessionId && sessions.delete(created.sessionId));
       await toolServer(calls).connect(created);
       transport = created;

@@ -22,18 +22,40 @@ const initialize = {
 async function post(url: string, body: unknown, token?: string): Promise<Response> {
   return fetch(url, {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
     body: JSON.stringify(body),
   });
 }
 
 /** A client_credentials token from the authorization server, for raw requests. */
 async function machineToken(issuer: string, resource: string, scope: string): Promise<string> {
-  const as = await oauth.processDiscoveryResponse(new URL(issuer), await oauth.discoveryRequest(new URL(issuer), insecure));
-  const registered = await oauth.processDynamicClientRegistrationResponse(
-    await oauth.dynamicClientRegistrationRequest(as, { grant_types: ["client_credentials"], redirect_uris: [], response_types: [], token_endpoint_auth_method: "client_secret_basic" }, insecure),
+  const as = await oauth.processDiscoveryResponse(
+    new URL(issuer),
+    await oauth.discoveryRequest(new URL(issuer), insecure),
   );
-  const response = await oauth.clientCredentialsGrantRequest(as, registered, oauth.ClientSecretBasic(String(registered.client_secret)), { scope, resource }, insecure);
+  const registered = await oauth.processDynamicClientRegistrationResponse(
+    await oauth.dynamicClientRegistrationRequest(
+      as,
+      {
+        grant_types: ["client_credentials"],
+        redirect_uris: [],
+        response_types: [],
+        token_endpoint_auth_method: "client_secret_basic",
+      },
+      insecure,
+    ),
+  );
+  const response = await oauth.clientCredentialsGrantRequest(
+    as,
+    registered,
+    oauth.ClientSecretBasic(String(registered.client_secret)),
+    { scope, resource },
+    insecure,
+  );
   return (await oauth.processClientCredentialsResponse(as, registered, response)).access_token;
 }
 
@@ -78,7 +100,12 @@ describe("official SDK protected server (requireBearerAuth, mcpAuthMetadataRoute
   });
 
   it.each([
-    { case: "another resource's token", resource: "http://127.0.0.1:1/elsewhere", token: undefined, description: "token aud claim invalid" },
+    {
+      case: "another resource's token",
+      resource: "http://127.0.0.1:1/elsewhere",
+      token: undefined,
+      description: "token aud claim invalid",
+    },
     { case: "a token that is not a JWT", resource: undefined, token: "opaque-value", description: "invalid token" },
   ])("refuses $case with 401 invalid_token", async ({ resource, token, description }) => {
     const server = await sdkServer(as.issuer);
@@ -100,7 +127,13 @@ describe("official SDK protected server (requireBearerAuth, mcpAuthMetadataRoute
     const call = (name: string) =>
       fetch(server.url, {
         method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${token}`, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" },
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          authorization: `Bearer ${token}`,
+          "mcp-session-id": session,
+          "mcp-protocol-version": "2025-11-25",
+        },
         body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name, arguments: {} } }),
       });
     const allowed = await call("whoami");
@@ -122,24 +155,44 @@ describe("official SDK client (its OAuthClientProvider flow) -> official SDK pro
   });
   afterAll(() => as?.stop());
 
-  it.each(["none", "client_secret_basic", "client_secret_post"])("%s client: discovers, registers, sends the user to sign in and consent, exchanges the code and calls a tool", async (method) => {
-    const server = await sdkServer(as.issuer);
-    const session = await sdkClient(server.url, as, { approval: { login: "carol" }, clientMetadata: { token_endpoint_auth_method: method } });
-    expect(JSON.parse(textOf(await session.callTool("whoami")))).toEqual({ subject: "carol", scopes: ["mcp:tools"] });
+  it.each(["none", "client_secret_basic", "client_secret_post"])(
+    "%s client: discovers, registers, sends the user to sign in and consent, exchanges the code and calls a tool",
+    async (method) => {
+      const server = await sdkServer(as.issuer);
+      const session = await sdkClient(server.url, as, {
+        approval: { login: "carol" },
+        clientMetadata: { token_endpoint_auth_method: method },
+      });
+      expect(JSON.parse(textOf(await session.callTool("whoami")))).toEqual({ subject: "carol", scopes: ["mcp:tools"] });
 
-    const [authorization] = session.provider.authorizations;
-    expect(session.provider.authorizations).toHaveLength(1);
-    expect(Object.fromEntries(authorization.searchParams)).toMatchObject({ scope: "mcp:tools", resource: server.url, code_challenge_method: "S256", response_type: "code" });
-    const clientId = session.provider.client!.client_id;
-    const events = (await as.events()).filter((e) => e.clientId === clientId);
-    expect(events.map((e) => e.event)).toEqual(["registration", "authorization", "grant"]);
-    expect(events[0]).toMatchObject({ tokenEndpointAuthMethod: method, grantTypes: ["authorization_code", "refresh_token"] });
-    expect(events[2]).toMatchObject({ grantType: "authorization_code", resource: server.url, clientAuthMethod: method });
-  });
+      const [authorization] = session.provider.authorizations;
+      expect(session.provider.authorizations).toHaveLength(1);
+      expect(Object.fromEntries(authorization.searchParams)).toMatchObject({
+        scope: "mcp:tools",
+        resource: server.url,
+        code_challenge_method: "S256",
+        response_type: "code",
+      });
+      const clientId = session.provider.client!.client_id;
+      const events = (await as.events()).filter((e) => e.clientId === clientId);
+      expect(events.map((e) => e.event)).toEqual(["registration", "authorization", "grant"]);
+      expect(events[0]).toMatchObject({
+        tokenEndpointAuthMethod: method,
+        grantTypes: ["authorization_code", "refresh_token"],
+      });
+      expect(events[2]).toMatchObject({
+        grantType: "authorization_code",
+        resource: server.url,
+        clientAuthMethod: method,
+      });
+    },
+  );
 
   it("a user who denies: the flow ends with access_denied and the server serves nothing", async () => {
     const server = await sdkServer(as.issuer);
-    await expect(connectSdkClient(server.url, as, { approval: { deny: true } })).rejects.toThrow("authorization failed: access_denied");
+    await expect(connectSdkClient(server.url, as, { approval: { deny: true } })).rejects.toThrow(
+      "authorization failed: access_denied",
+    );
     expect(server.calls).toEqual([]);
   });
 });
@@ -158,8 +211,13 @@ describe("official SDK client: refresh after expiry", () => {
     const first = session.provider.stored!;
     expect(first.refresh_token).toBeTypeOf("string");
     await untilExpired(first.access_token);
-    const refused = await fetch(server.url, { headers: { authorization: `Bearer ${first.access_token}`, accept: "text/event-stream" } });
-    expect([refused.status, refused.headers.get("www-authenticate")]).toEqual([401, expect.stringContaining('error_description="token expired"')]);
+    const refused = await fetch(server.url, {
+      headers: { authorization: `Bearer ${first.access_token}`, accept: "text/event-stream" },
+    });
+    expect([refused.status, refused.headers.get("www-authenticate")]).toEqual([
+      401,
+      expect.stringContaining('error_description="token expired"'),
+    ]);
 
     expect(JSON.parse(textOf(await session.callTool("whoami")))).toEqual({ subject: "alice", scopes: ["mcp:tools"] });
     expect(session.provider.stored!.access_token).not.toBe(first.access_token);
@@ -183,7 +241,8 @@ describe("official SDK client: step-up on 403 insufficient_scope", () => {
     started.push(as);
     return as;
   };
-  const scopesAsked = (session: SdkClientSession) => session.provider.authorizations.map((url) => url.searchParams.get("scope"));
+  const scopesAsked = (session: SdkClientSession) =>
+    session.provider.authorizations.map((url) => url.searchParams.get("scope"));
 
   it("re-authorizes with the challenged scopes and retries the call, when it holds no refresh token and its registered scope does not bind it", async () => {
     const as = await authorizationServer({ refreshTokens: "offline_access", ignoreRegisteredScope: true });
@@ -221,4 +280,3 @@ describe("official SDK client: step-up on 403 insufficient_scope", () => {
     expect(events.at(-1)).toMatchObject({ event: "authorization.error", error: "invalid_scope" });
   });
 });
-

@@ -105,7 +105,10 @@ process.once("exit", () => running.forEach((child) => child.kill("SIGKILL")));
 /** Starts oidc-provider on 127.0.0.1; resolves once its discovery document answers with its issuer. */
 export async function startAuthorizationServer(options: AuthorizationServerOptions = {}): Promise<AuthorizationServer> {
   const { startupTimeoutMs = 20_000, ...programOptions } = options;
-  const child = spawn(NODE22, [PROGRAM, JSON.stringify(programOptions)], { cwd: repoRoot, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(NODE22, [PROGRAM, JSON.stringify(programOptions)], {
+    cwd: repoRoot,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   running.add(child);
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   void exited.then(() => running.delete(child));
@@ -148,14 +151,28 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
 
   try {
     const issuer = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the authorization server did not start in ${startupTimeoutMs} ms; stderr:\n${stderr}`)), startupTimeoutMs);
-      child.once("error", (error) => reject(new Error(`the authorization server could not be started: ${error.message}`)));
-      void exited.then(() => reject(new Error(`the authorization server exited (${child.exitCode ?? child.signalCode}) before answering discovery; stderr:\n${stderr}`)));
+      const timer = setTimeout(
+        () => reject(new Error(`the authorization server did not start in ${startupTimeoutMs} ms; stderr:\n${stderr}`)),
+        startupTimeoutMs,
+      );
+      child.once("error", (error) =>
+        reject(new Error(`the authorization server could not be started: ${error.message}`)),
+      );
+      void exited.then(() =>
+        reject(
+          new Error(
+            `the authorization server exited (${child.exitCode ?? child.signalCode}) before answering discovery; stderr:\n${stderr}`,
+          ),
+        ),
+      );
       void issuerLine
         .then(async (issuer) => {
           const response = await fetch(`${issuer}/.well-known/openid-configuration`);
           const metadata = (await response.json()) as { issuer?: unknown };
-          if (metadata.issuer !== issuer) throw new Error(`discovery answered ${response.status} with issuer ${String(metadata.issuer)}, not ${issuer}`);
+          if (metadata.issuer !== issuer)
+            throw new Error(
+              `discovery answered ${response.status} with issuer ${String(metadata.issuer)}, not ${issuer}`,
+            );
           return issuer;
         })
         .then(resolve, reject)
@@ -199,7 +216,10 @@ interface Form {
 }
 
 const decode = (text: string): string =>
-  text.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code))).replace(/&quot;/g, '"').replace(/&amp;/g, "&");
+  text
+    .replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)))
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, "&");
 
 function attributes(tag: string): Map<string, string> {
   const found = new Map<string, string>();
@@ -213,7 +233,12 @@ function formsOf(html: string): Form[] {
     action: attributes(head).get("action") ?? "",
     fields: [...body.matchAll(/<input\b([^>]*)>/g)].map(([, tag]) => {
       const a = attributes(tag);
-      return { name: a.get("name") ?? "", value: a.get("value") ?? "", type: a.get("type") ?? "text", checked: a.has("checked") };
+      return {
+        name: a.get("name") ?? "",
+        value: a.get("value") ?? "",
+        type: a.get("type") ?? "text",
+        checked: a.has("checked"),
+      };
     }),
   }));
 }
@@ -222,7 +247,8 @@ function formsOf(html: string): Form[] {
 async function playUser(issuer: string, start: URL, approval: Approval): Promise<{ redirect: URL; consent?: Consent }> {
   const { login = "alice", password = "correct horse", deny = false } = approval;
   const base = new URL(issuer);
-  const under = (url: URL): boolean => url.origin === base.origin && (url.pathname + "/").startsWith(base.pathname.replace(/\/?$/, "/"));
+  const under = (url: URL): boolean =>
+    url.origin === base.origin && (url.pathname + "/").startsWith(base.pathname.replace(/\/?$/, "/"));
   const jar = new Map<string, string>();
   let consent: Consent | undefined;
   let next: { url: URL; form?: URLSearchParams } = { url: start };
@@ -254,7 +280,10 @@ async function playUser(issuer: string, start: URL, approval: Approval): Promise
       continue;
     }
     const html = await response.text();
-    if (response.status !== 200) throw new Error(`the authorization server answered ${response.status} at ${next.url.pathname}: ${html.slice(0, 2000)}`);
+    if (response.status !== 200)
+      throw new Error(
+        `the authorization server answered ${response.status} at ${next.url.pathname}: ${html.slice(0, 2000)}`,
+      );
     const forms = formsOf(html);
     const prompt = (form: Form): string | undefined => form.fields.find((f) => f.name === "prompt")?.value;
     const signIn = forms.find((f) => prompt(f) === "login");
@@ -270,9 +299,12 @@ async function playUser(issuer: string, start: URL, approval: Approval): Promise
         next = { url: new URL(refuse.action, next.url), form: new URLSearchParams() };
         continue;
       }
-      const granted = approval.scopes ? [...approval.scopes] : allow.fields.filter((f) => f.type === "checkbox" && f.checked).map((f) => f.value);
+      const granted = approval.scopes
+        ? [...approval.scopes]
+        : allow.fields.filter((f) => f.type === "checkbox" && f.checked).map((f) => f.value);
       const missing = granted.filter((s) => !offered.includes(s));
-      if (missing.length) throw new Error(`the consent page offers ${offered.join(" ") || "no scopes"}, not ${missing.join(" ")}`);
+      if (missing.length)
+        throw new Error(`the consent page offers ${offered.join(" ") || "no scopes"}, not ${missing.join(" ")}`);
       consent = { login, offered, granted };
       const form = new URLSearchParams({ prompt: "consent" });
       granted.forEach((s) => form.append("scope", s));
@@ -292,7 +324,9 @@ export async function untilExpired(accessToken: string): Promise<void> {
   const { exp } = decodeJwt(accessToken);
   if (typeof exp !== "number") throw new Error("the access token has no exp claim");
   const wait = exp * 1000 - Date.now() + 1000;
-  if (wait > 60_000) throw new Error(`the access token expires in ${Math.round(wait / 1000)} s: start the server with a short accessTokenTtl`);
+  if (wait > 60_000)
+    throw new Error(
+      `the access token expires in ${Math.round(wait / 1000)} s: start the server with a short accessTokenTtl`,
+    );
   if (wait > 0) await sleep(wait);
 }
-

@@ -31,7 +31,11 @@ async function discover(issuer: string): Promise<oauth.AuthorizationServer> {
 }
 
 async function register(as: oauth.AuthorizationServer, metadata: Partial<oauth.Client>): Promise<oauth.Client> {
-  const response = await oauth.dynamicClientRegistrationRequest(as, { redirect_uris: [REDIRECT_URI], ...metadata }, insecure);
+  const response = await oauth.dynamicClientRegistrationRequest(
+    as,
+    { redirect_uris: [REDIRECT_URI], ...metadata },
+    insecure,
+  );
   return oauth.processDynamicClientRegistrationResponse(response);
 }
 
@@ -39,7 +43,9 @@ function clientAuth(client: oauth.Client): oauth.ClientAuth {
   const secret = client.client_secret;
   if (client.token_endpoint_auth_method === "none") return oauth.None();
   if (typeof secret !== "string") throw new Error("a confidential client without a secret");
-  return client.token_endpoint_auth_method === "client_secret_post" ? oauth.ClientSecretPost(secret) : oauth.ClientSecretBasic(secret);
+  return client.token_endpoint_auth_method === "client_secret_post"
+    ? oauth.ClientSecretPost(secret)
+    : oauth.ClientSecretBasic(secret);
 }
 
 /** The authorization code flow with PKCE S256 and a resource indicator, the user played by the harness. */
@@ -71,17 +77,34 @@ async function authorize(
   const redirect = await server.approve(url, approval);
   expect(redirect.origin + redirect.pathname).toBe(REDIRECT_URI);
   const params = oauth.validateAuthResponse(as, client, redirect, state);
-  const response = await oauth.authorizationCodeGrantRequest(as, client, clientAuth(client), params, REDIRECT_URI, verifier, {
-    ...insecure,
-    additionalParameters: { resource },
-  });
+  const response = await oauth.authorizationCodeGrantRequest(
+    as,
+    client,
+    clientAuth(client),
+    params,
+    REDIRECT_URI,
+    verifier,
+    {
+      ...insecure,
+      additionalParameters: { resource },
+    },
+  );
   return oauth.processAuthorizationCodeResponse(as, client, response);
 }
 
 /** The access token checked as a resource server would: signature against the JWKS, issuer, audience, expiry, type. */
-async function verifyAccessToken(as: oauth.AuthorizationServer, token: string, audience = RESOURCE): Promise<JWTPayload> {
+async function verifyAccessToken(
+  as: oauth.AuthorizationServer,
+  token: string,
+  audience = RESOURCE,
+): Promise<JWTPayload> {
   const jwks = createRemoteJWKSet(new URL(as.jwks_uri!));
-  const { payload } = await jwtVerify(token, jwks, { issuer: as.issuer, audience, typ: "at+jwt", algorithms: ["RS256"] });
+  const { payload } = await jwtVerify(token, jwks, {
+    issuer: as.issuer,
+    audience,
+    typ: "at+jwt",
+    algorithms: ["RS256"],
+  });
   return payload;
 }
 
@@ -89,13 +112,27 @@ describe("authorization server (oidc-provider) driven with oauth4webapi", () => 
   let server: AuthorizationServer;
   let as: oauth.AuthorizationServer;
   beforeAll(async () => {
-    server = await startAuthorizationServer({ clients: [{ client_id: "machine", client_secret: "machine-secret", grant_types: ["client_credentials"], redirect_uris: [], response_types: [], scope: "mcp:tools" }] });
+    server = await startAuthorizationServer({
+      clients: [
+        {
+          client_id: "machine",
+          client_secret: "machine-secret",
+          grant_types: ["client_credentials"],
+          redirect_uris: [],
+          response_types: [],
+          scope: "mcp:tools",
+        },
+      ],
+    });
     as = await discover(server.issuer);
   });
   afterAll(() => server?.stop());
 
   it("serves OIDC discovery and RFC 8414 metadata, the same document, with what MCP clients need", async () => {
-    const oidc = (await (await fetch(`${server.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+    const oidc = (await (await fetch(`${server.issuer}/.well-known/openid-configuration`)).json()) as Record<
+      string,
+      unknown
+    >;
     const rfc8414Response = await fetch(`${server.issuer}/.well-known/oauth-authorization-server`);
     expect(rfc8414Response.status).toBe(200);
     expect(await rfc8414Response.json()).toEqual(oidc);
@@ -116,20 +153,29 @@ describe("authorization server (oidc-provider) driven with oauth4webapi", () => 
       authorization_response_iss_parameter_supported: true,
       scopes_supported: ["openid", "offline_access", "mcp:tools", "mcp:admin"],
     });
-    expect(oidc.grant_types_supported).toEqual(expect.arrayContaining(["authorization_code", "refresh_token", "client_credentials"]));
-    expect(oidc.token_endpoint_auth_methods_supported).toEqual(expect.arrayContaining(["none", "client_secret_basic", "client_secret_post", "private_key_jwt"]));
+    expect(oidc.grant_types_supported).toEqual(
+      expect.arrayContaining(["authorization_code", "refresh_token", "client_credentials"]),
+    );
+    expect(oidc.token_endpoint_auth_methods_supported).toEqual(
+      expect.arrayContaining(["none", "client_secret_basic", "client_secret_post", "private_key_jwt"]),
+    );
     expect(oidc).not.toHaveProperty("client_id_metadata_document_supported");
   });
 
   it("registers public and confidential clients dynamically (RFC 7591, no initial access token)", async () => {
-    const pub = await register(as, { token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"] });
+    const pub = await register(as, {
+      token_endpoint_auth_method: "none",
+      grant_types: ["authorization_code", "refresh_token"],
+    });
     expect(pub).toMatchObject({ token_endpoint_auth_method: "none", redirect_uris: [REDIRECT_URI] });
     expect(pub.client_secret).toBeUndefined();
     const confidential = await register(as, { token_endpoint_auth_method: "client_secret_post" });
     expect(confidential.token_endpoint_auth_method).toBe("client_secret_post");
     expect(typeof confidential.client_secret).toBe("string");
     const events = await server.events();
-    expect(events.filter((e) => e.event === "registration").map((e) => e.clientId)).toEqual(expect.arrayContaining([pub.client_id, confidential.client_id]));
+    expect(events.filter((e) => e.event === "registration").map((e) => e.clientId)).toEqual(
+      expect.arrayContaining([pub.client_id, confidential.client_id]),
+    );
   });
 
   it("issues a JWT access token (RFC 9068) for the requested resource after the user signs in and consents", async () => {
@@ -139,13 +185,29 @@ describe("authorization server (oidc-provider) driven with oauth4webapi", () => 
     expect(tokens.scope).toBe("mcp:tools");
     expect(decodeProtectedHeader(tokens.access_token)).toMatchObject({ typ: "at+jwt", alg: "RS256" });
     const claims = await verifyAccessToken(as, tokens.access_token);
-    expect(claims).toMatchObject({ iss: server.issuer, aud: RESOURCE, sub: "bob", client_id: client.client_id, scope: "mcp:tools" });
+    expect(claims).toMatchObject({
+      iss: server.issuer,
+      aud: RESOURCE,
+      sub: "bob",
+      client_id: client.client_id,
+      scope: "mcp:tools",
+    });
     expect(claims.exp! - claims.iat!).toBe(3600);
     expect(server.consents.at(-1)).toEqual({ login: "bob", offered: ["mcp:tools"], granted: ["mcp:tools"] });
     const events = await server.events();
-    expect(events.filter((e) => e.clientId === client.client_id).map((e) => e.event)).toEqual(["registration", "authorization", "grant"]);
-    expect(events.find((e) => e.event === "authorization" && e.clientId === client.client_id)).toMatchObject({ resource: RESOURCE, codeChallengeMethod: "S256" });
-    expect(events.find((e) => e.event === "grant" && e.clientId === client.client_id)).toMatchObject({ grantType: "authorization_code", resource: RESOURCE });
+    expect(events.filter((e) => e.clientId === client.client_id).map((e) => e.event)).toEqual([
+      "registration",
+      "authorization",
+      "grant",
+    ]);
+    expect(events.find((e) => e.event === "authorization" && e.clientId === client.client_id)).toMatchObject({
+      resource: RESOURCE,
+      codeChallengeMethod: "S256",
+    });
+    expect(events.find((e) => e.event === "grant" && e.clientId === client.client_id)).toMatchObject({
+      grantType: "authorization_code",
+      resource: RESOURCE,
+    });
   });
 
   it("audience is exactly the resource indicator, so a token for one server fails another's audience check", async () => {
@@ -153,13 +215,22 @@ describe("authorization server (oidc-provider) driven with oauth4webapi", () => 
     const other = "http://127.0.0.1:4200/other";
     const tokens = await authorize(server, as, client, { resource: other });
     expect((await verifyAccessToken(as, tokens.access_token, other)).aud).toBe(other);
-    await expect(verifyAccessToken(as, tokens.access_token, RESOURCE)).rejects.toBeInstanceOf(joseErrors.JWTClaimValidationFailed);
+    await expect(verifyAccessToken(as, tokens.access_token, RESOURCE)).rejects.toBeInstanceOf(
+      joseErrors.JWTClaimValidationFailed,
+    );
   });
 
   it("the user may grant fewer scopes than asked for; the token carries only those", async () => {
     const client = await register(as, { token_endpoint_auth_method: "none" });
-    const tokens = await authorize(server, as, client, { scope: "mcp:tools mcp:admin", approval: { scopes: ["mcp:tools"] } });
-    expect(server.consents.at(-1)).toEqual({ login: "alice", offered: ["mcp:tools", "mcp:admin"], granted: ["mcp:tools"] });
+    const tokens = await authorize(server, as, client, {
+      scope: "mcp:tools mcp:admin",
+      approval: { scopes: ["mcp:tools"] },
+    });
+    expect(server.consents.at(-1)).toEqual({
+      login: "alice",
+      offered: ["mcp:tools", "mcp:admin"],
+      granted: ["mcp:tools"],
+    });
     expect((await verifyAccessToken(as, tokens.access_token)).scope).toBe("mcp:tools");
   });
 
@@ -177,13 +248,23 @@ describe("authorization server (oidc-provider) driven with oauth4webapi", () => 
       code_challenge_method: "S256",
     }).toString();
     const redirect = await server.approve(url, { deny: true });
-    expect(Object.fromEntries(redirect.searchParams)).toMatchObject({ error: "access_denied", state: "s1", iss: server.issuer });
+    expect(Object.fromEntries(redirect.searchParams)).toMatchObject({
+      error: "access_denied",
+      state: "s1",
+      iss: server.issuer,
+    });
   });
 
   it("refuses an authorization request without PKCE, on the client's redirect URI", async () => {
     const client = await register(as, { token_endpoint_auth_method: "none" });
     const url = new URL(as.authorization_endpoint!);
-    url.search = new URLSearchParams({ client_id: client.client_id, redirect_uri: REDIRECT_URI, response_type: "code", scope: "mcp:tools", resource: RESOURCE }).toString();
+    url.search = new URLSearchParams({
+      client_id: client.client_id,
+      redirect_uri: REDIRECT_URI,
+      response_type: "code",
+      scope: "mcp:tools",
+      resource: RESOURCE,
+    }).toString();
     const consents = server.consents.length;
     const redirect = await server.approve(url);
     expect(redirect.searchParams.get("error")).toBe("invalid_request");
@@ -193,34 +274,69 @@ describe("authorization server (oidc-provider) driven with oauth4webapi", () => 
 
   it("an authorization URL the server cannot send back to the client (unknown client) is an error with the page's text", async () => {
     const url = new URL(as.authorization_endpoint!);
-    url.search = new URLSearchParams({ client_id: "nobody", redirect_uri: REDIRECT_URI, response_type: "code", scope: "mcp:tools" }).toString();
+    url.search = new URLSearchParams({
+      client_id: "nobody",
+      redirect_uri: REDIRECT_URI,
+      response_type: "code",
+      scope: "mcp:tools",
+    }).toString();
     await expect(server.approve(url)).rejects.toThrow(/answered 400 at \/auth: [\s\S]*invalid_client/);
   });
 
   it("asking for a scope the consent page does not offer is an error naming both", async () => {
     const client = await register(as, { token_endpoint_auth_method: "none" });
-    await expect(authorize(server, as, client, { approval: { scopes: ["mcp:admin"] } })).rejects.toThrow("the consent page offers mcp:tools, not mcp:admin");
+    await expect(authorize(server, as, client, { approval: { scopes: ["mcp:admin"] } })).rejects.toThrow(
+      "the consent page offers mcp:tools, not mcp:admin",
+    );
   });
 
   it("client_credentials with a resource: a JWT for that audience whose subject is the client", async () => {
     const machine: oauth.Client = { client_id: "machine", token_endpoint_auth_method: "client_secret_basic" };
-    const response = await oauth.clientCredentialsGrantRequest(as, machine, oauth.ClientSecretBasic("machine-secret"), { scope: "mcp:tools", resource: RESOURCE }, insecure);
+    const response = await oauth.clientCredentialsGrantRequest(
+      as,
+      machine,
+      oauth.ClientSecretBasic("machine-secret"),
+      { scope: "mcp:tools", resource: RESOURCE },
+      insecure,
+    );
     const tokens = await oauth.processClientCredentialsResponse(as, machine, response);
     expect(tokens.refresh_token).toBeUndefined();
-    expect(await verifyAccessToken(as, tokens.access_token)).toMatchObject({ aud: RESOURCE, sub: "machine", client_id: "machine", scope: "mcp:tools" });
+    expect(await verifyAccessToken(as, tokens.access_token)).toMatchObject({
+      aud: RESOURCE,
+      sub: "machine",
+      client_id: "machine",
+      scope: "mcp:tools",
+    });
     const events = await server.events();
-    expect(events.filter((e) => e.event === "grant" && e.clientId === "machine").at(-1)).toMatchObject({ grantType: "client_credentials", clientAuthMethod: "client_secret_basic" });
+    expect(events.filter((e) => e.event === "grant" && e.clientId === "machine").at(-1)).toMatchObject({
+      grantType: "client_credentials",
+      clientAuthMethod: "client_secret_basic",
+    });
   });
 
   it("a client registered with a scope (RFC 7591) may ask for no other: invalid_scope", async () => {
     const machine: oauth.Client = { client_id: "machine", token_endpoint_auth_method: "client_secret_basic" };
-    const response = await oauth.clientCredentialsGrantRequest(as, machine, oauth.ClientSecretBasic("machine-secret"), { scope: "mcp:tools mcp:admin", resource: RESOURCE }, insecure);
-    await expect(oauth.processClientCredentialsResponse(as, machine, response)).rejects.toMatchObject({ error: "invalid_scope" });
+    const response = await oauth.clientCredentialsGrantRequest(
+      as,
+      machine,
+      oauth.ClientSecretBasic("machine-secret"),
+      { scope: "mcp:tools mcp:admin", resource: RESOURCE },
+      insecure,
+    );
+    await expect(oauth.processClientCredentialsResponse(as, machine, response)).rejects.toMatchObject({
+      error: "invalid_scope",
+    });
   });
 
   it("a wrong client secret is a 401 invalid_client challenge", async () => {
     const machine: oauth.Client = { client_id: "machine", token_endpoint_auth_method: "client_secret_basic" };
-    const response = await oauth.clientCredentialsGrantRequest(as, machine, oauth.ClientSecretBasic("wrong"), { resource: RESOURCE }, insecure);
+    const response = await oauth.clientCredentialsGrantRequest(
+      as,
+      machine,
+      oauth.ClientSecretBasic("wrong"),
+      { resource: RESOURCE },
+      insecure,
+    );
     await expect(oauth.processClientCredentialsResponse(as, machine, response)).rejects.toMatchObject({
       status: 401,
       cause: [{ scheme: "basic", parameters: { error: "invalid_client" } }],
@@ -249,13 +365,18 @@ describe("refresh after the access token expired", () => {
     await untilExpired(first.access_token);
     await expect(verifyAccessToken(as, first.access_token)).rejects.toBeInstanceOf(joseErrors.JWTExpired);
 
-    const response = await oauth.refreshTokenGrantRequest(as, client, clientAuth(client), first.refresh_token!, { ...insecure, additionalParameters: { resource: RESOURCE } });
+    const response = await oauth.refreshTokenGrantRequest(as, client, clientAuth(client), first.refresh_token!, {
+      ...insecure,
+      additionalParameters: { resource: RESOURCE },
+    });
     const second = await oauth.processRefreshTokenResponse(as, client, response);
     const claims = await verifyAccessToken(as, second.access_token);
     expect(claims).toMatchObject({ aud: RESOURCE, sub: "alice", scope: "mcp:tools", client_id: client.client_id });
     expect(second.refresh_token).toBeTypeOf("string");
     const events = await server.events();
-    expect(events.filter((e) => e.event === "grant" && e.clientId === client.client_id).map((e) => e.grantType)).toEqual(["authorization_code", "refresh_token"]);
+    expect(
+      events.filter((e) => e.event === "grant" && e.clientId === client.client_id).map((e) => e.grantType),
+    ).toEqual(["authorization_code", "refresh_token"]);
   });
 
   it("a client registered without the refresh_token grant gets no refresh token", async () => {
@@ -294,19 +415,40 @@ describe("harness options", () => {
   it("resources: any other resource indicator is invalid_target", async () => {
     const server = await start({ resources: [RESOURCE] });
     const as = await discover(server.issuer);
-    const client = await register(as, { token_endpoint_auth_method: "client_secret_basic", grant_types: ["client_credentials"], redirect_uris: [], response_types: [] });
-    const cc = (resource: string) => oauth.clientCredentialsGrantRequest(as, client, clientAuth(client), { resource }, insecure);
-    await expect(oauth.processClientCredentialsResponse(as, client, await cc("http://127.0.0.1:4200/other"))).rejects.toMatchObject({ error: "invalid_target" });
-    expect((await verifyAccessToken(as, (await oauth.processClientCredentialsResponse(as, client, await cc(RESOURCE))).access_token)).aud).toBe(RESOURCE);
+    const client = await register(as, {
+      token_endpoint_auth_method: "client_secret_basic",
+      grant_types: ["client_credentials"],
+      redirect_uris: [],
+      response_types: [],
+    });
+    const cc = (resource: string) =>
+      oauth.clientCredentialsGrantRequest(as, client, clientAuth(client), { resource }, insecure);
+    await expect(
+      oauth.processClientCredentialsResponse(as, client, await cc("http://127.0.0.1:4200/other")),
+    ).rejects.toMatchObject({ error: "invalid_target" });
+    expect(
+      (
+        await verifyAccessToken(
+          as,
+          (await oauth.processClientCredentialsResponse(as, client, await cc(RESOURCE))).access_token,
+        )
+      ).aud,
+    ).toBe(RESOURCE);
   });
 
   it("refreshTokens offline_access: a refresh token only when offline_access was granted", async () => {
     const server = await start({ refreshTokens: "offline_access" });
     const as = await discover(server.issuer);
-    const client = await register(as, { token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"] });
+    const client = await register(as, {
+      token_endpoint_auth_method: "none",
+      grant_types: ["authorization_code", "refresh_token"],
+    });
     expect((await authorize(server, as, client)).refresh_token).toBeUndefined();
     // OpenID Connect honours offline_access only with prompt=consent.
-    const withOffline = await authorize(server, as, client, { scope: "mcp:tools offline_access", extra: { prompt: "consent" } });
+    const withOffline = await authorize(server, as, client, {
+      scope: "mcp:tools offline_access",
+      extra: { prompt: "consent" },
+    });
     expect(withOffline.refresh_token).toBeTypeOf("string");
     expect(server.consents.at(-1)?.offered.sort()).toEqual(["mcp:tools", "offline_access"]);
   });
@@ -314,30 +456,61 @@ describe("harness options", () => {
   it.each([
     { ignoreRegisteredScope: false, outcome: "invalid_scope" },
     { ignoreRegisteredScope: true, outcome: "mcp:tools mcp:admin" },
-  ])("ignoreRegisteredScope $ignoreRegisteredScope: a client registered with scope mcp:tools asking for more gets $outcome", async ({ ignoreRegisteredScope, outcome }) => {
-    const server = await start({ ignoreRegisteredScope });
-    const as = await discover(server.issuer);
-    const client = await register(as, { token_endpoint_auth_method: "none", scope: "mcp:tools" });
-    const events = await server.events();
-    expect(events.find((e) => e.event === "registration")?.scope).toBe(ignoreRegisteredScope ? undefined : "mcp:tools");
-    const asked = authorize(server, as, client, { scope: "mcp:tools mcp:admin" });
-    if (outcome === "invalid_scope") await expect(asked).rejects.toMatchObject({ error: "invalid_scope" });
-    else expect((await verifyAccessToken(as, (await asked).access_token)).scope).toBe(outcome);
-  });
+  ])(
+    "ignoreRegisteredScope $ignoreRegisteredScope: a client registered with scope mcp:tools asking for more gets $outcome",
+    async ({ ignoreRegisteredScope, outcome }) => {
+      const server = await start({ ignoreRegisteredScope });
+      const as = await discover(server.issuer);
+      const client = await register(as, { token_endpoint_auth_method: "none", scope: "mcp:tools" });
+      const events = await server.events();
+      expect(events.find((e) => e.event === "registration")?.scope).toBe(
+        ignoreRegisteredScope ? undefined : "mcp:tools",
+      );
+      const asked = authorize(server, as, client, { scope: "mcp:tools mcp:admin" });
+      if (outcome === "invalid_scope") await expect(asked).rejects.toMatchObject({ error: "invalid_scope" });
+      else expect((await verifyAccessToken(as, (await asked).access_token)).scope).toBe(outcome);
+    },
+  );
 
   it("accessTokenFormat opaque: the resource server learns the token's audience and scope by introspection (RFC 7662)", async () => {
     const server = await start({
       accessTokenFormat: "opaque",
-      clients: [{ client_id: "resource-server", client_secret: "rs-secret", grant_types: [], redirect_uris: [], response_types: [] }],
+      clients: [
+        {
+          client_id: "resource-server",
+          client_secret: "rs-secret",
+          grant_types: [],
+          redirect_uris: [],
+          response_types: [],
+        },
+      ],
     });
     const as = await discover(server.issuer);
     const client = await register(as, { token_endpoint_auth_method: "none" });
     const tokens = await authorize(server, as, client);
     expect(tokens.access_token.split(".")).toHaveLength(1);
     const rs: oauth.Client = { client_id: "resource-server", token_endpoint_auth_method: "client_secret_basic" };
-    const response = await oauth.introspectionRequest(as, rs, oauth.ClientSecretBasic("rs-secret"), tokens.access_token, insecure);
-    expect(await oauth.processIntrospectionResponse(as, rs, response)).toMatchObject({ active: true, aud: RESOURCE, scope: "mcp:tools", sub: "alice", client_id: client.client_id });
-    const forged = await oauth.introspectionRequest(as, rs, oauth.ClientSecretBasic("rs-secret"), "not-a-token", insecure);
+    const response = await oauth.introspectionRequest(
+      as,
+      rs,
+      oauth.ClientSecretBasic("rs-secret"),
+      tokens.access_token,
+      insecure,
+    );
+    expect(await oauth.processIntrospectionResponse(as, rs, response)).toMatchObject({
+      active: true,
+      aud: RESOURCE,
+      scope: "mcp:tools",
+      sub: "alice",
+      client_id: client.client_id,
+    });
+    const forged = await oauth.introspectionRequest(
+      as,
+      rs,
+      oauth.ClientSecretBasic("rs-secret"),
+      "not-a-token",
+      insecure,
+    );
     expect(await oauth.processIntrospectionResponse(as, rs, forged)).toEqual({ active: false });
   });
 });
@@ -347,7 +520,9 @@ describe("provider process lifecycle", () => {
     const busy = await listen(createServer());
     const port = busy.port;
     try {
-      await expect(startAuthorizationServer({ port })).rejects.toThrow(/exited \(1\) before answering discovery; stderr:[\s\S]*EADDRINUSE/);
+      await expect(startAuthorizationServer({ port })).rejects.toThrow(
+        /exited \(1\) before answering discovery; stderr:[\s\S]*EADDRINUSE/,
+      );
     } finally {
       await busy.close();
     }
@@ -377,7 +552,11 @@ describe("provider process lifecycle", () => {
       child.stdout.once("data", () => process.stdout.write(String(child.pid) + "\\n"));`;
     const parent = spawn(process.execPath, ["-e", starter], { stdio: ["ignore", "pipe", "inherit"] });
     try {
-      const pid = Number(await new Promise<string>((resolve) => parent.stdout.once("data", (chunk: Buffer) => resolve(chunk.toString()))));
+      const pid = Number(
+        await new Promise<string>((resolve) =>
+          parent.stdout.once("data", (chunk: Buffer) => resolve(chunk.toString())),
+        ),
+      );
       expect(alive(pid)).toBe(true);
       parent.kill("SIGKILL");
       const deadline = Date.now() + 10_000;

@@ -27,7 +27,10 @@ async function checkProtected(url: string, requiredScope?: string): Promise<void
   expect(challenge.resource_metadata).toBe(`${origin}/.well-known/oauth-protected-resource/mcp`);
   expect(challenge.scope).toBe(requiredScope);
   for (const path of ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"]) {
-    expect(await (await fetch(origin + path)).json()).toMatchObject({ resource: url, authorization_servers: [as.issuer] });
+    expect(await (await fetch(origin + path)).json()).toMatchObject({
+      resource: url,
+      authorization_servers: [as.issuer],
+    });
   }
   // A token for another resource is refused: the audience check is on.
   expect((await post(url, initializeMessage(), bearer(await as.mint("http://127.0.0.1:1/mcp")))).status).toBe(401);
@@ -35,9 +38,15 @@ async function checkProtected(url: string, requiredScope?: string): Promise<void
   const client = clientSession({ clientInfo: { name: "example-auth", version: "1" } });
   await client.connect(new StreamableHttpClientTransport({ url, headers: bearer(token) }));
   try {
-    expect(await client.request("tools/call", { name: "add", arguments: { a: 2, b: 3 } })).toMatchObject({ content: [{ type: "text", text: "5" }] });
+    expect(await client.request("tools/call", { name: "add", arguments: { a: 2, b: 3 } })).toMatchObject({
+      content: [{ type: "text", text: "5" }],
+    });
     const seen: number[] = [];
-    const counted = await client.request("tools/call", { name: "slow_count", arguments: { count: 2, delayMs: 1 } }, { onProgress: (p) => seen.push(p.progress) });
+    const counted = await client.request(
+      "tools/call",
+      { name: "slow_count", arguments: { count: 2, delayMs: 1 } },
+      { onProgress: (p) => seen.push(p.progress) },
+    );
     expect(counted).toMatchObject({ content: [{ type: "text", text: "done 2" }] });
     expect(seen).toEqual([1, 2]);
   } finally {
@@ -56,7 +65,9 @@ describe("examples/http-server.ts with an issuer", () => {
   });
 
   it("an issuer whose metadata cannot be found stops the start", async () => {
-    await expect(startExampleHttpServer(0, { authIssuer: `${as.issuer}/no-such-tenant` })).rejects.toThrow(/No authorization server metadata/);
+    await expect(startExampleHttpServer(0, { authIssuer: `${as.issuer}/no-such-tenant` })).rejects.toThrow(
+      /No authorization server metadata/,
+    );
   });
 
   it("PORT=N AUTH_ISSUER=URL AUTH_SCOPES=mcp:tools node dist/examples/http-server.js", async () => {

@@ -1,10 +1,19 @@
 // Fixtures for the resource-server tests: a tiny authorization server (metadata, JWKS, introspection) and a protected MCP server, both on 127.0.0.1.
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK } from "jose";
-import { protectResource, type ProtectedResource, type ProtectedResourceOptions, type TokenVerifier } from "../../../runtime/auth/server/index.js";
+import {
+  protectResource,
+  type ProtectedResource,
+  type ProtectedResourceOptions,
+  type TokenVerifier,
+} from "../../../runtime/auth/server/index.js";
 import type { McpServer, McpServerInit } from "../../../runtime/mcp-server.js";
 import { listenHttp, type ListeningHttpServer } from "../../../runtime/transports/http-listen.js";
-import { createStreamableHttpServer, type StreamableHttpServer, type StreamableHttpServerOptions } from "../../../runtime/transports/http-server.js";
+import {
+  createStreamableHttpServer,
+  type StreamableHttpServer,
+  type StreamableHttpServerOptions,
+} from "../../../runtime/transports/http-server.js";
 import { initializeMessage, post, readSse, sessionHeaders } from "../../http/helpers.js";
 import { makeServer } from "../../server/helpers.js";
 
@@ -70,7 +79,9 @@ export interface TestAuthorizationServer {
 }
 
 /** An authorization server as far as a resource server sees one: metadata, a JWKS with one ES256 key, introspection. */
-export async function startAuthorizationServer(options: AuthorizationServerOptions = {}): Promise<TestAuthorizationServer> {
+export async function startAuthorizationServer(
+  options: AuthorizationServerOptions = {},
+): Promise<TestAuthorizationServer> {
   const key = await signingKey("key-1");
   const hits = new Map<string, number>();
   const introspection = new Map<string, Record<string, unknown>>();
@@ -80,8 +91,13 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
     void (async () => {
       const path = new URL(req.url ?? "/", "http://x").pathname;
       hits.set(path, (hits.get(path) ?? 0) + 1);
-      const metadata = { issuer: options.metadataIssuer ?? issuer, jwks_uri: `${issuer}/jwks`, introspection_endpoint: `${issuer}/introspect` };
-      if (path === "/.well-known/oauth-authorization-server" && (options.discovery ?? "oauth") === "oauth") return json(res, 200, metadata);
+      const metadata = {
+        issuer: options.metadataIssuer ?? issuer,
+        jwks_uri: `${issuer}/jwks`,
+        introspection_endpoint: `${issuer}/introspect`,
+      };
+      if (path === "/.well-known/oauth-authorization-server" && (options.discovery ?? "oauth") === "oauth")
+        return json(res, 200, metadata);
       if (path === "/.well-known/openid-configuration" && options.discovery === "oidc") return json(res, 200, metadata);
       if (path === "/jwks") return json(res, 200, { keys: [key.publicJwk] });
       if (path === "/introspect" && req.method === "POST") {
@@ -105,11 +121,22 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
     introspection,
     async mint(resource, claims = {}, mintOptions = {}) {
       const now = Math.floor(Date.now() / 1000);
-      const defaults: Record<string, unknown> = { iss: issuer, aud: resource, sub: "alice", client_id: "client-1", scope: "mcp:tools", iat: now, exp: now + 300, jti: `jti-${now}-${Math.random()}` };
+      const defaults: Record<string, unknown> = {
+        iss: issuer,
+        aud: resource,
+        sub: "alice",
+        client_id: "client-1",
+        scope: "mcp:tools",
+        iat: now,
+        exp: now + 300,
+        jti: `jti-${now}-${Math.random()}`,
+      };
       for (const name of mintOptions.without ?? []) delete defaults[name];
       const signer = mintOptions.key ?? key;
       const header = { alg: signer.alg, kid: key.kid, typ: "at+jwt", ...mintOptions.header };
-      return new SignJWT({ ...defaults, ...claims }).setProtectedHeader(header as { alg: string }).sign(signer.privateKey);
+      return new SignJWT({ ...defaults, ...claims })
+        .setProtectedHeader(header as { alg: string })
+        .sign(signer.privateKey);
     },
     stop: () => listening.close(),
   };
@@ -120,7 +147,11 @@ function encodeForm(value: string): string {
 }
 
 /** A server listening before its handler exists: the resource URL (with the port) is known when the handler is built. */
-export async function listenFirst(): Promise<{ listening: ListeningHttpServer; url: string; use(listener: RequestListener): void }> {
+export async function listenFirst(): Promise<{
+  listening: ListeningHttpServer;
+  url: string;
+  use(listener: RequestListener): void;
+}> {
   let handler: RequestListener | undefined;
   const listening = await listenHttp((req, res) => (handler ? handler(req, res) : res.writeHead(503).end()));
   return { listening, url: `${listening.origin}/mcp`, use: (listener) => (handler = listener) };
@@ -145,15 +176,31 @@ export interface ProtectedServer {
 export async function startProtectedServer(
   issuer: string,
   verifier: TokenVerifier,
-  options: Partial<ProtectedResourceOptions> & { init?: Partial<McpServerInit>; transport?: Partial<StreamableHttpServerOptions> } = {},
+  options: Partial<ProtectedResourceOptions> & {
+    init?: Partial<McpServerInit>;
+    transport?: Partial<StreamableHttpServerOptions>;
+  } = {},
 ): Promise<ProtectedServer> {
   const { init, transport, ...resourceOptions } = options;
   const errors: Error[] = [];
   const server = makeServer(init);
-  server.tool("whoami", {}, (_args, ctx) => JSON.stringify({ principal: ctx.principal ?? null, scopes: ctx.auth?.scopes ?? null, sub: ctx.auth?.claims?.sub ?? null }));
+  server.tool("whoami", {}, (_args, ctx) =>
+    JSON.stringify({
+      principal: ctx.principal ?? null,
+      scopes: ctx.auth?.scopes ?? null,
+      sub: ctx.auth?.claims?.sub ?? null,
+    }),
+  );
   server.tool("admin", { scopes: ["mcp:admin"] }, () => "admin done");
   const late = await listenFirst();
-  const resource = protectResource({ resource: late.url, authorizationServers: [issuer], verifier, server, onerror: (e) => errors.push(e), ...resourceOptions });
+  const resource = protectResource({
+    resource: late.url,
+    authorizationServers: [issuer],
+    verifier,
+    server,
+    onerror: (e) => errors.push(e),
+    ...resourceOptions,
+  });
   const mcp = createStreamableHttpServer({
     path: "/mcp",
     onSession: async (t) => void (await server.connect(t)),
@@ -196,14 +243,28 @@ export async function openSession(url: string, token: string): Promise<string> {
   if (res.status !== 200) throw new Error(`initialize: ${res.status} ${await res.text()}`);
   await readSse(res);
   const sid = res.headers.get("mcp-session-id")!;
-  const ack = await post(url, { jsonrpc: "2.0", method: "notifications/initialized" }, { ...sessionHeaders(sid), ...bearer(token) });
+  const ack = await post(
+    url,
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    { ...sessionHeaders(sid), ...bearer(token) },
+  );
   if (ack.status !== 202) throw new Error(`initialized: ${ack.status}`);
   return sid;
 }
 
 /** tools/call over raw HTTP: the HTTP status, and the JSON-RPC answer when there is one. */
-export async function callTool(url: string, sid: string, token: string, name: string, id: number = 1): Promise<{ status: number; challenge: string | null; body: unknown }> {
-  const res = await post(url, { jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: {} } }, { ...sessionHeaders(sid), ...bearer(token) });
+export async function callTool(
+  url: string,
+  sid: string,
+  token: string,
+  name: string,
+  id: number = 1,
+): Promise<{ status: number; challenge: string | null; body: unknown }> {
+  const res = await post(
+    url,
+    { jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: {} } },
+    { ...sessionHeaders(sid), ...bearer(token) },
+  );
   if (res.status === 200) return { status: 200, challenge: null, body: (await readSse(res)).messages.at(-1) };
   return { status: res.status, challenge: res.headers.get("www-authenticate"), body: await res.json() };
 }

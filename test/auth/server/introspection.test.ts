@@ -3,7 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { introspectionVerifier, type IntrospectionVerifierOptions } from "../../../runtime/auth/server/index.js";
 import { deadOrigin } from "../../kit/net.js";
 import { initializeMessage, post } from "../../http/helpers.js";
-import { bearer, openSession, parseChallenge, startAuthorizationServer, startProtectedServer, type ProtectedServer, type TestAuthorizationServer } from "./helpers.js";
+import {
+  bearer,
+  openSession,
+  parseChallenge,
+  startAuthorizationServer,
+  startProtectedServer,
+  type ProtectedServer,
+  type TestAuthorizationServer,
+} from "./helpers.js";
 import { sleep } from "../../kit/timing.js";
 
 let as: TestAuthorizationServer;
@@ -12,12 +20,29 @@ let counter = 0;
 /** A fresh opaque token the AS answers `answer` for (`aud` defaults to the resource). */
 function opaque(rs: ProtectedServer, answer: Record<string, unknown> = {}): string {
   const token = `opaque-${++counter}-${Math.random().toString(36).slice(2)}`;
-  as.introspection.set(token, { active: true, sub: "alice", scope: "mcp:tools", aud: rs.url, exp: now() + 300, iss: as.issuer, token_type: "Bearer", ...answer });
+  as.introspection.set(token, {
+    active: true,
+    sub: "alice",
+    scope: "mcp:tools",
+    aud: rs.url,
+    exp: now() + 300,
+    iss: as.issuer,
+    token_type: "Bearer",
+    ...answer,
+  });
   return token;
 }
 
-async function withServer(options: Partial<IntrospectionVerifierOptions>, run: (rs: ProtectedServer) => Promise<void>): Promise<void> {
-  const verifier = introspectionVerifier({ endpoint: as.introspectionEndpoint, clientId: "mcp-server", clientSecret: "s3cret:with/odd chars", ...options });
+async function withServer(
+  options: Partial<IntrospectionVerifierOptions>,
+  run: (rs: ProtectedServer) => Promise<void>,
+): Promise<void> {
+  const verifier = introspectionVerifier({
+    endpoint: as.introspectionEndpoint,
+    clientId: "mcp-server",
+    clientSecret: "s3cret:with/odd chars",
+    ...options,
+  });
   const rs = await startProtectedServer(as.issuer, verifier);
   try {
     await run(rs);
@@ -76,7 +101,9 @@ describe("introspectionVerifier", () => {
       const token = opaque(rs);
       const res = await post(rs.url, initializeMessage(), bearer(token));
       expect(res.status).toBe(503);
-      expect(rs.errors.map((e) => e.message)).toEqual([`Cannot verify access tokens: Token introspection at ${as.introspectionEndpoint} answered HTTP 401`]);
+      expect(rs.errors.map((e) => e.message)).toEqual([
+        `Cannot verify access tokens: Token introspection at ${as.introspectionEndpoint} answered HTTP 401`,
+      ]);
     });
   });
 
@@ -137,8 +164,19 @@ describe("introspection cache", () => {
   });
 
   it("refuses missing credentials and out-of-range limits when configured", () => {
-    expect(() => introspectionVerifier({ endpoint: as.introspectionEndpoint, clientId: "", clientSecret: "x" })).toThrow(/clientId/);
-    expect(() => introspectionVerifier({ endpoint: as.introspectionEndpoint, clientId: "a", clientSecret: "x", cacheTtlMs: -1 })).toThrow(RangeError);
-    expect(() => introspectionVerifier({ endpoint: as.introspectionEndpoint, clientId: "a", clientSecret: "x", authMethod: "private_key_jwt" as "client_secret_post" })).toThrow(/authMethod/);
+    expect(() =>
+      introspectionVerifier({ endpoint: as.introspectionEndpoint, clientId: "", clientSecret: "x" }),
+    ).toThrow(/clientId/);
+    expect(() =>
+      introspectionVerifier({ endpoint: as.introspectionEndpoint, clientId: "a", clientSecret: "x", cacheTtlMs: -1 }),
+    ).toThrow(RangeError);
+    expect(() =>
+      introspectionVerifier({
+        endpoint: as.introspectionEndpoint,
+        clientId: "a",
+        clientSecret: "x",
+        authMethod: "private_key_jwt" as "client_secret_post",
+      }),
+    ).toThrow(/authMethod/);
   });
 });

@@ -4,7 +4,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jwtVerifier } from "../../../runtime/auth/server/index.js";
 import { deadOrigin } from "../../kit/net.js";
 import { initializeMessage, post } from "../../http/helpers.js";
-import { bearer, openSession, parseChallenge, signingKey, startAuthorizationServer, startProtectedServer, type ProtectedServer, type SigningKey, type TestAuthorizationServer } from "./helpers.js";
+import {
+  bearer,
+  openSession,
+  parseChallenge,
+  signingKey,
+  startAuthorizationServer,
+  startProtectedServer,
+  type ProtectedServer,
+  type SigningKey,
+  type TestAuthorizationServer,
+} from "./helpers.js";
 
 let as: TestAuthorizationServer;
 let rs: ProtectedServer;
@@ -31,14 +41,33 @@ interface Case {
   description?: RegExp;
 }
 
-const token = (claims: Record<string, unknown> = {}, options: Parameters<TestAuthorizationServer["mint"]>[2] = {}) => async () => bearer(await as.mint(rs.url, claims, options));
+const token =
+  (claims: Record<string, unknown> = {}, options: Parameters<TestAuthorizationServer["mint"]>[2] = {}) =>
+  async () =>
+    bearer(await as.mint(rs.url, claims, options));
 
 const CASES: Case[] = [
   { name: "no Authorization header", headers: async () => ({}), status: 401 },
   { name: "another scheme (Basic)", headers: async () => ({ authorization: "Basic YWxpY2U6cHc=" }), status: 401 },
-  { name: "Bearer without a token", headers: async () => ({ authorization: "Bearer" }), status: 400, error: "invalid_request", description: /Bearer <token>/ },
-  { name: "two tokens", headers: async () => ({ authorization: "Bearer abc def" }), status: 400, error: "invalid_request" },
-  { name: "a character no token has", headers: async () => ({ authorization: "Bearer abc,def" }), status: 400, error: "invalid_request" },
+  {
+    name: "Bearer without a token",
+    headers: async () => ({ authorization: "Bearer" }),
+    status: 400,
+    error: "invalid_request",
+    description: /Bearer <token>/,
+  },
+  {
+    name: "two tokens",
+    headers: async () => ({ authorization: "Bearer abc def" }),
+    status: 400,
+    error: "invalid_request",
+  },
+  {
+    name: "a character no token has",
+    headers: async () => ({ authorization: "Bearer abc,def" }),
+    status: 400,
+    error: "invalid_request",
+  },
   {
     name: "a valid token in the URL query as well",
     headers: token(),
@@ -47,17 +76,62 @@ const CASES: Case[] = [
     error: "invalid_request",
     description: /not in the URL/,
   },
-  { name: "not a JWT", headers: async () => bearer("abcdef"), status: 401, error: "invalid_token", description: /not a valid/ },
-  { name: "bad signature (another key, same kid)", headers: async () => bearer(await as.mint(rs.url, {}, { key: stranger })), status: 401, error: "invalid_token", description: /signature does not verify/ },
-  { name: "wrong issuer", headers: token({ iss: "https://evil.example" }), status: 401, error: "invalid_token", description: /untrusted issuer/ },
-  { name: "wrong audience", headers: token({ aud: "https://other.example/mcp" }), status: 401, error: "invalid_token", description: /another resource/ },
-  { name: "no audience", headers: token({}, { without: ["aud"] }), status: 401, error: "invalid_token", description: /another resource/ },
+  {
+    name: "not a JWT",
+    headers: async () => bearer("abcdef"),
+    status: 401,
+    error: "invalid_token",
+    description: /not a valid/,
+  },
+  {
+    name: "bad signature (another key, same kid)",
+    headers: async () => bearer(await as.mint(rs.url, {}, { key: stranger })),
+    status: 401,
+    error: "invalid_token",
+    description: /signature does not verify/,
+  },
+  {
+    name: "wrong issuer",
+    headers: token({ iss: "https://evil.example" }),
+    status: 401,
+    error: "invalid_token",
+    description: /untrusted issuer/,
+  },
+  {
+    name: "wrong audience",
+    headers: token({ aud: "https://other.example/mcp" }),
+    status: 401,
+    error: "invalid_token",
+    description: /another resource/,
+  },
+  {
+    name: "no audience",
+    headers: token({}, { without: ["aud"] }),
+    status: 401,
+    error: "invalid_token",
+    description: /another resource/,
+  },
   { name: "expired", headers: token({ exp: now() - 60 }), status: 401, error: "invalid_token", description: /expired/ },
-  { name: "no expiry", headers: token({}, { without: ["exp"] }), status: 401, error: "invalid_token", description: /expiry/ },
-  { name: "nbf in the future", headers: token({ nbf: now() + 120 }), status: 401, error: "invalid_token", description: /not valid yet/ },
+  {
+    name: "no expiry",
+    headers: token({}, { without: ["exp"] }),
+    status: 401,
+    error: "invalid_token",
+    description: /expiry/,
+  },
+  {
+    name: "nbf in the future",
+    headers: token({ nbf: now() + 120 }),
+    status: 401,
+    error: "invalid_token",
+    description: /not valid yet/,
+  },
   {
     name: "alg none",
-    headers: async () => bearer(new UnsecuredJWT({ iss: as.issuer, aud: rs.url, sub: "alice", scope: "mcp:tools", exp: now() + 300 }).encode()),
+    headers: async () =>
+      bearer(
+        new UnsecuredJWT({ iss: as.issuer, aud: rs.url, sub: "alice", scope: "mcp:tools", exp: now() + 300 }).encode(),
+      ),
     status: 401,
     error: "invalid_token",
     description: /algorithm is not accepted/,
@@ -74,11 +148,41 @@ const CASES: Case[] = [
     error: "invalid_token",
     description: /algorithm is not accepted/,
   },
-  { name: "typ JWT (an ID token, say)", headers: token({}, { header: { typ: "JWT" } }), status: 401, error: "invalid_token", description: /not an access token/ },
-  { name: "a key id the issuer does not have", headers: token({}, { header: { kid: "key-9" } }), status: 401, error: "invalid_token", description: /No key/ },
-  { name: "sender-constrained (cnf.jkt)", headers: token({ cnf: { jkt: "abc" } }), status: 401, error: "invalid_token", description: /sender-constrained/ },
-  { name: "no subject and no client id", headers: token({}, { without: ["sub", "client_id"] }), status: 401, error: "invalid_token", description: /no subject/ },
-  { name: "valid, without the scope every request needs", headers: token({ scope: "openid" }), status: 403, error: "insufficient_scope", description: /mcp:tools/ },
+  {
+    name: "typ JWT (an ID token, say)",
+    headers: token({}, { header: { typ: "JWT" } }),
+    status: 401,
+    error: "invalid_token",
+    description: /not an access token/,
+  },
+  {
+    name: "a key id the issuer does not have",
+    headers: token({}, { header: { kid: "key-9" } }),
+    status: 401,
+    error: "invalid_token",
+    description: /No key/,
+  },
+  {
+    name: "sender-constrained (cnf.jkt)",
+    headers: token({ cnf: { jkt: "abc" } }),
+    status: 401,
+    error: "invalid_token",
+    description: /sender-constrained/,
+  },
+  {
+    name: "no subject and no client id",
+    headers: token({}, { without: ["sub", "client_id"] }),
+    status: 401,
+    error: "invalid_token",
+    description: /no subject/,
+  },
+  {
+    name: "valid, without the scope every request needs",
+    headers: token({ scope: "openid" }),
+    status: 403,
+    error: "insufficient_scope",
+    description: /mcp:tools/,
+  },
 ];
 
 describe("JWT bearer check at the MCP endpoint (node listener)", () => {
@@ -113,7 +217,10 @@ describe("JWT bearer check at the MCP endpoint (node listener)", () => {
 
 describe("jwtVerifier options", () => {
   it("audience: false (an explicit opt-out) accepts a token for another resource; typ: false a plain JWT", async () => {
-    const loose = await startProtectedServer(as.issuer, jwtVerifier({ issuer: as.issuer, audience: false, typ: false }));
+    const loose = await startProtectedServer(
+      as.issuer,
+      jwtVerifier({ issuer: as.issuer, audience: false, typ: false }),
+    );
     try {
       const other = await as.mint("https://other.example/mcp", { sub: "dave" }, { header: { typ: "JWT" } });
       const sid = await openSession(loose.url, other);
@@ -188,7 +295,9 @@ describe("finding the issuer's keys", () => {
 
   it("a key set that cannot be fetched (nothing listening) is 503 with Retry-After, and reported", async () => {
     const deadUri = `${await deadOrigin()}/jwks`;
-    const rs2 = await startProtectedServer(as.issuer, jwtVerifier({ issuer: as.issuer, jwksUri: deadUri }), { retryAfterSeconds: 30 });
+    const rs2 = await startProtectedServer(as.issuer, jwtVerifier({ issuer: as.issuer, jwksUri: deadUri }), {
+      retryAfterSeconds: 30,
+    });
     try {
       const res = await post(rs2.url, initializeMessage(), bearer(await as.mint(rs2.url)));
       expect(res.status).toBe(503);

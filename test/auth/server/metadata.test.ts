@@ -4,7 +4,13 @@ import { introspectionVerifier, jwtVerifier, protectResource } from "../../../ru
 import { createStreamableHttpServer } from "../../../runtime/transports/http-server.js";
 import { initializeMessage, makeResponder, post, postToHandler } from "../../http/helpers.js";
 import { makeServer } from "../../server/helpers.js";
-import { parseChallenge, startAuthorizationServer, startProtectedServer, type ProtectedServer, type TestAuthorizationServer } from "./helpers.js";
+import {
+  parseChallenge,
+  startAuthorizationServer,
+  startProtectedServer,
+  type ProtectedServer,
+  type TestAuthorizationServer,
+} from "./helpers.js";
 
 let as: TestAuthorizationServer;
 let rs: ProtectedServer;
@@ -22,18 +28,21 @@ afterAll(async () => {
 });
 
 describe("protected resource metadata, node listener", () => {
-  it.each(["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"])("GET %s: the document, without credentials", async (path) => {
-    const res = await fetch(rs.origin + path);
-    expect(res.status).toBe(200);
-    expect(res.headers.get("content-type")).toBe("application/json");
-    expect(await res.json()).toEqual({
-      resource: rs.url,
-      authorization_servers: [as.issuer],
-      scopes_supported: ["mcp:tools"],
-      bearer_methods_supported: ["header"],
-      resource_name: "Test MCP server",
-    });
-  });
+  it.each(["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"])(
+    "GET %s: the document, without credentials",
+    async (path) => {
+      const res = await fetch(rs.origin + path);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toBe("application/json");
+      expect(await res.json()).toEqual({
+        resource: rs.url,
+        authorization_servers: [as.issuer],
+        scopes_supported: ["mcp:tools"],
+        bearer_methods_supported: ["header"],
+        resource_name: "Test MCP server",
+      });
+    },
+  );
 
   it("the 401 challenge points at the path-aware document, which a client can fetch", async () => {
     const res = await post(rs.url, initializeMessage());
@@ -52,10 +61,14 @@ describe("protected resource metadata, node listener", () => {
   it("the Host check applies to the documents as to the endpoint", async () => {
     const { request } = await import("node:http");
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request(`${rs.origin}/.well-known/oauth-protected-resource`, { headers: { host: "evil.example" } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        `${rs.origin}/.well-known/oauth-protected-resource`,
+        { headers: { host: "evil.example" } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on("error", reject);
       req.end();
     });
@@ -73,22 +86,35 @@ describe("protected resource metadata, fetch handler", () => {
   const mcp = createStreamableHttpServer({ path: "/mcp", onSession: makeResponder().attach, ...resource.http });
   const get = (path: string) => mcp.fetch(new Request(`http://127.0.0.1${path}`, { headers: { host: "127.0.0.1" } }));
 
-  it.each(["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"])("GET %s", async (path) => {
-    const res = await get(path);
-    expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ resource: "http://127.0.0.1/mcp", authorization_servers: ["https://as.example"], bearer_methods_supported: ["header"] });
-  });
+  it.each(["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"])(
+    "GET %s",
+    async (path) => {
+      const res = await get(path);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({
+        resource: "http://127.0.0.1/mcp",
+        authorization_servers: ["https://as.example"],
+        bearer_methods_supported: ["header"],
+      });
+    },
+  );
 
   it("the endpoint answers 401 with the challenge", async () => {
     const res = await postToHandler((r) => mcp.fetch(r), initializeMessage());
     expect(res.status).toBe(401);
-    expect(parseChallenge(res.headers.get("www-authenticate"))).toEqual({ resource_metadata: "http://127.0.0.1/.well-known/oauth-protected-resource/mcp" });
+    expect(parseChallenge(res.headers.get("www-authenticate"))).toEqual({
+      resource_metadata: "http://127.0.0.1/.well-known/oauth-protected-resource/mcp",
+    });
   });
 });
 
 describe("resource URLs", () => {
   const make = (resource: string) =>
-    protectResource({ resource, authorizationServers: ["https://as.example"], verifier: jwtVerifier({ issuer: "https://as.example" }) });
+    protectResource({
+      resource,
+      authorizationServers: ["https://as.example"],
+      verifier: jwtVerifier({ issuer: "https://as.example" }),
+    });
 
   it("a resource at the origin has one document, at the root well-known URL; the URL is canonical", () => {
     const r = make("HTTPS://MCP.Example.com:443/");
@@ -108,14 +134,30 @@ describe("resource URLs", () => {
 
   it("http is fine on loopback; the metadata needs an authorization server", () => {
     expect(make("http://localhost:8080/mcp").metadata.resource).toBe("http://localhost:8080/mcp");
-    expect(() => protectResource({ resource: "https://a.example/mcp", authorizationServers: [], verifier: jwtVerifier({ issuer: "https://as.example" }) })).toThrow(/at least one/);
+    expect(() =>
+      protectResource({
+        resource: "https://a.example/mcp",
+        authorizationServers: [],
+        verifier: jwtVerifier({ issuer: "https://as.example" }),
+      }),
+    ).toThrow(/at least one/);
   });
 
   it("a route on the endpoint's path, or two on one path, is a configuration error", () => {
     const onSession = makeResponder().attach;
     const route = { path: "/mcp", serve: () => ({ body: "" }) };
     expect(() => createStreamableHttpServer({ path: "/mcp", onSession, routes: [route] })).toThrow(/taken/);
-    expect(() => createStreamableHttpServer({ onSession, routes: [{ ...route, path: "/x" }, { ...route, path: "/x" }] })).toThrow(/taken/);
-    expect(() => createStreamableHttpServer({ onSession, routes: [{ ...route, path: "x" }] })).toThrow(/starting with \//);
+    expect(() =>
+      createStreamableHttpServer({
+        onSession,
+        routes: [
+          { ...route, path: "/x" },
+          { ...route, path: "/x" },
+        ],
+      }),
+    ).toThrow(/taken/);
+    expect(() => createStreamableHttpServer({ onSession, routes: [{ ...route, path: "x" }] })).toThrow(
+      /starting with \//,
+    );
   });
 });

@@ -1,9 +1,23 @@
 // No token value in any answer, error, onerror report or console line, on every failure path of the bearer check.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { InvalidTokenError, introspectionVerifier, jwtVerifier, type TokenVerifier } from "../../../runtime/auth/server/index.js";
+import {
+  InvalidTokenError,
+  introspectionVerifier,
+  jwtVerifier,
+  type TokenVerifier,
+} from "../../../runtime/auth/server/index.js";
 import { deadOrigin } from "../../kit/net.js";
 import { initializeMessage, post } from "../../http/helpers.js";
-import { bearer, callTool, openSession, signingKey, startAuthorizationServer, startProtectedServer, type ProtectedServer, type TestAuthorizationServer } from "./helpers.js";
+import {
+  bearer,
+  callTool,
+  openSession,
+  signingKey,
+  startAuthorizationServer,
+  startProtectedServer,
+  type ProtectedServer,
+  type TestAuthorizationServer,
+} from "./helpers.js";
 
 let as: TestAuthorizationServer;
 let liar: TestAuthorizationServer;
@@ -34,7 +48,12 @@ async function shown(res: Response): Promise<string> {
 
 /** Everything an error carries that could be logged: message, stack, cause, own properties. */
 function errorText(error: Error): string {
-  return [error.message, error.stack ?? "", String((error as { cause?: unknown }).cause ?? ""), JSON.stringify(error)].join("\n");
+  return [
+    error.message,
+    error.stack ?? "",
+    String((error as { cause?: unknown }).cause ?? ""),
+    JSON.stringify(error),
+  ].join("\n");
 }
 
 /** The token and, for a JWT, its signature alone: neither may appear anywhere. */
@@ -55,28 +74,69 @@ const send = async (rs: ProtectedServer, token: string, extra = ""): Promise<{ t
   return { tokens: [token], texts: [await shown(res)] };
 };
 const jwt = () => jwtVerifier({ issuer: as.issuer });
-const introspection = (endpoint = as.introspectionEndpoint, clientSecret = "s3cret:with/odd chars") => introspectionVerifier({ endpoint, clientId: "mcp-server", clientSecret });
+const introspection = (endpoint = as.introspectionEndpoint, clientSecret = "s3cret:with/odd chars") =>
+  introspectionVerifier({ endpoint, clientId: "mcp-server", clientSecret });
 
 const PATHS: Path[] = [
   { name: "JWT expired", verifier: jwt, run: async (rs) => send(rs, await as.mint(rs.url, { exp: now() - 60 })) },
-  { name: "JWT for another audience", verifier: jwt, run: async (rs) => send(rs, await as.mint("https://other.example/mcp")) },
-  { name: "JWT with a bad signature", verifier: jwt, run: async (rs) => send(rs, await as.mint(rs.url, {}, { key: await signingKey("key-1") })) },
-  { name: "JWT of the wrong type", verifier: jwt, run: async (rs) => send(rs, await as.mint(rs.url, {}, { header: { typ: "JWT" } })) },
+  {
+    name: "JWT for another audience",
+    verifier: jwt,
+    run: async (rs) => send(rs, await as.mint("https://other.example/mcp")),
+  },
+  {
+    name: "JWT with a bad signature",
+    verifier: jwt,
+    run: async (rs) => send(rs, await as.mint(rs.url, {}, { key: await signingKey("key-1") })),
+  },
+  {
+    name: "JWT of the wrong type",
+    verifier: jwt,
+    run: async (rs) => send(rs, await as.mint(rs.url, {}, { header: { typ: "JWT" } })),
+  },
   { name: "not a JWT", verifier: jwt, run: async (rs) => send(rs, `leak-me-${Math.random().toString(36).slice(2)}`) },
-  { name: "a malformed header", verifier: jwt, run: async (rs) => {
-    const token = `leak-me-${Math.random().toString(36).slice(2)}`;
-    const res = await post(rs.url, initializeMessage(), { authorization: `Bearer ${token} ${token}` });
-    return { tokens: [token], texts: [await shown(res)] };
-  } },
-  { name: "a token in the query", verifier: jwt, run: async (rs) => {
-    const token = await as.mint(rs.url);
-    return send(rs, token, `?access_token=${token}`);
-  } },
-  { name: "keys unreachable", verifier: () => jwtVerifier({ issuer: as.issuer, jwksUri: `${deadServer}/jwks` }), run: async (rs) => send(rs, await as.mint(rs.url)) },
-  { name: "metadata of another issuer", verifier: () => jwtVerifier({ issuer: liar.issuer }), run: async (rs) => send(rs, await liar.mint(rs.url)) },
-  { name: "introspection: inactive", verifier: introspection, run: async (rs) => send(rs, `opaque-leak-${Math.random()}`) },
-  { name: "introspection: the AS refuses our credentials", verifier: () => introspection(undefined, "wrong"), run: async (rs) => send(rs, `opaque-leak-${Math.random()}`) },
-  { name: "introspection: nothing listening", verifier: () => introspection(`${deadServer}/introspect`), run: async (rs) => send(rs, `opaque-leak-${Math.random()}`) },
+  {
+    name: "a malformed header",
+    verifier: jwt,
+    run: async (rs) => {
+      const token = `leak-me-${Math.random().toString(36).slice(2)}`;
+      const res = await post(rs.url, initializeMessage(), { authorization: `Bearer ${token} ${token}` });
+      return { tokens: [token], texts: [await shown(res)] };
+    },
+  },
+  {
+    name: "a token in the query",
+    verifier: jwt,
+    run: async (rs) => {
+      const token = await as.mint(rs.url);
+      return send(rs, token, `?access_token=${token}`);
+    },
+  },
+  {
+    name: "keys unreachable",
+    verifier: () => jwtVerifier({ issuer: as.issuer, jwksUri: `${deadServer}/jwks` }),
+    run: async (rs) => send(rs, await as.mint(rs.url)),
+  },
+  {
+    name: "metadata of another issuer",
+    verifier: () => jwtVerifier({ issuer: liar.issuer }),
+    run: async (rs) => send(rs, await liar.mint(rs.url)),
+  },
+  {
+    name: "introspection: inactive",
+    verifier: introspection,
+    run: async (rs) => send(rs, `opaque-leak-${Math.random()}`),
+  },
+  {
+    name: "introspection: the AS refuses our credentials",
+    verifier: () => introspection(undefined, "wrong"),
+    run: async (rs) => send(rs, `opaque-leak-${Math.random()}`),
+  },
+  {
+    name: "introspection: nothing listening",
+    verifier: () => introspection(`${deadServer}/introspect`),
+    run: async (rs) => send(rs, `opaque-leak-${Math.random()}`),
+  },
   {
     name: "a custom verifier whose errors quote the token",
     verifier: () => ({
@@ -121,7 +181,9 @@ describe("no token value leaks", () => {
   });
 
   it("the custom verifier's errors are scrubbed, not dropped: onerror still says what failed", async () => {
-    const rs = await startProtectedServer(as.issuer, { verify: async (token) => Promise.reject(new Error(`backend failed for ${token}`)) });
+    const rs = await startProtectedServer(as.issuer, {
+      verify: async (token) => Promise.reject(new Error(`backend failed for ${token}`)),
+    });
     try {
       const res = await post(rs.url, initializeMessage(), bearer("some-opaque-token"));
       expect(res.status).toBe(503);

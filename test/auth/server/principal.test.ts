@@ -4,7 +4,15 @@ import { jwtVerifier } from "../../../runtime/auth/server/index.js";
 import { HttpStatusError, StreamableHttpClientTransport } from "../../../runtime/transports/http-client.js";
 import { post, readSse, sessionHeaders } from "../../http/helpers.js";
 import { until } from "../../kit/timing.js";
-import { bearer, callTool, openSession, startAuthorizationServer, startProtectedServer, type ProtectedServer, type TestAuthorizationServer } from "./helpers.js";
+import {
+  bearer,
+  callTool,
+  openSession,
+  startAuthorizationServer,
+  startProtectedServer,
+  type ProtectedServer,
+  type TestAuthorizationServer,
+} from "./helpers.js";
 import { clientSession } from "../../kit/mcp-sessions.js";
 
 let as: TestAuthorizationServer;
@@ -19,19 +27,32 @@ afterAll(async () => {
   await as?.stop();
 });
 
-const whoami = (body: unknown) => JSON.parse((body as { result: { content: { text: string }[] } }).result.content[0]!.text) as Record<string, unknown>;
+const whoami = (body: unknown) =>
+  JSON.parse((body as { result: { content: { text: string }[] } }).result.content[0]!.text) as Record<string, unknown>;
 
 describe("sessions bound to the token's subject", () => {
   it("another subject's valid token naming the session gets 404 on POST, GET and DELETE; the owner's session lives on", async () => {
     const alice = await as.mint(rs.url, { sub: "alice" });
     const bob = await as.mint(rs.url, { sub: "bob" });
     const sid = await openSession(rs.url, alice);
-    expect((await post(rs.url, { jsonrpc: "2.0", id: 1, method: "ping" }, { ...sessionHeaders(sid), ...bearer(bob) })).status).toBe(404);
-    expect((await fetch(rs.url, { headers: { accept: "text/event-stream", ...sessionHeaders(sid), ...bearer(bob) } })).status).toBe(404);
-    expect((await fetch(rs.url, { method: "DELETE", headers: { ...sessionHeaders(sid), ...bearer(bob) } })).status).toBe(404);
+    expect(
+      (await post(rs.url, { jsonrpc: "2.0", id: 1, method: "ping" }, { ...sessionHeaders(sid), ...bearer(bob) }))
+        .status,
+    ).toBe(404);
+    expect(
+      (await fetch(rs.url, { headers: { accept: "text/event-stream", ...sessionHeaders(sid), ...bearer(bob) } }))
+        .status,
+    ).toBe(404);
+    expect(
+      (await fetch(rs.url, { method: "DELETE", headers: { ...sessionHeaders(sid), ...bearer(bob) } })).status,
+    ).toBe(404);
     // A fresh token of the same subject (after a refresh, say) is the same principal.
     const again = await as.mint(rs.url, { sub: "alice", jti: "another" });
-    const ping = await post(rs.url, { jsonrpc: "2.0", id: 2, method: "ping" }, { ...sessionHeaders(sid), ...bearer(again) });
+    const ping = await post(
+      rs.url,
+      { jsonrpc: "2.0", id: 2, method: "ping" },
+      { ...sessionHeaders(sid), ...bearer(again) },
+    );
     expect(ping.status).toBe(200);
     expect((await readSse(ping)).messages.at(-1)).toMatchObject({ id: 2, result: {} });
   });
@@ -40,11 +61,17 @@ describe("sessions bound to the token's subject", () => {
     const machine = await as.mint(rs.url, { client_id: "batch-job", scope: "mcp:tools" }, { without: ["sub"] });
     const sid = await openSession(rs.url, machine);
     expect(rs.mcp.sessions.get(sid)?.principal).toBe("batch-job");
-    expect(whoami((await callTool(rs.url, sid, machine, "whoami")).body)).toEqual({ principal: "batch-job", scopes: ["mcp:tools"], sub: null });
+    expect(whoami((await callTool(rs.url, sid, machine, "whoami")).body)).toEqual({
+      principal: "batch-job",
+      scopes: ["mcp:tools"],
+      sub: null,
+    });
   });
 
   it("the principal option maps a token to its principal (e.g. issuer and subject together)", async () => {
-    const custom = await startProtectedServer(as.issuer, jwtVerifier({ issuer: as.issuer }), { principal: (t) => `${t.issuer}#${t.subject}` });
+    const custom = await startProtectedServer(as.issuer, jwtVerifier({ issuer: as.issuer }), {
+      principal: (t) => `${t.issuer}#${t.subject}`,
+    });
     try {
       const sid = await openSession(custom.url, await as.mint(custom.url));
       expect(custom.mcp.sessions.get(sid)?.principal).toBe(`${as.issuer}#alice`);

@@ -5,7 +5,16 @@ import { createStreamableHttpServer } from "../../../runtime/transports/http-ser
 import { listenHttp } from "../../../runtime/transports/http-listen.js";
 import { initialize, post, readSse, sessionHeaders } from "../../http/helpers.js";
 import { makeServer } from "../../server/helpers.js";
-import { bearer, callTool, openSession, parseChallenge, startAuthorizationServer, startProtectedServer, type ProtectedServer, type TestAuthorizationServer } from "./helpers.js";
+import {
+  bearer,
+  callTool,
+  openSession,
+  parseChallenge,
+  startAuthorizationServer,
+  startProtectedServer,
+  type ProtectedServer,
+  type TestAuthorizationServer,
+} from "./helpers.js";
 
 let as: TestAuthorizationServer;
 let rs: ProtectedServer;
@@ -38,7 +47,11 @@ describe("tool scopes over HTTP", () => {
     expect(challenge.scope).toBe("mcp:tools offline_access mcp:admin mcp:write");
     expect(challenge.resource_metadata).toBe(rs.resource.metadataUrl);
     expect(challenge.error_description).toBe("This request needs the scopes mcp:admin mcp:write");
-    expect(refused.body).toMatchObject({ jsonrpc: "2.0", id: 7, error: { code: -32600, data: { error: "insufficient_scope" } } });
+    expect(refused.body).toMatchObject({
+      jsonrpc: "2.0",
+      id: 7,
+      error: { code: -32600, data: { error: "insufficient_scope" } },
+    });
     // Nothing ran, and the same session still serves what the token allows.
     const who = await callTool(rs.url, sid, token, "whoami", 8);
     expect(who.status).toBe(200);
@@ -65,10 +78,18 @@ describe("tool scopes over HTTP", () => {
   it("a method scope (methodScopes) refuses the method itself; other methods pass", async () => {
     const token = await as.mint(rs.url);
     const sid = await openSession(rs.url, token);
-    const res = await post(rs.url, { jsonrpc: "2.0", id: 3, method: "prompts/list" }, { ...sessionHeaders(sid), ...bearer(token) });
+    const res = await post(
+      rs.url,
+      { jsonrpc: "2.0", id: 3, method: "prompts/list" },
+      { ...sessionHeaders(sid), ...bearer(token) },
+    );
     expect(res.status).toBe(403);
     expect(parseChallenge(res.headers.get("www-authenticate")).scope).toBe("mcp:tools mcp:prompts");
-    const list = await post(rs.url, { jsonrpc: "2.0", id: 4, method: "tools/list" }, { ...sessionHeaders(sid), ...bearer(await as.mint(rs.url)) });
+    const list = await post(
+      rs.url,
+      { jsonrpc: "2.0", id: 4, method: "tools/list" },
+      { ...sessionHeaders(sid), ...bearer(await as.mint(rs.url)) },
+    );
     expect(list.status).toBe(200);
     expect((await readSse(list)).messages.at(-1)).toMatchObject({ id: 4, result: { tools: expect.any(Array) } });
   });
@@ -76,7 +97,9 @@ describe("tool scopes over HTTP", () => {
   it("tools/list does not show scopes; an unknown tool needs none (it gets the usual error)", async () => {
     const token = await as.mint(rs.url);
     const sid = await openSession(rs.url, token);
-    const list = await readSse(await post(rs.url, { jsonrpc: "2.0", id: 1, method: "tools/list" }, { ...sessionHeaders(sid), ...bearer(token) }));
+    const list = await readSse(
+      await post(rs.url, { jsonrpc: "2.0", id: 1, method: "tools/list" }, { ...sessionHeaders(sid), ...bearer(token) }),
+    );
     const tools = (list.messages.at(-1) as { result: { tools: Record<string, unknown>[] } }).result.tools;
     expect(tools.find((t) => t.name === "admin")).toEqual({ name: "admin", inputSchema: { type: "object" } });
     const unknown = await callTool(rs.url, sid, token, "no_such_tool");
@@ -103,7 +126,9 @@ describe("McpServer.requiredScopes", () => {
   it("refuses scope lists that could not go into a challenge header", () => {
     const server = makeServer();
     for (const bad of [["two words"], ['quo"te'], ["back\\slash"], [""], [7]]) {
-      expect(() => server.tool(`t${JSON.stringify(bad)}`, { scopes: bad as string[] }, () => "")).toThrow(/scope tokens/);
+      expect(() => server.tool(`t${JSON.stringify(bad)}`, { scopes: bad as string[] }, () => "")).toThrow(
+        /scope tokens/,
+      );
     }
     expect(() => makeServer({ methodScopes: { "tools/list": ["a b"] } })).toThrow(/scope tokens/);
   });
@@ -129,14 +154,28 @@ describe("without the authorize hook", () => {
       const call = async (who: string, name: string) => {
         const headers = { authorization: who };
         const sid = await initialize(url, headers);
-        const res = await post(url, { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name, arguments: {} } }, { ...sessionHeaders(sid), ...headers });
+        const res = await post(
+          url,
+          { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name, arguments: {} } },
+          { ...sessionHeaders(sid), ...headers },
+        );
         return (await readSse(res)).messages.at(-1);
       };
-      expect(await call("Bearer plain", "admin")).toMatchObject({ error: { code: -32600, message: "Insufficient scope: tool admin needs mcp:admin", data: { requiredScopes: ["mcp:admin"] } } });
+      expect(await call("Bearer plain", "admin")).toMatchObject({
+        error: {
+          code: -32600,
+          message: "Insufficient scope: tool admin needs mcp:admin",
+          data: { requiredScopes: ["mcp:admin"] },
+        },
+      });
       expect(await call("Bearer reader", "admin")).toMatchObject({ error: { code: -32600 } });
       expect(await call("Bearer admin", "admin")).toMatchObject({ result: { content: [{ text: "admin done" }] } });
-      const text = (message: unknown) => (message as { result: { content: { text: string }[] } }).result.content[0]!.text;
-      expect(JSON.parse(text(await call("Bearer reader", "whoami")))).toEqual({ principal: "reader", scopes: ["mcp:read"] });
+      const text = (message: unknown) =>
+        (message as { result: { content: { text: string }[] } }).result.content[0]!.text;
+      expect(JSON.parse(text(await call("Bearer reader", "whoami")))).toEqual({
+        principal: "reader",
+        scopes: ["mcp:read"],
+      });
       expect(JSON.parse(text(await call("Bearer plain", "whoami")))).toEqual({ principal: "plain-user" });
     } finally {
       await mcp.close();

@@ -1,8 +1,22 @@
 // The HTTP server transport's auth hooks on their own (no MCP meaning): authenticate's grants and challenges, authorize, routes.
 import { afterEach, describe, expect, it } from "vitest";
 import type { AuthGrant } from "../../../runtime/transport.js";
-import { createStreamableHttpServer, type HttpAuthResult, type StreamableHttpServerOptions } from "../../../runtime/transports/http-server.js";
-import { initialize, initializeMessage, makeResponder, post, postToHandler, readSse, sessionHeaders, startServer, type RunningServer } from "../../http/helpers.js";
+import {
+  createStreamableHttpServer,
+  type HttpAuthResult,
+  type StreamableHttpServerOptions,
+} from "../../../runtime/transports/http-server.js";
+import {
+  initialize,
+  initializeMessage,
+  makeResponder,
+  post,
+  postToHandler,
+  readSse,
+  sessionHeaders,
+  startServer,
+  type RunningServer,
+} from "../../http/helpers.js";
 
 let server: RunningServer | undefined;
 afterEach(async () => {
@@ -19,9 +33,18 @@ async function start(options: Partial<StreamableHttpServerOptions>): Promise<Run
 describe("authenticate", () => {
   it("a grant's principal binds the session; the grant (frozen) reaches InboundInfo.auth of every message", async () => {
     const scopes = ["read"];
-    const s = await start({ authenticate: (req) => (req.headers["authorization"] === "Bearer t" ? { principal: "ann", scopes, claims: { tenant: "x" } } : null) });
+    const s = await start({
+      authenticate: (req) =>
+        req.headers["authorization"] === "Bearer t" ? { principal: "ann", scopes, claims: { tenant: "x" } } : null,
+    });
     const sid = await initialize(s.url, { authorization: "Bearer t" });
-    const echo = await readSse(await post(s.url, { jsonrpc: "2.0", id: 1, method: "echo" }, { ...sessionHeaders(sid), authorization: "Bearer t" }));
+    const echo = await readSse(
+      await post(
+        s.url,
+        { jsonrpc: "2.0", id: 1, method: "echo" },
+        { ...sessionHeaders(sid), authorization: "Bearer t" },
+      ),
+    );
     expect(echo.messages.at(-1)).toMatchObject({ result: { principal: "ann" } });
     const auth = s.responder.received.at(-1)!.info!.auth!;
     expect(auth).toEqual({ principal: "ann", scopes: ["read"], claims: { tenant: "x" } });
@@ -34,14 +57,23 @@ describe("authenticate", () => {
 
   it("a challenge answers the request as given: status, WWW-Authenticate, extra headers, JSON-RPC error with data", async () => {
     const s = await start({
-      authenticate: (): HttpAuthResult => ({ status: 401, wwwAuthenticate: 'Bearer realm="x"', message: "Come back with a token", data: { hint: 1 }, headers: { "retry-after": "3" } }),
+      authenticate: (): HttpAuthResult => ({
+        status: 401,
+        wwwAuthenticate: 'Bearer realm="x"',
+        message: "Come back with a token",
+        data: { hint: 1 },
+        headers: { "retry-after": "3" },
+      }),
     });
     const res = await post(s.url, initializeMessage());
     expect(res.status).toBe(401);
     expect(res.headers.get("www-authenticate")).toBe('Bearer realm="x"');
     expect(res.headers.get("retry-after")).toBe("3");
     expect(res.headers.get("content-type")).toBe("application/json");
-    expect(await res.json()).toEqual({ jsonrpc: "2.0", error: { code: -32600, message: "Come back with a token", data: { hint: 1 } } });
+    expect(await res.json()).toEqual({
+      jsonrpc: "2.0",
+      error: { code: -32600, message: "Come back with a token", data: { hint: 1 } },
+    });
     expect(s.mcp.sessions.size).toBe(0);
     // GET and DELETE get it too.
     expect((await fetch(s.url, { headers: { accept: "text/event-stream" } })).status).toBe(401);
@@ -55,15 +87,25 @@ describe("authenticate", () => {
   });
 
   it("an answer of the wrong shape is unauthenticated (401) and reported; a throwing hook is 401 and not reported", async () => {
-    const s = await start({ authenticate: (req) => (req.headers["x-mode"] === "throw" ? Promise.reject(new Error("secret-token-in-here")) : ({ who: "?" } as unknown as string)) });
+    const s = await start({
+      authenticate: (req) =>
+        req.headers["x-mode"] === "throw"
+          ? Promise.reject(new Error("secret-token-in-here"))
+          : ({ who: "?" } as unknown as string),
+    });
     expect((await post(s.url, initializeMessage())).status).toBe(401);
-    expect(s.errors.map((e) => e.message)).toEqual(["authenticate returned neither a principal, a grant nor a challenge"]);
+    expect(s.errors.map((e) => e.message)).toEqual([
+      "authenticate returned neither a principal, a grant nor a challenge",
+    ]);
     expect((await post(s.url, initializeMessage(), { "x-mode": "throw" })).status).toBe(401);
     expect(s.errors).toHaveLength(1);
   });
 
   it("the challenge header reaches pages of a CORS-listed origin (exposed)", async () => {
-    const s = await start({ cors: { allowedOrigins: ["http://localhost:5173"] }, authenticate: () => ({ status: 401, wwwAuthenticate: "Bearer" }) });
+    const s = await start({
+      cors: { allowedOrigins: ["http://localhost:5173"] },
+      authenticate: () => ({ status: 401, wwwAuthenticate: "Bearer" }),
+    });
     const res = await post(s.url, initializeMessage(), { origin: "http://localhost:5173" });
     expect(res.status).toBe(401);
     expect(res.headers.get("access-control-expose-headers")?.split(", ")).toContain("www-authenticate");
@@ -78,14 +120,19 @@ describe("authorize", () => {
       authorize: (message, grant, request) => {
         seen.push([message, grant, request.method]);
         const method = (message as { method?: string }).method;
-        if (method === "initialize" && (message as { id?: unknown }).id === "refuse") return { status: 403, wwwAuthenticate: "Bearer error=\"insufficient_scope\"" };
+        if (method === "initialize" && (message as { id?: unknown }).id === "refuse")
+          return { status: 403, wwwAuthenticate: 'Bearer error="insufficient_scope"' };
         if (method === "echo" || method === "notifications/denied") return { status: 403, message: "Not for you" };
         return undefined;
       },
     });
     const refused = await post(s.url, initializeMessage("refuse"));
     expect(refused.status).toBe(403);
-    expect(await refused.json()).toEqual({ jsonrpc: "2.0", id: "refuse", error: { code: -32600, message: "Forbidden" } });
+    expect(await refused.json()).toEqual({
+      jsonrpc: "2.0",
+      id: "refuse",
+      error: { code: -32600, message: "Forbidden" },
+    });
     expect(s.mcp.sessions.size).toBe(0);
     const sid = await initialize(s.url);
     const echo = await post(s.url, { jsonrpc: "2.0", id: 5, method: "echo" }, sessionHeaders(sid));
@@ -99,7 +146,13 @@ describe("authorize", () => {
     await readSse(ping);
     // Refused messages never reached the session; the grant and request came with every call.
     expect(s.responder.received.map((r) => (r.message as { method?: string }).method)).toEqual(["initialize", "ping"]);
-    expect(seen.map(([m]) => (m as { method: string }).method)).toEqual(["initialize", "initialize", "echo", "notifications/denied", "ping"]);
+    expect(seen.map(([m]) => (m as { method: string }).method)).toEqual([
+      "initialize",
+      "initialize",
+      "echo",
+      "notifications/denied",
+      "ping",
+    ]);
     expect(seen.every(([, grant, method]) => grant?.principal === "ann" && method === "POST")).toBe(true);
   });
 
@@ -126,7 +179,12 @@ describe("routes", () => {
   it("serve GET at their path, unauthenticated, on an endpoint mounted at any path; other methods get 405", async () => {
     const s = await start({
       authenticate: () => null,
-      routes: [{ path: "/doc", serve: (req) => ({ status: 200, headers: { "content-type": "text/plain" }, body: `doc for ${req.method}` }) }],
+      routes: [
+        {
+          path: "/doc",
+          serve: (req) => ({ status: 200, headers: { "content-type": "text/plain" }, body: `doc for ${req.method}` }),
+        },
+      ],
     });
     const doc = await fetch(`${s.url.replace("/mcp", "")}/doc`);
     expect(doc.status).toBe(200);
