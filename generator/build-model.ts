@@ -3,7 +3,7 @@ import { SchemaError, SchemaErrors } from "./errors.js";
 import { compareCodeUnits } from "./json.js";
 import type { LoadedSchema } from "./load.js";
 import { applyOverrides, definitionPointer, deriveMethods } from "./methods.js";
-import type { Definition, MessageModel, Model, SchemaNode } from "./model.js";
+import { VALUE_KEYWORDS, type Definition, type MessageModel, type Model, type SchemaNode } from "./model.js";
 import { normalizeSchema, toNode } from "./normalize/index.js";
 import { toPointer } from "./pointer.js";
 
@@ -33,21 +33,9 @@ const SUPPORTED = new Set([
   "allOf",
   "$defs",
   "definitions",
-  "minimum",
-  "maximum",
-  "exclusiveMinimum",
-  "exclusiveMaximum",
-  "multipleOf",
-  "minLength",
-  "maxLength",
-  "minItems",
-  "maxItems",
-  "uniqueItems",
-  "minProperties",
-  "maxProperties",
+  ...VALUE_KEYWORDS,
   "propertyNames",
   "dependentRequired",
-  "pattern",
   "not",
   "if",
   "then",

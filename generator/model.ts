@@ -146,3 +146,21 @@ export function resultType(m: MessageModel): string | undefined {
 export function paramsGuardName(m: MessageModel): string {
   return m.params.ref ?? `${m.message}$Params`;
 }
+
+/** Node fields that hold a keyword's number as JSON Schema writes it (normalize copies them, emitters write them back). */
+export const NUMBER_KEYWORDS = [
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "minLength",
+  "maxLength",
+  "minItems",
+  "maxItems",
+  "minProperties",
+  "maxProperties",
+] as const;
+
+/** Every node field that holds its keyword's value unchanged: the numbers, `pattern` and `uniqueItems`. */
+export const VALUE_KEYWORDS = [...NUMBER_KEYWORDS, "pattern", "uniqueItems"] as const;

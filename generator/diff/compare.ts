@@ -393,26 +393,20 @@ export class Comparer {
       this.emit("enum-added", "narrowed", `restricted to ${ne.map(show).join(", ")}`, path, ro.ptr, rn.ptr);
 
     // Bounds.
-    for (const bound of ["minimum", "maximum"] as const) {
-      const ob = vo[bound];
-      const nb = vn[bound];
+    const bounds: [string, number | undefined, number | undefined][] = [
+      ["minimum", vo.minimum, vn.minimum],
+      ["maximum", vo.maximum, vn.maximum],
+      ...OTHER_BOUNDS.map((b): [string, number | undefined, number | undefined] => [
+        b,
+        vo.bounds.get(b),
+        vn.bounds.get(b),
+      ]),
+    ];
+    for (const [bound, ob, nb] of bounds) {
       if (ob === nb) continue;
-      const narrowed = nb !== undefined && (ob === undefined || (bound === "minimum" ? nb > ob : nb < ob));
-      this.emit(
-        narrowed ? "bound-narrowed" : "bound-widened",
-        narrowed ? "narrowed" : "widened",
-        `${bound} ${ob ?? "none"} -> ${nb ?? "none"}`,
-        path,
-        ro.ptr,
-        rn.ptr,
-      );
-    }
-    for (const bound of OTHER_BOUNDS) {
-      const ob = vo.bounds.get(bound);
-      const nb = vn.bounds.get(bound);
-      if (ob === nb) continue;
-      const narrowed =
-        nb !== undefined && (ob === undefined || (/^(min|exclusiveMin)/.test(bound) ? nb > ob : nb < ob));
+      // A lower bound narrows when it rises, an upper bound when it falls.
+      const lower = /^(min|exclusiveMin)/.test(bound);
+      const narrowed = nb !== undefined && (ob === undefined || (lower ? nb > ob : nb < ob));
       this.emit(
         narrowed ? "bound-narrowed" : "bound-widened",
         narrowed ? "narrowed" : "widened",

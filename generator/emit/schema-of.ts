@@ -1,6 +1,6 @@
 // Turns model nodes back into JSON Schema, for the two emitters that hand a schema to a library
 // (Ajv standalone for validators, json-schema-to-typescript for types).
-import type { SchemaNode } from "../model.js";
+import { VALUE_KEYWORDS, type SchemaNode } from "../model.js";
 
 export interface SchemaOfOptions {
   /** Emit TypeScript hints (`tsType`) for json-schema-to-typescript: `object` for opaque objects, `unknown` for any. */
@@ -10,23 +10,6 @@ export interface SchemaOfOptions {
   /** Keep descriptions (types want them for doc comments; validators do not). */
   descriptions: boolean;
 }
-
-/** Keywords whose value the node holds as JSON Schema writes it. */
-const SCALAR_KEYWORDS = [
-  "minimum",
-  "maximum",
-  "exclusiveMinimum",
-  "exclusiveMaximum",
-  "multipleOf",
-  "minLength",
-  "maxLength",
-  "pattern",
-  "minItems",
-  "maxItems",
-  "uniqueItems",
-  "minProperties",
-  "maxProperties",
-] as const;
 
 export function schemaOf(node: SchemaNode, options: SchemaOfOptions): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -54,7 +37,7 @@ export function schemaOf(node: SchemaNode, options: SchemaOfOptions): Record<str
   }
   if (node.const !== undefined) out["const"] = node.const;
   if (node.enum !== undefined) out["enum"] = node.enum;
-  for (const key of SCALAR_KEYWORDS) if (node[key] !== undefined) out[key] = node[key];
+  for (const key of VALUE_KEYWORDS) if (node[key] !== undefined) out[key] = node[key];
   if (node.propertyNames !== undefined) out["propertyNames"] = schemaOf(node.propertyNames, options);
   // draft-07's spelling of dependentRequired: both consumers read draft-07, and Ajv's draft-07 class has no
   // dependentRequired (without strict mode it would skip the keyword in silence).

@@ -1,5 +1,5 @@
 // The normalize step: the ordered passes over the raw schema, then conversion into model nodes.
-import type { JsonType, JsonValue, SchemaNode } from "../model.js";
+import { NUMBER_KEYWORDS, type JsonType, type JsonValue, type SchemaNode } from "../model.js";
 import { compareCodeUnits, sortKeys, isObject } from "../json.js";
 import { applicatorSiblings } from "./applicator-siblings.js";
 import { integers } from "./integers.js";
@@ -20,21 +20,6 @@ export function normalizeSchema(schema: RawSchema, defsKey: "$defs" | "definitio
   out = taggedUnions(out, defsKey);
   return out;
 }
-
-/** Keywords whose value is a number, carried over to the node as they are. */
-const NUMBER_KEYWORDS = [
-  "minimum",
-  "maximum",
-  "exclusiveMinimum",
-  "exclusiveMaximum",
-  "multipleOf",
-  "minLength",
-  "maxLength",
-  "minItems",
-  "maxItems",
-  "minProperties",
-  "maxProperties",
-] as const;
 
 /** Converts one normalized raw subschema into a model node. */
 export function toNode(raw: unknown, refPrefix: string): SchemaNode {

@@ -1,5 +1,6 @@
 // oauth4webapi, loaded on first use (an optional peer dependency), and its failures turned into OAuthError.
 import type * as OAuth4WebApi from "oauth4webapi";
+import { MissingPeerError, loadPeer } from "../peers.js";
 import { OAuthError, type OAuthErrorCode } from "./errors.js";
 
 export type OAuthLibrary = typeof OAuth4WebApi;
@@ -12,13 +13,10 @@ let loading: Promise<OAuthLibrary> | undefined;
 
 /** The library, imported once; an OAuthError naming the package to install when it is missing. */
 export function oauthLibrary(): Promise<OAuthLibrary> {
-  loading ??= import("oauth4webapi").catch((error: unknown) => {
+  loading ??= loadPeer("oauth4webapi", "OAuth clients", () => import("oauth4webapi")).catch((error: unknown) => {
     loading = undefined;
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new OAuthError(
-      "missing_dependency",
-      `mcpgen/auth needs the optional peer dependency "oauth4webapi": install it with npm install oauth4webapi@3 (${reason})`,
-    );
+    if (!(error instanceof MissingPeerError)) throw error;
+    throw new OAuthError("missing_dependency", `${error.message}@3`);
   });
   return loading;
 }

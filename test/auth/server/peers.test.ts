@@ -1,6 +1,6 @@
 // The optional peer (jose) loads on first use; when it is missing the error names the package to install.
 import { describe, expect, it } from "vitest";
-import { MissingPeerError, loadPeer } from "../../../runtime/auth/server/peers.js";
+import { MissingPeerError, loadPeer } from "../../../runtime/auth/peers.js";
 
 describe("loading optional peers", () => {
   it("a module that is not installed becomes MissingPeerError naming it and what needs it", async () => {
