@@ -86,6 +86,11 @@ function pong(): JsonObject {
   return {};
 }
 
+/** The spec forbids cancelling initialize: neither side sends, nor acts on, a cancellation of it. */
+function withLifecycle<T extends SessionOptions>(options: T): T {
+  return { ...options, uncancellable: [INITIALIZE, ...(options.uncancellable ?? [])] };
+}
+
 export interface ClientSessionOptions extends SessionOptions {
   clientInfo: ImplementationInfo;
   capabilities?: JsonObject;
@@ -115,7 +120,7 @@ export class ClientSession extends Session {
     { capabilities: JsonObject; info: ImplementationInfo; version: string; instructions?: string } | undefined;
 
   constructor(options: ClientSessionOptions) {
-    super(options);
+    super(withLifecycle(options));
     this.clientInfo = options.clientInfo;
     const resumable = options.resumable;
     this.capabilities =
@@ -261,7 +266,7 @@ export class ServerSession extends Session {
   private initializedNotified = false;
 
   constructor(options: ServerSessionOptions) {
-    super(options);
+    super(withLifecycle(options));
     this.serverInfo = options.serverInfo;
     this.advertised = options.capabilities ?? {};
     this.instructions = options.instructions;

@@ -113,9 +113,9 @@ function withoutDeliveryConfirmation(transport: Transport): Transport {
 /** Every message the client receives from now on, in order (before the resumer drops duplicates). */
 export function recordInbound(client: ClientSession): JsonObject[] {
   const seen: JsonObject[] = [];
-  const spy = client as unknown as { acceptInbound(m: JsonObject): boolean };
-  const original = spy.acceptInbound.bind(client);
-  spy.acceptInbound = (m) => {
+  const spy = (client as unknown as { hooks: { accept(m: JsonObject): boolean } }).hooks;
+  const original = spy.accept.bind(spy);
+  spy.accept = (m) => {
     seen.push(m);
     return original(m);
   };
