@@ -86,6 +86,19 @@ function pong(): JsonObject {
   return {};
 }
 
+/** Refuses a method whose capability the peer did not advertise (nothing is advertised before initialize). */
+function capabilityGate(
+  required: (method: string) => string | undefined,
+  advertised: () => JsonObject | undefined,
+  side: "client" | "server",
+): (method: string) => Error | undefined {
+  return (method) => {
+    const capability = required(method);
+    if (capability === undefined || hasCapability(advertised(), capability)) return undefined;
+    return new CapabilityError(method, capability, side);
+  };
+}
+
 /** The spec forbids cancelling initialize: neither side sends, nor acts on, a cancellation of it. */
 function withLifecycle<T extends SessionOptions>(options: T): T {
   return { ...options, uncancellable: [INITIALIZE, ...(options.uncancellable ?? [])] };
@@ -136,13 +149,7 @@ export class ClientSession extends Session {
       this.use(resumer.extension(resumable !== undefined && resumable !== false));
     }
     // Before initialize completes the server has advertised nothing, so capability-gated methods are refused.
-    this.use({
-      checkOutbound: (method) => {
-        const capability = requiredServerCapability(method);
-        if (capability === undefined || hasCapability(this.server?.capabilities, capability)) return undefined;
-        return new CapabilityError(method, capability, "server");
-      },
-    });
+    this.use({ checkOutbound: capabilityGate(requiredServerCapability, () => this.server?.capabilities, "server") });
     this.onRequest(PING, pong);
   }
 
@@ -280,11 +287,7 @@ export class ServerSession extends Session {
           this.oninitialized?.();
         }
       },
-      checkOutbound: (method) => {
-        const capability = requiredClientCapability(method);
-        if (capability === undefined || hasCapability(this.client?.capabilities, capability)) return undefined;
-        return new CapabilityError(method, capability, "client");
-      },
+      checkOutbound: capabilityGate(requiredClientCapability, () => this.client?.capabilities, "client"),
     });
   }
 

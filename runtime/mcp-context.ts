@@ -127,25 +127,22 @@ export class McpContext {
 
   /** Ask the client to sample its LLM (`sampling/createMessage`); needs the client's sampling capability. */
   createMessage(params: McpCreateMessageParams, options?: RequestOptions): Promise<McpCreateMessageResult> {
-    return this.inner.request(
-      "sampling/createMessage",
-      params as unknown as JsonObject,
-      options,
-    ) as Promise<unknown> as Promise<McpCreateMessageResult>;
+    return this.ask("sampling/createMessage", params, options);
   }
 
   /** Ask the user for input through the client (`elicitation/create`); needs the elicitation capability. */
   elicit(params: McpElicitParams, options?: RequestOptions): Promise<McpElicitResult> {
-    return this.inner.request(
-      "elicitation/create",
-      params as unknown as JsonObject,
-      options,
-    ) as Promise<unknown> as Promise<McpElicitResult>;
+    return this.ask("elicitation/create", params, options);
   }
 
   /** The client's roots (`roots/list`); needs the roots capability. */
   listRoots(options?: RequestOptions): Promise<McpListRootsResult> {
-    return this.inner.request("roots/list", undefined, options) as Promise<unknown> as Promise<McpListRootsResult>;
+    return this.ask("roots/list", undefined, options);
+  }
+
+  /** A request to the client whose result the typed method's signature describes (the session checks it). */
+  private ask<R>(method: string, params: object | undefined, options: RequestOptions | undefined): Promise<R> {
+    return this.inner.request(method, params as JsonObject | undefined, options) as Promise<unknown> as Promise<R>;
   }
 
   /**

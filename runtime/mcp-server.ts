@@ -7,20 +7,43 @@ import type { Transport } from "./transport.js";
 import { ServerSession, type ServerSessionOptions } from "./lifecycle.js";
 import { McpContext, sendLog, type McpConnection } from "./mcp-context.js";
 import { compileSchema as builtInCompiler, type SchemaCheck, type SchemaCompiler } from "./mcp-schema.js";
-import { compileUriTemplate, type UriTemplateMatcher } from "./mcp-uri-template.js";
 import {
   LOGGING_LEVELS,
-  type McpAnnotations,
-  type McpGetPromptResult,
   type McpIcon,
   type McpLoggingLevel,
   type McpPromptArgument,
-  type McpReadResourceResult,
   type McpToolAnnotations,
   type McpToolResult,
   type ObjectJsonSchema,
   type ToolArguments,
 } from "./mcp-types.js";
+import { defined, errorMessage, handlerResult } from "./mcp-results.js";
+import {
+  readResource,
+  resourceEntry,
+  templateEntry,
+  type McpResourceConfig,
+  type McpResourceReader,
+  type McpTemplateReader,
+  type ResourceEntry,
+  type TemplateEntry,
+} from "./mcp-resources.js";
+import {
+  getPrompt,
+  promptEntry,
+  type McpPromptConfig,
+  type McpPromptHandler,
+  type PromptArguments,
+  type PromptEntry,
+} from "./mcp-prompts.js";
+
+export type {
+  McpResourceConfig,
+  McpResourceReadResult,
+  McpResourceReader,
+  McpTemplateReader,
+} from "./mcp-resources.js";
+export type { McpPromptConfig, McpPromptHandler, PromptArguments } from "./mcp-prompts.js";
 
 /** Session settings McpServer passes to a session factory; matches the generated `ServerOptions`. */
 export type McpSessionSettings = Omit<ServerSessionOptions, "inbound" | "outbound" | "isMessage">;
@@ -81,52 +104,6 @@ export interface McpToolConfig<S extends ObjectJsonSchema> {
   scopes?: readonly string[];
 }
 
-export interface McpResourceConfig {
-  name: string;
-  title?: string;
-  description?: string;
-  mimeType?: string;
-  size?: number;
-  annotations?: McpAnnotations;
-  icons?: McpIcon[];
-  _meta?: JsonObject;
-}
-
-/** A resource's content: the full result, or a string as the text of one content item. */
-export type McpResourceReadResult = McpReadResourceResult | string;
-
-export type McpResourceReader = (
-  uri: string,
-  ctx: McpContext,
-) => McpResourceReadResult | Promise<McpResourceReadResult>;
-export type McpTemplateReader = (
-  uri: string,
-  variables: { [name: string]: string },
-  ctx: McpContext,
-) => McpResourceReadResult | Promise<McpResourceReadResult>;
-
-export interface McpPromptConfig<A extends readonly McpPromptArgument[]> {
-  title?: string;
-  description?: string;
-  arguments?: A;
-  icons?: McpIcon[];
-  _meta?: JsonObject;
-}
-
-type Simplify<T> = { [K in keyof T]: T[K] } & {};
-
-/** Prompt arguments by name: required ones are strings, others may be missing. */
-export type PromptArguments<A extends readonly McpPromptArgument[]> = Simplify<
-  { [P in A[number] as P extends { required: true } ? P["name"] : never]: string } & {
-    [P in A[number] as P extends { required: true } ? never : P["name"]]?: string;
-  }
->;
-
-export type McpPromptHandler<A> = (
-  args: A,
-  ctx: McpContext,
-) => McpGetPromptResult | string | Promise<McpGetPromptResult | string>;
-
 /** Returned by every registration; `remove()` withdraws it (and announces the change to connected clients). */
 export interface McpRegistration {
   remove(): void;
@@ -142,25 +119,6 @@ interface ToolEntry {
   readonly scopes: readonly string[];
 }
 
-interface ResourceEntry {
-  readonly definition: JsonObject;
-  readonly mimeType: string | undefined;
-  readonly read: McpResourceReader;
-}
-
-interface TemplateEntry {
-  readonly definition: JsonObject;
-  readonly mimeType: string | undefined;
-  readonly matcher: UriTemplateMatcher;
-  readonly read: McpTemplateReader;
-}
-
-interface PromptEntry {
-  readonly definition: JsonObject;
-  readonly required: readonly string[];
-  readonly get: McpPromptHandler<never>;
-}
-
 interface Connection extends McpConnection {
   /** Categories this connection advertised and serves. */
   readonly categories: Set<Category>;
@@ -171,17 +129,6 @@ const LIST_CHANGED: Readonly<Record<Category, string>> = {
   resources: "notifications/resources/list_changed",
   prompts: "notifications/prompts/list_changed",
 };
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** Copy of `source` with only the members that are defined. */
-function defined(source: { [key: string]: unknown }): JsonObject {
-  const out: JsonObject = {};
-  for (const key of Object.keys(source)) if (source[key] !== undefined) out[key] = source[key];
-  return out;
-}
 
 const ANY_OBJECT: ObjectJsonSchema = { type: "object" };
 
@@ -275,7 +222,7 @@ export class McpServer {
   /** Register a resource at a fixed URI. */
   resource(uri: string, config: McpResourceConfig, read: McpResourceReader): McpRegistration {
     if (this.resources.has(uri)) throw new Error(`Resource ${JSON.stringify(uri)} is already registered`);
-    const entry: ResourceEntry = { definition: defined({ uri, ...config }), mimeType: config.mimeType, read };
+    const entry = resourceEntry(uri, config, read);
     this.resources.set(uri, entry);
     this.changed("resources");
     return { remove: () => this.unregister(this.resources, uri, entry, "resources") };
@@ -285,12 +232,7 @@ export class McpServer {
   resourceTemplate(uriTemplate: string, config: McpResourceConfig, read: McpTemplateReader): McpRegistration {
     if (this.templates.has(uriTemplate))
       throw new Error(`Resource template ${JSON.stringify(uriTemplate)} is already registered`);
-    const entry: TemplateEntry = {
-      definition: defined({ uriTemplate, ...config }),
-      mimeType: config.mimeType,
-      matcher: compileUriTemplate(uriTemplate),
-      read,
-    };
+    const entry = templateEntry(uriTemplate, config, read);
     this.templates.set(uriTemplate, entry);
     this.changed("resources");
     return { remove: () => this.unregister(this.templates, uriTemplate, entry, "resources") };
@@ -303,19 +245,7 @@ export class McpServer {
     get: McpPromptHandler<PromptArguments<A>>,
   ): McpRegistration {
     if (this.prompts.has(name)) throw new Error(`Prompt ${JSON.stringify(name)} is already registered`);
-    const args = config.arguments === undefined ? undefined : config.arguments.map((a) => defined({ ...a }));
-    const entry: PromptEntry = {
-      definition: defined({
-        name,
-        title: config.title,
-        description: config.description,
-        arguments: args,
-        icons: config.icons,
-        _meta: config._meta,
-      }),
-      required: (config.arguments ?? []).filter((a) => a.required === true).map((a) => a.name),
-      get: get as McpPromptHandler<never>,
-    };
+    const entry = promptEntry(name, config, get);
     this.prompts.set(name, entry);
     this.changed("prompts");
     return { remove: () => this.unregister(this.prompts, name, entry, "prompts") };
@@ -477,7 +407,9 @@ export class McpServer {
       case "resources":
         session.onRequest("resources/list", () => this.list(this.resources, "resources"));
         session.onRequest("resources/templates/list", () => this.list(this.templates, "resourceTemplates"));
-        session.onRequest("resources/read", (params, ctx) => this.readResource(params, ctx, connection));
+        session.onRequest("resources/read", (params, ctx) =>
+          readResource(this.resources, this.templates, params, new McpContext(ctx, connection)),
+        );
         if (this.subscriptions) {
           session.onRequest("resources/subscribe", (params) => {
             connection.subscriptions.add(String(params?.uri));
@@ -491,7 +423,9 @@ export class McpServer {
         break;
       case "prompts":
         session.onRequest("prompts/list", () => this.list(this.prompts, "prompts"));
-        session.onRequest("prompts/get", (params, ctx) => this.getPrompt(params, ctx, connection));
+        session.onRequest("prompts/get", (params, ctx) =>
+          getPrompt(this.prompts, params, new McpContext(ctx, connection)),
+        );
         break;
     }
   }
@@ -566,10 +500,13 @@ export class McpServer {
     } catch (error) {
       return toolError(errorMessage(error));
     }
-    if (typeof result === "string") return { content: [{ type: "text", text: result }] };
-    if (!isObject(result) || !Array.isArray(result.content)) {
-      throw new RpcError(ErrorCode.InternalError, `Tool ${name} returned something other than a CallToolResult`);
-    }
+    const answer = handlerResult(
+      result,
+      "content",
+      toolText,
+      () => `Tool ${name} returned something other than a CallToolResult`,
+    );
+    if (typeof result === "string") return answer;
     const outputCheck = tool.outputCheck;
     if (outputCheck !== undefined && result.isError !== true) {
       const structured = result.structuredContent;
@@ -581,66 +518,12 @@ export class McpServer {
         );
       }
     }
-    return result as unknown as JsonObject;
+    return answer;
   }
+}
 
-  private async readResource(
-    params: JsonObject | undefined,
-    rctx: RequestContext,
-    connection: Connection,
-  ): Promise<JsonObject> {
-    const uri = params?.uri;
-    if (typeof uri !== "string") throw new RpcError(ErrorCode.InvalidParams, "resources/read needs a uri");
-    const ctx = new McpContext(rctx, connection);
-    let result: McpResourceReadResult | undefined = undefined;
-    let mimeType: string | undefined = undefined;
-    const fixed = this.resources.get(uri);
-    if (fixed !== undefined) {
-      mimeType = fixed.mimeType;
-      result = await fixed.read(uri, ctx);
-    } else {
-      for (const template of this.templates.values()) {
-        const variables = template.matcher.match(uri);
-        if (variables === undefined) continue;
-        mimeType = template.mimeType;
-        result = await template.read(uri, variables, ctx);
-        break;
-      }
-      if (result === undefined) throw new RpcError(ErrorCode.ResourceNotFound, `Resource not found: ${uri}`, { uri });
-    }
-    if (typeof result === "string") {
-      return { contents: [mimeType === undefined ? { uri, text: result } : { uri, mimeType, text: result }] };
-    }
-    if (!isObject(result) || !Array.isArray(result.contents)) {
-      throw new RpcError(ErrorCode.InternalError, `Reading ${uri} produced something other than a ReadResourceResult`);
-    }
-    return result as unknown as JsonObject;
-  }
-
-  private async getPrompt(
-    params: JsonObject | undefined,
-    rctx: RequestContext,
-    connection: Connection,
-  ): Promise<JsonObject> {
-    const name = params?.name;
-    const prompt = typeof name === "string" ? this.prompts.get(name) : undefined;
-    if (prompt === undefined) throw new RpcError(ErrorCode.InvalidParams, `Unknown prompt: ${String(name)}`, { name });
-    const args = isObject(params!.arguments) ? params!.arguments : {};
-    const missing = prompt.required.filter((a) => typeof args[a] !== "string");
-    if (missing.length > 0) {
-      throw new RpcError(
-        ErrorCode.InvalidParams,
-        `Missing required argument(s) for prompt ${name}: ${missing.join(", ")}`,
-        { missing },
-      );
-    }
-    const result = await prompt.get(args as never, new McpContext(rctx, connection));
-    if (typeof result === "string") return { messages: [{ role: "user", content: { type: "text", text: result } }] };
-    if (!isObject(result) || !Array.isArray(result.messages)) {
-      throw new RpcError(ErrorCode.InternalError, `Prompt ${name} produced something other than a GetPromptResult`);
-    }
-    return result as unknown as JsonObject;
-  }
+function toolText(text: string): JsonObject {
+  return { content: [{ type: "text", text }] };
 }
 
 function toolError(text: string): JsonObject {

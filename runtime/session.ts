@@ -282,8 +282,7 @@ export class Session implements Peer, ProgressSink {
     options: RequestOptions | undefined,
     relatedRequestId: RequestId | undefined,
   ): Promise<JsonObject> {
-    if (this.status !== "open") return Promise.reject(new ConnectionClosedError("Not connected"));
-    const refusal = this.hooks.checkOutbound(method);
+    const refusal = this.refusal(method);
     if (refusal !== undefined) return Promise.reject(refusal);
     return this.outbound.start(this.transport!, method, params, options, relatedRequestId);
   }
@@ -294,12 +293,17 @@ export class Session implements Peer, ProgressSink {
     params: JsonObject | undefined,
     relatedRequestId: RequestId | undefined,
   ): Promise<void> {
-    if (this.status !== "open") return Promise.reject(new ConnectionClosedError("Not connected"));
-    const refusal = this.hooks.checkOutbound(method);
+    const refusal = this.refusal(method);
     if (refusal !== undefined) return Promise.reject(refusal);
     const message: JsonRpcNotification =
       params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params };
     return this.transmit(message, relatedRequestId);
+  }
+
+  /** Why `method` may not be sent now (closed, or an extension refuses it), or undefined when it may. */
+  private refusal(method: string): Error | undefined {
+    if (this.status !== "open") return new ConnectionClosedError("Not connected");
+    return this.hooks.checkOutbound(method);
   }
 
   /** @internal ProgressSink: progress for a request we serve. */

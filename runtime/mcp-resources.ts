@@ -1,0 +1,89 @@
+// McpServer's resources: fixed URIs and URI templates, their definitions, and resources/read.
+import { ErrorCode, RpcError, type JsonObject } from "./jsonrpc.js";
+import type { McpContext } from "./mcp-context.js";
+import { compileUriTemplate, type UriTemplateMatcher } from "./mcp-uri-template.js";
+import type { McpAnnotations, McpIcon, McpReadResourceResult } from "./mcp-types.js";
+import { defined, handlerResult } from "./mcp-results.js";
+
+export interface McpResourceConfig {
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  size?: number;
+  annotations?: McpAnnotations;
+  icons?: McpIcon[];
+  _meta?: JsonObject;
+}
+
+/** A resource's content: the full result, or a string as the text of one content item. */
+export type McpResourceReadResult = McpReadResourceResult | string;
+
+export type McpResourceReader = (
+  uri: string,
+  ctx: McpContext,
+) => McpResourceReadResult | Promise<McpResourceReadResult>;
+export type McpTemplateReader = (
+  uri: string,
+  variables: { [name: string]: string },
+  ctx: McpContext,
+) => McpResourceReadResult | Promise<McpResourceReadResult>;
+
+export interface ResourceEntry {
+  readonly definition: JsonObject;
+  readonly mimeType: string | undefined;
+  readonly read: McpResourceReader;
+}
+
+export interface TemplateEntry {
+  readonly definition: JsonObject;
+  readonly mimeType: string | undefined;
+  readonly matcher: UriTemplateMatcher;
+  readonly read: McpTemplateReader;
+}
+
+export function resourceEntry(uri: string, config: McpResourceConfig, read: McpResourceReader): ResourceEntry {
+  return { definition: defined({ uri, ...config }), mimeType: config.mimeType, read };
+}
+
+export function templateEntry(uriTemplate: string, config: McpResourceConfig, read: McpTemplateReader): TemplateEntry {
+  return {
+    definition: defined({ uriTemplate, ...config }),
+    mimeType: config.mimeType,
+    matcher: compileUriTemplate(uriTemplate),
+    read,
+  };
+}
+
+/** resources/read: the fixed resource at the URI, else the first template that matches it. */
+export async function readResource(
+  resources: ReadonlyMap<string, ResourceEntry>,
+  templates: ReadonlyMap<string, TemplateEntry>,
+  params: JsonObject | undefined,
+  ctx: McpContext,
+): Promise<JsonObject> {
+  const uri = params?.uri;
+  if (typeof uri !== "string") throw new RpcError(ErrorCode.InvalidParams, "resources/read needs a uri");
+  let result: McpResourceReadResult | undefined = undefined;
+  let mimeType: string | undefined = undefined;
+  const fixed = resources.get(uri);
+  if (fixed !== undefined) {
+    mimeType = fixed.mimeType;
+    result = await fixed.read(uri, ctx);
+  } else {
+    for (const template of templates.values()) {
+      const variables = template.matcher.match(uri);
+      if (variables === undefined) continue;
+      mimeType = template.mimeType;
+      result = await template.read(uri, variables, ctx);
+      break;
+    }
+    if (result === undefined) throw new RpcError(ErrorCode.ResourceNotFound, `Resource not found: ${uri}`, { uri });
+  }
+  return handlerResult(
+    result,
+    "contents",
+    (text) => ({ contents: [mimeType === undefined ? { uri, text } : { uri, mimeType, text }] }),
+    () => `Reading ${uri} produced something other than a ReadResourceResult`,
+  );
+}
