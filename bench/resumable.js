@@ -22,6 +22,8 @@ const {
   clientToServer,
   serverToClient,
   isMessage,
+  resumableClient,
+  resumerOf,
 } = await import("mcpgen");
 
 const self = fileURLToPath(import.meta.url);
@@ -101,7 +103,7 @@ async function parkedMemory() {
       await gate;
       return { content: [] };
     },
-    { resumable: true },
+    { extensions: [resumableClient()] },
   );
   client.onerror = () => undefined;
   const before = heap();
@@ -133,7 +135,7 @@ async function replayTime() {
   };
   let rig;
   rig = await connect(manager, handler, {
-    resumable: true,
+    extensions: [resumableClient()],
     reconnect: async () => {
       await reconnectAllowed;
       resumeStarted = performance.now();
@@ -184,7 +186,7 @@ function rigOf(client, progress, counters, close) {
     },
     /** Policies the client received and requests the policy selected (server side, when in this process). */
     counters: () => ({
-      policies: client.resumer?.stats.policies ?? 0,
+      policies: resumerOf(client)?.stats.policies ?? 0,
       selected: counters()?.selected,
       made: counters()?.made,
     }),

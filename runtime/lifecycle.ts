@@ -3,12 +3,12 @@ import { ErrorCode, RpcError, type JsonObject } from "./jsonrpc.js";
 import { isPlainObject as isObject } from "./jsonrpc.js";
 import type { Transport } from "./transport.js";
 import type { RequestHandler, RequestOptions } from "./peer.js";
-import { CapabilityError, ProtocolVersionError } from "./errors.js";
+import { CapabilityError, ConnectionClosedError, ProtocolVersionError } from "./errors.js";
 import { Session, type SessionOptions } from "./session.js";
 import type { JsonRpcMessage, RequestId } from "./jsonrpc.js";
 import type { OutboundOperation } from "./operations.js";
-import { ClientResumer, type ResumableClientOptions, type ResumerHost } from "./resumable/client.js";
-import { RESUMABLE_CAPABILITY } from "./resumable/protocol.js";
+import { ClientRecovery, type ReconnectOptions, type RecoveryHost } from "./client-recovery.js";
+import type { ClientExtension, ClientSessionHost } from "./client-extension.js";
 
 import { SUPPORTED_PROTOCOL_VERSIONS } from "./protocol-versions.js";
 
@@ -116,8 +116,16 @@ export interface ClientSessionOptions extends SessionOptions {
    * resumes the requests the server made resumable. Without it a closed session stays closed.
    */
   reconnect?: () => Promise<Transport>;
-  /** SEP-975: advertise `resumableRequests` and resume requests after a disconnect (true: default settings). */
-  resumable?: boolean | ResumableClientOptions;
+  /**
+   * Delays and attempts of reconnection (retryDelayMs 50, maxRetryDelayMs 2000, maxAttempts 5 by default); when left
+   * out, those of the first extension that gives them (`resumableClient(options)`).
+   */
+  reconnectOptions?: ReconnectOptions;
+  /**
+   * Features installed on this session, in order: each may advertise capabilities and take part in reconnection
+   * (e.g. `resumableClient()` for SEP-975 resumable requests).
+   */
+  extensions?: readonly ClientExtension[];
 }
 
 /** The client side: `connect()` performs the handshake; requests the server did not advertise are refused locally. */
@@ -125,8 +133,8 @@ export class ClientSession extends Session {
   readonly clientInfo: ImplementationInfo;
   readonly capabilities: JsonObject;
   readonly supportedProtocolVersions: readonly string[];
-  /** Keeps resumable requests across disconnects and reconnects; present with `resumable` or `reconnect`. */
-  readonly resumer: ClientResumer | undefined;
+  /** Keeps the session going across disconnects; present with `reconnect` or any extension. */
+  readonly recovery: ClientRecovery | undefined;
   private readonly initializeTimeout: number | undefined;
   private readonly reconnect: (() => Promise<Transport>) | undefined;
   private server:
@@ -135,18 +143,23 @@ export class ClientSession extends Session {
   constructor(options: ClientSessionOptions) {
     super(withLifecycle(options));
     this.clientInfo = options.clientInfo;
-    const resumable = options.resumable;
-    this.capabilities =
-      resumable === undefined || resumable === false
-        ? (options.capabilities ?? {})
-        : { ...options.capabilities, [RESUMABLE_CAPABILITY]: {} };
+    const extensions = options.extensions ?? [];
+    let capabilities = options.capabilities ?? {};
+    for (const extension of extensions) {
+      if (extension.capabilities !== undefined) capabilities = { ...capabilities, ...extension.capabilities };
+    }
+    this.capabilities = capabilities;
     this.supportedProtocolVersions = options.supportedProtocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS;
     this.initializeTimeout = options.initializeTimeout;
     this.reconnect = options.reconnect;
-    if ((resumable !== undefined && resumable !== false) || options.reconnect !== undefined) {
-      const resumer = new ClientResumer(this.resumerHost(), typeof resumable === "object" ? resumable : {});
-      this.resumer = resumer;
-      this.use(resumer.extension(resumable !== undefined && resumable !== false));
+    if (extensions.length > 0 || options.reconnect !== undefined) {
+      const settings = options.reconnectOptions ?? extensions.find((e) => e.reconnect !== undefined)?.reconnect;
+      const recovery = new ClientRecovery(this.recoveryHost(), settings);
+      this.recovery = recovery;
+      const host = this.extensionHost(recovery);
+      for (const extension of extensions) this.use(extension.install(host));
+      // After the extensions: one that keeps a request across a lost stream takes its notice before recovery does.
+      this.use(recovery.extension());
     }
     // Before initialize completes the server has advertised nothing, so capability-gated methods are refused.
     this.use({ checkOutbound: capabilityGate(requiredServerCapability, () => this.server?.capabilities, "server") });
@@ -179,18 +192,21 @@ export class ClientSession extends Session {
 
   /** Closing on purpose also ends any reconnection under way; kept requests fail with ConnectionClosedError. */
   override async close(): Promise<void> {
-    const recovering = this.resumer !== undefined && !this.isOpen && this.resumer.isRecovering;
-    this.resumer?.stop();
+    const recovering = this.recovery !== undefined && !this.isOpen && this.recovery.isRecovering;
+    this.recovery?.stop();
     await super.close();
     if (recovering) this.onclose?.();
   }
 
-  private resumerHost(): ResumerHost {
+  /** Resolves when the session is connected: at once, or after the reconnection under way. */
+  whenConnected(): Promise<void> {
+    if (this.recovery !== undefined) return this.recovery.whenConnected();
+    return this.isOpen ? Promise.resolve() : Promise.reject(new ConnectionClosedError());
+  }
+
+  private recoveryHost(): RecoveryHost {
     const session = this;
     return {
-      get operations() {
-        return session.operations;
-      },
       get isOpen() {
         return session.isOpen;
       },
@@ -214,13 +230,25 @@ export class ClientSession extends Session {
         session.abandonTransport();
         transport?.close().catch(() => undefined);
       },
+      closedForGood: () => this.onclose?.(),
+    };
+  }
+
+  private extensionHost(recovery: ClientRecovery): ClientSessionHost {
+    const session = this;
+    return {
+      session,
+      operations: this.operations,
+      get isOpen() {
+        return session.isOpen;
+      },
+      recovery,
       skipStreamResume: (requestId: RequestId) => this.transport?.skipStreamResume?.(requestId),
       resendAs: (op: OutboundOperation, method: string, params: JsonObject | undefined) =>
         this.resendAs(op, method, params),
       transmit: (message: JsonRpcMessage, relatedRequestId?: RequestId) => this.transmit(message, relatedRequestId),
       request: (method: string, params: JsonObject | undefined, options?: RequestOptions) =>
         this.request(method, params, options),
-      closedForGood: () => this.onclose?.(),
     };
   }
 

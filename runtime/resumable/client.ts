@@ -1,21 +1,17 @@
-// Client side of SEP-975: remember each policy, keep those requests pending across a disconnect, reconnect, resume, deduplicate.
+// Client side of SEP-975 as a client session extension: remember each policy, keep those requests pending across a
+// disconnect, resume them once the session reconnected, deduplicate what arrives twice.
 import type { JsonObject, JsonRpcMessage, RequestId } from "../jsonrpc.js";
-import { ErrorCode, RpcError, isPlainObject as isObject } from "../jsonrpc.js";
-import type { Transport } from "../transport.js";
 import type { RequestOptions } from "../peer.js";
-import type { SessionExtension } from "../session.js";
+import type { Session, SessionExtension } from "../session.js";
 import { ConnectionClosedError } from "../errors.js";
-import type {
-  InboundOperation,
-  OperationKeeper,
-  OperationOutlet,
-  OperationRegistry,
-  OutboundOperation,
-} from "../operations.js";
+import type { InboundOperation, OperationKeeper, OperationOutlet, OutboundOperation } from "../operations.js";
+import type { ClientExtension, ClientSessionHost } from "../client-extension.js";
+import { lostStream, type LostWork, type ReconnectOptions, type RecoveryParticipant } from "../client-recovery.js";
 import {
   GET_STATUS_REQUEST,
   LAST_SEQ_META_KEY,
   RECEIVED_NOTIFICATION,
+  RESUMABLE_CAPABILITY,
   RESUME_ATTEMPT_META_KEY,
   RESUME_POLICY_NOTIFICATION,
   RESUME_REQUEST,
@@ -23,44 +19,34 @@ import {
   readSeqStamp,
 } from "./protocol.js";
 
-/** Error code and `data.reason` values the HTTP client transport uses for a request whose stream it lost. */
-const CONNECTION_LOST_CODE = ErrorCode.ConnectionLost;
-const LOST_REASONS = new Set(["stream-lost", "session-expired"]);
-
-export interface ResumableClientOptions {
+export interface ResumableClientOptions extends ReconnectOptions {
   /** Seconds to keep trying when a policy gave no maxWait; default 60. */
   defaultMaxWait?: number;
-  /**
-   * First delay between failed attempts to reconnect or resume, ms; default 50. It doubles per failure in a row up to
-   * maxRetryDelayMs (or an eighth of the shortest maxWait still running, so several attempts fit in it), and each
-   * delay is jittered down to between half and all of it.
-   */
-  retryDelayMs?: number;
-  /** Longest delay between two attempts, ms; default 2000. */
-  maxRetryDelayMs?: number;
-  /** Reconnect attempts in a row when no resumable request is waiting (plain auto-reconnect); default 5. */
-  maxAttempts?: number;
 }
 
-/** What the resumer needs from the client session it serves (ClientSession implements it). */
-export interface ResumerHost {
-  readonly operations: OperationRegistry;
-  readonly isOpen: boolean;
-  /** Present when the app can make a new connection. */
-  readonly reconnectTransport: (() => Promise<Transport>) | undefined;
-  /** Continue on a new transport: connect and run the initialize handshake again. */
-  reattach(transport: Transport): Promise<void>;
-  /** Run the initialize handshake again on the current transport (its server session is gone). */
-  reinitialize(): Promise<void>;
-  /** Give up the current transport as lost (not closed by the app): the next attempt makes a new one. */
-  dropTransport(): void;
-  /** Tell the transport that a lost reply stream of this request is recovered here (Transport.skipStreamResume). */
-  skipStreamResume(requestId: RequestId): void;
-  resendAs(op: OutboundOperation, method: string, params: JsonObject | undefined): Promise<void>;
-  transmit(message: JsonRpcMessage, relatedRequestId?: RequestId): Promise<void>;
-  request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject>;
-  /** Recovery gave up: the session is closed for good (fires onclose). */
-  closedForGood(): void;
+const resumers = new WeakMap<Session, ClientResumer>();
+
+/**
+ * SEP-975 resumable requests for a ClientSession: `extensions: [resumableClient()]` advertises `resumableRequests`
+ * and resumes the requests the server made resumable after a disconnect (with the session's `reconnect`, on a new
+ * connection; without it, only while the transport itself lives on). The retry settings also apply to reconnection.
+ */
+export function resumableClient(options: ResumableClientOptions = {}): ClientExtension {
+  return {
+    capabilities: { [RESUMABLE_CAPABILITY]: {} },
+    reconnect: options,
+    install(host) {
+      const resumer = new ClientResumer(host, options);
+      resumers.set(host.session, resumer);
+      host.recovery.join(resumer);
+      return resumer.extension();
+    },
+  };
+}
+
+/** The resumer `resumableClient()` installed on a session, if any (its stats, its pending requests). */
+export function resumerOf(session: Session): ClientResumer | undefined {
+  return resumers.get(session);
 }
 
 /**
@@ -104,53 +90,24 @@ class Parked implements OperationKeeper {
   }
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** A send failed because the server no longer knows the session (HTTP 404, or 400 for a session-less request). */
-function sessionIsGone(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  if (error.name === "SessionExpiredError") return true;
-  const status = (error as { status?: unknown }).status;
-  return error.name === "HttpStatusError" && (status === 400 || status === 404);
-}
-
 function clearDeadline(parked: Parked): void {
   if (parked.deadline === undefined) return;
   clearTimeout(parked.deadline);
   parked.deadline = undefined;
 }
 
-/** A send failed without any answer from the server (refused, reset, unreachable): the connection is no good. */
-function unreachable(error: unknown): boolean {
-  if (!(error instanceof Error)) return true;
-  return error.name !== "HttpStatusError" && error.name !== "SessionExpiredError" && !(error instanceof RpcError);
-}
-
-/** One per ClientSession that advertised resumableRequests or can reconnect. */
-export class ClientResumer {
-  readonly stats = { policies: 0, resumes: 0, duplicatesDropped: 0, reconnects: 0, gaveUp: 0 };
+/** One per ClientSession with `resumableClient()`: the requests it keeps, as a participant in the session's recovery. */
+export class ClientResumer implements RecoveryParticipant {
+  readonly stats = { policies: 0, resumes: 0, duplicatesDropped: 0, gaveUp: 0 };
   /** Requests parked here (each is its operation's keeper; see Parked). */
   private parkedCount = 0;
   private readonly defaultMaxWait: number;
-  private readonly retryDelayMs: number;
-  private readonly maxRetryDelayMs: number;
-  private readonly maxAttempts: number;
-  private recovering: Promise<void> | undefined = undefined;
-  private transportGone = false;
-  private needReinit = false;
-  private stopped = false;
-  private connectedWaiters: { resolve: () => void; reject: (error: Error) => void }[] = [];
 
   constructor(
-    private readonly host: ResumerHost,
+    private readonly host: ClientSessionHost,
     options: ResumableClientOptions = {},
   ) {
     this.defaultMaxWait = options.defaultMaxWait ?? 60;
-    this.retryDelayMs = Math.max(1, options.retryDelayMs ?? 50);
-    this.maxRetryDelayMs = Math.max(this.retryDelayMs, options.maxRetryDelayMs ?? 2000);
-    this.maxAttempts = options.maxAttempts ?? 5;
   }
 
   /** Requests the server made resumable that have not finished, with whether they wait for a resume. */
@@ -164,9 +121,7 @@ export class ClientResumer {
 
   /** Resolves when the session is connected (at once, or after the reconnection under way). */
   whenConnected(): Promise<void> {
-    if (this.host.isOpen && this.recovering === undefined) return Promise.resolve();
-    if (this.stopped) return Promise.reject(new ConnectionClosedError());
-    return new Promise((resolve, reject) => this.connectedWaiters.push({ resolve, reject }));
+    return this.host.recovery.whenConnected();
   }
 
   /** requests/getStatus for a request of ours that the server made resumable. */
@@ -179,18 +134,15 @@ export class ClientResumer {
 
   // ---- hooks called by the session ----
 
-  /** The session extension through which the session calls this resumer; `resumable`: it serves resumable requests. */
-  extension(resumable: boolean): SessionExtension {
-    const extension: SessionExtension = {
+  /** The session extension through which the session calls this resumer. */
+  extension(): SessionExtension {
+    return {
       accept: (message) => this.accept(message),
       notification: (method, params) => {
         if (method === RESUME_POLICY_NOTIFICATION) this.policy(params);
       },
-      sessionExpired: () => this.sessionExpired(),
-      closed: (byApp) => !byApp && this.transportLost(),
+      requestStarted: (operation, params) => this.requestStarted(operation, params),
     };
-    if (resumable) extension.requestStarted = (operation, params) => this.requestStarted(operation, params);
-    return extension;
   }
 
   /** notifications/requests/resumePolicy arrived. */
@@ -214,28 +166,13 @@ export class ClientResumer {
   /** Every inbound message: false drops it (a duplicate, or the transport's notice that a stream was lost). */
   accept(message: JsonObject): boolean {
     if (message.method === undefined) {
-      const error = message.error;
-      if (
-        !isObject(error) ||
-        error.code !== CONNECTION_LOST_CODE ||
-        !isObject(error.data) ||
-        !LOST_REASONS.has(error.data.reason as string)
-      ) {
-        return true;
-      }
-      const expired = error.data.reason === "session-expired";
-      const retryMs = typeof error.data.retryMs === "number" && error.data.retryMs >= 0 ? error.data.retryMs : 0;
+      const lost = lostStream(message);
+      if (lost === undefined) return true;
       const id = message.id;
       const parked = typeof id === "string" || typeof id === "number" ? this.parkedFor(id) : undefined;
-      if (parked === undefined) {
-        // Not resumable: the request fails as it would anyway, but the session behind it must be opened again.
-        if (expired && this.host.reconnectTransport !== undefined && !this.stopped) {
-          this.needReinit = true;
-          this.startRecovery();
-        }
-        return true;
-      }
-      this.lost(parked, expired, retryMs);
+      // Not resumable: the session's recovery hears of it next.
+      if (parked === undefined) return true;
+      this.streamLost(parked, lost.expired, lost.retryMs);
       return false;
     }
     if (this.parkedCount === 0) return true;
@@ -288,56 +225,67 @@ export class ClientResumer {
 
   /** @internal The connection closed under a resumable request. */
   connectionClosedUnder(parked: Parked, byApp: boolean): void {
-    if (byApp || this.stopped) {
+    if (byApp || this.host.recovery.isStopped) {
       this.drop(parked, new ConnectionClosedError());
       return;
     }
     this.markLost(parked, 0);
   }
 
-  /**
-   * The server forgot the session while the transport lives on (HTTP 404): run initialize again before anything
-   * else goes out. Requests in flight hear it through their own lost responses; this covers the case where
-   * none was (found by a GET stream or a notification), which otherwise left every later request refused for
-   * want of a session id.
-   */
-  sessionExpired(): void {
-    if (this.stopped || this.host.reconnectTransport === undefined) return;
-    this.needReinit = true;
-    this.startRecovery();
-  }
+  // ---- as a participant in the session's recovery ----
 
-  /** The transport closed by itself; true when recovery takes over (the session stays usable). */
-  transportLost(): boolean {
-    if (this.stopped) return false;
-    if (this.host.reconnectTransport === undefined) {
-      for (const parked of this.parked())
-        this.drop(parked, new ResumeFailedError(parked.op.id, "the connection closed and no reconnect is configured"));
-      return false;
-    }
-    this.transportGone = true;
-    this.startRecovery();
-    return true;
+  /** The connection closed and no reconnect is configured: kept requests fail. */
+  unrecoverable(): void {
+    for (const parked of this.parked())
+      this.drop(parked, new ResumeFailedError(parked.op.id, "the connection closed and no reconnect is configured"));
   }
 
   /** The app closes the session: nothing more is resumed, waiting requests fail. */
   stop(): void {
-    if (this.stopped) return;
-    this.stopped = true;
     for (const parked of this.parked()) this.drop(parked, new ConnectionClosedError());
-    this.settleWaiters(new ConnectionClosedError());
   }
 
   get isRecovering(): boolean {
-    return this.recovering !== undefined;
+    return this.host.recovery.isRecovering;
+  }
+
+  waiting(): boolean {
+    return this.parked().some((p) => p.lostAt !== undefined);
+  }
+
+  lost(): LostWork | undefined {
+    const lost = this.parked().filter((p) => p.lostAt !== undefined && !p.resuming);
+    if (lost.length === 0) return undefined;
+    // Not before each request's minWait (or the server's retry hint), counted from its disconnect.
+    let wait = 0;
+    const now = Date.now();
+    for (const p of lost) wait = Math.max(wait, p.notBefore - now);
+    return {
+      wait,
+      resume: async () => {
+        const results = await Promise.all(lost.map((p) => this.resume(p)));
+        return results.find((r) => r !== undefined);
+      },
+    };
+  }
+
+  /** Several attempts fit in the shortest maxWait still running, and none waits past the nearest deadline. */
+  retryBounds(now: number): { cap: number; nearest: number } {
+    let cap = Infinity;
+    let nearest = Infinity;
+    for (const p of this.parked()) {
+      if (p.lostAt === undefined) continue;
+      cap = Math.min(cap, (p.maxWait * 1000) / 8);
+      nearest = Math.min(nearest, p.lostAt + p.maxWait * 1000 - now);
+    }
+    return { cap, nearest };
   }
 
   // ---- recovery ----
 
-  private lost(parked: Parked, reinitialize: boolean, retryMs = 0): void {
+  private streamLost(parked: Parked, reinitialize: boolean, retryMs = 0): void {
     this.markLost(parked, retryMs);
-    if (reinitialize) this.needReinit = true;
-    this.startRecovery();
+    this.host.recovery.lostWork(reinitialize);
   }
 
   /** A disconnect under the request: its maxWait starts now (unless it already runs from an earlier one). */
@@ -364,72 +312,6 @@ export class ClientResumer {
     this.drop(parked, new ResumeFailedError(parked.op.id, `no resume within maxWait (${parked.maxWait} s)`));
   }
 
-  private startRecovery(): void {
-    if (this.recovering !== undefined || this.stopped) return;
-    this.recovering = this.recover().finally(() => {
-      this.recovering = undefined;
-      if (this.host.isOpen) this.settleWaiters(undefined);
-      if (
-        !this.stopped &&
-        (this.transportGone || this.needReinit || this.parked().some((p) => p.lostAt !== undefined))
-      ) {
-        this.startRecovery();
-      }
-    });
-  }
-
-  private async recover(): Promise<void> {
-    let failures = 0;
-    while (!this.stopped) {
-      const lost = this.parked().filter((p) => p.lostAt !== undefined && !p.resuming);
-      if (lost.length === 0 && !this.transportGone && !this.needReinit) return;
-      // Not before each request's minWait (or the server's retry hint), counted from its disconnect.
-      let wait = 0;
-      const now = Date.now();
-      for (const p of lost) wait = Math.max(wait, p.notBefore - now);
-      if (wait > 0) {
-        await sleep(wait);
-        continue; // what is lost may have changed meanwhile (given up, resumed)
-      }
-      const reconnecting = this.transportGone;
-      const reinitializing = !reconnecting && this.needReinit;
-      try {
-        if (reconnecting) {
-          const transport = await this.host.reconnectTransport!();
-          this.transportGone = false;
-          this.needReinit = false;
-          await this.host.reattach(transport);
-          this.stats.reconnects++;
-        } else if (reinitializing) {
-          this.needReinit = false;
-          await this.host.reinitialize();
-        }
-        if (this.transportGone) throw new ConnectionClosedError();
-        const results = await Promise.all(lost.map((p) => this.resume(p)));
-        const failed = results.find((r) => r !== undefined);
-        if (failed !== undefined) throw failed.error;
-        failures = 0;
-      } catch (error) {
-        failures++;
-        if (reconnecting || !this.host.isOpen) this.transportGone = true;
-        else if (reinitializing || sessionIsGone(error)) this.needReinit = true;
-        else if (unreachable(error) && this.host.reconnectTransport !== undefined) {
-          // Nothing answers on this connection: the app's reconnect hook makes the next one (perhaps elsewhere).
-          this.transportGone = true;
-          this.host.dropTransport();
-        }
-        const waiting = this.parked().some((p) => p.lostAt !== undefined);
-        if (!waiting && failures >= this.maxAttempts) {
-          this.stopped = true;
-          this.settleWaiters(new ConnectionClosedError("Could not reconnect"));
-          this.host.closedForGood();
-          return;
-        }
-        await sleep(this.retryDelay(failures));
-      }
-    }
-  }
-
   /** Sends requests/resume; resolves with the failure, if the send failed (a failed resume is retried by the loop). */
   private async resume(p: Parked): Promise<{ error: unknown } | undefined> {
     if (p.op.keeper !== p || p.lostAt === undefined) return undefined;
@@ -454,37 +336,9 @@ export class ClientResumer {
     this.markLive(p);
     if (again !== undefined) {
       this.markLost(p, 0, again);
-      this.startRecovery();
+      this.host.recovery.start();
     }
     return undefined;
-  }
-
-  /**
-   * Exponential backoff with jitter: several attempts fit in the shortest maxWait still running (a doubling delay
-   * alone let a client wake up after the server had given its request up), and none waits past the nearest deadline.
-   */
-  private retryDelay(failures: number): number {
-    let cap = this.maxRetryDelayMs;
-    let nearest = Infinity;
-    const now = Date.now();
-    for (const p of this.parked()) {
-      if (p.lostAt === undefined) continue;
-      cap = Math.min(cap, (p.maxWait * 1000) / 8);
-      nearest = Math.min(nearest, p.lostAt + p.maxWait * 1000 - now);
-    }
-    const base = Math.min(Math.max(cap, this.retryDelayMs), this.retryDelayMs * 2 ** Math.min(failures - 1, 30));
-    const jittered = base * (0.5 + Math.random() * 0.5);
-    return Math.max(this.retryDelayMs / 2, Math.min(jittered, nearest));
-  }
-
-  private settleWaiters(error: Error | undefined): void {
-    const waiters = this.connectedWaiters;
-    if (waiters.length === 0) return;
-    this.connectedWaiters = [];
-    for (const w of waiters) {
-      if (error === undefined) w.resolve();
-      else w.reject(error);
-    }
   }
 
   /** The requests parked here, found through the session's registry of requests in flight. */

@@ -4,6 +4,7 @@ import { StreamableHttpClientTransport } from "../../runtime/transports/http-cli
 import { callToolAsync } from "../../runtime/async-tools/client.js";
 import { startExampleHttpServer } from "../../examples/http-server.js";
 import { clientSession } from "../kit/mcp-sessions.js";
+import { resumableClient } from "../../runtime/resumable/client.js";
 
 describe("examples/http-server.ts", () => {
   it("advertises async, makes slow_count resumable and runs it with tools/async/call", async () => {
@@ -11,7 +12,7 @@ describe("examples/http-server.ts", () => {
     try {
       const client = clientSession({
         clientInfo: { name: "example-test", version: "1" },
-        resumable: true,
+        extensions: [resumableClient()],
       });
       const policies: unknown[] = [];
       client.onNotification("notifications/requests/resumePolicy", (p) => void policies.push(p));

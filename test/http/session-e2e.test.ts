@@ -176,7 +176,7 @@ describe("ClientSession <-> ServerSession over Streamable HTTP", () => {
     // The server ends the session: only the standalone GET stream notices (its reconnect gets 404).
     await sessions[0].transport.close();
     await until(() => expired.length === 1);
-    await client.resumer!.whenConnected();
+    await client.whenConnected();
     expect(transport.sessionId).toBeDefined();
     expect(transport.sessionId).not.toBe(oldId);
     const result = await client.request("tools/call", { name: "t", arguments: { steps: 0 } });

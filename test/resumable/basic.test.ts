@@ -7,6 +7,7 @@ import type { JsonObject } from "../../runtime/jsonrpc.js";
 import type { ProgressInfo } from "../../runtime/peer.js";
 import { connectInMemory, newServerSession, recordInbound, stampOf } from "./harness.js";
 import { clientSession } from "../kit/mcp-sessions.js";
+import { resumableClient } from "../../runtime/resumable/client.js";
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
@@ -120,7 +121,7 @@ describe("resumable requests, in memory", () => {
 
   it("does nothing special for a client that did not advertise resumableRequests", async () => {
     const manager = new ResumableRequests({ policy: () => true });
-    const { client } = await connectInMemory(manager, {}, { resumable: false });
+    const { client } = await connectInMemory(manager, {}, { extensions: [] });
     expect(client.capabilities.resumableRequests).toBeUndefined();
     await client.request("tools/call", { name: "count", arguments: { steps: 2 } });
     expect(manager.stats.made).toBe(0);
@@ -376,7 +377,7 @@ describe("resumable requests, in memory", () => {
     // Resume number 1 again, as if it had been held up on the connection the client left and arrived only now.
     const stale = new InMemoryLink();
     await newServerSession(manager).connect(stale.server);
-    const other = clientSession({ clientInfo: { name: "stale", version: "1" }, resumable: true });
+    const other = clientSession({ clientInfo: { name: "stale", version: "1" }, extensions: [resumableClient()] });
     const heard: unknown[] = [];
     other.onerror = (error) => heard.push(error);
     await other.connect(stale.client);

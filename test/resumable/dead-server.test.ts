@@ -7,6 +7,7 @@ import { ResumableRequests } from "../../runtime/resumable/server.js";
 import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
 import { startResumableHttp, type ResumableHttp } from "./harness.js";
 import { clientSession } from "../kit/mcp-sessions.js";
+import { resumableClient } from "../../runtime/resumable/client.js";
 
 const MAX_WAIT_S = 2;
 
@@ -63,7 +64,7 @@ describe("a resumable call whose server dies and never comes back", () => {
       const reconnects: number[] = [];
       const client = clientSession({
         clientInfo: { name: "dead-server", version: "1" },
-        resumable: true,
+        extensions: [resumableClient()],
         ...(withHook
           ? {
               reconnect: async () => {

@@ -12,6 +12,7 @@ import { HttpStatusError, StreamableHttpClientTransport } from "../../runtime/tr
 import { rng } from "../kit/random.js";
 import { connectInMemory, newServerSession } from "./harness.js";
 import { clientSession } from "../kit/mcp-sessions.js";
+import { resumableClient, resumerOf } from "../../runtime/resumable/client.js";
 
 const CLIENTS = Number(process.env.FI_CLIENTS ?? 20);
 const CALLS_PER_CLIENT = Number(process.env.FI_CALLS ?? 10);
@@ -73,7 +74,7 @@ async function callUntilDone(
           JSON.stringify((error as { data?: unknown }).data),
         );
       phase.set(tag, "waiting " + String(error));
-      await client.resumer!.whenConnected();
+      await resumerOf(client)!.whenConnected();
     }
   }
 }
@@ -138,7 +139,7 @@ async function runScenario(
   const watchdog = process.env.FI_DEBUG
     ? setTimeout(() => {
         for (const [i, client] of rig!.clients.entries()) {
-          const pend = client.resumer!.pending();
+          const pend = resumerOf(client)!.pending();
           if (pend.length > 0 || client.operations.outbound.size > 0)
             console.log(
               "client",
@@ -146,7 +147,7 @@ async function runScenario(
               "open",
               client.isOpen,
               "recovering",
-              client.resumer!.isRecovering,
+              resumerOf(client)!.isRecovering,
               "outbound",
               [...client.operations.outbound.keys()],
               JSON.stringify(pend),
@@ -166,8 +167,8 @@ async function runScenario(
   expect(manager.store.count()).toBe(0);
   for (const client of rig.clients) {
     expect(client.operations.outbound.size).toBe(0);
-    figures.resumes += client.resumer!.stats.resumes;
-    figures.duplicatesDropped += client.resumer!.stats.duplicatesDropped;
+    figures.resumes += resumerOf(client)!.stats.resumes;
+    figures.duplicatesDropped += resumerOf(client)!.stats.duplicatesDropped;
   }
   figures.replayed = manager.stats.replayed;
   await rig.close();
@@ -246,7 +247,7 @@ describe.each([
             new StreamableHttpClientTransport({ url, fetch: flaky, reconnect, standaloneStream: "manual" });
           const client = clientSession({
             clientInfo: { name: `client-${i}`, version: "1" },
-            resumable: true,
+            extensions: [resumableClient()],
             reconnect: async () => makeTransport(),
           });
           client.onerror = () => undefined;

@@ -14,6 +14,7 @@ import {
 } from "../../runtime/transports/http-server.js";
 import { serverSession, clientSession } from "../kit/mcp-sessions.js";
 import { listen } from "../kit/net.js";
+import { resumableClient } from "../../runtime/resumable/client.js";
 
 export interface ToolBehaviour {
   /** Called between progress steps; await it to let the test act (cut, close) at a precise point. */
@@ -81,7 +82,7 @@ export async function connectInMemory(
   const client = clientSession({
     clientInfo: { name: "resumable-client", version: "1" },
     capabilities: { elicitation: {} },
-    resumable: true,
+    extensions: [resumableClient()],
     reconnect: async () => {
       reconnectAttempts.push(Date.now());
       // As a network that is down for a while: the first attempts fail.

@@ -1,9 +1,10 @@
-// A ClientSession with `resumable: true` against the official SDK's McpServer (stdio): it works as a plain client.
+// A ClientSession with `extensions: [resumableClient()]` against the official SDK's McpServer (stdio): it works as a plain client.
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { ClientSession } from "../../runtime/lifecycle.js";
 import { StdioClientTransport } from "../../runtime/transports/stdio.js";
 import { clientSession } from "../kit/mcp-sessions.js";
+import { resumableClient, resumerOf } from "../../runtime/resumable/client.js";
 
 const sdkServer = fileURLToPath(new URL("../interop/fixtures/sdk-server.mjs", import.meta.url));
 
@@ -11,7 +12,7 @@ describe("resumable client against the official SDK server", () => {
   it("initializes, calls tools with progress and gets results unchanged; nothing is resumable, nothing lingers", async () => {
     const client = clientSession({
       clientInfo: { name: "resumable-interop", version: "1" },
-      resumable: true,
+      extensions: [resumableClient()],
     });
     const unexpected: unknown[] = [];
     client.onNotification("notifications/requests/resumePolicy", (p) => void unexpected.push(p));
@@ -49,8 +50,8 @@ describe("resumable client against the official SDK server", () => {
       await expect(slow).rejects.toThrow();
 
       expect(unexpected).toEqual([]);
-      expect(client.resumer!.stats.policies).toBe(0);
-      expect(client.resumer!.pending()).toEqual([]);
+      expect(resumerOf(client)!.stats.policies).toBe(0);
+      expect(resumerOf(client)!.pending()).toEqual([]);
       expect(client.operations.outbound.size).toBe(0);
     } finally {
       await client.close();

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ResumableRequests } from "../../runtime/resumable/server.js";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
 import { connectInMemory, recordInbound as record, stampOf } from "./harness.js";
+import { resumerOf } from "../../runtime/resumable/client.js";
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -28,7 +29,7 @@ describe("deferred resume policy", () => {
     expect(seen[0].result).toBeDefined();
     expect(stampOf(seen[0])).toBeUndefined();
     expect(manager.stats).toMatchObject({ selected: 1, made: 0, answeredPlain: 1 });
-    expect(client.resumer!.stats.policies).toBe(0);
+    expect(resumerOf(client)!.stats.policies).toBe(0);
     expect(manager.size).toBe(0);
     expect(manager.store.count()).toBe(0);
     // The deferred decision finds nothing to do once the tick is over.
@@ -85,7 +86,7 @@ describe("deferred resume policy", () => {
     });
     const seen = record(client);
     const call = client.request("tools/call", { name: "count", arguments: { steps: 1 } });
-    while (client.resumer!.pending().length === 0) await tick();
+    while (resumerOf(client)!.pending().length === 0) await tick();
     expect(explicit).toBe(true);
     await tick();
     expect(seen.map((m) => m.method)).toEqual(["notifications/requests/resumePolicy"]);

@@ -10,6 +10,7 @@ import { StreamableHttpClientTransport } from "../../runtime/transports/http-cli
 import { StdioServerTransport } from "../../runtime/transports/stdio.js";
 import { connectInMemory, cuttableFetch, newServerSession, startResumableHttp, type ToolBehaviour } from "./harness.js";
 import { clientSession } from "../kit/mcp-sessions.js";
+import { resumableClient } from "../../runtime/resumable/client.js";
 
 const STEPS = 20_000;
 const CUT_AT = 10_000;
@@ -76,7 +77,7 @@ const transports: { name: string; connect: (manager: ResumableRequests, behaviou
           new StreamableHttpClientTransport({ url: server.url, fetch: network.fetch, standaloneStream: "manual" });
         const client = clientSession({
           clientInfo: { name: "long-request", version: "1" },
-          resumable: true,
+          extensions: [resumableClient()],
           reconnect: async () => transport(),
         });
         client.onerror = () => undefined;
@@ -168,7 +169,7 @@ describe("a resumable request longer than the queue limit, over stdio", () => {
       },
     });
     await server.connect(new StdioServerTransport({ stdin: up, stdout: down, busyPollMicros: 0 }));
-    const client = clientSession({ clientInfo: { name: "stdio", version: "1" }, resumable: true });
+    const client = clientSession({ clientInfo: { name: "stdio", version: "1" }, extensions: [resumableClient()] });
     await client.connect(new StdioServerTransport({ stdin: down, stdout: up, busyPollMicros: 0 }));
     silence(client);
     const progress: number[] = [];

@@ -17,6 +17,7 @@ import { freePort } from "../kit/net.js";
 import { startRedis, type RedisServer } from "./redis-server.js";
 import { clientSession } from "../kit/mcp-sessions.js";
 import { until } from "../kit/timing.js";
+import { resumableClient, resumerOf } from "../../runtime/resumable/client.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const LEASE_MS = 600;
@@ -112,7 +113,7 @@ async function clusterClient(first: string, next: () => string, name: string) {
   };
   const client = clientSession({
     clientInfo: { name, version: "1" },
-    resumable: { retryDelayMs: 20 },
+    extensions: [resumableClient({ retryDelayMs: 20 })],
     reconnect: async () => open(next()),
   });
   client.onerror = () => undefined;
@@ -155,7 +156,7 @@ async function callSlowCount(
       if (process.env.CLUSTER_DEBUG)
         console.log("retry", id, seen.length, String(error), JSON.stringify((error as { data?: unknown }).data));
       seen.length = 0;
-      await client.resumer!.whenConnected();
+      await resumerOf(client)!.whenConnected();
     }
   }
 }
@@ -225,9 +226,9 @@ describe("two nodes sharing one Redis", () => {
       const clients = rigs.map((rig, k) => ({
         client: k,
         open: rig.client.isOpen,
-        recovering: rig.client.resumer!.isRecovering,
-        pending: rig.client.resumer!.pending(),
-        stats: rig.client.resumer!.stats,
+        recovering: resumerOf(rig.client)!.isRecovering,
+        pending: resumerOf(rig.client)!.pending(),
+        stats: resumerOf(rig.client)!.stats,
       }));
       console.log(`[redis cluster] still waiting: ${JSON.stringify(unfinished)}\n${JSON.stringify(clients)}`);
     }, 20_000);
@@ -237,8 +238,8 @@ describe("two nodes sharing one Redis", () => {
     let resumes = 0;
     let duplicates = 0;
     for (const rig of rigs) {
-      resumes += rig.client.resumer!.stats.resumes;
-      duplicates += rig.client.resumer!.stats.duplicatesDropped;
+      resumes += resumerOf(rig.client)!.stats.resumes;
+      duplicates += resumerOf(rig.client)!.stats.duplicatesDropped;
       await rig.client.close();
     }
     console.log(

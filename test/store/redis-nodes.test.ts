@@ -9,6 +9,7 @@ import { newServerSession, type ToolBehaviour } from "../resumable/harness.js";
 import { redisForTests } from "./redis-server.js";
 import { clientSession } from "../kit/mcp-sessions.js";
 import { sleep, until } from "../kit/timing.js";
+import { resumableClient } from "../../runtime/resumable/client.js";
 
 const redis = redisForTests();
 let prefixes = 0;
@@ -40,7 +41,7 @@ async function twoNodes(
   const client = clientSession({
     clientInfo: { name: "two-nodes", version: "1" },
     capabilities: { elicitation: {} },
-    resumable: true,
+    extensions: [resumableClient()],
     // After a cut the client lands on node B (unless the test routes it), as a load balancer might send it.
     reconnect: async (): Promise<Transport> => {
       const n = reconnects++;
