@@ -196,7 +196,9 @@ function rigOf(client, progress, counters, close) {
 
 async function memoryRig(resumable, progress, tick, deferPolicy) {
   const manager = new ResumableRequests({ policy: (m) => m === "tools/call", retainDeliveredMs: 50, deferPolicy });
-  const { client } = await connect(manager, progressHandler(progress, tick), { resumable });
+  const { client } = await connect(manager, progressHandler(progress, tick), {
+    extensions: resumable ? [resumableClient()] : [],
+  });
   return rigOf(
     client,
     progress,
@@ -214,7 +216,7 @@ function wireClient(resumable) {
     outbound: clientToServer,
     isMessage,
     clientInfo: { name: "bench-client", version: "1" },
-    resumable,
+    extensions: resumable ? [resumableClient()] : [],
   });
 }
 
