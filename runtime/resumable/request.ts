@@ -2,7 +2,7 @@
 import { isPlainObject as isObject } from "../jsonrpc.js";
 import { ErrorCode, RpcError, type JsonObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import type { RequestOptions } from "../peer.js";
-import { SENT, type ReplyChannel } from "../transport.js";
+import { SENT } from "../transport.js";
 import type { InboundOperation, OperationOutlet } from "../operations.js";
 import { RequestCancelledError } from "../errors.js";
 import { PROGRESS_NOTIFICATION } from "../progress.js";
@@ -269,11 +269,6 @@ export class ResumableRequest extends QueueAccount implements OperationOutlet, D
 }
 
 export function ignore(): void {}
-
-/** The transport's reply channel of the request a context serves (HTTP), which the session keeps on the context. */
-export function replyOf(context: object): ReplyChannel | undefined {
-  return (context as { reply?: ReplyChannel }).reply;
-}
 
 /**
  * Bytes a progress notification counts against the queue limit, from its few flat fields (within a few bytes of
