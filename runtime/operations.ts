@@ -14,8 +14,9 @@ export type OperationState = "active" | "completed" | "failed" | "cancelled" | "
 
 /**
  * What inbound and outbound operations share. An operation is not tied to the transport it started on: an
- * inbound one whose output an outlet takes (a resumable request, an async tool run) outlives its connection, and
- * an outbound one with a keeper stays pending across a reconnection.
+ * inbound one whose output an outlet takes (a resumable request) outlives its connection, an async tool run is an
+ * inbound operation no connection carries (sessions attach to it), and an outbound one with a keeper stays pending
+ * across a reconnection.
  */
 export abstract class Operation {
   state: OperationState = "active";
@@ -49,7 +50,7 @@ export abstract class Operation {
 
 /**
  * Where every outgoing message of an inbound operation goes once something outlives the connection for it
- * (a resumable request, an async tool run): progress, notifications, server-to-client requests and the final
+ * (a resumable request): progress, notifications, server-to-client requests and the final
  * response. The session hands them over instead of sending them, and does not abort the operation when its
  * connection closes; it tells the outlet instead.
  */

@@ -6,6 +6,8 @@ import { InboundOperation, type ProgressToken } from "../operations.js";
 import { ProgressOrderError } from "../errors.js";
 import { PROGRESS_NOTIFICATION } from "../progress.js";
 import type { Session } from "../session.js";
+import type { OperationLog } from "../durable/operation.js";
+import { Deadline } from "../durable/timers.js";
 import { progressParams } from "./remote.js";
 import type { AsyncTools } from "./server.js";
 
@@ -21,7 +23,7 @@ export interface Joined {
   /** The request (call or join) through which the session attached: cancellation names it. */
   requestId: RequestId;
   progressToken: ProgressToken | undefined;
-  /** Its entry in the session's joins (see AsyncTools.joinsKey): the session's close calls it. */
+  /** Ends this attachment; the session's close calls it (see Attachments). */
   leave: () => void;
 }
 
@@ -31,14 +33,13 @@ export class AsyncRun extends InboundOperation implements RequestContext {
   failure: RpcError | undefined = undefined;
   readonly joined = new Map<Session, Joined>();
   readonly waiters = new Set<() => void>();
-  keepTimer: ReturnType<typeof setTimeout> | undefined = undefined;
+  /** Its keepAlive: when it runs out the run is freed (cancelled first if still going). */
+  readonly deadline = new Deadline();
   lastProgress = -Infinity;
   /** Joins on other nodes following this run (shared store). */
   remoteJoins = 0;
-  /** Next sequence number of the run's queue in the shared store. */
-  nextSeq = 1;
-  /** Its key in the shared store (the token's hash), when there is one. */
-  storeKey: string | undefined = undefined;
+  /** Its record and queue in the shared store, when there is one (progress, then the final response). */
+  log: OperationLog<AsyncRun> | undefined = undefined;
   /** What it counts against maxKeptResultBytes once finished and kept. */
   keptBytes = 0;
   /** Forgotten (expired, dropped, or shut down): nothing may re-arm it. */
@@ -74,7 +75,7 @@ export class AsyncRun extends InboundOperation implements RequestContext {
       return Promise.reject(new TypeError("Progress must be a finite number"));
     if (progress <= this.lastProgress) return Promise.reject(new ProgressOrderError(progress, this.lastProgress));
     this.lastProgress = progress;
-    this.manager.record(this, {
+    this.log?.append({
       jsonrpc: "2.0",
       method: PROGRESS_NOTIFICATION,
       params: progressParams(undefined, progress, total, message),

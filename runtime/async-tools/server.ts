@@ -1,6 +1,9 @@
 // Server side of async tool calls (PR #617): tools/async/call|join|get and the tools/async/cancel notification.
 import { limitOption } from "../limits.js";
+import { Attachments } from "../durable/attachments.js";
 import { DurableEngine } from "../durable/engine.js";
+import { OperationLog } from "../durable/operation.js";
+import { RemoteOperations } from "../durable/remote.js";
 import { AsyncRun, keptSize } from "./run.js";
 import { CANCELLED_STATUS, RemoteRuns, unknownRun } from "./remote.js";
 import { ErrorCode, RpcError, type JsonObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
@@ -8,16 +11,11 @@ import type { RequestContext } from "../peer.js";
 import { RequestCancelledError } from "../errors.js";
 import { readProgressToken } from "../progress.js";
 import type { ProgressToken } from "../operations.js";
-import { CANCELLED_NOTIFICATION, SessionStateKey, type Session } from "../session.js";
+import { CANCELLED_NOTIFICATION, type Session } from "../session.js";
 import type { ServerSession } from "../lifecycle.js";
 import { isPresentedToken, mintToken, TokenScheme } from "../durable/token.js";
 import { MemoryOperationStore } from "../store/memory.js";
-import {
-  type OperationStore,
-  type OwnerSignal,
-  type SharedOperationStore,
-  type StoredOperation,
-} from "../store/types.js";
+import type { OperationStore, OwnerSignal, SharedOperationStore } from "../store/types.js";
 
 export const ASYNC_CALL = "tools/async/call";
 export const ASYNC_JOIN = "tools/async/join";
@@ -111,10 +109,10 @@ export class AsyncTools {
   private readonly remote: RemoteRuns | undefined;
   private readonly onerror: ((error: Error) => void) | undefined;
   /**
-   * What each installed session is joined to, by run key (or `remote:` and store key for a run on another node):
-   * the function that ends that join, called when the session's connection closes.
+   * The sessions joined to runs, by run key (or `remote:` and store key for a run on another node): a session's
+   * close ends its joins.
    */
-  private readonly joinsKey = new SessionStateKey<Map<string, () => void>>("async-tools", () => new Map());
+  private readonly attachments = new Attachments("async-tools");
   /** evicted: finished runs dropped before their keepAlive ended, to stay within maxKeptResultBytes. */
   readonly stats = { accepted: 0, rejected: 0, joins: 0, cancelled: 0, expired: 0, evicted: 0 };
 
@@ -139,15 +137,14 @@ export class AsyncTools {
     );
     this.tokens = this.engine.tokens;
     this.shared = this.engine.shared;
+    const remote = RemoteOperations.of(this.engine);
     this.remote =
-      this.shared === undefined
+      remote === undefined
         ? undefined
-        : new RemoteRuns(this.shared, {
+        : new RemoteRuns(remote, {
             grant: (requested) => this.grant(requested),
-            write: (work) => this.write(work),
-            following: (end) => this.engine.following(end),
             joined: () => void this.stats.joins++,
-            joinsKey: this.joinsKey,
+            attachments: this.attachments,
           });
   }
 
@@ -177,15 +174,8 @@ export class AsyncTools {
   }
 
   install(session: ServerSession): void {
-    if (session.peekState(this.joinsKey) !== undefined) return;
-    const joins = session.state(this.joinsKey);
-    session.use({
-      closed: () => {
-        const ends = [...joins.values()];
-        joins.clear();
-        for (const end of ends) end();
-      },
-    });
+    if (this.attachments.installed(session)) return;
+    this.attachments.install(session);
     session.registerCapabilities(this.capabilities());
     session.onRequest(ASYNC_CALL, (params, context) => this.call(session, params ?? {}, context));
     session.onRequest(ASYNC_JOIN, (params, context) => {
@@ -240,19 +230,15 @@ export class AsyncTools {
     this.engine.add(run);
     this.runningCount++;
     this.runningBy.set(owner, (this.runningBy.get(owner) ?? 0) + 1);
-    if (this.shared !== undefined) {
-      run.storeKey = key;
-      const record: StoredOperation = {
+    // Recorded only where other nodes read it: in this process the run itself is the record.
+    if (this.shared !== undefined)
+      run.log = new OperationLog(this.engine, run, {
         kind: "async",
         requestId: context.requestId,
         status: "processing",
         pendingInput: 0,
-        node: this.shared.nodeId,
         keepFor: keepAlive,
-      };
-      if (run.principal !== undefined) record.principal = run.principal;
-      this.write(() => this.shared!.create(key, record));
-    }
+      });
     this.stats.accepted++;
     this.attach(run, session, context.requestId, readProgressToken(params));
     const toolParams: JsonObject = args === undefined ? { name } : { name, arguments: args };
@@ -374,20 +360,10 @@ export class AsyncTools {
 
   // ---- shared store: recording runs, and serving runs other nodes hold ----
 
-  /** @internal Record a message of a run (progress) in the shared store. */
-  record(run: AsyncRun, message: JsonRpcMessage): void {
-    const shared = this.shared;
-    const key = run.storeKey;
-    if (shared === undefined || key === undefined) return;
-    const seq = run.nextSeq++;
-    this.write(() => shared.append(key, { seq, message }));
-  }
-
   /** @internal The run settled: record its outcome as the queue's final message, then its status. */
   recordEnd(run: AsyncRun): void {
-    const shared = this.shared;
-    const key = run.storeKey;
-    if (shared === undefined || key === undefined) return;
+    const log = run.log;
+    if (log === undefined) return;
     let final: JsonRpcMessage;
     if (run.status === "completed") final = { jsonrpc: "2.0", id: run.id, result: run.outcome ?? {} };
     else {
@@ -398,14 +374,7 @@ export class AsyncTools {
         error: run.status === "cancelled" ? { ...error, data: { status: CANCELLED_STATUS } } : error,
       };
     }
-    const seq = run.nextSeq++;
-    this.write(() => shared.append(key, { seq, message: final }));
-    this.write(() => shared.update(key, { status: run.status === "completed" ? "completed" : "failed" }));
-  }
-
-  /** Store writes of runs: nothing reads a run's record back on this node, so they need no ordering between them. */
-  private write(work: () => unknown): void {
-    this.engine.writes.write(work);
+    log.finish(log.nextSeq++, final, run.status === "completed" ? "completed" : "failed");
   }
 
   private report(error: unknown): void {
@@ -423,10 +392,7 @@ export class AsyncTools {
       run.remoteJoins++;
       if (typeof signal.keepAlive === "number")
         run.keepAlive = Math.max(run.keepAlive, Math.min(signal.keepAlive, this.maxKeepAlive));
-      if (run.keepTimer !== undefined && !run.done) {
-        clearTimeout(run.keepTimer);
-        run.keepTimer = undefined;
-      }
+      if (!run.done) run.deadline.clear();
     } else if (signal.type === "detach") {
       run.remoteJoins = Math.max(0, run.remoteJoins - 1);
       if (run.remoteJoins === 0 && run.joined.size === 0) this.armKeepAlive(run);
@@ -455,14 +421,11 @@ export class AsyncTools {
     requestId: RequestId,
     progressToken: ProgressToken | undefined,
   ): void {
-    if (run.keepTimer !== undefined) {
-      clearTimeout(run.keepTimer);
-      run.keepTimer = undefined;
-    }
+    run.deadline.clear();
     if (run.done) this.armKeepAlive(run);
-    // A second join of the same session replaces its first (the token keys the session's joins).
+    // A second join of the same session replaces its first (the run's key names the session's attachment).
     const leave = (): void => this.detach(run, session, leave);
-    session.state(this.joinsKey).set(run.key, leave);
+    this.attachments.attach(session, run.key, leave);
     run.joined.set(session, { session, requestId, progressToken, leave });
   }
 
@@ -479,9 +442,7 @@ export class AsyncTools {
    */
   private armKeepAlive(run: AsyncRun): void {
     if (run.freed) return;
-    if (run.keepTimer !== undefined) clearTimeout(run.keepTimer);
-    run.keepTimer = setTimeout(() => {
-      run.keepTimer = undefined;
+    run.deadline.arm(run.keepAlive * 1000, () => {
       if ((run.joined.size > 0 || run.remoteJoins > 0) && !run.done) return;
       this.stats.expired++;
       if (!run.done) {
@@ -489,8 +450,7 @@ export class AsyncTools {
         run.abort(new RequestCancelledError("tools/call", "keepAlive expired"));
       }
       this.free(run);
-    }, run.keepAlive * 1000);
-    run.keepTimer.unref?.();
+    });
   }
 
   /** @internal A run just finished: count its result against maxKeptResultBytes, dropping the oldest past it. */
@@ -516,17 +476,10 @@ export class AsyncTools {
   private free(run: AsyncRun): void {
     if (run.freed) return;
     run.freed = true;
-    if (run.keepTimer !== undefined) {
-      clearTimeout(run.keepTimer);
-      run.keepTimer = undefined;
-    }
+    run.deadline.clear();
     if (this.kept.delete(run)) this.keptTotal -= run.keptBytes;
-    const key = run.storeKey;
-    if (key !== undefined) this.write(() => this.shared!.delete(key));
-    for (const j of run.joined.values()) {
-      const joins = j.session.peekState(this.joinsKey);
-      if (joins !== undefined && joins.get(run.key) === j.leave) joins.delete(run.key);
-    }
+    run.log?.delete();
+    for (const j of run.joined.values()) this.attachments.release(j.session, run.key, j.leave);
     run.joined.clear();
     this.engine.remove(run);
   }

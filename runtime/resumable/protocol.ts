@@ -1,7 +1,15 @@
 // SEP-975 wire names, the _meta keys this runtime adds, and the errors both sides raise.
-import { ErrorCode, RpcError, type JsonObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
+import {
+  ErrorCode,
+  RpcError,
+  type JsonObject,
+  type JsonRpcMessage,
+  type JsonRpcRequest,
+  type RequestId,
+} from "../jsonrpc.js";
 import { isPlainObject as isObject } from "../jsonrpc.js";
 import { DURABLE_FAILED_CODE } from "../durable/errors.js";
+import { isResponse, isResultResponse } from "../durable/messages.js";
 
 export const RESUME_POLICY_NOTIFICATION = "notifications/requests/resumePolicy";
 export const RESUME_REQUEST = "requests/resume";
@@ -60,6 +68,12 @@ export interface SeqStamp {
   ack?: true;
 }
 
+function isSeqStamp(value: unknown): value is SeqStamp {
+  if (!isObject(value) || typeof value.seq !== "number") return false;
+  const id = value.requestId;
+  return typeof id === "string" || typeof id === "number";
+}
+
 /** The stamp on a message (in params._meta or result._meta), or undefined. */
 export function readSeqStamp(message: JsonObject): SeqStamp | undefined {
   const holder = isObject(message.params) ? message.params : isObject(message.result) ? message.result : undefined;
@@ -67,26 +81,20 @@ export function readSeqStamp(message: JsonObject): SeqStamp | undefined {
   const meta = holder._meta;
   if (!isObject(meta)) return undefined;
   const stamp = meta[SEQ_META_KEY];
-  if (!isObject(stamp) || typeof stamp.seq !== "number") return undefined;
-  const id = stamp.requestId;
-  if (typeof id !== "string" && typeof id !== "number") return undefined;
-  // The message's own object, checked above: callers only read it, and this runs for every inbound message.
-  return stamp as unknown as SeqStamp;
+  // The message's own object, checked: callers only read it, and this runs for every inbound message.
+  return isSeqStamp(stamp) ? stamp : undefined;
 }
 
 /** A copy of the message carrying the stamp; the caller's objects are not modified. */
 export function stampMessage(message: JsonRpcMessage, stamp: SeqStamp): JsonRpcMessage {
-  const m = message as unknown as JsonObject;
   // Built field by field with a literal key: spreads with a computed key cost several times more per message.
-  if (m.result !== undefined)
-    return { jsonrpc: "2.0", id: m.id, result: withStamp(m.result, stamp) } as unknown as JsonRpcMessage;
-  if (m.method === undefined) return message; // error responses carry no _meta
-  const params = withStamp(m.params, stamp);
-  const out =
-    m.id === undefined
-      ? { jsonrpc: "2.0", method: m.method, params }
-      : { jsonrpc: "2.0", id: m.id, method: m.method, params };
-  return out as unknown as JsonRpcMessage;
+  if (isResultResponse(message)) return { jsonrpc: "2.0", id: message.id, result: withStamp(message.result, stamp) };
+  if (isResponse(message)) return message; // error responses carry no _meta
+  const params = withStamp(message.params, stamp);
+  const id = (message as Partial<JsonRpcRequest>).id;
+  return id === undefined
+    ? { jsonrpc: "2.0", method: message.method, params }
+    : { jsonrpc: "2.0", id, method: message.method, params };
 }
 
 /**
@@ -94,9 +102,8 @@ export function stampMessage(message: JsonRpcMessage, stamp: SeqStamp): JsonRpcM
  * nothing is copied. Copying was most of what a progress value of a resumable request cost over a plain one.
  */
 export function stampOwned(message: JsonRpcMessage, stamp: SeqStamp): JsonRpcMessage {
-  const params = (message as unknown as JsonObject).params;
-  if (!isObject(params)) return stampMessage(message, stamp);
-  setStamp(params, stamp);
+  if (isResponse(message) || !isObject(message.params)) return stampMessage(message, stamp);
+  setStamp(message.params, stamp);
   return message;
 }
 
@@ -116,7 +123,7 @@ function setStamp(holder: JsonObject, stamp: SeqStamp): void {
   const meta = holder._meta;
   if (isObject(meta)) {
     const merged: JsonObject = Object.assign({}, meta);
-    merged[SEQ_META_KEY] = stamp as unknown as JsonObject;
+    merged[SEQ_META_KEY] = stamp;
     holder._meta = merged;
-  } else holder._meta = { "io.mcpgen/resumable": stamp } as unknown as JsonObject;
+  } else holder._meta = { "io.mcpgen/resumable": stamp };
 }
