@@ -128,7 +128,7 @@ export class SessionTable implements SessionHost {
     return session;
   }
 
-  versionOk(ex: HttpExchange): boolean {
+  private versionOk(ex: HttpExchange): boolean {
     const version = ex.headers[PROTOCOL_VERSION_HEADER] ?? DEFAULT_ASSUMED_PROTOCOL_VERSION;
     if (!this.versions.has(version)) {
       fail(ex, 400, ErrorCode.InvalidRequest, `Bad Request: unsupported MCP-Protocol-Version ${version}`);
