@@ -1,0 +1,182 @@
+// The Streamable HTTP endpoint's request handling: path and routes, Host/Origin, CORS, authentication, POST/GET/DELETE.
+import { ErrorCode, type RequestId } from "../jsonrpc.js";
+import type { AuthGrant, InboundInfo } from "../transport.js";
+import { EventReplayError } from "./event-store.js";
+import { CorsPolicy, withResponseHeaders } from "./http-cors.js";
+import type { HeaderRecord, HttpExchange } from "./http-exchange.js";
+import { readPostedMessage } from "./http-post-body.js";
+import { fail } from "./http-replies.js";
+import { checkHostAndOrigin } from "./http-security.js";
+import { authenticate, challenge, isChallenge, requestInfo } from "./http-server-auth.js";
+import type { HttpRoute, StreamableHttpServerOptions } from "./http-server-options.js";
+import { SessionTable } from "./http-sessions.js";
+import { LAST_EVENT_ID_HEADER, SESSION_HEADER, accepts } from "./http-wire.js";
+
+/** Request handling shared by the Node listener and the fetch handler. */
+export class ServerCore {
+  readonly options: StreamableHttpServerOptions;
+  readonly table: SessionTable;
+  private readonly maxBody: number;
+  private readonly cors: CorsPolicy | undefined;
+  /** The HTTP methods the endpoint serves (405's Allow, CORS's allowed methods). */
+  private readonly methods: string;
+  private readonly routes: ReadonlyMap<string, HttpRoute>;
+
+  constructor(options: StreamableHttpServerOptions) {
+    this.options = options;
+    this.table = new SessionTable(options);
+    this.maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
+    this.methods = options.stateless ? "POST" : "GET, POST, DELETE";
+    this.cors = options.cors === undefined ? undefined : new CorsPolicy(options.cors, this.methods);
+    this.routes = routeTable(options.routes ?? [], options.path);
+  }
+
+  async handle(exchange: HttpExchange): Promise<void> {
+    const origin = exchange.headers["origin"];
+    const corsOrigin = this.cors?.allows(origin) ? origin : undefined;
+    const ex =
+      corsOrigin === undefined ? exchange : withResponseHeaders(exchange, this.cors!.responseHeaders(corsOrigin));
+    try {
+      await this.dispatch(ex, corsOrigin);
+    } catch (error) {
+      this.options.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      if (!ex.responded) fail(ex, 500, ErrorCode.InternalError, "Internal server error");
+    }
+  }
+
+  /** `corsOrigin`: the request's Origin, when CORS is on and lists it. */
+  private async dispatch(ex: HttpExchange, corsOrigin: string | undefined): Promise<void> {
+    const route = this.routes.get(ex.url.pathname);
+    if (route === undefined && this.options.path !== undefined && ex.url.pathname !== this.options.path) {
+      return fail(ex, 404, ErrorCode.InvalidRequest, "Not found");
+    }
+    // An origin the CORS list names is trusted by the Origin check too; the Host check applies to it all the same.
+    const checked = corsOrigin === undefined ? ex.headers : withoutOrigin(ex.headers);
+    const rejection = checkHostAndOrigin(checked, this.options, ex.localAddress);
+    if (rejection) return fail(ex, rejection.status, ErrorCode.InvalidRequest, rejection.message);
+    if (this.cors && CorsPolicy.isPreflight(ex.method, ex.headers)) {
+      // Before authentication: browsers send no credentials with a preflight.
+      if (corsOrigin === undefined)
+        return fail(ex, 403, ErrorCode.InvalidRequest, `Origin not allowed: ${ex.headers["origin"]}`);
+      return ex.respond(204, this.cors.preflightHeaders(corsOrigin, ex.headers));
+    }
+    if (route !== undefined) return this.serveRoute(ex, route);
+
+    if (ex.method !== "POST" && (this.options.stateless || (ex.method !== "GET" && ex.method !== "DELETE"))) {
+      return fail(ex, 405, ErrorCode.InvalidRequest, "Method not allowed", { allow: this.methods });
+    }
+
+    let grant: AuthGrant | undefined;
+    if (this.options.authenticate) {
+      const result = await authenticate(this.options, ex);
+      if (result !== undefined && "status" in result) return challenge(ex, result);
+      grant = result;
+      if (grant === undefined && this.options.authRequired !== false) {
+        return fail(ex, 401, ErrorCode.InvalidRequest, "Unauthorized");
+      }
+    }
+
+    if (ex.method === "POST") return this.post(ex, grant);
+    if (ex.method === "GET") return this.get(ex, grant?.principal);
+    return this.delete(ex, grant?.principal);
+  }
+
+  private async serveRoute(ex: HttpExchange, route: HttpRoute): Promise<void> {
+    if (ex.method !== "GET") return fail(ex, 405, ErrorCode.InvalidRequest, "Method not allowed", { allow: "GET" });
+    const answer = await route.serve(requestInfo(ex));
+    ex.respond(answer.status ?? 200, { ...answer.headers }, answer.body);
+  }
+
+  private async post(ex: HttpExchange, grant: AuthGrant | undefined): Promise<void> {
+    const principal = grant?.principal;
+    const posted = await readPostedMessage(ex, this.maxBody);
+    if (posted === undefined) return;
+    const { message, kind } = posted;
+    if (this.options.authorize) {
+      // Before anything opens: a refused initialize leaves no session behind.
+      const refusal = await this.options.authorize(message, grant, requestInfo(ex));
+      if (refusal !== undefined) {
+        if (!isChallenge(refusal))
+          throw new TypeError("authorize returned something other than a challenge or undefined");
+        return challenge(ex, refusal, kind === "request" ? (message as { id: RequestId }).id : undefined);
+      }
+    }
+    const isInitialize = kind === "request" && (message as { method: string }).method === "initialize";
+    const session = await this.table.forPost(ex, message, isInitialize, principal);
+    if (session === undefined) return;
+    const { transport, headers: sessionHeaders } = session;
+
+    const info: InboundInfo = { sessionId: transport.sessionId, principal, headers: ex.headers };
+    if (grant !== undefined) info.auth = grant;
+    if (kind !== "request") {
+      ex.respond(202, sessionHeaders);
+      transport.deliver(message, info);
+      if (this.options.stateless) void transport.close();
+      return;
+    }
+    const id = (message as { id: RequestId }).id;
+    const configured = this.options.responseMode ?? "sse";
+    const mode = typeof configured === "function" ? configured((message as { method: string }).method) : configured;
+    const contending = transport.hasPendingRequest(id);
+    if (contending && this.options.reusableIdMethods?.includes((message as { method: string }).method) !== true) {
+      return fail(
+        ex,
+        400,
+        ErrorCode.InvalidRequest,
+        `Invalid Request: request id ${JSON.stringify(id)} is already in flight`,
+      );
+    }
+    info.reply = await transport.openRequestStream(id, ex, mode, sessionHeaders, contending);
+    transport.deliver(message, info);
+  }
+
+  private async get(ex: HttpExchange, principal: string | undefined): Promise<void> {
+    if (!accepts(ex.headers["accept"], "text/event-stream")) {
+      return fail(ex, 406, ErrorCode.InvalidRequest, "Not Acceptable: Accept must list text/event-stream");
+    }
+    const session = this.table.lookup(ex, principal);
+    if (!session) return;
+    const headers = { [SESSION_HEADER]: session.sessionId ?? "" };
+    const lastEventId = ex.headers[LAST_EVENT_ID_HEADER];
+    if (lastEventId !== undefined) {
+      try {
+        await session.resume(lastEventId, ex, headers);
+      } catch (error) {
+        if (!(error instanceof EventReplayError)) throw error;
+        const status = error.reason === "expired" ? 410 : error.reason === "unknown" ? 404 : 400;
+        // 404 here would read as "session gone" to clients; an unknown event id is a bad request instead.
+        return fail(ex, status === 404 ? 400 : status, ErrorCode.InvalidRequest, `Cannot resume: ${error.message}`);
+      }
+      return;
+    }
+    const opened = await session.openStandalone(ex, headers);
+    if (!opened)
+      return fail(ex, 409, ErrorCode.InvalidRequest, "Conflict: this session already has a standalone SSE stream");
+  }
+
+  private async delete(ex: HttpExchange, principal: string | undefined): Promise<void> {
+    const session = this.table.lookup(ex, principal);
+    if (!session) return;
+    await session.close();
+    ex.respond(200, {});
+  }
+}
+
+function withoutOrigin(headers: HeaderRecord): HeaderRecord {
+  const { origin: _origin, ...rest } = headers;
+  return rest;
+}
+
+/** The routes by path; a route at the endpoint's own path, or two at one path, are configuration errors. */
+function routeTable(routes: readonly HttpRoute[], endpoint: string | undefined): ReadonlyMap<string, HttpRoute> {
+  const table = new Map<string, HttpRoute>();
+  for (const route of routes) {
+    if (typeof route?.path !== "string" || !route.path.startsWith("/") || typeof route.serve !== "function") {
+      throw new TypeError("routes: each route needs a path starting with / and a serve function");
+    }
+    if (route.path === endpoint || table.has(route.path))
+      throw new TypeError(`routes: the path ${route.path} is taken`);
+    table.set(route.path, route);
+  }
+  return table;
+}

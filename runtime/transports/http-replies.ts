@@ -1,0 +1,20 @@
+// The server's plain replies: the header sets it answers with, and a JSON-RPC error under an HTTP status.
+import type { HttpExchange } from "./http-exchange.js";
+import { errorBody } from "./http-wire.js";
+
+export const SSE_HEADERS = {
+  "content-type": "text/event-stream",
+  "cache-control": "no-cache, no-transform",
+  connection: "keep-alive",
+};
+export const JSON_HEADERS = { "content-type": "application/json" };
+
+export function fail(
+  ex: HttpExchange,
+  status: number,
+  code: number,
+  message: string,
+  extra: Record<string, string> = {},
+): void {
+  ex.respond(status, { ...JSON_HEADERS, ...extra }, errorBody(code, message));
+}
