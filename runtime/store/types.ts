@@ -7,9 +7,9 @@ export type Awaitable<T> = T | Promise<T>;
 /** processing: the handler runs. completed/failed: the final response is known (failed = an error response). */
 export type StoredStatus = "processing" | "completed" | "failed";
 
-/** What a store keeps about one operation (resumable request or async tool run), besides its queue. */
+/** What a store keeps about one operation (resumable request, async tool run or task), besides its queue. */
 export interface StoredOperation {
-  kind: "resumable" | "async";
+  kind: "resumable" | "async" | "task";
   /** The JSON-RPC id of the request (resumable) or of the tools/async/call that started the run. */
   requestId: RequestId;
   /** The authenticated principal that started it, when the app has principals. */
@@ -28,6 +28,8 @@ export interface StoredOperation {
   lost?: boolean;
   /** Read-only: messages still queued (not confirmed), when the store counts them cheaply. */
   queued?: number;
+  /** A task's state (the schema's Task, as tasks/get reports it), for operations of kind "task". */
+  task?: { [key: string]: unknown };
 }
 
 /** One message of an operation's queue, numbered from 1 in the order it was produced. */

@@ -1,0 +1,60 @@
+// Test wiring for the task receiver: sessions over the generated tables, an McpServer, gates.
+import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
+import type { JsonObject } from "../../runtime/jsonrpc.js";
+import { McpServer, type McpServerInit } from "../../runtime/mcp-server.js";
+import { TaskReceiver, type TaskReceiverOptions } from "../../runtime/tasks/receiver.js";
+import type { ClientSession, ServerSession } from "../../runtime/lifecycle.js";
+import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
+import type { InboundInfo } from "../../runtime/transport.js";
+import { sessionKit } from "../kit/sessions.js";
+
+/** Sessions over the generated tables (their result checks take a CreateTaskResult for a request sent as a task). */
+export const kit = sessionKit({ clientToServer, serverToClient, isMessage });
+
+/** An McpServer with a task receiver. */
+export type TaskServer = McpServer & { readonly tasks: TaskReceiver };
+
+/** An McpServer over the generated tables, running tool tasks on `tasks` (a receiver, or the options of a new one). */
+export function makeServer(
+  init: Partial<Omit<McpServerInit, "tasks">> & { tasks?: TaskReceiver | TaskReceiverOptions } = {},
+): TaskServer {
+  const tasks = init.tasks instanceof TaskReceiver ? init.tasks : new TaskReceiver(init.tasks);
+  return new McpServer({
+    serverInfo: { name: "tasks-server", version: "1.0.0" },
+    progressInterval: 0,
+    ...init,
+    tasks,
+    inbound: clientToServer,
+    outbound: serverToClient,
+    isMessage,
+  }) as TaskServer;
+}
+
+/** A client session (task-tolerant checks) connected in memory to `server`; `info` tags what the server receives. */
+export async function connectClient(
+  server: McpServer,
+  options: { info?: InboundInfo; capabilities?: JsonObject } = {},
+): Promise<{ client: ClientSession; session: ServerSession }> {
+  const [clientEnd, serverEnd] = createInMemoryPair(options.info === undefined ? {} : { serverInfo: options.info });
+  const session = await server.connect(serverEnd);
+  const client = kit.clientSession(options.capabilities === undefined ? {} : { capabilities: options.capabilities });
+  await client.connect(clientEnd);
+  return { client, session };
+}
+
+export interface Gate {
+  promise: Promise<void>;
+  open: () => void;
+}
+
+export function gate(): Gate {
+  let open!: () => void;
+  const promise = new Promise<void>((r) => (open = r));
+  return { promise, open };
+}
+
+/** The first text of a result's content. */
+export function textOf(result: unknown): string | undefined {
+  const content = (result as { content?: { type: string; text?: string }[] }).content;
+  return content?.[0]?.type === "text" ? content[0].text : undefined;
+}
