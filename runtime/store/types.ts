@@ -9,7 +9,7 @@ export type StoredStatus = "processing" | "completed" | "failed";
 
 /** What a store keeps about one operation (resumable request or async tool run), besides its queue. */
 export interface StoredOperation {
-  kind: "resumable" | "async";
+  kind: "resumable" | "async" | "task";
   /** The JSON-RPC id of the request (resumable) or of the tools/async/call that started the run. */
   requestId: RequestId;
   /** The authenticated principal that started it, when the app has principals. */
