@@ -12,6 +12,8 @@ import {
   type McpListRootsResult,
   type McpLoggingLevel,
 } from "./mcp-types.js";
+import { taskControlOf } from "./tasks/tools.js";
+import type { TaskControl } from "./tasks/task.js";
 
 export const LOGGING_MESSAGE_NOTIFICATION = "notifications/message";
 
@@ -104,6 +106,13 @@ export class McpContext {
   }
   get sessionId(): string | undefined {
     return this.inner.sessionId;
+  }
+  /**
+   * The task this call runs as (a tools/call the client sent as a task), else undefined. `ctx.task.status(text)`
+   * sets its statusMessage; ctx.elicit/createMessage move it to input_required until answered.
+   */
+  get task(): TaskControl | undefined {
+    return taskControlOf(this.inner);
   }
 
   /** Report progress when the client asked for it (a no-op otherwise); values must increase. */

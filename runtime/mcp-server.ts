@@ -21,6 +21,8 @@ import {
   type ObjectJsonSchema,
   type ToolArguments,
 } from "./mcp-types.js";
+import type { TaskReceiver, TaskReceiverOptions } from "./tasks/receiver.js";
+import { TOOLS_CALL, callsAsTask, taskSupportOption, toolTaskReceiver, type TaskSupport } from "./tasks/tools.js";
 
 /** Session settings McpServer passes to a session factory; matches the generated `ServerOptions`. */
 export type McpSessionSettings = Omit<ServerSessionOptions, "inbound" | "outbound" | "isMessage">;
@@ -48,6 +50,13 @@ export interface McpServerInit extends Omit<McpSessionSettings, "capabilities"> 
    * beside the per-tool `scopes`. Enforced by the HTTP auth hooks through `requiredScopes` (see mcpgen/auth).
    */
   methodScopes?: { readonly [method: string]: readonly string[] };
+  /**
+   * Where tools run as tasks (a TaskReceiver, shared by every connection), or the options of the one the server
+   * makes. Tasks are advertised (tasks.list, tasks.cancel, tasks.requests.tools.call) when a tool allows them.
+   */
+  tasks?: TaskReceiver | TaskReceiverOptions;
+  /** Advertise tasks even while no tool allows them (tools added later may); default false. */
+  advertiseTasks?: boolean;
 }
 
 /** How McpServer builds a session: either the method tables, or a factory such as the generated `Server.create`. */
@@ -79,6 +88,13 @@ export interface McpToolConfig<S extends ObjectJsonSchema> {
    * answered 403 insufficient_scope before it reaches the handler; not listed in tools/list.
    */
   scopes?: readonly string[];
+  /**
+   * Whether clients may call it as a task (`optional`), must (`required`), or must not (`forbidden`, the default);
+   * listed as `execution.taskSupport`. As a task the handler's `ctx.task` is set and the call outlives its connection.
+   */
+  taskSupport?: TaskSupport;
+  /** Text the host may hand the model at once when the tool is called as a task (model-immediate-response). */
+  immediateResponse?: string | ((args: ToolArguments<S>) => string);
 }
 
 export interface McpResourceConfig {
@@ -140,6 +156,8 @@ interface ToolEntry {
   readonly outputCheck: SchemaCheck | undefined;
   readonly handler: McpToolHandler<never>;
   readonly scopes: readonly string[];
+  readonly taskSupport: TaskSupport | undefined;
+  readonly immediateResponse: string | ((args: never) => string) | undefined;
 }
 
 interface ResourceEntry {
@@ -218,6 +236,8 @@ export class McpServer {
   private readonly extra: JsonObject;
   private readonly pendingChanges = new Set<Category>();
   private readonly methodScopes: ReadonlyMap<string, readonly string[]>;
+  /** Runs tools called as tasks; outlives connections. */
+  readonly tasks: TaskReceiver;
 
   constructor(private readonly options: McpServerOptions) {
     if (options.inbound === undefined && options.createSession === undefined) {
@@ -237,6 +257,7 @@ export class McpServer {
         scopeList(`methodScopes[${JSON.stringify(method)}]`, scopes),
       ]),
     );
+    this.tasks = toolTaskReceiver(options.tasks);
   }
 
   // ---- registration -----------------------------------------------------------------------------------
@@ -249,6 +270,7 @@ export class McpServer {
   ): McpRegistration {
     if (this.tools.has(name)) throw new Error(`Tool ${JSON.stringify(name)} is already registered`);
     const scopes = scopeList(`Tool ${JSON.stringify(name)}`, config.scopes);
+    const taskSupport = taskSupportOption(name, config.taskSupport);
     const inputSchema: ObjectJsonSchema = config.inputSchema ?? ANY_OBJECT;
     const definition = defined({
       name,
@@ -258,6 +280,7 @@ export class McpServer {
       outputSchema: config.outputSchema,
       annotations: config.annotations,
       icons: config.icons,
+      execution: taskSupport === undefined ? undefined : { taskSupport },
       _meta: config._meta,
     });
     const entry: ToolEntry = {
@@ -266,6 +289,8 @@ export class McpServer {
       outputCheck: config.outputSchema === undefined ? undefined : this.compile(config.outputSchema),
       handler: handler as McpToolHandler<never>,
       scopes,
+      taskSupport,
+      immediateResponse: config.immediateResponse as ToolEntry["immediateResponse"],
     };
     this.tools.set(name, entry);
     this.changed("tools");
@@ -398,7 +423,16 @@ export class McpServer {
       if (this.serves(category)) caps[category] = this.categoryCapability(category);
     }
     if (this.logging) caps.logging = isObject(this.extra.logging) ? this.extra.logging : {};
+    if (this.servesTasks()) caps.tasks = this.tasks.capabilities([TOOLS_CALL]).tasks;
     return caps;
+  }
+
+  /** Whether connections started now advertise tool tasks: a tool allows them, or advertiseTasks. */
+  private servesTasks(): boolean {
+    if (this.options.advertiseTasks === true) return true;
+    for (const tool of this.tools.values())
+      if (tool.taskSupport !== undefined && tool.taskSupport !== "forbidden") return true;
+    return false;
   }
 
   private serves(category: Category): boolean {
@@ -454,6 +488,7 @@ export class McpServer {
     for (const category of ["tools", "resources", "prompts"] as const) {
       if (this.serves(category)) this.install(connection, category);
     }
+    if (this.servesTasks()) this.tasks.install(session);
     if (this.logging) {
       session.onRequest("logging/setLevel", (params) => {
         const level = LOGGING_LEVELS.indexOf(params?.level as McpLoggingLevel);
@@ -558,6 +593,29 @@ export class McpServer {
       });
     }
     const args = params!.arguments ?? {};
+    if (callsAsTask(this.tasks, connection.session, name as string, tool.taskSupport, params)) {
+      const immediate = tool.immediateResponse;
+      const text = typeof immediate === "function" ? immediate(args as never) : immediate;
+      return this.tasks.create(
+        connection.session,
+        TOOLS_CALL,
+        params,
+        rctx,
+        (taskContext) => this.runTool(tool, name as string, args, taskContext, connection),
+        text === undefined ? {} : { immediateResponse: text },
+      );
+    }
+    return this.runTool(tool, name as string, args, rctx, connection);
+  }
+
+  /** Check the arguments, run the handler, check its result (the same whether called plainly or as a task). */
+  private async runTool(
+    tool: ToolEntry,
+    name: string,
+    args: unknown,
+    rctx: RequestContext,
+    connection: Connection,
+  ): Promise<JsonObject> {
     const problems = isObject(args) ? tool.check(args) : ["arguments must be an object"];
     if (problems.length > 0) return toolError(`Invalid arguments for tool ${name}: ${problems.join("; ")}`);
     let result: McpToolResult | string;

@@ -28,6 +28,8 @@ export interface StoredOperation {
   lost?: boolean;
   /** Read-only: messages still queued (not confirmed), when the store counts them cheaply. */
   queued?: number;
+  /** A task's state (the schema's Task, as tasks/get reports it), for operations of kind "task". */
+  task?: { [key: string]: unknown };
 }
 
 /** One message of an operation's queue, numbered from 1 in the order it was produced. */

@@ -1,0 +1,72 @@
+// Test wiring for the task receiver: sessions whose result checks also take a CreateTaskResult, an McpServer, gates.
+import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
+import { isCreateTaskResult } from "../../generated/guards.js";
+import type { DispatchTable, MethodSpec } from "../../runtime/dispatch.js";
+import type { JsonObject } from "../../runtime/jsonrpc.js";
+import { McpServer, type McpServerInit } from "../../runtime/mcp-server.js";
+import type { ClientSession, ServerSession } from "../../runtime/lifecycle.js";
+import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
+import type { InboundInfo } from "../../runtime/transport.js";
+import { sessionKit } from "../kit/sessions.js";
+
+/**
+ * `table` where the task-augmentable requests also accept a CreateTaskResult (what the session's result check
+ * does for requests sent with `params.task` once the generated tables carry the task guards).
+ */
+function taskTolerant(table: DispatchTable): DispatchTable {
+  const out: Record<string, MethodSpec> = { ...table };
+  for (const method of ["tools/call", "sampling/createMessage", "elicitation/create"]) {
+    const spec = out[method];
+    if (spec === undefined || spec.isResult === undefined) continue;
+    const isResult = spec.isResult;
+    out[method] = { ...spec, isResult: (r: unknown) => isCreateTaskResult(r) || isResult(r) };
+  }
+  return out;
+}
+
+export const kit = sessionKit({
+  clientToServer: taskTolerant(clientToServer),
+  serverToClient: taskTolerant(serverToClient),
+  isMessage,
+});
+
+/** An McpServer over the generated tables. */
+export function makeServer(init: Partial<McpServerInit> = {}): McpServer {
+  return new McpServer({
+    serverInfo: { name: "tasks-server", version: "1.0.0" },
+    progressInterval: 0,
+    ...init,
+    inbound: clientToServer,
+    outbound: serverToClient,
+    isMessage,
+  });
+}
+
+/** A client session (task-tolerant checks) connected in memory to `server`; `info` tags what the server receives. */
+export async function connectClient(
+  server: McpServer,
+  options: { info?: InboundInfo; capabilities?: JsonObject } = {},
+): Promise<{ client: ClientSession; session: ServerSession }> {
+  const [clientEnd, serverEnd] = createInMemoryPair(options.info === undefined ? {} : { serverInfo: options.info });
+  const session = await server.connect(serverEnd);
+  const client = kit.clientSession(options.capabilities === undefined ? {} : { capabilities: options.capabilities });
+  await client.connect(clientEnd);
+  return { client, session };
+}
+
+export interface Gate {
+  promise: Promise<void>;
+  open: () => void;
+}
+
+export function gate(): Gate {
+  let open!: () => void;
+  const promise = new Promise<void>((r) => (open = r));
+  return { promise, open };
+}
+
+/** The first text of a result's content. */
+export function textOf(result: unknown): string | undefined {
+  const content = (result as { content?: { type: string; text?: string }[] }).content;
+  return content?.[0]?.type === "text" ? content[0].text : undefined;
+}
