@@ -103,9 +103,8 @@ function absorb(replay: Replay, item: QueuedMessage): void {
 /** One task's record and queue, written by the node running it, each write after the one before. */
 export class SharedTaskLog {
   private nextSeq = 1;
+  /** The latest store work (stores that do not keep call order by themselves). */
   private writes: Promise<unknown>;
-  /** Resolves once the record exists (answer the task-augmented request after it, so every node finds the task). */
-  readonly ready: Promise<void>;
   private ended = false;
 
   constructor(
@@ -115,16 +114,19 @@ export class SharedTaskLog {
     created: Promise<void>,
     first: TaskState,
   ) {
-    this.ready = created;
     this.writes = created;
     this.state(first);
   }
 
-  /** Record the task's state (a status change, or a new statusMessage). */
+  /**
+   * Record the task's state (a status change, or a new statusMessage). Only the latest state is read, so the ones
+   * before it go: a task reporting its steps for hours keeps one message in the store, not one per step.
+   */
   state(state: TaskState): void {
     if (this.ended) return;
     const seq = this.nextSeq++;
     this.then((store) => store.append(this.key, { seq, message: stateMessage(state) }));
+    if (seq > 1) this.then((store) => store.confirm(this.key, seq - 1));
   }
 
   /** Record the terminal state and the final answer; the record then reads as finished. */

@@ -1,0 +1,307 @@
+// Tasks on several nodes sharing one Redis: any node answers tasks/get|result|list|cancel; a killed node's tasks fail.
+import { join } from "node:path";
+import { build } from "esbuild";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RpcError, isPlainObject, type JsonObject, type RequestId } from "../../runtime/jsonrpc.js";
+import { LATEST_PROTOCOL_VERSION } from "../../runtime/protocol-versions.js";
+import type { McpServer } from "../../runtime/mcp-server.js";
+import type { Transport } from "../../runtime/transport.js";
+import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
+import { StdioClientTransport } from "../../runtime/transports/stdio.js";
+import { RELATED_TASK_META, type TaskState } from "../../runtime/tasks/protocol.js";
+import { NODE_LOST_STATUS } from "../../runtime/tasks/remote.js";
+import { tokenKey } from "../../runtime/store/key.js";
+import { closeAfterEach } from "../kit/cleanup.js";
+import { repoRoot, tempDir } from "../kit/paths.js";
+import { sleep } from "../kit/timing.js";
+import { redisForTests } from "../store/redis-server.js";
+import { AsPrincipal, taskNode } from "./redis-nodes-node.js";
+
+const LEASE_MS = 600;
+const redis = redisForTests();
+const cleanup = closeAfterEach();
+let prefixes = 0;
+
+/**
+ * A bare JSON-RPC client over a transport: it sends task-augmented requests and reads replies as they come, with
+ * no result checks of its own (what is checked here is the server's answer).
+ */
+class RawClient {
+  private nextId = 1;
+  private readonly pending = new Map<RequestId, { resolve: (r: JsonObject) => void; reject: (e: unknown) => void }>();
+  readonly notifications: JsonObject[] = [];
+  closed = false;
+
+  constructor(private readonly transport: Transport) {
+    transport.onmessage = (raw) => {
+      if (!isPlainObject(raw)) return;
+      const id = raw.id as RequestId | undefined;
+      if (raw.method !== undefined) {
+        if (id === undefined) this.notifications.push(raw);
+        else void transport.send({ jsonrpc: "2.0", id, error: { code: -32601, message: "not here" } });
+        return;
+      }
+      const waiter = id === undefined ? undefined : this.pending.get(id);
+      if (waiter === undefined) return;
+      this.pending.delete(id!);
+      if (isPlainObject(raw.error)) {
+        const e = raw.error as { code: number; message: string; data?: unknown };
+        waiter.reject(new RpcError(e.code, e.message, e.data));
+      } else waiter.resolve(raw.result as JsonObject);
+    };
+    transport.onclose = () => {
+      this.closed = true;
+      for (const w of this.pending.values()) w.reject(new Error("connection closed"));
+      this.pending.clear();
+    };
+  }
+
+  static async connect(transport: Transport): Promise<RawClient> {
+    const client = new RawClient(transport);
+    await transport.start();
+    await client.request("initialize", {
+      protocolVersion: LATEST_PROTOCOL_VERSION,
+      capabilities: {},
+      clientInfo: { name: "raw", version: "1" },
+    });
+    await transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    return client;
+  }
+
+  request(method: string, params?: JsonObject): Promise<JsonObject> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.transport.send({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) }).catch(reject);
+    });
+  }
+
+  /** Starts `tool` as a task; resolves with its id. */
+  async startTask(tool: string, args: JsonObject = {}): Promise<string> {
+    const created = await this.request("tools/call", { name: tool, arguments: args, task: { ttl: 60_000 } });
+    return (created.task as TaskState).taskId;
+  }
+
+  get(taskId: string): Promise<TaskState> {
+    return this.request("tasks/get", { taskId }) as unknown as Promise<TaskState>;
+  }
+
+  close(): Promise<void> {
+    return this.transport.close();
+  }
+}
+
+/** A node in this process: the task server on its own Redis store (one prefix per test, so tests share nothing). */
+async function nodeHere(prefix: string): Promise<McpServer> {
+  const store = redis.store({ prefix, leaseMs: LEASE_MS });
+  await store.ready();
+  const server = taskNode(store);
+  cleanup(() => server.tasks.close());
+  return server;
+}
+
+/** A client of `node` authenticated as `principal` (in memory). */
+async function clientOf(node: McpServer, principal: string): Promise<RawClient> {
+  const [clientEnd, serverEnd] = createInMemoryPair();
+  await node.connect(new AsPrincipal(serverEnd, principal));
+  const client = await RawClient.connect(clientEnd);
+  cleanup(() => client.close());
+  return client;
+}
+
+/** Resolves once `predicate` holds (asked again every few ms); `timeoutMs` is only a hang guard. */
+async function eventually(predicate: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms`);
+    await sleep(5);
+  }
+}
+
+/** The thrown error of `promise` (fails the test when it resolves). */
+async function failure(promise: Promise<unknown>): Promise<RpcError> {
+  const outcome = await promise.then(
+    (value) => new Error(`expected an error, got ${JSON.stringify(value)}`),
+    (error: unknown) => error,
+  );
+  expect(outcome).toBeInstanceOf(RpcError);
+  return outcome as RpcError;
+}
+
+describe("tasks across nodes (Redis)", () => {
+  it("a task created on node A: node B answers tasks/get, tasks/list and tasks/result, the same as A", async () => {
+    const prefix = `tasks${prefixes++}:`;
+    const [a, b] = [await nodeHere(prefix), await nodeHere(prefix)];
+    const onA = await clientOf(a, "alice");
+    const onB = await clientOf(b, "alice");
+    const taskId = await onA.startTask("count", { steps: 5, delayMs: 20 });
+
+    const seen = await onB.get(taskId);
+    expect(seen.taskId).toBe(taskId);
+    expect(["working", "completed"]).toContain(seen.status);
+    const listed = await onB.request("tasks/list");
+    expect((listed.tasks as TaskState[]).map((t) => t.taskId)).toEqual([taskId]);
+
+    const result = await onB.request("tasks/result", { taskId });
+    expect(result.content).toEqual([{ type: "text", text: "counted 5" }]);
+    expect((result._meta as JsonObject)[RELATED_TASK_META]).toEqual({ taskId });
+    expect(await onA.request("tasks/result", { taskId })).toEqual(result);
+    const done = await onB.get(taskId);
+    expect(done).toMatchObject({ taskId, status: "completed", statusMessage: "step 5 of 5" });
+    expect(done).toEqual(await onA.get(taskId));
+    // Each step recorded a state, but only the latest is kept, next to the final answer.
+    expect(await b.tasks.store.readAfter(tokenKey(taskId), 0)).toHaveLength(2);
+  });
+
+  it("tasks/list on any node pages through one principal's tasks from every node, and nobody else's", async () => {
+    const prefix = `tasks${prefixes++}:`;
+    const [a, b] = [await nodeHere(prefix), await nodeHere(prefix)];
+    const [aliceA, aliceB, bobB] = [await clientOf(a, "alice"), await clientOf(b, "alice"), await clientOf(b, "bob")];
+    const ids = new Set<string>();
+    for (let i = 0; i < 3; i++) {
+      ids.add(await aliceA.startTask("count", { steps: 1, delayMs: 1 }));
+      ids.add(await aliceB.startTask("count", { steps: 1, delayMs: 1 }));
+    }
+    const bobs = await bobB.startTask("count", { steps: 1, delayMs: 1 });
+    for (const client of [aliceA, aliceB]) {
+      const listed: string[] = [];
+      let cursor: string | undefined = undefined;
+      let pages = 0;
+      do {
+        const page: JsonObject = await client.request("tasks/list", cursor === undefined ? {} : { cursor });
+        listed.push(...(page.tasks as TaskState[]).map((t) => t.taskId));
+        cursor = page.nextCursor as string | undefined;
+        pages++;
+      } while (cursor !== undefined && pages < 100);
+      expect(new Set(listed)).toEqual(ids);
+      expect(listed).toHaveLength(ids.size);
+    }
+    expect(((await bobB.request("tasks/list")).tasks as TaskState[]).map((t) => t.taskId)).toEqual([bobs]);
+    const bad = await failure(aliceB.request("tasks/list", { cursor: "not-a-cursor" }));
+    expect(bad.code).toBe(-32602);
+  });
+
+  it("another principal's task id gets the same error as an unknown one, on the node running it and on another", async () => {
+    const prefix = `tasks${prefixes++}:`;
+    const [a, b] = [await nodeHere(prefix), await nodeHere(prefix)];
+    const alice = await clientOf(a, "alice");
+    const taskId = await alice.startTask("hang");
+    for (const node of [a, b]) {
+      const bob = await clientOf(node, "bob");
+      for (const method of ["tasks/get", "tasks/result", "tasks/cancel"]) {
+        const theirs = await failure(bob.request(method, { taskId }));
+        const unknown = await failure(bob.request(method, { taskId: `${taskId.slice(0, -1)}x` }));
+        expect({ code: theirs.code, message: theirs.message }).toEqual({
+          code: unknown.code,
+          message: unknown.message,
+        });
+        expect(theirs.code).toBe(-32602);
+      }
+    }
+    expect((await alice.get(taskId)).status).toBe("working");
+  });
+
+  it("tasks/cancel on node B stops the handler on node A; the task reads cancelled everywhere, and cancelling again is refused", async () => {
+    const prefix = `tasks${prefixes++}:`;
+    const [a, b] = [await nodeHere(prefix), await nodeHere(prefix)];
+    const onA = await clientOf(a, "alice");
+    const onB = await clientOf(b, "alice");
+    const taskId = await onA.startTask("hang");
+    await eventually(async () => (await onB.get(taskId)).statusMessage === "running");
+    const waiting = failure(onB.request("tasks/result", { taskId }));
+    const cancelled = (await onB.request("tasks/cancel", { taskId })) as unknown as TaskState;
+    expect(cancelled).toMatchObject({ taskId, status: "cancelled" });
+    expect((await onA.get(taskId)).status).toBe("cancelled");
+    expect((await onB.get(taskId)).status).toBe("cancelled");
+    const error = await waiting;
+    expect(error).toEqual(await failure(onA.request("tasks/result", { taskId })));
+    expect((await failure(onB.request("tasks/cancel", { taskId }))).code).toBe(-32602);
+    expect(a.tasks.stats.cancelled).toBe(1);
+  });
+});
+
+describe("a node killed mid-task (SIGKILL)", () => {
+  let bundle = "";
+
+  // The node runs as its own process (plain node), so it is bundled from the sources first.
+  beforeAll(async () => {
+    bundle = join(tempDir("task-node"), "node.mjs");
+    await build({
+      entryPoints: [join(repoRoot, "test/tasks/redis-nodes-child.ts")],
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      external: ["ioredis"],
+      outfile: bundle,
+      logLevel: "silent",
+    });
+  }, 60_000);
+
+  const children: StdioClientTransport[] = [];
+  afterAll(async () => {
+    for (const child of children) await child.close().catch(() => undefined);
+  });
+
+  async function childNode(prefix: string): Promise<{ client: RawClient; pid: number }> {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [bundle],
+      cwd: repoRoot,
+      env: { REDIS_URL: redis.server.url, STORE_PREFIX: prefix, LEASE_MS: String(LEASE_MS), PRINCIPAL: "alice" },
+      stderr: "inherit",
+    });
+    children.push(transport);
+    const client = await RawClient.connect(transport);
+    return { client, pid: transport.pid! };
+  }
+
+  it("tasks/result waiting on node B answers failed within the lease; get, list and cancel on B agree", async () => {
+    const prefix = `killed${prefixes++}:`;
+    const a = await childNode(prefix);
+    const b = await nodeHere(prefix);
+    const onB = await clientOf(b, "alice");
+    const taskId = await a.client.startTask("hang");
+    const other = await a.client.startTask("hang");
+    await eventually(async () => (await onB.get(taskId)).statusMessage === "running", 20_000);
+    const waiting = onB.request("tasks/result", { taskId }).then(
+      () => new Error("the task of a killed node completed"),
+      (error: unknown) => ({ error, at: Date.now() }),
+    );
+    const killedAt = Date.now();
+    process.kill(a.pid, "SIGKILL");
+    const { error, at } = (await waiting) as { error: unknown; at: number };
+    console.log(
+      `[tasks on redis] node killed: tasks/result on another node failed ${at - killedAt} ms after (lease ${LEASE_MS} ms)`,
+    );
+    expect(error).toBeInstanceOf(RpcError);
+    expect((error as RpcError).message).toMatch(/node running it stopped/);
+
+    const state = await onB.get(taskId);
+    expect(state).toMatchObject({ taskId, status: "failed", statusMessage: NODE_LOST_STATUS });
+    expect(await failure(onB.request("tasks/result", { taskId }))).toEqual(error);
+    expect((await failure(onB.request("tasks/cancel", { taskId }))).code).toBe(-32602);
+    const listed = (await onB.request("tasks/list")).tasks as TaskState[];
+    expect(listed.map((t) => [t.taskId, t.status]).sort()).toEqual(
+      [
+        [other, "failed"],
+        [taskId, "failed"],
+      ].sort(),
+    );
+  });
+
+  it("tasks/cancel on node B right after node A died: the task ends cancelled, not failed", async () => {
+    const prefix = `killed${prefixes++}:`;
+    const a = await childNode(prefix);
+    const b = await nodeHere(prefix);
+    const onB = await clientOf(b, "alice");
+    const taskId = await a.client.startTask("hang");
+    await eventually(async () => (await onB.get(taskId)).statusMessage === "running", 20_000);
+    process.kill(a.pid, "SIGKILL");
+    const cancelled = (await onB.request("tasks/cancel", { taskId })) as unknown as TaskState;
+    expect(cancelled).toMatchObject({ taskId, status: "cancelled" });
+    expect((await onB.get(taskId)).status).toBe("cancelled");
+    const error = await failure(onB.request("tasks/result", { taskId }));
+    expect(error.message).toMatch(/cancel/i);
+  });
+});
