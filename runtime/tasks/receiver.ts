@@ -140,6 +140,14 @@ export class TaskReceiver {
         const task = this.engine.get(key);
         if (task !== undefined) this.cancelTask(task, reason);
       },
+      attach: (key, context) => {
+        const task = this.engine.get(key);
+        if (task === undefined || task.terminal) return undefined;
+        const waiter: ResultWaiter = { context, session: task.session, wake: () => void task.waiters.delete(waiter) };
+        task.waiters.add(waiter);
+        this.pump(task);
+        return waiter.wake;
+      },
     });
   }
 
@@ -171,7 +179,7 @@ export class TaskReceiver {
    */
   install(session: Session, methods: readonly string[] = []): void {
     const remote = (method: string, params: JsonObject | undefined, context: RequestContext) =>
-      this.shared?.serve(method, params, this.requestorOf(session, context), context.signal);
+      this.shared?.serve(method, params, this.requestorOf(session, context), context);
     session.onRequest(TASKS_GET, (params, ctx) => remote(TASKS_GET, params, ctx) ?? this.get(session, params, ctx));
     session.onRequest(
       TASKS_RESULT,

@@ -1,12 +1,15 @@
 // Tasks over a shared store (Redis): what the node running a task records there, and how any node answers for it.
 import { Buffer } from "node:buffer";
 import { ErrorCode, RpcError, isPlainObject, type JsonObject, type JsonRpcErrorObject } from "../jsonrpc.js";
-import type { RequestId } from "../jsonrpc.js";
+import type { JsonRpcMessage, RequestId } from "../jsonrpc.js";
+import type { RequestContext, RequestOptions } from "../peer.js";
+import { ConnectionClosedError } from "../errors.js";
+import { randomInt } from "node:crypto";
 import { limitOption } from "../limits.js";
 import { tokenKey } from "../store/key.js";
 import { DURABLE_FAILED_CODE } from "../durable/errors.js";
 import type { DurableEngine, DurableOperation } from "../durable/engine.js";
-import type { QueuedMessage, SharedOperationStore, StoredOperation } from "../store/types.js";
+import type { OwnerSignal, QueuedMessage, SharedOperationStore, StoredOperation } from "../store/types.js";
 import {
   RELATED_TASK_META,
   TASKS_CANCEL,
@@ -44,6 +47,12 @@ export interface SharedTasksOptions extends SharedTaskOptions {
   unknown: () => RpcError;
   /** Another node asks to cancel a task this node runs: cancel it as a local tasks/cancel would. */
   cancel: (key: string, reason: string) => void;
+  /**
+   * A tasks/result on another node waits for a task this node runs: take `through` as one of its waiting calls
+   * (input requests and notifications of the task go through it). Returns the function that removes it, or
+   * undefined when the task is not held (or already ended).
+   */
+  attach: (key: string, through: RequestContext) => (() => void) | undefined;
   /** Store failures that no caller waits for. */
   report: (error: unknown) => void;
   /** Tasks per tasks/list page; default 50. */
@@ -106,6 +115,13 @@ export class SharedTaskLog {
   /** The latest store work (stores that do not keep call order by themselves). */
   private writes: Promise<unknown>;
   private ended = false;
+  /** tasks/result calls on other nodes that the task's input requests and notifications go through, by epoch. */
+  readonly remote = new Map<number, RemoteResult>();
+  /** Ids of the input requests relayed through the queue (unique in the task). */
+  nextInputId = 1;
+  /** The first relayed message not yet dropped (Infinity: none), and the seq up to which the queue was trimmed. */
+  private relayedFrom = Infinity;
+  private trimmed = 0;
 
   constructor(
     private readonly tasks: SharedTasks,
@@ -126,7 +142,22 @@ export class SharedTaskLog {
     if (this.ended) return;
     const seq = this.nextSeq++;
     this.then((store) => store.append(this.key, { seq, message: stateMessage(state) }));
-    if (seq > 1) this.then((store) => store.confirm(this.key, seq - 1));
+    // Earlier states go, but relayed messages stay for the node passing them on while one is attached (with none
+    // attached, the requests of relays that ended were cancelled, to be sent again).
+    const upTo = this.remote.size === 0 ? seq - 1 : Math.min(seq, this.relayedFrom) - 1;
+    if (this.remote.size === 0) this.relayedFrom = Infinity;
+    if (upTo > this.trimmed) {
+      this.trimmed = upTo;
+      this.then((store) => store.confirm(this.key, upTo));
+    }
+  }
+
+  /** Queue a message for the tasks/result calls waiting on other nodes (an input request, a notification). */
+  put(message: JsonRpcMessage): void {
+    if (this.ended) return;
+    const seq = this.nextSeq++;
+    this.relayedFrom = Math.min(this.relayedFrom, seq);
+    this.then((store) => store.append(this.key, { seq, message }));
   }
 
   /** Record the terminal state and the final answer; the record then reads as finished. */
@@ -146,6 +177,7 @@ export class SharedTaskLog {
   /** The task was freed (ttl over): its record and queue go; its index slot expires on its own. */
   free(): void {
     this.ended = true;
+    for (const relay of [...this.remote.values()]) relay.detach();
     this.then((store) => store.delete(this.key));
   }
 
@@ -162,6 +194,79 @@ export class SharedTaskLog {
       return;
     }
     this.writes = this.writes.then(() => work(store)).catch(report);
+  }
+}
+
+/**
+ * A tasks/result call waiting on another node, as the node running the task sees it: one of the task's waiting
+ * calls, whose input requests and notifications go into the task's queue for that node to pass on to its
+ * requestor; the answers come back as signals.
+ */
+class RemoteResult implements RequestContext {
+  readonly method = TASKS_RESULT;
+  readonly requestId: RequestId;
+  private readonly abort = new AbortController();
+  private readonly pending = new Map<RequestId, { resolve: (r: JsonObject) => void; reject: (e: unknown) => void }>();
+  /** Removes it from the task's waiting calls. */
+  leave: () => void = () => undefined;
+
+  constructor(
+    private readonly log: SharedTaskLog,
+    readonly epoch: number,
+  ) {
+    this.requestId = `${TASKS_RESULT}#${epoch}`;
+  }
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  progress(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
+    if (this.abort.signal.aborted) return Promise.reject(new ConnectionClosedError());
+    const id = `input-${this.log.nextInputId++}`;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      options?.signal?.addEventListener("abort", () => this.settle(id, undefined, options.signal!.reason), {
+        once: true,
+      });
+      this.log.put({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) });
+    });
+  }
+
+  notify(method: string, params?: JsonObject): Promise<void> {
+    this.log.put({ jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) });
+    return Promise.resolve();
+  }
+
+  /** The other node passed on the requestor's answer to an input request. */
+  answered(id: unknown, message: unknown): void {
+    if (typeof id !== "string" || !isPlainObject(message)) return;
+    if (isPlainObject(message.error)) {
+      const e = message.error as { code?: unknown; message?: unknown; data?: unknown };
+      const error = new RpcError(typeof e.code === "number" ? e.code : ErrorCode.InternalError, String(e.message));
+      this.settle(id, undefined, e.data === undefined ? error : new RpcError(error.code, error.message, e.data));
+    } else this.settle(id, isPlainObject(message.result) ? message.result : {}, undefined);
+  }
+
+  /** The call ended (or its node stopped): its unanswered requests fail as with a closed connection (re-sent later). */
+  detach(): void {
+    if (this.abort.signal.aborted) return;
+    this.abort.abort();
+    this.log.remote.delete(this.epoch);
+    this.leave();
+    for (const id of [...this.pending.keys()]) this.settle(id, undefined, new ConnectionClosedError());
+  }
+
+  private settle(id: RequestId, result: JsonObject | undefined, error: unknown): void {
+    const waiter = this.pending.get(id);
+    if (waiter === undefined) return;
+    this.pending.delete(id);
+    if (result !== undefined) waiter.resolve(result);
+    else waiter.reject(error);
   }
 }
 
@@ -206,9 +311,21 @@ export class SharedTasks {
     this.maxListScan = Math.max(this.pageSize, limitOption("maxListScan", options.maxListScan, 10 * this.pageSize));
     this.indexKeepFor = Math.ceil(limitOption("maxTtlMs", options.maxTtlMs, 3_600_000) / 1000) + 60;
     this.cancelWaitMs = limitOption("cancelWaitMs", options.cancelWaitMs, 10_000);
-    const cancel = options.cancel;
+    const { cancel, attach } = options;
     this.stopSignals = this.store.onSignal((key, signal) => {
-      if (signal.type === "cancel" && this.logs.has(key)) cancel(key, signal.reason ?? "Cancelled by request");
+      const log = this.logs.get(key);
+      if (log === undefined) return;
+      if (signal.type === "cancel") return cancel(key, signal.reason ?? "Cancelled by request");
+      const epoch = signal.epoch;
+      if (typeof epoch !== "number") return;
+      if (signal.type === "attach" && !log.remote.has(epoch)) {
+        const relay = new RemoteResult(log, epoch);
+        log.remote.set(epoch, relay);
+        const leave = attach(key, relay);
+        if (leave === undefined) log.remote.delete(epoch);
+        else relay.leave = leave;
+      } else if (signal.type === "answer") log.remote.get(epoch)?.answered(signal.id, signal.message);
+      else if (signal.type === "detach") log.remote.get(epoch)?.detach();
     });
   }
 
@@ -266,7 +383,7 @@ export class SharedTasks {
     method: string,
     params: JsonObject | undefined,
     owner: string,
-    signal: AbortSignal,
+    context: RequestContext,
   ): Promise<JsonObject> | undefined {
     if (method === TASKS_LIST) return this.list(owner, params?.cursor) as Promise<JsonObject>;
     const taskId = params?.taskId;
@@ -278,7 +395,7 @@ export class SharedTasks {
       case TASKS_CANCEL:
         return this.cancel(key, owner) as unknown as Promise<JsonObject>;
       case TASKS_RESULT:
-        return this.result(key, owner, signal).then((outcome) => answer(outcome, taskId as string));
+        return this.result(key, owner, context).then((outcome) => answer(outcome, taskId as string));
       default:
         return undefined;
     }
@@ -322,12 +439,44 @@ export class SharedTasks {
     return replay.state!;
   }
 
-  /** tasks/result: the final answer once the task is terminal (waits for it, following the task's queue). */
-  async result(key: string, owner: string, signal: AbortSignal): Promise<TaskOutcome> {
+  /**
+   * tasks/result: the final answer once the task is terminal. Waits for it, following the task's queue; meanwhile
+   * the task's input requests and notifications reach the requestor through this call (`context`), and the
+   * answers go back to the node running the task.
+   */
+  async result(key: string, owner: string, context: RequestContext): Promise<TaskOutcome> {
     const { record, replay } = await this.read(key, owner);
     if (replay.outcome !== undefined) return replay.outcome;
     if (record.lost === true) return (await this.takeOver(key, record, replay, "failed")).outcome;
-    const outcome = await this.follow(key, replay, signal, (r) => r.outcome !== undefined);
+    const node = record.node;
+    // Tells this call apart from other nodes' calls waiting on the same task.
+    const epoch = randomInt(1, 2 ** 47);
+    const tell = (signal: Omit<OwnerSignal, "epoch">) => {
+      if (node !== undefined)
+        void Promise.resolve(this.store.signal(node, key, { ...signal, epoch })).catch((e: unknown) => this.report(e));
+    };
+    const relay = (message: JsonObject) => {
+      if (message.method === TASK_STATUS_NOTIFICATION || typeof message.method !== "string") return;
+      const params = isPlainObject(message.params) ? message.params : undefined;
+      if (message.id === undefined) return void context.notify(message.method, params).catch(() => undefined);
+      const id = message.id;
+      context.request(message.method, params).then(
+        (result) =>
+          tell({ type: "answer", id: id as RequestId, message: { jsonrpc: "2.0", id: id as RequestId, result } }),
+        (error: unknown) => {
+          const rpc = error instanceof RpcError ? error : new RpcError(ErrorCode.InternalError, String(error));
+          tell({
+            type: "answer",
+            id: id as RequestId,
+            message: { jsonrpc: "2.0", id: id as RequestId, error: rpc.toJSON() },
+          });
+        },
+      );
+    };
+    const following = this.follow(key, replay, context.signal, (r) => r.outcome !== undefined, relay);
+    tell({ type: "attach" });
+    const outcome = await following;
+    tell({ type: "detach" });
     if (outcome === "lost") return (await this.takeOver(key, record, replay, "failed")).outcome;
     if (outcome === "stopped")
       throw new RpcError(ErrorCode.InternalError, "tasks/result stopped before the task ended");
@@ -418,6 +567,7 @@ export class SharedTasks {
     replay: Replay,
     signal: AbortSignal,
     done: (replay: Replay) => boolean,
+    other?: (message: JsonObject) => void,
   ): Promise<"done" | "lost" | "stopped"> {
     return new Promise((resolve) => {
       let ended = false;
@@ -434,6 +584,7 @@ export class SharedTasks {
         message: (item) => {
           absorb(replay, item);
           if (done(replay)) end("done");
+          else other?.(item.message as unknown as JsonObject);
         },
         lost: () => end("lost"),
       });

@@ -4,7 +4,10 @@ import { McpServer } from "../../runtime/mcp-server.js";
 import type { OperationStore } from "../../runtime/store/types.js";
 import type { InboundInfo, Transport } from "../../runtime/transport.js";
 
-/** Tools: `count` (steps of delayMs, statusMessage per step) and `hang` (runs until cancelled, says "running"). */
+/**
+ * Tools: `count` (steps of delayMs, statusMessage per step), `ask` (elicits a city, then reports progress) and
+ * `hang` (runs until cancelled, says "running").
+ */
 export function taskNode(store: OperationStore, maxTtlMs = 60_000): McpServer {
   const server = new McpServer({
     serverInfo: { name: "task-node", version: "1" },
@@ -32,6 +35,14 @@ export function taskNode(store: OperationStore, maxTtlMs = 60_000): McpServer {
       return `counted ${steps}`;
     },
   );
+  server.tool("ask", { taskSupport: "optional" }, async (_args, ctx) => {
+    const answer = await ctx.elicit({
+      message: "Which city?",
+      requestedSchema: { type: "object", properties: { city: { type: "string" } } },
+    });
+    await ctx.progress(1, 1, "answered");
+    return `city: ${String(answer.content?.city)}`;
+  });
   server.tool("hang", { taskSupport: "optional" }, async (_args, ctx) => {
     ctx.task?.status("running");
     await pause(Infinity, ctx.signal);

@@ -30,6 +30,8 @@ class RawClient {
   private nextId = 1;
   private readonly pending = new Map<RequestId, { resolve: (r: JsonObject) => void; reject: (e: unknown) => void }>();
   readonly notifications: JsonObject[] = [];
+  /** Answers to server-to-client requests, by method (unanswered ones get -32601). */
+  readonly handlers = new Map<string, (params: JsonObject) => JsonObject>();
   closed = false;
 
   constructor(private readonly transport: Transport) {
@@ -38,7 +40,14 @@ class RawClient {
       const id = raw.id as RequestId | undefined;
       if (raw.method !== undefined) {
         if (id === undefined) this.notifications.push(raw);
-        else void transport.send({ jsonrpc: "2.0", id, error: { code: -32601, message: "not here" } });
+        else {
+          const handler = this.handlers.get(raw.method as string);
+          void transport.send(
+            handler === undefined
+              ? { jsonrpc: "2.0", id, error: { code: -32601, message: "not here" } }
+              : { jsonrpc: "2.0", id, result: handler(raw.params as JsonObject) },
+          );
+        }
         return;
       }
       const waiter = id === undefined ? undefined : this.pending.get(id);
@@ -61,7 +70,7 @@ class RawClient {
     await transport.start();
     await client.request("initialize", {
       protocolVersion: LATEST_PROTOCOL_VERSION,
-      capabilities: {},
+      capabilities: { elicitation: {} },
       clientInfo: { name: "raw", version: "1" },
     });
     await transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
@@ -77,8 +86,10 @@ class RawClient {
   }
 
   /** Starts `tool` as a task; resolves with its id. */
-  async startTask(tool: string, args: JsonObject = {}): Promise<string> {
-    const created = await this.request("tools/call", { name: tool, arguments: args, task: { ttl: 60_000 } });
+  async startTask(tool: string, args: JsonObject = {}, meta?: JsonObject): Promise<string> {
+    const params: JsonObject = { name: tool, arguments: args, task: { ttl: 60_000 } };
+    if (meta !== undefined) params._meta = meta;
+    const created = await this.request("tools/call", params);
     return (created.task as TaskState).taskId;
   }
 
@@ -151,6 +162,30 @@ describe("tasks across nodes (Redis)", () => {
     expect(done).toEqual(await onA.get(taskId));
     // Each step recorded a state, but only the latest is kept, next to the final answer.
     expect(await b.tasks.store.readAfter(tokenKey(taskId), 0)).toHaveLength(2);
+  });
+
+  it("an elicitation of a task on node A reaches the requestor through tasks/result on node B, and so does its progress", async () => {
+    const prefix = `tasks${prefixes++}:`;
+    const [a, b] = [await nodeHere(prefix), await nodeHere(prefix)];
+    const onA = await clientOf(a, "alice");
+    const onB = await clientOf(b, "alice");
+    const asked: JsonObject[] = [];
+    onB.handlers.set("elicitation/create", (params) => {
+      asked.push(params);
+      return { action: "accept", content: { city: "Lyon" } };
+    });
+    const taskId = await onA.startTask("ask", {}, { progressToken: "p1" });
+    await eventually(async () => (await onB.get(taskId)).status === "input_required");
+    const result = await onB.request("tasks/result", { taskId });
+    expect(result.content).toEqual([{ type: "text", text: "city: Lyon" }]);
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toMatchObject({ message: "Which city?", _meta: { [RELATED_TASK_META]: { taskId } } });
+    const progress = onB.notifications.filter((n) => n.method === "notifications/progress");
+    expect(progress.map((n) => n.params)).toEqual([
+      { progressToken: "p1", progress: 1, total: 1, message: "answered" },
+    ]);
+    expect(onA.notifications.filter((n) => n.method === "notifications/progress")).toEqual([]);
+    expect((await onA.get(taskId)).status).toBe("completed");
   });
 
   it("tasks/list on any node pages through one principal's tasks from every node, and nobody else's", async () => {
