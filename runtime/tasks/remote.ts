@@ -39,6 +39,12 @@ export interface SharedTaskOptions {
    * cancellation; past it the cancel fails with -32603 and the task runs on. Default 10 000.
    */
   cancelWaitMs?: number;
+  /**
+   * Milliseconds between the check-ins of a tasks/result served on another node (it relays the task's input
+   * requests); the running node drops one silent for three times this, so a request it had relayed through a node
+   * that died goes out again through the next tasks/result. Default 5000.
+   */
+  relayCheckMs?: number;
 }
 
 /** What the receiver gives SharedTasks besides the app's options. */
@@ -209,11 +215,16 @@ class RemoteResult implements RequestContext {
   private readonly pending = new Map<RequestId, { resolve: (r: JsonObject) => void; reject: (e: unknown) => void }>();
   /** Removes it from the task's waiting calls. */
   leave: () => void = () => undefined;
+  /** Date.now() of the last check-in from the node serving the call. */
+  touchedAt = Date.now();
 
   constructor(
     private readonly log: SharedTaskLog,
     readonly epoch: number,
+    /** Its node's check-ins are watched until it detaches. */
+    private readonly relays: Set<RemoteResult>,
   ) {
+    relays.add(this);
     this.requestId = `${TASKS_RESULT}#${epoch}`;
   }
 
@@ -257,6 +268,7 @@ class RemoteResult implements RequestContext {
     if (this.abort.signal.aborted) return;
     this.abort.abort();
     this.log.remote.delete(this.epoch);
+    this.relays.delete(this);
     this.leave();
     for (const id of [...this.pending.keys()]) this.settle(id, undefined, new ConnectionClosedError());
   }
@@ -290,6 +302,10 @@ export class SharedTasks {
   private readonly logs = new Map<string, SharedTaskLog>();
   private readonly follows = new Set<() => void>();
   private readonly stopSignals: () => void;
+  private readonly relayCheckMs: number;
+  /** tasks/result calls on other nodes relaying for tasks of this node, and the timer that drops silent ones. */
+  private readonly relays = new Set<RemoteResult>();
+  private readonly relayTimer: ReturnType<typeof setInterval>;
 
   /** SharedTasks over the engine's store when it is shared between nodes, else undefined (one node only). */
   static over(engine: DurableEngine<DurableOperation>, options: SharedTasksOptions): SharedTasks | undefined {
@@ -311,6 +327,12 @@ export class SharedTasks {
     this.maxListScan = Math.max(this.pageSize, limitOption("maxListScan", options.maxListScan, 10 * this.pageSize));
     this.indexKeepFor = Math.ceil(limitOption("maxTtlMs", options.maxTtlMs, 3_600_000) / 1000) + 60;
     this.cancelWaitMs = limitOption("cancelWaitMs", options.cancelWaitMs, 10_000);
+    this.relayCheckMs = Math.max(1, limitOption("relayCheckMs", options.relayCheckMs, 5000));
+    this.relayTimer = setInterval(() => {
+      const silentSince = Date.now() - 3 * this.relayCheckMs;
+      for (const relay of [...this.relays]) if (relay.touchedAt < silentSince) relay.detach();
+    }, this.relayCheckMs);
+    this.relayTimer.unref?.();
     const { cancel, attach } = options;
     this.stopSignals = this.store.onSignal((key, signal) => {
       const log = this.logs.get(key);
@@ -318,11 +340,14 @@ export class SharedTasks {
       if (signal.type === "cancel") return cancel(key, signal.reason ?? "Cancelled by request");
       const epoch = signal.epoch;
       if (typeof epoch !== "number") return;
-      if (signal.type === "attach" && !log.remote.has(epoch)) {
-        const relay = new RemoteResult(log, epoch);
+      if (signal.type === "touch") {
+        const relay = log.remote.get(epoch);
+        if (relay !== undefined) relay.touchedAt = Date.now();
+      } else if (signal.type === "attach" && !log.remote.has(epoch)) {
+        const relay = new RemoteResult(log, epoch, this.relays);
         log.remote.set(epoch, relay);
         const leave = attach(key, relay);
-        if (leave === undefined) log.remote.delete(epoch);
+        if (leave === undefined) relay.detach();
         else relay.leave = leave;
       } else if (signal.type === "answer") log.remote.get(epoch)?.answered(signal.id, signal.message);
       else if (signal.type === "detach") log.remote.get(epoch)?.detach();
@@ -475,7 +500,9 @@ export class SharedTasks {
     };
     const following = this.follow(key, replay, context.signal, (r) => r.outcome !== undefined, relay);
     tell({ type: "attach" });
-    const outcome = await following;
+    const checkIn = setInterval(() => tell({ type: "touch" }), this.relayCheckMs);
+    checkIn.unref?.();
+    const outcome = await following.finally(() => clearInterval(checkIn));
     tell({ type: "detach" });
     if (outcome === "lost") return (await this.takeOver(key, record, replay, "failed")).outcome;
     if (outcome === "stopped")
@@ -534,6 +561,7 @@ export class SharedTasks {
   /** Stop hearing signals and end every follow (shutdown); the receiver then frees its tasks. */
   close(): void {
     this.stopSignals();
+    clearInterval(this.relayTimer);
     for (const stop of [...this.follows]) stop();
   }
 

@@ -18,6 +18,8 @@ import { redisForTests } from "../store/redis-server.js";
 import { AsPrincipal, taskNode } from "./redis-nodes-node.js";
 
 const LEASE_MS = 600;
+/** Check-ins of tasks/result calls relayed between nodes (one setting for the whole cluster). */
+const RELAY_CHECK_MS = 100;
 const redis = redisForTests();
 const cleanup = closeAfterEach();
 let prefixes = 0;
@@ -30,8 +32,8 @@ class RawClient {
   private nextId = 1;
   private readonly pending = new Map<RequestId, { resolve: (r: JsonObject) => void; reject: (e: unknown) => void }>();
   readonly notifications: JsonObject[] = [];
-  /** Answers to server-to-client requests, by method (unanswered ones get -32601). */
-  readonly handlers = new Map<string, (params: JsonObject) => JsonObject>();
+  /** Answers to server-to-client requests, by method (-32601 without one; no answer when it returns undefined). */
+  readonly handlers = new Map<string, (params: JsonObject) => JsonObject | undefined>();
   closed = false;
 
   constructor(private readonly transport: Transport) {
@@ -42,11 +44,12 @@ class RawClient {
         if (id === undefined) this.notifications.push(raw);
         else {
           const handler = this.handlers.get(raw.method as string);
-          void transport.send(
-            handler === undefined
-              ? { jsonrpc: "2.0", id, error: { code: -32601, message: "not here" } }
-              : { jsonrpc: "2.0", id, result: handler(raw.params as JsonObject) },
-          );
+          if (handler === undefined)
+            void transport.send({ jsonrpc: "2.0", id, error: { code: -32601, message: "not here" } });
+          else {
+            const result = handler(raw.params as JsonObject);
+            if (result !== undefined) void transport.send({ jsonrpc: "2.0", id, result });
+          }
         }
         return;
       }
@@ -106,7 +109,7 @@ class RawClient {
 async function nodeHere(prefix: string): Promise<McpServer> {
   const store = redis.store({ prefix, leaseMs: LEASE_MS });
   await store.ready();
-  const server = taskNode(store);
+  const server = taskNode(store, { relayCheckMs: RELAY_CHECK_MS });
   cleanup(() => server.tasks.close());
   return server;
 }
@@ -283,7 +286,13 @@ describe("a node killed mid-task (SIGKILL)", () => {
       command: process.execPath,
       args: [bundle],
       cwd: repoRoot,
-      env: { REDIS_URL: redis.server.url, STORE_PREFIX: prefix, LEASE_MS: String(LEASE_MS), PRINCIPAL: "alice" },
+      env: {
+        REDIS_URL: redis.server.url,
+        STORE_PREFIX: prefix,
+        LEASE_MS: String(LEASE_MS),
+        RELAY_CHECK_MS: String(RELAY_CHECK_MS),
+        PRINCIPAL: "alice",
+      },
       stderr: "inherit",
     });
     children.push(transport);
@@ -338,5 +347,27 @@ describe("a node killed mid-task (SIGKILL)", () => {
     expect((await onB.get(taskId)).status).toBe("cancelled");
     const error = await failure(onB.request("tasks/result", { taskId }));
     expect(error.message).toMatch(/cancel/i);
+  });
+
+  it("the node relaying a task's elicitation dies: the elicitation goes out again through the next tasks/result", async () => {
+    const prefix = `killed${prefixes++}:`;
+    const a = await nodeHere(prefix);
+    const onA = await clientOf(a, "alice");
+    const b = await childNode(prefix);
+    const askedOnB: JsonObject[] = [];
+    b.client.handlers.set("elicitation/create", (params) => void askedOnB.push(params));
+    const taskId = await onA.startTask("ask");
+    await eventually(async () => (await b.client.get(taskId)).status === "input_required", 20_000);
+    void b.client.request("tasks/result", { taskId }).catch(() => undefined);
+    await eventually(async () => askedOnB.length === 1, 20_000);
+    process.kill(b.pid, "SIGKILL");
+    const askedOnA: JsonObject[] = [];
+    onA.handlers.set("elicitation/create", (params) => {
+      askedOnA.push(params);
+      return { action: "accept", content: { city: "Oslo" } };
+    });
+    const result = await onA.request("tasks/result", { taskId });
+    expect(result.content).toEqual([{ type: "text", text: "city: Oslo" }]);
+    expect(askedOnA).toEqual(askedOnB);
   });
 });
