@@ -85,6 +85,7 @@ export async function startExampleHttpServer(
     } catch (error) {
       resumable.close();
       asyncTools.close();
+      server.tasks.close();
       await http.close();
       throw error;
     }
@@ -104,6 +105,7 @@ export async function startExampleHttpServer(
     async stop() {
       resumable.close();
       asyncTools.close();
+      server.tasks.close();
       await mcp.close();
       await server.close();
       await http.close();

@@ -1,4 +1,4 @@
-// The example tools both example servers offer: `add` and `slow_count` (progress, cancellation).
+// The example tools both example servers offer: `add` and `slow_count` (progress, cancellation, tasks).
 import type { McpServer } from "mcpgen";
 
 export function addExampleTools(server: McpServer): void {
@@ -34,11 +34,15 @@ export function addExampleTools(server: McpServer): void {
         },
         required: ["count", "delayMs"],
       },
+      // Clients may also call it as a task (tasks/get, tasks/result, tasks/list, tasks/cancel).
+      taskSupport: "optional",
+      immediateResponse: ({ count }) => `Counting to ${String(count)}; the result follows when the task completes.`,
     },
     async ({ count, delayMs }, ctx) => {
       for (let i = 1; i <= count; i++) {
         await sleep(delayMs, ctx.signal);
         await ctx.progress(i, count, `step ${i} of ${count}`);
+        ctx.task?.status(`step ${i} of ${count}`);
       }
       await ctx.log("info", `counted to ${count}`, "slow_count");
       return `done ${count}`;

@@ -1,0 +1,91 @@
+// Tasks survive the connection: over Streamable HTTP, tasks/result waiting when the connection is cut, resumed on a new one.
+import { createServer } from "node:http";
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../runtime/jsonrpc.js";
+import { createStreamableHttpServer } from "../../runtime/transports/http-server.js";
+import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
+import { closeAfterEach } from "../kit/cleanup.js";
+import { listen } from "../kit/net.js";
+import { until } from "../kit/timing.js";
+import { cuttableFetch } from "../resumable/harness.js";
+import { gate, kit, makeServer, textOf } from "./helpers.js";
+
+const cleanup = closeAfterEach();
+
+/** The task server behind our HTTP transport; with `auth`, the Authorization header names the principal. */
+async function httpServer(auth: boolean) {
+  const hold = gate();
+  const server = makeServer();
+  server.tool("wait", { taskSupport: "optional" }, async () => {
+    await hold.promise;
+    return "waited";
+  });
+  const mcp = createStreamableHttpServer({
+    path: "/mcp",
+    onSession: (transport) => server.connect(transport).then(() => undefined),
+    ...(auth ? { authenticate: (req) => String(req.headers.authorization ?? "").replace(/^Bearer /, "") } : {}),
+  });
+  const http = createServer(mcp.nodeListener);
+  const listening = await listen(http);
+  cleanup(async () => {
+    server.tasks.close();
+    await mcp.close();
+    await server.close();
+    await listening.close();
+  });
+  return { server, url: `${listening.origin}/mcp`, release: hold.open };
+}
+
+function transport(url: string, options: { principal?: string; sessionId?: string; fetch?: typeof fetch } = {}) {
+  return new StreamableHttpClientTransport({
+    url,
+    terminateOnClose: false,
+    standaloneStream: "manual",
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    ...(options.principal === undefined ? {} : { headers: { authorization: `Bearer ${options.principal}` } }),
+    ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId, protocolVersion: "2025-11-25" }),
+  });
+}
+
+describe("tasks/result across a cut connection", () => {
+  it.each(["same principal", "same session id"] as const)(
+    "a requestor cut off while waiting gets the result on a new connection (%s)",
+    async (how) => {
+      const { server, url, release } = await httpServer(how === "same principal");
+      const principal = how === "same principal" ? "alice" : undefined;
+      const first = kit.clientSession();
+      const network = cuttableFetch();
+      const firstTransport = transport(url, { principal, fetch: network.fetch });
+      await first.connect(firstTransport);
+      cleanup(() => first.close());
+      const created = await first.request("tools/call", { name: "wait", task: {} });
+      const taskId = (created.task as JsonObject).taskId as string;
+      const waiting = first.request("tasks/result", { taskId }).then(
+        () => "answered",
+        () => "cut",
+      );
+      await until(() => server.tasks.size === 1);
+      await until(() => [...server.sessions[0].operations.inbound.values()].some((op) => op.method === "tasks/result"));
+      // A real cut: the first client's connections drop under the pending tasks/result, as a failing network would.
+      network.cut();
+      // The client may try to resume the cut stream; it gives up here, as a requestor whose process ends would.
+      await first.close();
+      expect(await waiting).toBe("cut");
+
+      let second;
+      if (how === "same principal") {
+        second = kit.clientSession();
+        await second.connect(transport(url, { principal }));
+      } else {
+        // The HTTP session outlives its TCP connections: a plain JSON-RPC session carries on with its id.
+        second = kit.session("client");
+        await second.connect(transport(url, { sessionId: firstTransport.sessionId }));
+      }
+      cleanup(() => second.close());
+      expect(await second.request("tasks/get", { taskId })).toMatchObject({ status: "working" });
+      const resumed = second.request("tasks/result", { taskId });
+      release();
+      expect(textOf(await resumed)).toBe("waited");
+    },
+  );
+});
