@@ -14,7 +14,7 @@ import type { OperationStore } from "../runtime/store/types.js";
 import { addExampleTools } from "./tools.js";
 
 export interface ExampleServerOptions {
-  /** Where resumable requests and async runs are kept; a shared (Redis) store makes the nodes a cluster. */
+  /** Where resumable requests, async runs and tasks are kept; a shared (Redis) store makes the nodes a cluster. */
   store?: OperationStore;
 }
 
@@ -49,6 +49,8 @@ export function createExampleNode(options: ExampleServerOptions = {}): ExampleSe
     instructions: "Arithmetic and a slow counter, to try tools, progress and cancellation over HTTP.",
     logging: true,
     progressInterval: 0,
+    // With a shared store every node answers for every task (tasks/get|result|list|cancel).
+    tasks: { store: options.store, onerror },
     onerror: (error) => console.error("[example http server]", error.message),
   });
 
