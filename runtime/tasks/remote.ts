@@ -83,6 +83,12 @@ function stateMessage(state: TaskState) {
   return { jsonrpc: "2.0" as const, method: TASK_STATUS_NOTIFICATION, params: { ...state } as unknown as JsonObject };
 }
 
+/**
+ * Method of the envelope a relayed message travels in through a task's queue (never sent on the wire): it names the
+ * one tasks/result call (by epoch) that passes it on, so two calls waiting on other nodes never both ask the user.
+ */
+const RELAY = "mcpgen/tasks/relay";
+
 /** What a task's queue says: its latest state, its final answer once there is one, and the last seq read. */
 interface Replay {
   state: TaskState | undefined;
@@ -158,12 +164,13 @@ export class SharedTaskLog {
     }
   }
 
-  /** Queue a message for the tasks/result calls waiting on other nodes (an input request, a notification). */
-  put(message: JsonRpcMessage): void {
+  /** Queue a message for the tasks/result call `epoch` waiting on another node (an input request, a notification). */
+  put(epoch: number, message: JsonRpcMessage): void {
     if (this.ended) return;
     const seq = this.nextSeq++;
     this.relayedFrom = Math.min(this.relayedFrom, seq);
-    this.then((store) => store.append(this.key, { seq, message }));
+    const envelope = { jsonrpc: "2.0" as const, method: RELAY, params: { epoch, message } as unknown as JsonObject };
+    this.then((store) => store.append(this.key, { seq, message: envelope }));
   }
 
   /** Record the terminal state and the final answer; the record then reads as finished. */
@@ -244,12 +251,12 @@ class RemoteResult implements RequestContext {
       options?.signal?.addEventListener("abort", () => this.settle(id, undefined, options.signal!.reason), {
         once: true,
       });
-      this.log.put({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) });
+      this.log.put(this.epoch, { jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) });
     });
   }
 
   notify(method: string, params?: JsonObject): Promise<void> {
-    this.log.put({ jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) });
+    this.log.put(this.epoch, { jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) });
     return Promise.resolve();
   }
 
@@ -427,31 +434,54 @@ export class SharedTasks {
   }
 
   /**
-   * Adds a task to its owner's index: the index record counts (claim) across nodes, and slot n holds the key of
-   * the n-th task. Slots expire with their task; the index outlives every task it lists.
+   * Adds a task to its owner's index: the index record counts (claim) across nodes, slot n holds the key of the
+   * n-th task, and the index's requestId is the latest slot written (a hint: two nodes may write it out of order,
+   * and readers look past it). Slots expire with their task; the index outlives every task it lists.
    */
   private async index(owner: string, key: string, keepFor: number | undefined): Promise<void> {
     const store = this.store;
     const index = indexKey(owner);
-    // Creating it again (another node's task, or a later one) keeps its count and extends its life.
-    await store.create(index, {
-      kind: "task",
-      requestId: 0,
-      principal: owner,
-      status: "completed",
-      pendingInput: 0,
-      keepFor: this.indexKeepFor,
-    });
-    const n = await store.claim(index);
+    let n = await store.claim(index);
+    if (n === 0) {
+      await store.create(index, this.indexRecord(owner, 0));
+      n = await store.claim(index);
+    }
     const slot: StoredOperation = {
       kind: "task",
       requestId: key,
       principal: owner,
       status: "completed",
       pendingInput: 0,
+      keepFor: keepFor ?? this.indexKeepFor,
     };
-    slot.keepFor = keepFor ?? this.indexKeepFor;
     await store.create(slotKey(owner, n), slot);
+    // Written again, it keeps its count (the store's claims) and lives on from now.
+    await store.create(index, this.indexRecord(owner, n));
+  }
+
+  private indexRecord(owner: string, latest: number): StoredOperation {
+    return {
+      kind: "task",
+      requestId: latest,
+      principal: owner,
+      status: "completed",
+      pendingInput: 0,
+      keepFor: this.indexKeepFor,
+    };
+  }
+
+  /** The highest slot of `owner`'s index: its hint, then past it while slots exist (a node may have written late). */
+  private async top(owner: string): Promise<number> {
+    const index = await this.store.get(indexKey(owner));
+    if (index === undefined || index.principal !== owner || typeof index.requestId !== "number") return 0;
+    let top = index.requestId;
+    for (;;) {
+      const next = Array.from({ length: 8 }, (_, i) => top + 1 + i);
+      const found = await Promise.all(next.map((n) => this.store.get(slotKey(owner, n))));
+      const run = found.findIndex((slot) => slot === undefined);
+      if (run === -1) top += next.length;
+      else return top + run;
+    }
   }
 
   // ---- any node ----
@@ -480,8 +510,11 @@ export class SharedTasks {
       if (node !== undefined)
         void Promise.resolve(this.store.signal(node, key, { ...signal, epoch })).catch((e: unknown) => this.report(e));
     };
-    const relay = (message: JsonObject) => {
-      if (message.method === TASK_STATUS_NOTIFICATION || typeof message.method !== "string") return;
+    const relay = (queued: JsonObject) => {
+      const envelope = queued.method === RELAY && isPlainObject(queued.params) ? queued.params : undefined;
+      if (envelope?.epoch !== epoch || !isPlainObject(envelope.message)) return;
+      const message = envelope.message;
+      if (typeof message.method !== "string") return;
       const params = isPlainObject(message.params) ? message.params : undefined;
       if (message.id === undefined) return void context.notify(message.method, params).catch(() => undefined);
       const id = message.id;
@@ -540,8 +573,7 @@ export class SharedTasks {
   async list(owner: string, cursor: unknown): Promise<{ tasks: TaskState[]; nextCursor?: string }> {
     let from: number;
     if (cursor === undefined) {
-      // A claim reads the count: the slot it takes stays empty, and readers skip empty slots.
-      from = (await this.store.claim(indexKey(owner))) - 1;
+      from = await this.top(owner);
     } else {
       from = parseCursor(cursor);
     }

@@ -9,5 +9,5 @@ const store = new RedisOperationStore({
   leaseMs: Number(process.env.LEASE_MS),
 });
 await store.ready();
-const server = taskNode(store, { relayCheckMs: Number(process.env.RELAY_CHECK_MS) });
+const server = taskNode(store, { shared: { relayCheckMs: Number(process.env.RELAY_CHECK_MS) } });
 await server.connect(new AsPrincipal(new StdioServerTransport(), process.env.PRINCIPAL ?? "alice"));

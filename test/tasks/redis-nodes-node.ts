@@ -2,21 +2,21 @@
 import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
 import { McpServer } from "../../runtime/mcp-server.js";
 import type { OperationStore } from "../../runtime/store/types.js";
-import type { SharedTaskOptions } from "../../runtime/tasks/remote.js";
+import type { TaskReceiverOptions } from "../../runtime/tasks/receiver.js";
 import type { InboundInfo, Transport } from "../../runtime/transport.js";
 
 /**
  * Tools: `count` (steps of delayMs, statusMessage per step), `ask` (elicits a city, then reports progress) and
  * `hang` (runs until cancelled, says "running").
  */
-export function taskNode(store: OperationStore, shared: SharedTaskOptions = {}): McpServer {
+export function taskNode(store: OperationStore, options: TaskReceiverOptions = {}): McpServer {
   const server = new McpServer({
     serverInfo: { name: "task-node", version: "1" },
     progressInterval: 0,
     inbound: clientToServer,
     outbound: serverToClient,
     isMessage,
-    tasks: { store, maxTtlMs: 60_000, pollIntervalMs: 50, shared },
+    tasks: { maxTtlMs: 60_000, pollIntervalMs: 50, ...options, store },
   });
   server.tool(
     "count",

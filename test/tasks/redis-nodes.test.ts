@@ -10,6 +10,7 @@ import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
 import { StdioClientTransport } from "../../runtime/transports/stdio.js";
 import { RELATED_TASK_META, type TaskState } from "../../runtime/tasks/protocol.js";
 import { NODE_LOST_STATUS } from "../../runtime/tasks/remote.js";
+import type { TaskReceiverOptions } from "../../runtime/tasks/receiver.js";
 import { tokenKey } from "../../runtime/store/key.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { repoRoot, tempDir } from "../kit/paths.js";
@@ -106,10 +107,10 @@ class RawClient {
 }
 
 /** A node in this process: the task server on its own Redis store (one prefix per test, so tests share nothing). */
-async function nodeHere(prefix: string): Promise<McpServer> {
+async function nodeHere(prefix: string, options: TaskReceiverOptions = {}): Promise<McpServer> {
   const store = redis.store({ prefix, leaseMs: LEASE_MS });
   await store.ready();
-  const server = taskNode(store, { relayCheckMs: RELAY_CHECK_MS });
+  const server = taskNode(store, { ...options, shared: { relayCheckMs: RELAY_CHECK_MS } });
   cleanup(() => server.tasks.close());
   return server;
 }
@@ -189,6 +190,46 @@ describe("tasks across nodes (Redis)", () => {
     ]);
     expect(onA.notifications.filter((n) => n.method === "notifications/progress")).toEqual([]);
     expect((await onA.get(taskId)).status).toBe("completed");
+  });
+
+  it("two tasks/result calls on other nodes wait on a task that asks: the user is asked once, both get the result", async () => {
+    const prefix = `tasks${prefixes++}:`;
+    const [a, b, c] = [await nodeHere(prefix), await nodeHere(prefix), await nodeHere(prefix)];
+    const onA = await clientOf(a, "alice");
+    const asked: string[] = [];
+    const waiting: Promise<JsonObject>[] = [];
+    const taskId = await onA.startTask("ask");
+    for (const [name, node] of [
+      ["b", b],
+      ["c", c],
+    ] as const) {
+      const client = await clientOf(node, "alice");
+      client.handlers.set("elicitation/create", () => {
+        asked.push(name);
+        return { action: "accept", content: { city: name } };
+      });
+      await eventually(async () => (await client.get(taskId)).status === "input_required");
+      waiting.push(client.request("tasks/result", { taskId }));
+    }
+    const [fromB, fromC] = await Promise.all(waiting);
+    expect(asked).toHaveLength(1);
+    expect(fromB).toEqual(fromC);
+    expect(fromB.content).toEqual([{ type: "text", text: `city: ${asked[0]}` }]);
+  });
+
+  it("tasks/list called again and again still starts from the newest task (listing takes no index slots)", async () => {
+    const prefix = `tasks${prefixes++}:`;
+    const a = await nodeHere(prefix, { pageSize: 2 });
+    const onA = await clientOf(a, "alice");
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push(await onA.startTask("count", { steps: 1, delayMs: 1 }));
+    // More lists than one page scans slots (10 x pageSize).
+    for (let i = 0; i < 25; i++) await onA.request("tasks/list");
+    const first = await onA.request("tasks/list");
+    expect((first.tasks as TaskState[]).map((t) => t.taskId)).toEqual([ids[2], ids[1]]);
+    const second = await onA.request("tasks/list", { cursor: first.nextCursor as string });
+    expect((second.tasks as TaskState[]).map((t) => t.taskId)).toEqual([ids[0]]);
+    expect(second.nextCursor).toBeUndefined();
   });
 
   it("tasks/list on any node pages through one principal's tasks from every node, and nobody else's", async () => {
