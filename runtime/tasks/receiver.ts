@@ -382,7 +382,8 @@ export class TaskReceiver {
 
   /** The handler's outcome: the task ends with it unless it already ended (cancelled stays cancelled). */
   private finish(task: Task, status: TaskStatus, result: JsonObject | undefined, error: RpcError | undefined): void {
-    if (task.terminal || task.freed) return;
+    // The status machine decides: a task cancelled (or expired) meanwhile keeps its status and its answer.
+    if (task.freed || !canTransition(task.status, status)) return;
     task.result = result;
     task.error = error;
     let message: string | undefined = undefined;
@@ -393,7 +394,7 @@ export class TaskReceiver {
   }
 
   private cancelTask(task: Task, message: string): void {
-    if (task.terminal) return;
+    if (!canTransition(task.status, "cancelled")) return;
     task.error = new RpcError(ErrorCode.InvalidRequest, `Task cancelled: ${message}`, { status: "cancelled" });
     this.transition(task, "cancelled", message);
     task.abort.abort(new RequestCancelledError(task.method, message));

@@ -1,7 +1,5 @@
-// Test wiring for the task receiver: sessions whose result checks also take a CreateTaskResult, an McpServer, gates.
+// Test wiring for the task receiver: sessions over the generated tables, an McpServer, gates.
 import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
-import { isCreateTaskResult } from "../../generated/guards.js";
-import type { DispatchTable, MethodSpec } from "../../runtime/dispatch.js";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
 import { McpServer, type McpServerInit } from "../../runtime/mcp-server.js";
 import type { ClientSession, ServerSession } from "../../runtime/lifecycle.js";
@@ -9,26 +7,8 @@ import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
 import type { InboundInfo } from "../../runtime/transport.js";
 import { sessionKit } from "../kit/sessions.js";
 
-/**
- * `table` where the task-augmentable requests also accept a CreateTaskResult (what the session's result check
- * does for requests sent with `params.task` once the generated tables carry the task guards).
- */
-function taskTolerant(table: DispatchTable): DispatchTable {
-  const out: Record<string, MethodSpec> = { ...table };
-  for (const method of ["tools/call", "sampling/createMessage", "elicitation/create"]) {
-    const spec = out[method];
-    if (spec === undefined || spec.isResult === undefined) continue;
-    const isResult = spec.isResult;
-    out[method] = { ...spec, isResult: (r: unknown) => isCreateTaskResult(r) || isResult(r) };
-  }
-  return out;
-}
-
-export const kit = sessionKit({
-  clientToServer: taskTolerant(clientToServer),
-  serverToClient: taskTolerant(serverToClient),
-  isMessage,
-});
+/** Sessions over the generated tables (their result checks take a CreateTaskResult for a request sent as a task). */
+export const kit = sessionKit({ clientToServer, serverToClient, isMessage });
 
 /** An McpServer over the generated tables. */
 export function makeServer(init: Partial<McpServerInit> = {}): McpServer {

@@ -283,3 +283,24 @@ describe("input_required", () => {
     expect(await c.request("tasks/get", { taskId })).toMatchObject({ status: "completed" });
   });
 });
+
+describe("status notifications", () => {
+  it.each([
+    [true, ["working", "completed"]],
+    [false, []],
+  ] as const)("statusNotifications %s", async (statusNotifications, expected) => {
+    const server = serverWith({}, { tasks: { statusNotifications } });
+    server.tool("note", { taskSupport: "optional" }, (_args, ctx) => {
+      ctx.task?.status("noted");
+      return "done";
+    });
+    const { client: c } = await client(server);
+    const heard: string[] = [];
+    c.onNotification(TASK_STATUS_NOTIFICATION, (params) => void heard.push(params!.status as string));
+    const { task } = (await c.request("tools/call", { name: "note", task: {} })) as { task: JsonObject };
+    await c.request("tasks/result", { taskId: task.taskId });
+    // A request after the result: any notification sent before it has arrived.
+    await c.request("tasks/get", { taskId: task.taskId });
+    expect(heard).toEqual(expected);
+  });
+});
