@@ -25,7 +25,8 @@ import {
 } from "./protocol.js";
 import { TASK_REQUESTS, taskCapabilities, taskCapabilityOf } from "./methods.js";
 import { Task, lostWithConnection, type ResultWaiter } from "./task.js";
-import { SharedTasks, outcomeOf, type SharedTaskOptions } from "./remote.js";
+import { SharedTasks, type SharedTaskOptions } from "./remote.js";
+import { outcomeOf } from "./shared-log.js";
 
 /** Runs the request a task stands for, with the task's context; returns the request's own result. */
 export type TaskRunner = (context: RequestContext) => Promise<JsonObject> | JsonObject;
