@@ -371,7 +371,7 @@ export class SharedTasks {
   async cancel(key: string, owner: string, reason = "Cancelled by request"): Promise<TaskState> {
     const { record, replay } = await this.read(key, owner);
     const terminal = () =>
-      new RpcError(ErrorCode.InvalidParams, `Cannot cancel a task that is ${replay.state!.status}`);
+      new RpcError(ErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${replay.state!.status}'`);
     if (isTerminal(replay.state!.status)) throw terminal();
     if (record.lost === true) return this.cancelledAfterLoss(key, record, replay);
     if (record.node !== undefined)
@@ -481,7 +481,10 @@ export class SharedTasks {
   private async cancelledAfterLoss(key: string, record: StoredOperation, replay: Replay): Promise<TaskState> {
     const taken = await this.takeOver(key, record, replay, "cancelled");
     if (taken.state.status !== "cancelled")
-      throw new RpcError(ErrorCode.InvalidParams, `Cannot cancel a task that is ${taken.state.status}`);
+      throw new RpcError(
+        ErrorCode.InvalidParams,
+        `Cannot cancel task: already in terminal status '${taken.state.status}'`,
+      );
     return taken.state;
   }
 

@@ -294,7 +294,9 @@ describe("tasks across nodes (Redis)", () => {
     expect((await onB.get(taskId)).status).toBe("cancelled");
     const error = await waiting;
     expect(error).toEqual(await failure(onA.request("tasks/result", { taskId })));
-    expect((await failure(onB.request("tasks/cancel", { taskId }))).code).toBe(-32602);
+    const again = await failure(onB.request("tasks/cancel", { taskId }));
+    expect(again.code).toBe(-32602);
+    expect(again).toEqual(await failure(onA.request("tasks/cancel", { taskId })));
     expect(a.tasks.stats.cancelled).toBe(1);
   });
 });
