@@ -4,6 +4,7 @@ import { pathToFileURL } from "node:url";
 import {
   AsyncTools,
   ResumableRequests,
+  TaskReceiver,
   createMcpServer,
   createStreamableHttpServer,
   listenHttp,
@@ -23,6 +24,8 @@ export interface ExampleServer {
   server: McpServer;
   resumable: ResumableRequests;
   asyncTools: AsyncTools;
+  /** Runs tools called as tasks (slow_count); tasks outlive their connection. */
+  tasks: TaskReceiver;
 }
 
 /** The MCP server definition: every HTTP session gets its own connection to it. */
@@ -40,7 +43,9 @@ export function createExampleNode(options: ExampleServerOptions = {}): ExampleSe
     policy: (method, params) => method === "tools/call" && params?.name === "slow_count",
   });
   const asyncTools = new AsyncTools(undefined, { maxKeepAlive: 600, store: options.store, onerror });
+  const tasks = new TaskReceiver({ maxTtlMs: 600_000, onerror });
   const server = createMcpServer({
+    tasks,
     onsession: (session) => {
       resumable.install(session);
       asyncTools.install(session);
@@ -55,7 +60,7 @@ export function createExampleNode(options: ExampleServerOptions = {}): ExampleSe
   });
 
   addExampleTools(server);
-  return { server, resumable, asyncTools };
+  return { server, resumable, asyncTools, tasks };
 }
 
 export interface ExampleHttpOptions extends ExampleServerOptions {
@@ -73,7 +78,7 @@ export async function startExampleHttpServer(
   port: number,
   options: ExampleHttpOptions = {},
 ): Promise<{ url: string; stop: () => Promise<void> }> {
-  const { server, resumable, asyncTools } = createExampleNode(options);
+  const { server, resumable, asyncTools, tasks } = createExampleNode(options);
   const onerror = (error: Error) => console.error("[example http server]", error.message);
   // Listening first: the endpoint's URL, port included, is the resource tokens must be issued for.
   let listener: RequestListener = (_req, res) => void res.writeHead(503).end();
@@ -87,7 +92,7 @@ export async function startExampleHttpServer(
     } catch (error) {
       resumable.close();
       asyncTools.close();
-      server.tasks.close();
+      tasks.close();
       await http.close();
       throw error;
     }
@@ -107,7 +112,7 @@ export async function startExampleHttpServer(
     async stop() {
       resumable.close();
       asyncTools.close();
-      server.tasks.close();
+      tasks.close();
       await mcp.close();
       await server.close();
       await http.close();

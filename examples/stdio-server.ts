@@ -1,12 +1,14 @@
 // Example: an MCP server over stdio built with mcpgen, ready for any MCP client (`npm run -s example:stdio-server`).
-import { StdioServerTransport, createMcpServer } from "mcpgen";
+import { StdioServerTransport, TaskReceiver, createMcpServer } from "mcpgen";
 import { addExampleTools } from "./tools.js";
 
 // createMcpServer fills in the generated SDK's method tables: every message is checked against the MCP schema.
 const server = createMcpServer({
   serverInfo: { name: "mcpgen-example", version: "1.0.0" },
-  instructions: "Arithmetic and a slow counter, to try tools, progress and cancellation.",
+  instructions: "Arithmetic and a slow counter, to try tools, progress, cancellation and tasks.",
   logging: true,
+  // Runs tools clients call as tasks (slow_count allows it): tasks/get, tasks/result, tasks/list, tasks/cancel.
+  tasks: new TaskReceiver(),
   // Send every progress update as it happens (by default they are spaced at least 50 ms apart).
   progressInterval: 0,
   // stdout carries the protocol; anything else goes to stderr.

@@ -7,3 +7,4 @@ export * from "./transports/http-listen.js";
 export * from "./resumable/server.js";
 export * from "./async-tools/server.js";
 export * from "./async-tools/client.js";
+export { TaskReceiver, type TaskReceiverOptions, type CreateTaskOptions, type TaskRunner } from "./tasks/receiver.js";

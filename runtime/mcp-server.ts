@@ -21,8 +21,8 @@ import {
   type ObjectJsonSchema,
   type ToolArguments,
 } from "./mcp-types.js";
-import type { TaskReceiver, TaskReceiverOptions } from "./tasks/receiver.js";
-import { TOOLS_CALL, callsAsTask, taskSupportOption, toolTaskReceiver, type TaskSupport } from "./tasks/tools.js";
+import type { TaskReceiver } from "./tasks/receiver.js";
+import { TOOLS_CALL, allowsTasks, callsAsTask, taskSupportOption, type TaskSupport } from "./tasks/tools.js";
 
 /** Session settings McpServer passes to a session factory; matches the generated `ServerOptions`. */
 export type McpSessionSettings = Omit<ServerSessionOptions, "inbound" | "outbound" | "isMessage">;
@@ -51,10 +51,11 @@ export interface McpServerInit extends Omit<McpSessionSettings, "capabilities"> 
    */
   methodScopes?: { readonly [method: string]: readonly string[] };
   /**
-   * Where tools run as tasks (a TaskReceiver, shared by every connection), or the options of the one the server
-   * makes. Tasks are advertised (tasks.list, tasks.cancel, tasks.requests.tools.call) when a tool allows them.
+   * Where tools run as tasks (`new TaskReceiver(options)`, Node only; shared by every connection). Needed to
+   * register a tool whose taskSupport is optional or required; tasks are then advertised (tasks.list,
+   * tasks.cancel, tasks.requests.tools.call).
    */
-  tasks?: TaskReceiver | TaskReceiverOptions;
+  tasks?: TaskReceiver;
   /** Advertise tasks even while no tool allows them (tools added later may); default false. */
   advertiseTasks?: boolean;
 }
@@ -236,8 +237,8 @@ export class McpServer {
   private readonly extra: JsonObject;
   private readonly pendingChanges = new Set<Category>();
   private readonly methodScopes: ReadonlyMap<string, readonly string[]>;
-  /** Runs tools called as tasks; outlives connections. */
-  readonly tasks: TaskReceiver;
+  /** Runs tools called as tasks (the `tasks` option); outlives connections. */
+  readonly tasks: TaskReceiver | undefined;
 
   constructor(private readonly options: McpServerOptions) {
     if (options.inbound === undefined && options.createSession === undefined) {
@@ -257,7 +258,9 @@ export class McpServer {
         scopeList(`methodScopes[${JSON.stringify(method)}]`, scopes),
       ]),
     );
-    this.tasks = toolTaskReceiver(options.tasks);
+    this.tasks = options.tasks;
+    if (options.advertiseTasks === true && this.tasks === undefined)
+      throw new TypeError("advertiseTasks needs a task receiver: pass tasks: new TaskReceiver()");
   }
 
   // ---- registration -----------------------------------------------------------------------------------
@@ -271,6 +274,11 @@ export class McpServer {
     if (this.tools.has(name)) throw new Error(`Tool ${JSON.stringify(name)} is already registered`);
     const scopes = scopeList(`Tool ${JSON.stringify(name)}`, config.scopes);
     const taskSupport = taskSupportOption(name, config.taskSupport);
+    if (allowsTasks(taskSupport) && this.tasks === undefined) {
+      throw new TypeError(
+        `Tool ${JSON.stringify(name)} allows tasks (taskSupport: ${taskSupport}): create the server with tasks: new TaskReceiver()`,
+      );
+    }
     const inputSchema: ObjectJsonSchema = config.inputSchema ?? ANY_OBJECT;
     const definition = defined({
       name,
@@ -423,15 +431,14 @@ export class McpServer {
       if (this.serves(category)) caps[category] = this.categoryCapability(category);
     }
     if (this.logging) caps.logging = isObject(this.extra.logging) ? this.extra.logging : {};
-    if (this.servesTasks()) caps.tasks = this.tasks.capabilities([TOOLS_CALL]).tasks;
+    if (this.tasks !== undefined && this.servesTasks()) caps.tasks = this.tasks.capabilities([TOOLS_CALL]).tasks;
     return caps;
   }
 
   /** Whether connections started now advertise tool tasks: a tool allows them, or advertiseTasks. */
   private servesTasks(): boolean {
     if (this.options.advertiseTasks === true) return true;
-    for (const tool of this.tools.values())
-      if (tool.taskSupport !== undefined && tool.taskSupport !== "forbidden") return true;
+    for (const tool of this.tools.values()) if (allowsTasks(tool.taskSupport)) return true;
     return false;
   }
 
@@ -488,7 +495,7 @@ export class McpServer {
     for (const category of ["tools", "resources", "prompts"] as const) {
       if (this.serves(category)) this.install(connection, category);
     }
-    if (this.servesTasks()) this.tasks.install(session);
+    if (this.tasks !== undefined && this.servesTasks()) this.tasks.install(session);
     if (this.logging) {
       session.onRequest("logging/setLevel", (params) => {
         const level = LOGGING_LEVELS.indexOf(params?.level as McpLoggingLevel);
@@ -593,10 +600,11 @@ export class McpServer {
       });
     }
     const args = params!.arguments ?? {};
-    if (callsAsTask(this.tasks, connection.session, name as string, tool.taskSupport, params)) {
+    const tasks = this.tasks;
+    if (tasks !== undefined && callsAsTask(tasks, connection.session, name as string, tool.taskSupport, params)) {
       const immediate = tool.immediateResponse;
       const text = typeof immediate === "function" ? immediate(args as never) : immediate;
-      return this.tasks.create(
+      return tasks.create(
         connection.session,
         TOOLS_CALL,
         params,

@@ -7,7 +7,7 @@ export type Awaitable<T> = T | Promise<T>;
 /** processing: the handler runs. completed/failed: the final response is known (failed = an error response). */
 export type StoredStatus = "processing" | "completed" | "failed";
 
-/** What a store keeps about one operation (resumable request or async tool run), besides its queue. */
+/** What a store keeps about one operation (resumable request, async tool run or task), besides its queue. */
 export interface StoredOperation {
   kind: "resumable" | "async" | "task";
   /** The JSON-RPC id of the request (resumable) or of the tools/async/call that started the run. */

@@ -1,7 +1,7 @@
-// Tasks for McpServer's tools: per-tool execution.taskSupport, its enforcement, and the receiver a server uses.
+// Tasks for McpServer's tools: per-tool execution.taskSupport and its enforcement (free of Node built-ins, like McpServer).
 import { ErrorCode, RpcError, type JsonObject } from "../jsonrpc.js";
 import type { Session } from "../session.js";
-import { TaskReceiver, type TaskReceiverOptions } from "./receiver.js";
+import type { TaskReceiver } from "./receiver.js";
 import { TaskContext, type TaskControl } from "./task.js";
 import type { RequestContext } from "../peer.js";
 
@@ -20,9 +20,9 @@ export function taskSupportOption(tool: string, value: unknown): TaskSupport | u
   return value as TaskSupport;
 }
 
-/** The receiver an McpServer runs tool tasks on: the one given, or one made from the options given. */
-export function toolTaskReceiver(option: TaskReceiver | TaskReceiverOptions | undefined): TaskReceiver {
-  return option instanceof TaskReceiver ? option : new TaskReceiver(option);
+/** Whether a tool's taskSupport lets clients call it as a task. */
+export function allowsTasks(support: TaskSupport | undefined): boolean {
+  return support === "optional" || support === "required";
 }
 
 /**

@@ -2,6 +2,7 @@
 import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
 import { McpServer, type McpServerInit } from "../../runtime/mcp-server.js";
+import { TaskReceiver, type TaskReceiverOptions } from "../../runtime/tasks/receiver.js";
 import type { ClientSession, ServerSession } from "../../runtime/lifecycle.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
 import type { InboundInfo } from "../../runtime/transport.js";
@@ -10,16 +11,23 @@ import { sessionKit } from "../kit/sessions.js";
 /** Sessions over the generated tables (their result checks take a CreateTaskResult for a request sent as a task). */
 export const kit = sessionKit({ clientToServer, serverToClient, isMessage });
 
-/** An McpServer over the generated tables. */
-export function makeServer(init: Partial<McpServerInit> = {}): McpServer {
+/** An McpServer with a task receiver. */
+export type TaskServer = McpServer & { readonly tasks: TaskReceiver };
+
+/** An McpServer over the generated tables, running tool tasks on `tasks` (a receiver, or the options of a new one). */
+export function makeServer(
+  init: Partial<Omit<McpServerInit, "tasks">> & { tasks?: TaskReceiver | TaskReceiverOptions } = {},
+): TaskServer {
+  const tasks = init.tasks instanceof TaskReceiver ? init.tasks : new TaskReceiver(init.tasks);
   return new McpServer({
     serverInfo: { name: "tasks-server", version: "1.0.0" },
     progressInterval: 0,
     ...init,
+    tasks,
     inbound: clientToServer,
     outbound: serverToClient,
     isMessage,
-  });
+  }) as TaskServer;
 }
 
 /** A client session (task-tolerant checks) connected in memory to `server`; `info` tags what the server receives. */

@@ -5,15 +5,14 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { createStreamableHttpServer } from "../../runtime/transports/http-server.js";
-import type { McpServer } from "../../runtime/mcp-server.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { listen } from "../kit/net.js";
-import { gate, makeServer, textOf } from "./helpers.js";
+import { gate, makeServer, textOf, type TaskServer } from "./helpers.js";
 
 const cleanup = closeAfterEach();
 
-/** Our McpServer with task tools, behind our Streamable HTTP transport. */
-async function ourServer(): Promise<{ url: string; server: McpServer; release: () => void }> {
+/** Our TaskServer with task tools, behind our Streamable HTTP transport. */
+async function ourServer(): Promise<{ url: string; server: TaskServer; release: () => void }> {
   const hold = gate();
   const server = makeServer({ tasks: { pollIntervalMs: 10 } });
   server.tool(

@@ -2,14 +2,13 @@
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
 import type { ClientSession } from "../../runtime/lifecycle.js";
-import type { McpServer } from "../../runtime/mcp-server.js";
 import type { TaskReceiverOptions } from "../../runtime/tasks/receiver.js";
 import { closeAfterEach } from "../kit/cleanup.js";
-import { connectClient, gate, makeServer } from "./helpers.js";
+import { connectClient, gate, makeServer, type TaskServer } from "./helpers.js";
 
 const cleanup = closeAfterEach();
 
-function server(tasks: TaskReceiverOptions = {}): { server: McpServer; release: () => void } {
+function server(tasks: TaskReceiverOptions = {}): { server: TaskServer; release: () => void } {
   const hold = gate();
   const s = makeServer({ tasks });
   s.tool("wait", { taskSupport: "optional" }, async () => {
@@ -21,7 +20,7 @@ function server(tasks: TaskReceiverOptions = {}): { server: McpServer; release: 
   return { server: s, release: hold.open };
 }
 
-async function client(s: McpServer, principal?: string): Promise<ClientSession> {
+async function client(s: TaskServer, principal?: string): Promise<ClientSession> {
   const { client: c } = await connectClient(s, principal === undefined ? {} : { info: { principal } });
   cleanup(() => c.close());
   return c;

@@ -2,16 +2,15 @@
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
 import type { ClientSession } from "../../runtime/lifecycle.js";
-import type { McpServer } from "../../runtime/mcp-server.js";
 import { TaskReceiver, type TaskReceiverOptions } from "../../runtime/tasks/receiver.js";
 import { MemoryOperationStore } from "../../runtime/store/memory.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { until } from "../kit/timing.js";
-import { connectClient, gate, makeServer } from "./helpers.js";
+import { connectClient, gate, makeServer, type TaskServer } from "./helpers.js";
 
 const cleanup = closeAfterEach();
 
-function server(tasks: TaskReceiverOptions | TaskReceiver): { server: McpServer; release: () => void } {
+function server(tasks: TaskReceiverOptions | TaskReceiver): { server: TaskServer; release: () => void } {
   const hold = gate();
   const s = makeServer({ tasks });
   s.tool("wait", { taskSupport: "optional" }, async (args) => {
@@ -23,7 +22,7 @@ function server(tasks: TaskReceiverOptions | TaskReceiver): { server: McpServer;
   return { server: s, release: hold.open };
 }
 
-async function client(s: McpServer, principal?: string): Promise<ClientSession> {
+async function client(s: TaskServer, principal?: string): Promise<ClientSession> {
   const { client: c } = await connectClient(s, principal === undefined ? {} : { info: { principal } });
   cleanup(() => c.close());
   return c;

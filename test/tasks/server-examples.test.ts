@@ -5,6 +5,7 @@ import { StreamableHttpClientTransport } from "../../runtime/transports/http-cli
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
 import { createMcpServer } from "../../generated/server.js";
 import { addExampleTools } from "../../examples/tools.js";
+import { TaskReceiver } from "../../runtime/tasks/receiver.js";
 import { startExampleHttpServer } from "../../examples/http-server.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { kit, textOf } from "./helpers.js";
@@ -58,9 +59,10 @@ describe("example servers", () => {
 
   it("the example tools as the stdio example registers them serve slow_count as a task", async () => {
     // The stdio example is this server on StdioServerTransport (its built script loads the installed package).
-    const server = createMcpServer({ serverInfo: { name: "stdio-like", version: "1" }, logging: true });
+    const tasks = new TaskReceiver();
+    const server = createMcpServer({ serverInfo: { name: "stdio-like", version: "1" }, logging: true, tasks });
     addExampleTools(server);
-    cleanup(() => server.tasks.close());
+    cleanup(() => tasks.close());
     const [clientEnd, serverEnd] = createInMemoryPair();
     await server.connect(serverEnd);
     const client = kit.clientSession();

@@ -1,4 +1,4 @@
-// McpServer tools as tasks: execution.taskSupport, its enforcement, capabilities, ctx.task, input_required, failures.
+// TaskServer tools as tasks: execution.taskSupport, its enforcement, capabilities, ctx.task, input_required, failures.
 import { describe, expect, it } from "vitest";
 import { RpcError, type JsonObject } from "../../runtime/jsonrpc.js";
 import {
@@ -6,10 +6,11 @@ import {
   RELATED_TASK_META,
   TASK_STATUS_NOTIFICATION,
 } from "../../runtime/tasks/protocol.js";
+import { clientToServer } from "../../generated/dispatch.js";
+import { McpServer } from "../../runtime/mcp-server.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { until } from "../kit/timing.js";
-import { connectClient, gate, makeServer, textOf } from "./helpers.js";
-import type { McpServer } from "../../runtime/mcp-server.js";
+import { connectClient, gate, makeServer, textOf, type TaskServer } from "./helpers.js";
 import type { TaskSupport } from "../../runtime/tasks/tools.js";
 
 const cleanup = closeAfterEach();
@@ -17,7 +18,7 @@ const cleanup = closeAfterEach();
 function serverWith(
   supports: Record<string, TaskSupport | undefined>,
   extra: Partial<Parameters<typeof makeServer>[0]> = {},
-): McpServer {
+): TaskServer {
   const server = makeServer(extra);
   for (const [name, taskSupport] of Object.entries(supports)) {
     server.tool(name, { taskSupport }, () => `ran ${name}`);
@@ -27,7 +28,7 @@ function serverWith(
   return server;
 }
 
-async function client(server: McpServer, options: Parameters<typeof connectClient>[1] = {}) {
+async function client(server: TaskServer, options: Parameters<typeof connectClient>[1] = {}) {
   const pair = await connectClient(server, options);
   cleanup(() => pair.client.close());
   return pair;
@@ -95,6 +96,15 @@ describe("taskSupport in tools/list and capabilities", () => {
       const result = await c.request("tasks/result", { taskId: created.task.taskId });
       expect(textOf(result)).toBe("ran tool");
     }
+  });
+});
+
+describe("a server without a task receiver", () => {
+  it.each(["optional", "required"] as const)("refuses a tool with taskSupport %s, clearly", (taskSupport) => {
+    const server = new McpServer({ serverInfo: { name: "s", version: "1" }, inbound: clientToServer });
+    expect(() => server.tool("t", { taskSupport }, () => "x")).toThrow(/tasks: new TaskReceiver\(\)/);
+    expect(() => server.tool("f", { taskSupport: "forbidden" }, () => "x")).not.toThrow();
+    expect(server.capabilities.tasks).toBeUndefined();
   });
 });
 
