@@ -43,7 +43,8 @@ export function createExampleNode(options: ExampleServerOptions = {}): ExampleSe
     policy: (method, params) => method === "tools/call" && params?.name === "slow_count",
   });
   const asyncTools = new AsyncTools(undefined, { maxKeepAlive: 600, store: options.store, onerror });
-  const tasks = new TaskReceiver({ maxTtlMs: 600_000, onerror });
+  // With a shared store every node answers for every task (tasks/get|result|list|cancel).
+  const tasks = new TaskReceiver({ maxTtlMs: 600_000, store: options.store, onerror });
   const server = createMcpServer({
     tasks,
     onsession: (session) => {
@@ -54,8 +55,6 @@ export function createExampleNode(options: ExampleServerOptions = {}): ExampleSe
     instructions: "Arithmetic and a slow counter, to try tools, progress and cancellation over HTTP.",
     logging: true,
     progressInterval: 0,
-    // With a shared store every node answers for every task (tasks/get|result|list|cancel).
-    tasks: { store: options.store, onerror },
     onerror: (error) => console.error("[example http server]", error.message),
   });
 

@@ -2,21 +2,24 @@
 import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
 import { McpServer } from "../../runtime/mcp-server.js";
 import type { OperationStore } from "../../runtime/store/types.js";
-import type { TaskReceiverOptions } from "../../runtime/tasks/receiver.js";
+import { TaskReceiver, type TaskReceiverOptions } from "../../runtime/tasks/receiver.js";
 import type { InboundInfo, Transport } from "../../runtime/transport.js";
 
 /**
  * Tools: `count` (steps of delayMs, statusMessage per step), `ask` (elicits a city, then reports progress) and
  * `hang` (runs until cancelled, says "running").
  */
-export function taskNode(store: OperationStore, options: TaskReceiverOptions = {}): McpServer {
+/** An McpServer with its task receiver. */
+export type TaskNode = McpServer & { readonly tasks: TaskReceiver };
+
+export function taskNode(store: OperationStore, options: TaskReceiverOptions = {}): TaskNode {
   const server = new McpServer({
     serverInfo: { name: "task-node", version: "1" },
     progressInterval: 0,
     inbound: clientToServer,
     outbound: serverToClient,
     isMessage,
-    tasks: { maxTtlMs: 60_000, pollIntervalMs: 50, ...options, store },
+    tasks: new TaskReceiver({ maxTtlMs: 60_000, pollIntervalMs: 50, ...options, store }),
   });
   server.tool(
     "count",
@@ -49,7 +52,7 @@ export function taskNode(store: OperationStore, options: TaskReceiverOptions = {
     await pause(Infinity, ctx.signal);
     return "never";
   });
-  return server;
+  return server as TaskNode;
 }
 
 /** Resolves after `ms` or once `signal` aborts (then rejects with its reason). */

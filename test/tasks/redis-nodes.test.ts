@@ -4,7 +4,6 @@ import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RpcError, isPlainObject, type JsonObject, type RequestId } from "../../runtime/jsonrpc.js";
 import { LATEST_PROTOCOL_VERSION } from "../../runtime/protocol-versions.js";
-import type { McpServer } from "../../runtime/mcp-server.js";
 import type { Transport } from "../../runtime/transport.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
 import { StdioClientTransport } from "../../runtime/transports/stdio.js";
@@ -16,7 +15,7 @@ import { closeAfterEach } from "../kit/cleanup.js";
 import { repoRoot, tempDir } from "../kit/paths.js";
 import { sleep } from "../kit/timing.js";
 import { redisForTests } from "../store/redis-server.js";
-import { AsPrincipal, taskNode } from "./redis-nodes-node.js";
+import { AsPrincipal, taskNode, type TaskNode } from "./redis-nodes-node.js";
 
 const LEASE_MS = 600;
 /** Check-ins of tasks/result calls relayed between nodes (one setting for the whole cluster). */
@@ -107,7 +106,7 @@ class RawClient {
 }
 
 /** A node in this process: the task server on its own Redis store (one prefix per test, so tests share nothing). */
-async function nodeHere(prefix: string, options: TaskReceiverOptions = {}): Promise<McpServer> {
+async function nodeHere(prefix: string, options: TaskReceiverOptions = {}): Promise<TaskNode> {
   const store = redis.store({ prefix, leaseMs: LEASE_MS });
   await store.ready();
   const server = taskNode(store, { ...options, shared: { relayCheckMs: RELAY_CHECK_MS } });
@@ -116,7 +115,7 @@ async function nodeHere(prefix: string, options: TaskReceiverOptions = {}): Prom
 }
 
 /** A client of `node` authenticated as `principal` (in memory). */
-async function clientOf(node: McpServer, principal: string): Promise<RawClient> {
+async function clientOf(node: TaskNode, principal: string): Promise<RawClient> {
   const [clientEnd, serverEnd] = createInMemoryPair();
   await node.connect(new AsPrincipal(serverEnd, principal));
   const client = await RawClient.connect(clientEnd);
