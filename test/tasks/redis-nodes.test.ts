@@ -1,5 +1,6 @@
 // Tasks on several nodes sharing one Redis: any node answers tasks/get|result|list|cancel; a killed node's tasks fail.
-import { join } from "node:path";
+import { rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RpcError, isPlainObject, type JsonObject, type RequestId } from "../../runtime/jsonrpc.js";
@@ -321,6 +322,7 @@ describe("a node killed mid-task (SIGKILL)", () => {
   const children: StdioClientTransport[] = [];
   afterAll(async () => {
     for (const child of children) await child.close().catch(() => undefined);
+    if (bundle !== "") rmSync(dirname(bundle), { recursive: true, force: true });
   });
 
   async function childNode(prefix: string): Promise<{ client: RawClient; pid: number }> {
