@@ -15,7 +15,7 @@ import type { OperationStore } from "../runtime/store/types.js";
 import { addExampleTools } from "./tools.js";
 
 export interface ExampleServerOptions {
-  /** Where resumable requests and async runs are kept; a shared (Redis) store makes the nodes a cluster. */
+  /** Where resumable requests, async runs and tasks are kept; a shared (Redis) store makes the nodes a cluster. */
   store?: OperationStore;
 }
 
@@ -43,7 +43,8 @@ export function createExampleNode(options: ExampleServerOptions = {}): ExampleSe
     policy: (method, params) => method === "tools/call" && params?.name === "slow_count",
   });
   const asyncTools = new AsyncTools(undefined, { maxKeepAlive: 600, store: options.store, onerror });
-  const tasks = new TaskReceiver({ maxTtlMs: 600_000, onerror });
+  // With a shared store every node answers for every task (tasks/get|result|list|cancel).
+  const tasks = new TaskReceiver({ maxTtlMs: 600_000, store: options.store, onerror });
   const server = createMcpServer({
     tasks,
     onsession: (session) => {

@@ -313,7 +313,7 @@ export class RedisOperationStore implements SharedOperationStore {
   private parse(hash: Record<string, string>): StoredOperation {
     const status = (STATUSES.has(hash.status) ? hash.status : "failed") as StoredStatus;
     const operation: StoredOperation = {
-      kind: hash.kind === "async" ? "async" : "resumable",
+      kind: hash.kind === "async" || hash.kind === "task" ? hash.kind : "resumable",
       requestId: JSON.parse(hash.requestId) as RequestId,
       status,
       pendingInput: Number(hash.pendingInput ?? 0),

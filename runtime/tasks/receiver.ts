@@ -25,6 +25,8 @@ import {
 } from "./protocol.js";
 import { TASK_REQUESTS, taskCapabilities, taskCapabilityOf } from "./methods.js";
 import { Task, lostWithConnection, type ResultWaiter } from "./task.js";
+import { SharedTasks, type SharedTaskOptions } from "./remote.js";
+import { outcomeOf } from "./shared-log.js";
 
 /** Runs the request a task stands for, with the task's context; returns the request's own result. */
 export type TaskRunner = (context: RequestContext) => Promise<JsonObject> | JsonObject;
@@ -60,6 +62,8 @@ export interface TaskReceiverOptions {
   pageSize?: number;
   /** Send notifications/tasks/status to the requestor's connection on every change; default true. */
   statusNotifications?: boolean;
+  /** With a store shared between nodes (runtime/store/redis.ts): how tasks other nodes run are served. */
+  shared?: SharedTaskOptions;
   onerror?: (error: Error) => void;
 }
 
@@ -105,6 +109,8 @@ export class TaskReceiver {
   /** Each requestor's tasks in creation order, and how many of them are not terminal. */
   private readonly byRequestor = new Map<string, { tasks: Set<Task>; active: number }>();
   private nextSeq = 1;
+  /** With a store shared between nodes: tasks recorded there, and served for other nodes' tasks. */
+  private readonly shared: SharedTasks | undefined;
   /** created/completed/failed/cancelled: transitions into that status; expired: freed at the end of their ttl. */
   readonly stats = { created: 0, refused: 0, completed: 0, failed: 0, cancelled: 0, expired: 0, evicted: 0 };
 
@@ -125,6 +131,25 @@ export class TaskReceiver {
     this.statusNotifications = options.statusNotifications !== false;
     this.onerror = options.onerror;
     this.engine = new DurableEngine<Task>(options.store ?? new MemoryOperationStore(), (error) => this.report(error));
+    this.shared = SharedTasks.over(this.engine, {
+      ...options.shared,
+      unknown: unknownTask,
+      report: (error) => this.report(error),
+      pageSize: this.pageSize,
+      maxTtlMs: this.maxTtl ?? undefined,
+      cancel: (key, reason) => {
+        const task = this.engine.get(key);
+        if (task !== undefined) this.cancelTask(task, reason);
+      },
+      attach: (key, context) => {
+        const task = this.engine.get(key);
+        if (task === undefined || task.terminal) return undefined;
+        const waiter: ResultWaiter = { context, session: task.session, wake: () => void task.waiters.delete(waiter) };
+        task.waiters.add(waiter);
+        this.pump(task);
+        return waiter.wake;
+      },
+    });
   }
 
   /** Tasks held: running, or terminal and kept for their result. */
@@ -154,10 +179,18 @@ export class TaskReceiver {
    * (a client's sampling/createMessage and elicitation/create handlers); their results become the tasks' results.
    */
   install(session: Session, methods: readonly string[] = []): void {
-    session.onRequest(TASKS_GET, (params, context) => this.get(session, params, context));
-    session.onRequest(TASKS_RESULT, (params, context) => this.result(session, params, context));
-    session.onRequest(TASKS_LIST, (params, context) => this.list(session, params, context));
-    session.onRequest(TASKS_CANCEL, (params, context) => this.cancel(session, params, context));
+    const remote = (method: string, params: JsonObject | undefined, context: RequestContext) =>
+      this.shared?.serve(method, params, this.requestorOf(session, context), context);
+    session.onRequest(TASKS_GET, (params, ctx) => remote(TASKS_GET, params, ctx) ?? this.get(session, params, ctx));
+    session.onRequest(
+      TASKS_RESULT,
+      (params, ctx) => remote(TASKS_RESULT, params, ctx) ?? this.result(session, params, ctx),
+    );
+    session.onRequest(TASKS_LIST, (params, ctx) => remote(TASKS_LIST, params, ctx) ?? this.list(session, params, ctx));
+    session.onRequest(
+      TASKS_CANCEL,
+      (params, ctx) => remote(TASKS_CANCEL, params, ctx) ?? this.cancel(session, params, ctx),
+    );
     for (const method of methods) {
       const capability = taskCapabilityOf(method);
       if (capability === undefined)
@@ -198,7 +231,7 @@ export class TaskReceiver {
     origin: RequestContext,
     run: TaskRunner,
     options: CreateTaskOptions = {},
-  ): JsonObject {
+  ): JsonObject | Promise<JsonObject> {
     const owner = this.requestorOf(session, origin);
     const mine = this.byRequestor.get(owner);
     if (mine !== undefined && mine.active >= this.maxActive) {
@@ -248,7 +281,8 @@ export class TaskReceiver {
     };
     if (origin.principal !== undefined) record.principal = origin.principal;
     if (ttl !== null) record.keepFor = Math.ceil(ttl / 1000);
-    this.engine.writes.write(() => this.engine.store.create(key, record));
+    const recorded = this.shared?.open({ key, owner, requestId: origin.requestId, state: task.state });
+    if (recorded === undefined) this.engine.writes.write(() => this.engine.store.create(key, record));
     if (ttl !== null) this.armExpiry(task, task.createdAt + ttl);
     const kind = Object.hasOwn(TASK_REQUESTS, method) ? TASK_REQUESTS[method] : undefined;
     // The request is answered with CreateTaskResult first; the handler starts on the next turn.
@@ -264,11 +298,14 @@ export class TaskReceiver {
     const reply: CreateTaskReply = { task: task.state };
     if (options.immediateResponse !== undefined)
       reply._meta = { [MODEL_IMMEDIATE_RESPONSE_META]: options.immediateResponse };
-    return reply as unknown as JsonObject;
+    return recorded === undefined
+      ? (reply as unknown as JsonObject)
+      : recorded.then(() => reply as unknown as JsonObject);
   }
 
   /** Cancel every task and free it (shutdown). */
   close(): void {
+    this.shared?.close();
     this.engine.close();
     for (const task of this.engine.values()) {
       this.cancelTask(task, "The server is shutting down.");
@@ -406,7 +443,8 @@ export class TaskReceiver {
       pendingInput: task.inputs.length,
       task: state as unknown as JsonObject,
     };
-    this.engine.writes.write(() => this.engine.store.update(task.key, patch));
+    if (this.shared !== undefined) this.shared.record(task.key, state, task.terminal ? outcomeOf(task) : undefined);
+    else this.engine.writes.write(() => this.engine.store.update(task.key, patch));
     if (this.statusNotifications) this.send(task.session, TASK_STATUS_NOTIFICATION, state as unknown as JsonObject);
   }
 
@@ -486,7 +524,8 @@ export class TaskReceiver {
     task.expiry = undefined;
     const mine = this.byRequestor.get(task.principal);
     if (mine !== undefined && mine.tasks.delete(task) && mine.tasks.size === 0) this.byRequestor.delete(task.principal);
-    this.engine.writes.write(() => this.engine.store.delete(task.key));
+    if (this.shared !== undefined) this.shared.free(task.key);
+    else this.engine.writes.write(() => this.engine.store.delete(task.key));
     this.engine.remove(task);
     task.wakeAll();
   }
