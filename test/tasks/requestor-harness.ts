@@ -172,7 +172,13 @@ export class ScriptedReceiver {
 
 // TEMPORARY until the generated tables accept a CreateTaskResult for a task-augmented tools/call.
 const { isResult: _i, explainResult: _e, ...callTool } = clientToServer["tools/call"];
-const kit = sessionKit({ clientToServer: { ...clientToServer, "tools/call": callTool }, serverToClient, isMessage });
+/** The generated method tables, as a client session is wired with them. */
+export const clientWiring = {
+  inbound: serverToClient,
+  outbound: { ...clientToServer, "tools/call": callTool },
+  isMessage,
+};
+const kit = sessionKit({ clientToServer: clientWiring.outbound, serverToClient, isMessage });
 
 /** A client session talking to `receiver` over an in-memory pair; `capabilities` replace the receiver's default. */
 export async function connectToReceiver(
