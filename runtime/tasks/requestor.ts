@@ -59,6 +59,15 @@ function receiver(peer: Peer): { capabilities: JsonObject | undefined; side: "se
 }
 
 /**
+ * Start noting each tool's `execution.taskSupport` from the tools/list results the client session receives (a
+ * no-op on other peers, and when already watching). requestOrTask does it on first use; a client that calls this
+ * as soon as it connects spares requestOrTask the tools/list it would otherwise send to learn about a tool.
+ */
+export function watchToolTaskSupport(peer: Peer): void {
+  if (peer instanceof ClientSession) peer.state(TOOL_SUPPORT);
+}
+
+/**
  * Sends `method` task-augmented (`params.task`); resolves with the handle once the receiver created the task.
  * On a lifecycle session whose peer did not declare tasks.requests.<method>, rejects with CapabilityError
  * without sending (the spec: requestors SHOULD only augment what the receiver declared).
@@ -73,8 +82,7 @@ export async function requestAsTask<R>(
   const capability = taskCapability(method);
   if (side !== undefined && !hasCapability(side.capabilities, capability))
     throw new CapabilityError(method, capability, side.side);
-  // Watching tool lists from the first task on lets later plain calls know which tools require one.
-  if (peer instanceof ClientSession) peer.state(TOOL_SUPPORT);
+  watchToolTaskSupport(peer);
   const {
     task,
     pollIntervalMs,

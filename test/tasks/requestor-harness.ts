@@ -1,6 +1,6 @@
 // A scripted task receiver on a raw server session (the test drives each task's status), and a client wired to it.
 import { ErrorCode, RpcError, type JsonObject } from "../../runtime/jsonrpc.js";
-import type { ServerSession } from "../../runtime/lifecycle.js";
+import type { Session } from "../../runtime/session.js";
 import type { RequestContext } from "../../runtime/peer.js";
 import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
 import { sessionKit, type ConnectOptions, type ConnectedPair } from "../kit/sessions.js";
@@ -55,9 +55,9 @@ export class ScriptedReceiver {
   /** tools/list page size (cursor = index of the next tool). */
   pageSize = 100;
   private next = 0;
-  private server: ServerSession | undefined;
+  private server: Session | undefined;
 
-  install(server: ServerSession): void {
+  install(server: Session): void {
     this.server = server;
     server.onRequest("tools/call", (params, context) => {
       const p = params ?? {};
