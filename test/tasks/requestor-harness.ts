@@ -2,6 +2,7 @@
 import { ErrorCode, RpcError, type JsonObject } from "../../runtime/jsonrpc.js";
 import type { Session } from "../../runtime/session.js";
 import type { RequestContext } from "../../runtime/peer.js";
+import type { DispatchTable, MethodSpec } from "../../runtime/dispatch.js";
 import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
 import { sessionKit, type ConnectOptions, type ConnectedPair } from "../kit/sessions.js";
 import {
@@ -39,7 +40,7 @@ export interface ToolEntry {
 export class ScriptedReceiver {
   readonly tasks = new Map<string, ScriptedTask>();
   readonly calls = { create: 0, plain: 0, get: 0, result: 0, cancel: 0, list: 0, toolsList: 0 };
-  /** The params of every tools/call, in order. */
+  /** The params of every request of the task-augmentable method, in order. */
   readonly received: JsonObject[] = [];
   /** pollInterval the receiver suggests; undefined for none. */
   pollInterval: number | undefined = 5;
@@ -57,9 +58,10 @@ export class ScriptedReceiver {
   private next = 0;
   private server: Session | undefined;
 
-  install(server: Session): void {
+  /** Serve `method` (task-augmentable) and tasks/* on `server` (a client session, when the server is the requestor). */
+  install(server: Session, method = "tools/call"): void {
     this.server = server;
-    server.onRequest("tools/call", (params, context) => {
+    server.onRequest(method, (params, context) => {
       const p = params ?? {};
       this.received.push(p);
       const tool = this.tools.find((t) => t.name === p.name);
@@ -170,15 +172,28 @@ export class ScriptedReceiver {
   }
 }
 
-// TEMPORARY until the generated tables accept a CreateTaskResult for a task-augmented tools/call.
-const { isResult: _i, explainResult: _e, ...callTool } = clientToServer["tools/call"];
+// TEMPORARY until the generated tables accept a CreateTaskResult for a task-augmented request.
+function acceptingTasks(table: DispatchTable, methods: string[]): DispatchTable {
+  const out: Record<string, MethodSpec> = { ...table };
+  for (const method of methods) {
+    const { isResult: _i, explainResult: _e, ...spec } = table[method];
+    out[method] = spec;
+  }
+  return out;
+}
 /** The generated method tables, as a client session is wired with them. */
 export const clientWiring = {
   inbound: serverToClient,
-  outbound: { ...clientToServer, "tools/call": callTool },
+  outbound: acceptingTasks(clientToServer, ["tools/call"]),
   isMessage,
 };
-const kit = sessionKit({ clientToServer: clientWiring.outbound, serverToClient, isMessage });
+/** The generated method tables, as a server session is wired with them. */
+export const serverWiring = {
+  inbound: clientToServer,
+  outbound: acceptingTasks(serverToClient, ["sampling/createMessage", "elicitation/create"]),
+  isMessage,
+};
+const kit = sessionKit({ clientToServer: clientWiring.outbound, serverToClient: serverWiring.outbound, isMessage });
 
 /** A client session talking to `receiver` over an in-memory pair; `capabilities` replace the receiver's default. */
 export async function connectToReceiver(
