@@ -1,8 +1,8 @@
 // Builds the model from a loaded schema: normalizes every definition and joins the method table to it.
 import { SchemaError, SchemaErrors } from "./errors.js";
-import { compareCodeUnits } from "./json.js";
+import { compareCodeUnits, isObject } from "./json.js";
 import type { LoadedSchema } from "./load.js";
-import { applyOverrides, definitionPointer, deriveMethods } from "./methods.js";
+import { applyOverrides, capabilityNode, definitionPointer, deriveMethods, paramsAllowTask } from "./methods.js";
 import { VALUE_KEYWORDS, type Definition, type MessageModel, type Model, type SchemaNode } from "./model.js";
 import { normalizeSchema, toNode } from "./normalize/index.js";
 import { toPointer } from "./pointer.js";
@@ -78,6 +78,9 @@ function checkKeywords(file: string, node: unknown, path: (string | number)[]): 
   }
 }
 
+/** What a task-augmented request is answered with (the schema's name since 2025-11-25). */
+const TASK_RESULT = "CreateTaskResult";
+
 function stemOf(message: string): string {
   return message.replace(/(Request|Notification)$/, "");
 }
@@ -131,6 +134,36 @@ function methodTable(loaded: LoadedSchema, defs: Map<string, SchemaNode>, option
     "server-to-client:request": unionMembers("ServerRequest"),
     "client-to-server:notification": unionMembers("ClientNotification"),
     "server-to-client:notification": unionMembers("ServerNotification"),
+  };
+
+  const raw = loaded.definitions;
+  const prefix = `#/${defsKey}/`;
+  /** A request that can be task-augmented: the answer definition exists; a sidecar's path and params are checked too. */
+  const checkTask = (
+    task: string,
+    kind: string,
+    direction: string,
+    message: string,
+    given: string | false | undefined,
+    fail: (msg: string, field?: string) => void,
+  ): void => {
+    if (kind !== "request") return fail(`only requests can be task-augmented; leave "task" out`, "task");
+    if (!defs.has(TASK_RESULT))
+      return fail(
+        `${message} is listed as task-augmentable, but ${loaded.file} has no ${TASK_RESULT} to answer it with`,
+        "task",
+      );
+    if (typeof given !== "string") return;
+    const receivers =
+      direction === "both"
+        ? ["ServerCapabilities", "ClientCapabilities"]
+        : [direction === "client-to-server" ? "ServerCapabilities" : "ClientCapabilities"];
+    if (!receivers.some((c) => capabilityNode(raw, c, task, prefix) !== undefined))
+      fail(`${receivers.join(" or ")} has no member ${task}`, "task");
+    const node = raw[message];
+    const params = isObject(node) && isObject(node["properties"]) ? node["properties"]["params"] : undefined;
+    if (!paramsAllowTask(raw, params, prefix))
+      fail(`the params of ${message} have no "task", so it cannot be task-augmented`, "task");
   };
 
   const messages: MessageModel[] = [];
@@ -193,6 +226,8 @@ function methodTable(loaded: LoadedSchema, defs: Map<string, SchemaNode>, option
       if (strict) problems.push(new SchemaError(loaded.sidecar.file, say, "/methods"));
       else options.notes?.push(say);
     }
+    if (entry.task !== undefined)
+      checkTask(entry.task, entry.kind, entry.direction, entry.message, override?.task, fail);
     const paramsNode: SchemaNode = props.get("params") ?? { types: ["object"], additional: "open" };
     const declaredParams = paramsNode.ref;
     if (entry.params !== undefined && entry.params !== declaredParams) {
@@ -214,6 +249,7 @@ function methodTable(loaded: LoadedSchema, defs: Map<string, SchemaNode>, option
       params: paramsNode,
       paramsRequired: (message.required ?? []).includes("params"),
       ...(entry.result !== undefined ? { results: entry.result } : {}),
+      ...(entry.task !== undefined ? { task: { capability: entry.task, result: TASK_RESULT } } : {}),
       stem: stemOf(entry.message),
     });
   }

@@ -12,6 +12,8 @@ export interface MethodEntry {
   params?: string;
   /** Requests: the definitions a result may be; one for most, several for a union (InputRequiredResult | CallToolResult). */
   result?: string[];
+  /** Requests that can be task-augmented: the receiver's capability that says so ("tasks.requests.tools.call"). */
+  task?: string;
 }
 
 /** One entry of a sidecar: the method it changes and what it says; only `method` is required. */
@@ -22,6 +24,8 @@ export interface MethodOverride {
   message?: string;
   params?: string;
   result?: string[];
+  /** A capability path (the request can be task-augmented), or false (it cannot be, whatever the schema says). */
+  task?: string | false;
   /** Where the entry stands in its file, for messages: `/methods/<i>`. */
   pointer: string;
 }
@@ -40,6 +44,9 @@ export interface DerivedMethods {
   /** What could not be derived, one line each (a request with no result at all, a union member with no method). */
   notes: string[];
 }
+
+/** The capability object each side advertises; its `tasks.requests` names what the other side may task-augment. */
+const CAPABILITIES = { "client-to-server": "ServerCapabilities", "server-to-client": "ClientCapabilities" } as const;
 
 type Defs = Record<string, unknown>;
 
@@ -65,6 +72,78 @@ function methodOf(defs: Defs, message: string): string | undefined {
   const node = propertyOf(defs, message, "method");
   const method = isObject(node) ? node["const"] : undefined;
   return typeof method === "string" ? method : undefined;
+}
+
+function resolve(defs: Defs, node: unknown, prefix: string): unknown {
+  let current = node;
+  for (let hops = 0; hops < 64; hops++) {
+    const name = refName(current, prefix);
+    if (name === undefined) return current;
+    current = defs[name];
+  }
+  return undefined;
+}
+
+/**
+ * Whether params of this shape may carry `task`: the object declares it, or, for a union (2025-11-25's
+ * ElicitRequestParams), every member does.
+ */
+export function paramsAllowTask(defs: Defs, params: unknown, prefix: string): boolean {
+  const node = resolve(defs, params, prefix);
+  if (!isObject(node)) return false;
+  if (Array.isArray(node["anyOf"]) && node["anyOf"].length > 0)
+    return node["anyOf"].every((m) => paramsAllowTask(defs, m, prefix));
+  if (Array.isArray(node["allOf"]) && node["allOf"].some((m) => paramsAllowTask(defs, m, prefix))) return true;
+  return isObject(node["properties"]) && node["properties"]["task"] !== undefined;
+}
+
+/** The node a dotted path names inside a capability object, or undefined when the schema has no such member. */
+export function capabilityNode(defs: Defs, capabilities: string, path: string, prefix: string): unknown {
+  let node = resolve(defs, defs[capabilities], prefix);
+  for (const key of path.split(".")) {
+    const props = isObject(node) && isObject(node["properties"]) ? node["properties"] : undefined;
+    if (props === undefined || !Object.hasOwn(props, key)) return undefined;
+    node = resolve(defs, props[key], prefix);
+  }
+  return node;
+}
+
+/** The members of an object node's `properties`, in the schema's order. */
+function memberNames(node: unknown): string[] {
+  return isObject(node) && isObject(node["properties"]) ? Object.keys(node["properties"]) : [];
+}
+
+/**
+ * Requests the receiver may be asked to run as tasks, from `tasks.requests` of its capabilities: each category
+ * member names its methods' category, each of its members a method (tools.call -> tools/call). A method that is
+ * not a request the receiver gets, or whose params do not allow `task`, is left out with a note.
+ */
+function deriveTasks(defs: Defs, entries: Map<string, MethodEntry>, prefix: string, notes: string[]): void {
+  for (const [direction, capabilities] of Object.entries(CAPABILITIES) as [Direction, string][]) {
+    const requests = capabilityNode(defs, capabilities, "tasks.requests", prefix);
+    for (const category of memberNames(requests)) {
+      for (const member of memberNames(
+        resolve(defs, (requests as { properties: Defs }).properties[category], prefix),
+      )) {
+        const method = `${category}/${member}`;
+        const path = `tasks.requests.${category}.${member}`;
+        const entry = entries.get(method);
+        if (
+          entry === undefined ||
+          entry.kind !== "request" ||
+          (entry.direction !== direction && entry.direction !== "both")
+        ) {
+          notes.push(`${capabilities}.${path} names ${method}, which is not a ${direction} request; left out`);
+          continue;
+        }
+        if (!paramsAllowTask(defs, propertyOf(defs, entry.message, "params"), prefix)) {
+          notes.push(`${capabilities}.${path}: the params of ${entry.message} have no "task"; ${method} left out`);
+          continue;
+        }
+        entry.task = path;
+      }
+    }
+  }
 }
 
 /**
@@ -140,6 +219,7 @@ export function deriveMethods(defs: Defs, defsKey: "$defs" | "definitions"): Der
       entries.set(method, entry);
     }
   }
+  deriveTasks(defs, entries, prefix, notes);
   const methods = [...entries.values()].sort((a, b) => compareCodeUnits(a.method, b.method));
   return { methods, emptyResults: emptyResults.sort(compareCodeUnits), notes };
 }
@@ -177,7 +257,9 @@ export function applyOverrides(
       continue;
     }
     origin.set(entry.method, entry);
-    const { pointer: _pointer, ...fields } = entry;
+    const { pointer: _pointer, task, ...fields } = entry;
+    // false clears what the schema says; a path replaces it.
+    const settled = typeof task === "string" ? { task } : {};
     const base = byMethod.get(entry.method);
     if (base === undefined) {
       if (fields.kind === undefined || fields.direction === undefined || fields.message === undefined) {
@@ -192,6 +274,7 @@ export function applyOverrides(
       }
       byMethod.set(entry.method, {
         ...fields,
+        ...settled,
         method: entry.method,
         kind: fields.kind,
         direction: fields.direction,
@@ -199,7 +282,8 @@ export function applyOverrides(
       });
       continue;
     }
-    Object.assign(base, fields);
+    Object.assign(base, fields, settled);
+    if (task === false) delete base.task;
     // Notifications have no result; a request entry that changes kind takes the result it names, if any.
     if (base.kind === "notification" && fields.result === undefined) delete base.result;
   }

@@ -99,6 +99,11 @@ export interface MessageModel {
    * (2026-07-28's `InputRequiredResult | CallToolResult`) has several, and any of them is a valid answer.
    */
   results?: string[];
+  /**
+   * Requests that can be task-augmented (`task` in their params): the receiver's capability that allows it, as a
+   * dotted path ("tasks.requests.tools.call"), and the definition such a request is answered with instead.
+   */
+  task?: { capability: string; result: string };
   /** Base of the stub names: CallToolRequest -> "CallTool". */
   stem: string;
 }

@@ -25,6 +25,14 @@ export interface MethodSpec {
   /** Fast guard over a response's `result`; requests only. */
   readonly isResult?: (result: unknown) => boolean;
   readonly explainResult?: (result: unknown) => Explanation;
+  /**
+   * Requests that can be task-augmented: the guard over the answer to one sent with a `task` in its params (the
+   * schema's CreateTaskResult), since the receiver then answers with the task it created.
+   */
+  readonly isTaskResult?: (result: unknown) => boolean;
+  readonly explainTaskResult?: (result: unknown) => Explanation;
+  /** The receiver's capability that allows task augmentation of this request, as a dotted path. */
+  readonly taskCapability?: string;
 }
 
 /** Method name to its spec, for one direction of traffic. */

@@ -100,6 +100,8 @@ export class OutboundOperation extends Operation {
   abortListener: (() => void) | undefined = undefined;
   /** Set when the operation must survive a connection close (a resumable request with a policy). */
   keeper: OperationKeeper | undefined = undefined;
+  /** Sent with a `task` object in its params: the answer may be the task created for it. */
+  taskAugmented = false;
 }
 
 function noop(): void {}

@@ -3,6 +3,7 @@ import {
   ErrorCode,
   RpcError,
   isJsonRpcMessage,
+  isPlainObject,
   isRequestId,
   type JsonObject,
   type JsonRpcErrorObject,
@@ -351,6 +352,7 @@ export class Session implements Peer, ProgressSink {
 
     const id = this.nextId++;
     const op = new OutboundOperation(id, method);
+    if (params !== undefined && isPlainObject(params.task)) op.taskAugmented = true;
     let wireParams = params;
     let timeout = this.defaultTimeout;
     if (options !== undefined) {
@@ -749,10 +751,19 @@ export class Session implements Peer, ProgressSink {
     }
     const result = m.result as JsonObject;
     const spec = this.outboundSpecs.get(op.method);
-    if (spec !== undefined && spec.isResult !== undefined && !spec.isResult(result)) {
+    // Sent with a `task`, a request is answered by the task created for it, or by its own result from a receiver
+    // that runs it plainly (the spec lets one without the capability ignore `task`).
+    const asTask = op.taskAugmented && spec !== undefined && spec.isTaskResult !== undefined;
+    if (
+      spec !== undefined &&
+      spec.isResult !== undefined &&
+      !(asTask && spec.isTaskResult!(result)) &&
+      !spec.isResult(result)
+    ) {
       op.state = "failed";
+      const explain = asTask && isPlainObject(result) && "task" in result ? spec.explainTaskResult : spec.explainResult;
       withIssues(
-        spec.explainResult !== undefined ? spec.explainResult(result) : [],
+        explain !== undefined ? explain(result) : [],
         (issues) => op.reject(new InvalidResultError(op.method, op.id, result, issues)),
         this.reportError,
       );

@@ -23,6 +23,13 @@ function entry(m: MessageModel): string {
     `isParams: ${isParams}`,
     `explainParams: ${explainParams}`,
     ...(results.length ? [`isResult: ${isResult}`, `explainResult: ${explainResult}`] : []),
+    ...(m.task
+      ? [
+          `isTaskResult: is${m.task.result}`,
+          `explainTaskResult: explain("explain${m.task.result}")`,
+          `taskCapability: ${JSON.stringify(m.task.capability)}`,
+        ]
+      : []),
   ];
   return `  ${JSON.stringify(m.method)}: { ${fields.join(", ")} },`;
 }
@@ -46,7 +53,7 @@ export function emitDispatch(model: Model, runtimeImport: string): string {
     guardNames.add(paramsGuardName(m));
     typeNames.add(m.message);
     if (m.params.ref) typeNames.add(m.params.ref);
-    for (const r of m.results ?? []) {
+    for (const r of [...(m.results ?? []), ...(m.task ? [m.task.result] : [])]) {
       guardNames.add(r);
       typeNames.add(r);
     }

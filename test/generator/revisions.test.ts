@@ -152,6 +152,34 @@ describe("the generated SDKs", () => {
     );
   });
 
+  it("derive which requests can be task-augmented from tasks.requests: none before 2025-11-25, none where it is gone", async () => {
+    const expected: Record<Revision, string[]> = {
+      "2024-11-05": [],
+      "2025-03-26": [],
+      "2025-06-18": [],
+      "2025-11-25": [
+        "elicitation/create tasks.requests.elicitation.create",
+        "sampling/createMessage tasks.requests.sampling.createMessage",
+        "tools/call tasks.requests.tools.call",
+      ],
+      "2026-07-28": [],
+      draft: [],
+    };
+    for (const revision of REVISIONS) {
+      const { model } = await sdk(revision);
+      const tasked = model.messages.filter((m) => m.task).map((m) => `${m.method} ${m.task!.capability}`);
+      expect(tasked, revision).toEqual(expected[revision]);
+    }
+    const { dir } = await sdk("2025-11-25");
+    const { clientToServer } = (await import(join(dir, "dispatch.ts"))) as {
+      clientToServer: Record<string, { isTaskResult?: (v: unknown) => boolean; taskCapability?: string }>;
+    };
+    const task = { taskId: "t", status: "working", createdAt: "x", lastUpdatedAt: "x", ttl: null };
+    expect(clientToServer["tools/call"]!.isTaskResult!({ task })).toBe(true);
+    expect(clientToServer["tools/call"]!.isTaskResult!({ content: [] })).toBe(false);
+    expect(clientToServer["tools/list"]!.isTaskResult).toBeUndefined();
+  });
+
   it("type a union result as a TypeScript union, and the dispatch tables accept any of its members", async () => {
     const { dir } = await sdk("2026-07-28");
     expect(readFileSync(join(dir, "client.ts"), "utf8")).toContain(
