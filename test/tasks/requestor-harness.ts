@@ -2,7 +2,6 @@
 import { ErrorCode, RpcError, type JsonObject } from "../../runtime/jsonrpc.js";
 import type { Session } from "../../runtime/session.js";
 import type { RequestContext } from "../../runtime/peer.js";
-import type { DispatchTable, MethodSpec } from "../../runtime/dispatch.js";
 import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
 import { sessionKit, type ConnectOptions, type ConnectedPair } from "../kit/sessions.js";
 import {
@@ -172,28 +171,11 @@ export class ScriptedReceiver {
   }
 }
 
-// TEMPORARY until the generated tables accept a CreateTaskResult for a task-augmented request.
-function acceptingTasks(table: DispatchTable, methods: string[]): DispatchTable {
-  const out: Record<string, MethodSpec> = { ...table };
-  for (const method of methods) {
-    const { isResult: _i, explainResult: _e, ...spec } = table[method];
-    out[method] = spec;
-  }
-  return out;
-}
 /** The generated method tables, as a client session is wired with them. */
-export const clientWiring = {
-  inbound: serverToClient,
-  outbound: acceptingTasks(clientToServer, ["tools/call"]),
-  isMessage,
-};
+export const clientWiring = { inbound: serverToClient, outbound: clientToServer, isMessage };
 /** The generated method tables, as a server session is wired with them. */
-export const serverWiring = {
-  inbound: clientToServer,
-  outbound: acceptingTasks(serverToClient, ["sampling/createMessage", "elicitation/create"]),
-  isMessage,
-};
-const kit = sessionKit({ clientToServer: clientWiring.outbound, serverToClient: serverWiring.outbound, isMessage });
+export const serverWiring = { inbound: clientToServer, outbound: serverToClient, isMessage };
+const kit = sessionKit({ clientToServer, serverToClient, isMessage });
 
 /** A client session talking to `receiver` over an in-memory pair; `capabilities` replace the receiver's default. */
 export async function connectToReceiver(
