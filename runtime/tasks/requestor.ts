@@ -1,13 +1,13 @@
 // The requestor side of tasks: send a request task-augmented and get a handle, or let the receiver's rules decide.
-import { isPlainObject, type JsonObject } from "../jsonrpc.js";
+import { RpcError, isPlainObject, type JsonObject } from "../jsonrpc.js";
 import type { Peer, RequestOptions } from "../peer.js";
-import { CapabilityError } from "../errors.js";
+import { CapabilityError, LocalErrorCode } from "../errors.js";
 import { ClientSession, ServerSession, hasCapability } from "../lifecycle.js";
 import { OutboundOperation } from "../operations.js";
 import { Session } from "../session.js";
-import { TaskHandle, readCreateTaskReply, type TaskWaitOptions } from "./handle.js";
+import { TaskHandle, readCreateTaskReply, readTaskState, type TaskWaitOptions } from "./handle.js";
 import { TOOL_SUPPORT } from "./requestor-tools.js";
-import type { TaskMetadata } from "./protocol.js";
+import { TASKS_GET, TASKS_RESULT, type TaskMetadata } from "./protocol.js";
 
 export {
   TaskHandle,
@@ -107,6 +107,30 @@ export async function requestAsTask<R>(
   });
   if (token !== undefined && peer instanceof Session) keepProgress(peer, token, method, requestOptions, handle);
   return handle;
+}
+
+/**
+ * A handle on a task created earlier, e.g. before a reconnection or by another process: reads its state with
+ * `tasks/get` (the receiver's error, -32602 for an unknown or expired id, passes through). `method` names the
+ * original request in errors; default "tasks/result".
+ */
+export async function attachTask<R>(
+  peer: Peer,
+  taskId: string,
+  options: TaskWaitOptions & { method?: string } = {},
+): Promise<TaskHandle<R>> {
+  const { method, ...waitOptions } = options;
+  const { timeout, signal } = waitOptions;
+  const requestOptions: RequestOptions = {};
+  if (timeout !== undefined) requestOptions.timeout = timeout;
+  if (signal !== undefined) requestOptions.signal = signal;
+  const reply = await peer.request(TASKS_GET, { taskId }, requestOptions);
+  const task = readTaskState(reply);
+  if (task === undefined || task.taskId !== taskId)
+    throw new RpcError(LocalErrorCode.InvalidResult, `Invalid result for ${TASKS_GET}: not task ${taskId}`, {
+      result: reply,
+    });
+  return new TaskHandle<R>(peer, method ?? TASKS_RESULT, { task }, waitOptions);
 }
 
 /** Route the task's progress (same token as the creating request) to onProgress until the handle is done. */

@@ -1,12 +1,14 @@
 // The task handle against a scripted receiver: creation, polling at the receiver's pace, results and errors, input.
 import { describe, expect, it } from "vitest";
 import { ErrorCode, RpcError, type JsonObject } from "../../runtime/jsonrpc.js";
-import { CapabilityError, ConnectionClosedError, RequestCancelledError } from "../../runtime/errors.js";
-import { TaskCancelledError, requestAsTask, type TaskHandle } from "../../runtime/tasks/requestor.js";
+import { CapabilityError, ConnectionClosedError, LocalErrorCode, RequestCancelledError } from "../../runtime/errors.js";
+import { Session } from "../../runtime/session.js";
+import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
+import { TaskCancelledError, attachTask, requestAsTask, type TaskHandle } from "../../runtime/tasks/requestor.js";
 import { RELATED_TASK_META, type TaskState } from "../../runtime/tasks/protocol.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { sleep, until } from "../kit/timing.js";
-import { ScriptedReceiver, connectToReceiver } from "./requestor-harness.js";
+import { ScriptedReceiver, clientWiring, connectToReceiver } from "./requestor-harness.js";
 
 const onClose = closeAfterEach();
 
@@ -305,5 +307,45 @@ describe("progress", () => {
     await handle.result();
     expect(progress).toEqual([1, 2]);
     expect(errors).toEqual([]);
+  });
+});
+
+describe("attachTask", () => {
+  it("picks a task up on a new connection and gets its result there", async () => {
+    const { receiver, client } = await setup();
+    const first = await requestAsTask<CallResult>(client, "tools/call", { name: "slow" }, { task: {}, ...FAST });
+    await client.close();
+    const again = await connectToReceiver(receiver);
+    onClose(() => again.server.close());
+    onClose(() => again.client.close());
+    const handle = await attachTask<CallResult>(again.client, first.taskId, { method: "tools/call", ...FAST });
+    expect(handle.status).toBe("working");
+    receiver.complete(receiver.only, { content: [{ type: "text", text: "kept" }] });
+    expect((await handle.result()).content[0].text).toBe("kept");
+  });
+
+  it("passes the receiver's error for an unknown task id on", async () => {
+    const { client } = await setup();
+    await expect(attachTask(client, "no-such-task")).rejects.toMatchObject({ code: ErrorCode.InvalidParams });
+  });
+});
+
+describe("a receiver that ignores params.task", () => {
+  it("answering with the plain result gets a clear error, not a handle on nothing", async () => {
+    const [clientEnd, serverEnd] = createInMemoryPair();
+    const server = new Session({ inbound: clientWiring.outbound, outbound: clientWiring.inbound });
+    server.onRequest("tools/call", () => ({ content: [{ type: "text", text: "plain anyway" }] }));
+    const client = new Session({ ...clientWiring });
+    await server.connect(serverEnd);
+    await client.connect(clientEnd);
+    onClose(() => server.close());
+    onClose(() => client.close());
+    const refusal = requestAsTask(client, "tools/call", { name: "slow" }, { task: {} });
+    await expect(refusal).rejects.toMatchObject({ code: LocalErrorCode.InvalidResult });
+    await expect(refusal).rejects.toThrow(/no task in it/);
+    // The connection goes on.
+    await expect(client.request("tools/call", { name: "again" })).resolves.toMatchObject({
+      content: [{ text: "plain anyway" }],
+    });
   });
 });
