@@ -210,6 +210,8 @@ export class TaskHandle<R> {
         reject = rej;
       });
       this.waiter = { promise, resolve, reject };
+      // A poll pause under way (status listeners) may be long: someone now wants the result, look again at once.
+      this.wakeUp?.();
     }
     this.run();
     return this.waiter.promise;

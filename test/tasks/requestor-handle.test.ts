@@ -136,6 +136,25 @@ describe("TaskHandle.result", () => {
     expect(receiver.calls.get).toBe(0);
   });
 
+  it("asking for the result while listeners' poll pause runs acts at once on a task that needs input", async () => {
+    const { receiver, client } = await setup();
+    receiver.notify = true;
+    receiver.pollInterval = 3_600_000;
+    receiver.onResult = (task) => receiver.complete(task, { content: [{ type: "text", text: "answered" }] });
+    const handle = await requestAsTask<CallResult>(
+      client,
+      "tools/call",
+      { name: "slow" },
+      { task: {}, maxPollIntervalMs: 3_600_000 },
+    );
+    const seen: string[] = [];
+    handle.onstatus((state) => seen.push(state.status));
+    receiver.move(receiver.only, "input_required");
+    await until(() => seen.includes("input_required"));
+    expect((await handle.result()).content[0].text).toBe("answered");
+    expect(receiver.calls.get).toBe(0);
+  });
+
   it("reports each new status and status message to its listeners, in order", async () => {
     const { receiver, client } = await setup();
     const script: [string, string | undefined][] = [
