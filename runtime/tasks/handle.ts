@@ -103,6 +103,9 @@ function canObserve(peer: Peer): peer is Peer & Observable {
   return typeof (peer as Partial<Observable>).observe === "function";
 }
 
+/** Why the handle's own requests still in flight are dropped; a constant, since abort() would build a DOMException. */
+const SETTLED = "the task handle settled";
+
 type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
 
 /**
@@ -120,6 +123,7 @@ export class TaskHandle<R> {
   private waiter: { promise: Promise<R>; resolve: (value: R) => void; reject: (error: unknown) => void } | undefined;
   private running = false;
   private resultInFlight = false;
+  private pollInFlight = false;
   /** Aborted once the handle settled: stops the poll pause and the requests in flight. */
   private readonly stopper = new AbortController();
   private wakeUp: (() => void) | undefined = undefined;
@@ -298,6 +302,7 @@ export class TaskHandle<R> {
       // Woken early by news (a status notification, a result): look at it before asking again.
       if (await this.pause(this.pollInterval)) continue;
       let state: TaskState;
+      this.pollInFlight = true;
       try {
         state = expectTaskState(
           await this.peer.request(TASKS_GET, { taskId: this.taskId }, this.callOptions()),
@@ -306,6 +311,8 @@ export class TaskHandle<R> {
       } catch (error) {
         if (this.outcome === undefined) this.settle({ ok: false, error });
         return;
+      } finally {
+        this.pollInFlight = false;
       }
       this.update(state);
     }
@@ -359,7 +366,8 @@ export class TaskHandle<R> {
   private settle(outcome: Outcome<R>): void {
     if (this.outcome !== undefined) return;
     this.outcome = outcome;
-    this.stopper.abort();
+    // Aborting costs an event dispatch; the usual way here (the result arrived) has nothing left to stop.
+    if (this.pollInFlight || this.resultInFlight) this.stopper.abort(SETTLED);
     this.wakeUp?.();
     this.quiet();
     const waiter = this.waiter;
