@@ -61,6 +61,8 @@ describe("TaskHandle.result", () => {
     expect(result._meta?.[RELATED_TASK_META]).toEqual({ taskId: handle.taskId });
     expect(receiver.calls).toMatchObject({ get: 3, result: 1 });
     expect(handle.status).toBe("completed");
+    // The spec: taskId in the params is the source of truth; no related-task _meta on these requests.
+    for (const params of receiver.taskRequests) expect(params).toEqual({ taskId: handle.taskId });
     // The same outcome on every call, without asking again.
     expect(await handle.result()).toBe(result);
     expect(receiver.calls.result).toBe(1);

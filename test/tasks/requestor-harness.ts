@@ -41,6 +41,8 @@ export class ScriptedReceiver {
   readonly calls = { create: 0, plain: 0, get: 0, result: 0, cancel: 0, list: 0, toolsList: 0 };
   /** The params of every request of the task-augmentable method, in order. */
   readonly received: JsonObject[] = [];
+  /** The params of every tasks/get, tasks/result and tasks/cancel, in order. */
+  readonly taskRequests: (JsonObject | undefined)[] = [];
   /** pollInterval the receiver suggests; undefined for none. */
   pollInterval: number | undefined = 5;
   /** Send notifications/tasks/status on each change. */
@@ -87,12 +89,14 @@ export class ScriptedReceiver {
     });
     server.onRequest("tasks/get", (params) => {
       this.calls.get++;
+      this.taskRequests.push(params);
       const task = this.find(params);
       this.onGet?.(task);
       return { ...task.state };
     });
     server.onRequest("tasks/result", async (params, context) => {
       this.calls.result++;
+      this.taskRequests.push(params);
       const task = this.find(params);
       await this.onResult?.(task, context);
       await task.ended;
@@ -102,6 +106,7 @@ export class ScriptedReceiver {
     });
     server.onRequest("tasks/cancel", (params) => {
       this.calls.cancel++;
+      this.taskRequests.push(params);
       const task = this.find(params);
       if (isTerminal(task.state.status))
         throw new RpcError(ErrorCode.InvalidParams, `Cannot cancel task: already ${task.state.status}`);
