@@ -1,6 +1,5 @@
 // What a client session knows of each tool's execution.taskSupport, from the tools/list results it received.
 import { isPlainObject, isRequestId, type JsonObject } from "../jsonrpc.js";
-import { limitOption } from "../limits.js";
 import { Session, SessionStateKey } from "../session.js";
 
 export type ToolTaskSupport = "required" | "optional" | "forbidden";
@@ -59,7 +58,7 @@ export class ToolSupportTracker {
     const known = this.support.get(name);
     if (known !== undefined || this.complete) return known;
     // Concurrent calls share one walk.
-    this.walking ??= this.walk(limitOption("maxToolListPages", maxPages, DEFAULT_MAX_TOOL_LIST_PAGES)).finally(() => {
+    this.walking ??= this.walk(maxPages).finally(() => {
       this.walking = undefined;
     });
     await this.walking;

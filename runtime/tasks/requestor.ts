@@ -6,7 +6,8 @@ import { ClientSession, ServerSession, hasCapability } from "../lifecycle.js";
 import { OutboundOperation } from "../operations.js";
 import { Session } from "../session.js";
 import { TaskHandle, readCreateTaskReply, readTaskState, type TaskWaitOptions } from "./handle.js";
-import { TOOL_SUPPORT } from "./requestor-tools.js";
+import { DEFAULT_MAX_TOOL_LIST_PAGES, DEFAULT_MAX_TRACKED_TOOLS, TOOL_SUPPORT } from "./requestor-tools.js";
+import { limitOption } from "../limits.js";
 import { TASKS_GET, TASKS_RESULT, type TaskMetadata } from "./protocol.js";
 
 export {
@@ -62,9 +63,13 @@ function receiver(peer: Peer): { capabilities: JsonObject | undefined; side: "se
  * Start noting each tool's `execution.taskSupport` from the tools/list results the client session receives (a
  * no-op on other peers, and when already watching). requestOrTask does it on first use; a client that calls this
  * as soon as it connects spares requestOrTask the tools/list it would otherwise send to learn about a tool.
+ * `maxTools` bounds how many tools it remembers (default 10 000); tools past it are called plainly.
  */
-export function watchToolTaskSupport(peer: Peer): void {
-  if (peer instanceof ClientSession) peer.state(TOOL_SUPPORT);
+export function watchToolTaskSupport(peer: Peer, options: { maxTools?: number } = {}): void {
+  if (!(peer instanceof ClientSession)) return;
+  const tracker = peer.state(TOOL_SUPPORT);
+  if (options.maxTools !== undefined)
+    tracker.maxTools = limitOption("maxTools", options.maxTools, DEFAULT_MAX_TRACKED_TOOLS);
 }
 
 /**
@@ -164,7 +169,8 @@ export async function requestOrTask<R>(
   params: JsonObject | undefined,
   options: RequestOrTaskOptions = {},
 ): Promise<R> {
-  if (await mustRunAsTask(peer, method, params, options.maxToolListPages)) {
+  const maxPages = limitOption("maxToolListPages", options.maxToolListPages, DEFAULT_MAX_TOOL_LIST_PAGES);
+  if (await mustRunAsTask(peer, method, params, maxPages)) {
     const { task, ...rest } = options;
     const handle = await requestAsTask<R>(peer, method, params, {
       ...rest,
@@ -195,7 +201,7 @@ async function mustRunAsTask(
   peer: Peer,
   method: string,
   params: JsonObject | undefined,
-  maxToolListPages: number | undefined,
+  maxToolListPages: number,
 ): Promise<boolean> {
   // Only tools declare per-request task support; other receivers that require a task say so with an error.
   if (method !== TOOLS_CALL || !(peer instanceof ClientSession)) return false;

@@ -74,11 +74,31 @@ describe("requestOrTask", () => {
     expect(receiver.calls.toolsList).toBe(TOOLS.length);
   });
 
+  it("remembers at most maxTools tools; the others are called plainly", async () => {
+    const { receiver, client } = await setup({
+      tools: [{ name: "no-task" }, { name: "needs-task", taskSupport: "required" }],
+    });
+    watchToolTaskSupport(client, { maxTools: 1 });
+    await client.request("tools/list", undefined);
+    // Not remembered, so called plainly: this server then refuses it as the spec says.
+    await expect(requestOrTask(client, "tools/call", { name: "needs-task" }, FAST)).rejects.toMatchObject({
+      code: -32601,
+    });
+    expect(receiver.calls.create).toBe(0);
+  });
+
   it("stops a discovery walk at maxToolListPages", async () => {
     const { receiver, client } = await setup({ pageSize: 1 });
     await requestOrTask(client, "tools/call", { name: "says-nothing" }, { ...FAST, maxToolListPages: 2 });
     expect(receiver.calls.toolsList).toBe(2);
     expect(receiver.calls.plain).toBe(1);
+  });
+
+  it("refuses a maxToolListPages that is not a whole number, whether or not a walk is needed", async () => {
+    const { client } = await setup();
+    await expect(requestOrTask(client, "tools/call", { name: "x" }, { maxToolListPages: 1.5 })).rejects.toThrow(
+      RangeError,
+    );
   });
 
   it("concurrent calls share one discovery walk", async () => {
