@@ -3,11 +3,11 @@ import { RpcError, isPlainObject, type JsonObject } from "../jsonrpc.js";
 import type { Peer, RequestOptions } from "../peer.js";
 import { CapabilityError, LocalErrorCode } from "../errors.js";
 import { ClientSession, ServerSession, hasCapability } from "../lifecycle.js";
+import { limitOption } from "../limits.js";
 import { OutboundOperation } from "../operations.js";
 import { Session } from "../session.js";
 import { TaskHandle, readCreateTaskReply, readTaskState, type TaskWaitOptions } from "./handle.js";
 import { DEFAULT_MAX_TOOL_LIST_PAGES, DEFAULT_MAX_TRACKED_TOOLS, TOOL_SUPPORT } from "./requestor-tools.js";
-import { limitOption } from "../limits.js";
 import { TASKS_GET, TASKS_RESULT, type TaskMetadata } from "./protocol.js";
 
 export {
