@@ -104,6 +104,11 @@ export interface MessageModel {
    * dotted path ("tasks.requests.tools.call"), and the definition such a request is answered with instead.
    */
   task?: { capability: string; result: string };
+  /**
+   * The capability the receiver must advertise before a peer may send it this method, as a dotted path into its
+   * capabilities ("tools", "resources.subscribe"); absent when none is needed (ping, initialize, notifications).
+   */
+  capability?: string;
   /** Base of the stub names: CallToolRequest -> "CallTool". */
   stem: string;
 }

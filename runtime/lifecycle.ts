@@ -2,6 +2,7 @@
 import { ErrorCode, RpcError, type JsonObject } from "./jsonrpc.js";
 import { isPlainObject as isObject } from "./jsonrpc.js";
 import type { Transport } from "./transport.js";
+import type { DispatchTable } from "./dispatch.js";
 import type { RequestHandler, RequestOptions } from "./peer.js";
 import { CapabilityError, ProtocolVersionError } from "./errors.js";
 import { Session, type SessionOptions } from "./session.js";
@@ -25,38 +26,22 @@ export interface ImplementationInfo {
   [key: string]: unknown;
 }
 
-/** Client requests and the server capability each needs (dotted path into ServerCapabilities). */
-export const SERVER_CAPABILITY_FOR_METHOD: Readonly<Record<string, string>> = {
-  "resources/subscribe": "resources.subscribe",
-  "resources/unsubscribe": "resources.subscribe",
-  "logging/setLevel": "logging",
-  "completion/complete": "completions",
-};
-/** Prefix rules applied when a client method has no exact entry above. */
-export const SERVER_CAPABILITY_FOR_PREFIX: readonly (readonly [string, string])[] = [
-  ["tools/", "tools"],
-  ["resources/", "resources"],
-  ["prompts/", "prompts"],
-];
-/** Server requests and the client capability each needs. */
-export const CLIENT_CAPABILITY_FOR_METHOD: Readonly<Record<string, string>> = {
-  "sampling/createMessage": "sampling",
-  "elicitation/create": "elicitation",
-  "roots/list": "roots",
-};
-
-/** The server capability a client-to-server method needs, or undefined when none is needed. */
-export function requiredServerCapability(method: string): string | undefined {
-  if (Object.hasOwn(SERVER_CAPABILITY_FOR_METHOD, method)) return SERVER_CAPABILITY_FOR_METHOD[method];
-  for (const [prefix, capability] of SERVER_CAPABILITY_FOR_PREFIX) {
-    if (method.startsWith(prefix)) return capability;
-  }
-  return undefined;
+/**
+ * The capability the receiver must advertise before it may be sent `method`, from the sender's method table (the
+ * generator derives it from the schema's capability objects): a dotted path, or undefined when none is needed.
+ */
+export function requiredCapability(outbound: DispatchTable | undefined, method: string): string | undefined {
+  return outbound !== undefined && Object.hasOwn(outbound, method) ? outbound[method]!.capability : undefined;
 }
 
-/** The client capability a server-to-client method needs, or undefined when none is needed. */
-export function requiredClientCapability(method: string): string | undefined {
-  return Object.hasOwn(CLIENT_CAPABILITY_FOR_METHOD, method) ? CLIENT_CAPABILITY_FOR_METHOD[method] : undefined;
+/** The server capability a client-to-server method needs, per the client's outbound table. */
+export function requiredServerCapability(method: string, clientToServer: DispatchTable): string | undefined {
+  return requiredCapability(clientToServer, method);
+}
+
+/** The client capability a server-to-client method needs, per the server's outbound table. */
+export function requiredClientCapability(method: string, serverToClient: DispatchTable): string | undefined {
+  return requiredCapability(serverToClient, method);
 }
 
 /** Whether a dotted capability path is advertised (present and not false/null). */
@@ -131,9 +116,10 @@ export class ClientSession extends Session {
       this.use(resumer.extension(resumable !== undefined && resumable !== false));
     }
     // Before initialize completes the server has advertised nothing, so capability-gated methods are refused.
+    const outbound = options.outbound;
     this.use({
       checkOutbound: (method) => {
-        const capability = requiredServerCapability(method);
+        const capability = requiredCapability(outbound, method);
         if (capability === undefined || hasCapability(this.server?.capabilities, capability)) return undefined;
         return new CapabilityError(method, capability, "server");
       },
@@ -257,6 +243,7 @@ export class ServerSession extends Session {
   /** Called when the client sends notifications/initialized. */
   oninitialized?: () => void;
   private advertised: JsonObject;
+  private readonly outbound: DispatchTable | undefined;
   private client: { capabilities: JsonObject; info: ImplementationInfo; version: string } | undefined;
   private initializedNotified = false;
 
@@ -264,6 +251,7 @@ export class ServerSession extends Session {
     super(options);
     this.serverInfo = options.serverInfo;
     this.advertised = options.capabilities ?? {};
+    this.outbound = options.outbound;
     this.instructions = options.instructions;
     this.supportedProtocolVersions = options.supportedProtocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS;
     this.onRequest(PING, pong);
@@ -276,7 +264,7 @@ export class ServerSession extends Session {
         }
       },
       checkOutbound: (method) => {
-        const capability = requiredClientCapability(method);
+        const capability = this.requiredClientCapability(method);
         if (capability === undefined || hasCapability(this.client?.capabilities, capability)) return undefined;
         return new CapabilityError(method, capability, "client");
       },
@@ -292,6 +280,10 @@ export class ServerSession extends Session {
 
   get capabilities(): JsonObject {
     return this.advertised;
+  }
+  /** The client capability a request or notification to the client needs, or undefined when none is needed. */
+  requiredClientCapability(method: string): string | undefined {
+    return requiredCapability(this.outbound, method);
   }
   /** Merge more capabilities in; only meaningful before the client initializes. */
   registerCapabilities(capabilities: JsonObject): void {

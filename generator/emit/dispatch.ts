@@ -23,6 +23,7 @@ function entry(m: MessageModel): string {
     `isParams: ${isParams}`,
     `explainParams: ${explainParams}`,
     ...(results.length ? [`isResult: ${isResult}`, `explainResult: ${explainResult}`] : []),
+    ...(m.capability !== undefined ? [`capability: ${JSON.stringify(m.capability)}`] : []),
     ...(m.task
       ? [
           `isTaskResult: is${m.task.result}`,

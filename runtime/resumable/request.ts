@@ -7,7 +7,7 @@ import { InboundOperation, OutboundOperation, type OperationOutlet } from "../op
 import { ConnectionClosedError, RequestCancelledError } from "../errors.js";
 import { PROGRESS_NOTIFICATION } from "../progress.js";
 import type { Session } from "../session.js";
-import { hasCapability, requiredClientCapability, type ServerSession } from "../lifecycle.js";
+import { hasCapability, type ServerSession } from "../lifecycle.js";
 import type { StoredStatus, SyncRecord } from "../store/types.js";
 import { RESUMABLE_CAPABILITY, RESUMABLE_FAILED_CODE, stampMessage, stampOwned, type SeqStamp } from "./protocol.js";
 import type { ResumableRequests, ResumePolicy } from "./server.js";
@@ -184,7 +184,7 @@ export class ResumableRequest implements OperationOutlet {
     if (this.freed || this.status !== "processing")
       return Promise.reject(new RpcError(ErrorCode.InvalidRequest, "The request is no longer running"));
     const session = this.attachment?.session ?? this.origin;
-    const capability = requiredClientCapability(method);
+    const capability = (session as Partial<ServerSession>).requiredClientCapability?.(method);
     const clientCaps = (session as Partial<ServerSession>).clientCapabilities;
     if (capability !== undefined && !hasCapability(clientCaps, capability)) {
       return Promise.reject(new RpcError(ErrorCode.InvalidRequest, `The client does not support ${capability}`));
