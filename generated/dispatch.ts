@@ -146,3 +146,9 @@ type AnyNotifications = ClientNotifications & ServerNotifications;
 export type ParamsOf<M extends keyof AnyRequests | keyof AnyNotifications> = M extends keyof AnyRequests ? AnyRequests[M]["params"] : M extends keyof AnyNotifications ? AnyNotifications[M]["params"] : never;
 /** The result type of any request method. */
 export type ResultOf<M extends keyof AnyRequests> = AnyRequests[M]["result"];
+/** Requests the client may send task-augmented, when the server declares their taskCapability. */
+export type ClientTaskMethod = "tools/call";
+/** Requests the server may send task-augmented, when the client declares their taskCapability. */
+export type ServerTaskMethod = "elicitation/create" | "sampling/createMessage";
+/** Any request that may be sent task-augmented: `tasks/result` of its task answers with `ResultOf<M>`. */
+export type TaskAugmentableMethod = ClientTaskMethod | ServerTaskMethod;

@@ -242,6 +242,8 @@ function methodTable(loaded: LoadedSchema, defs: Map<string, SchemaNode>, option
     }
     if (entry.task !== undefined)
       checkTask(entry.task, entry.kind, entry.direction, entry.message, override?.task, fail);
+    if (entry.taskPayload && entry.kind !== "request")
+      fail(`only a request answers with a task's payload; leave "taskPayload" out`, "taskPayload");
     if (typeof override?.capability === "string") {
       const lacking = lackingCapability(entry.direction, override.capability);
       if (lacking.length)
@@ -273,6 +275,7 @@ function methodTable(loaded: LoadedSchema, defs: Map<string, SchemaNode>, option
       ...(entry.result !== undefined ? { results: entry.result } : {}),
       ...(entry.task !== undefined ? { task: { capability: entry.task, result: TASK_RESULT } } : {}),
       ...(entry.capability !== undefined ? { capability: entry.capability } : {}),
+      ...(entry.taskPayload ? { taskPayload: true as const } : {}),
       stem: stemOf(entry.message),
     });
   }

@@ -16,6 +16,8 @@ export interface MethodEntry {
   task?: string;
   /** The receiver's capability the method needs, as a dotted path ("tools", "resources.subscribe"); absent: none. */
   capability?: string;
+  /** Answers with the result of the task-augmented request whose task it names (tasks/result); sidecar only. */
+  taskPayload?: true;
 }
 
 /** One entry of a sidecar: the method it changes and what it says; only `method` is required. */
@@ -30,6 +32,7 @@ export interface MethodOverride {
   task?: string | false;
   /** The capability path the method needs, or false (it needs none, whatever its name says). */
   capability?: string | false;
+  taskPayload?: true;
   /** Where the entry stands in its file, for messages: `/methods/<i>`. */
   pointer: string;
 }

@@ -109,6 +109,8 @@ export interface MessageModel {
    * capabilities ("tools", "resources.subscribe"); absent when none is needed (ping, initialize, notifications).
    */
   capability?: string;
+  /** Answers with the result of the task-augmented request whose task it names (tasks/result): typed by that method. */
+  taskPayload?: true;
   /** Base of the stub names: CallToolRequest -> "CallTool". */
   stem: string;
 }
@@ -145,6 +147,11 @@ export function messagesFrom(
   return model.messages.filter(
     (m) => (m.direction === direction || m.direction === "both") && (kind === undefined || m.kind === kind),
   );
+}
+
+/** Requests the side may send task-augmented: those the other side may be asked to run as tasks. */
+export function taskMethods(model: Model, side: "client" | "server"): MessageModel[] {
+  return messagesFrom(model, side, "request").filter((m) => m.task !== undefined);
 }
 
 /** TypeScript type of a request's result: its definition, or the union of several; undefined for notifications. */
