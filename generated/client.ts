@@ -2,9 +2,10 @@
 // Typed client stub over the runtime's Peer.
 // Do not edit: change the schema, overlay, sidecar or templates and run `mcpgen generate`.
 
-import { ClientSession } from "../runtime/web.js";
-import type { ClientSessionOptions, JsonObject, NotificationHandler, Peer, RequestContext, RequestHandler, RequestOptions, Transport } from "../runtime/web.js";
+import { ClientSession, requestAsTask, requestOrTask } from "../runtime/web.js";
+import type { ClientSessionOptions, JsonObject, NotificationHandler, Peer, RequestContext, RequestHandler, RequestOptions, RequestOrTaskOptions, TaskHandle, TaskRequestOptions, Transport } from "../runtime/web.js";
 import { clientToServer, isMessage, serverToClient } from "./dispatch.js";
+import type { ClientTaskMethod, ResultOf } from "./dispatch.js";
 import type { CallToolAsyncRequestParams, CallToolAsyncResult, CallToolRequestParams, CallToolResult, CancelTaskRequest, CancelTaskResult, CancelToolAsyncNotificationParams, CancelledNotificationParams, CompleteRequestParams, CompleteResult, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ElicitationCompleteNotification, EmptyResult, GetPromptRequestParams, GetPromptResult, GetRequestStatusRequestParams, GetRequestStatusResult, GetTaskPayloadRequest, GetTaskPayloadResult, GetTaskRequest, GetTaskResult, GetToolAsyncResultRequestParams, InitializeRequestParams, InitializeResult, JoinCallToolAsyncRequestParams, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListRootsResult, ListTasksResult, ListToolsResult, LoggingMessageNotificationParams, NotificationParams, PaginatedRequestParams, ProgressNotificationParams, ReadResourceRequestParams, ReadResourceResult, RequestParams, RequestsReceivedNotificationParams, ResourceUpdatedNotificationParams, ResumePolicyNotificationParams, ResumeRequestParams, ServerResult, SetLevelRequestParams, SubscribeRequestParams, TaskStatusNotificationParams, UnsubscribeRequestParams } from "./types.js";
 
 /** Session options of the client, less what the generated SDK fills in (the method tables and the envelope guard). */
@@ -172,9 +173,10 @@ export class Client {
    * A request to retrieve the result of a completed task.
    *
    * Sends `tasks/result`.
+   * `M` names the task-augmented request the task runs: the payload is that request's result.
    */
-  getTaskPayload(params: NonNullable<GetTaskPayloadRequest["params"]>, options?: RequestOptions): Promise<GetTaskPayloadResult> {
-    return this.peer.request("tasks/result", params as unknown as JsonObject | undefined, options) as Promise<unknown> as Promise<GetTaskPayloadResult>;
+  getTaskPayload<M extends ClientTaskMethod = ClientTaskMethod>(params: NonNullable<GetTaskPayloadRequest["params"]>, options?: RequestOptions): Promise<ResultOf<M>> {
+    return this.peer.request("tasks/result", params as unknown as JsonObject | undefined, options) as Promise<unknown> as Promise<ResultOf<M>>;
   }
 
   /**
@@ -207,10 +209,17 @@ export class Client {
   /**
    * Used by the client to invoke a tool provided by the server.
    *
-   * Sends `tools/call`.
+   * Sends `tools/call`. With `options.task` the request is task-augmented (the server must declare
+   * `tasks.requests.tools.call`) and this resolves with the task's handle once the server created it; without, it resolves
+   * with the result, the call running as a task when the server requires one for it.
    */
-  callTool(params: CallToolRequestParams, options?: RequestOptions): Promise<CallToolResult> {
-    return this.peer.request("tools/call", params as unknown as JsonObject | undefined, options) as Promise<unknown> as Promise<CallToolResult>;
+  callTool(params: CallToolRequestParams, options: TaskRequestOptions): Promise<TaskHandle<CallToolResult>>;
+  callTool(params: CallToolRequestParams, options?: Omit<RequestOrTaskOptions, "task">): Promise<CallToolResult>;
+  callTool(params: CallToolRequestParams, options?: TaskRequestOptions | Omit<RequestOrTaskOptions, "task">): Promise<TaskHandle<CallToolResult> | CallToolResult> {
+    const wire = params as unknown as JsonObject | undefined;
+    return options !== undefined && "task" in options
+      ? requestAsTask<CallToolResult>(this.peer, "tools/call", wire, options)
+      : requestOrTask<CallToolResult>(this.peer, "tools/call", wire, options);
   }
 
   /**

@@ -2,9 +2,10 @@
 // Typed server stub over the runtime's Peer.
 // Do not edit: change the schema, overlay, sidecar or templates and run `mcpgen generate`.
 
-import { ServerSession, McpServer, requestPeer } from "../runtime/web.js";
-import type { McpServerInit, ServerSessionOptions, JsonObject, NotificationHandler, Peer, RequestContext, RequestHandler, RequestOptions, Transport } from "../runtime/web.js";
+import { ServerSession, McpServer, requestPeer, requestAsTask, requestOrTask } from "../runtime/web.js";
+import type { McpServerInit, ServerSessionOptions, JsonObject, NotificationHandler, Peer, RequestContext, RequestHandler, RequestOptions, RequestOrTaskOptions, TaskHandle, TaskRequestOptions, Transport } from "../runtime/web.js";
 import { clientToServer, isMessage, serverToClient } from "./dispatch.js";
+import type { ServerTaskMethod, ResultOf } from "./dispatch.js";
 import type { CallToolAsyncRequestParams, CallToolAsyncResult, CallToolRequestParams, CallToolResult, CancelTaskRequest, CancelTaskResult, CancelToolAsyncNotificationParams, CancelledNotificationParams, CompleteRequestParams, CompleteResult, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ElicitationCompleteNotification, EmptyResult, GetPromptRequestParams, GetPromptResult, GetRequestStatusRequestParams, GetRequestStatusResult, GetTaskPayloadRequest, GetTaskPayloadResult, GetTaskRequest, GetTaskResult, GetToolAsyncResultRequestParams, InitializeRequestParams, InitializeResult, JoinCallToolAsyncRequestParams, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListRootsResult, ListTasksResult, ListToolsResult, LoggingMessageNotificationParams, NotificationParams, PaginatedRequestParams, ProgressNotificationParams, ReadResourceRequestParams, ReadResourceResult, RequestParams, RequestsReceivedNotificationParams, ResourceUpdatedNotificationParams, ResumePolicyNotificationParams, ResumeRequestParams, ServerResult, SetLevelRequestParams, SubscribeRequestParams, TaskStatusNotificationParams, UnsubscribeRequestParams } from "./types.js";
 
 /** Session options of the server, less what the generated SDK fills in (the method tables and the envelope guard). */
@@ -30,10 +31,17 @@ export class Server {
   /**
    * A request from the server to elicit additional information from the user via the client.
    *
-   * Sends `elicitation/create`.
+   * Sends `elicitation/create`. With `options.task` the request is task-augmented (the client must declare
+   * `tasks.requests.elicitation.create`) and this resolves with the task's handle once the client created it; without, it resolves
+   * with the result, the call running as a task when the client requires one for it.
    */
-  elicit(params: ElicitRequestParams, options?: RequestOptions): Promise<ElicitResult> {
-    return this.peer.request("elicitation/create", params as unknown as JsonObject | undefined, options) as Promise<unknown> as Promise<ElicitResult>;
+  elicit(params: ElicitRequestParams, options: TaskRequestOptions): Promise<TaskHandle<ElicitResult>>;
+  elicit(params: ElicitRequestParams, options?: Omit<RequestOrTaskOptions, "task">): Promise<ElicitResult>;
+  elicit(params: ElicitRequestParams, options?: TaskRequestOptions | Omit<RequestOrTaskOptions, "task">): Promise<TaskHandle<ElicitResult> | ElicitResult> {
+    const wire = params as unknown as JsonObject | undefined;
+    return options !== undefined && "task" in options
+      ? requestAsTask<ElicitResult>(this.peer, "elicitation/create", wire, options)
+      : requestOrTask<ElicitResult>(this.peer, "elicitation/create", wire, options);
   }
 
   /**
@@ -60,10 +68,17 @@ export class Server {
   /**
    * A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
    *
-   * Sends `sampling/createMessage`.
+   * Sends `sampling/createMessage`. With `options.task` the request is task-augmented (the client must declare
+   * `tasks.requests.sampling.createMessage`) and this resolves with the task's handle once the client created it; without, it resolves
+   * with the result, the call running as a task when the client requires one for it.
    */
-  createMessage(params: CreateMessageRequestParams, options?: RequestOptions): Promise<CreateMessageResult> {
-    return this.peer.request("sampling/createMessage", params as unknown as JsonObject | undefined, options) as Promise<unknown> as Promise<CreateMessageResult>;
+  createMessage(params: CreateMessageRequestParams, options: TaskRequestOptions): Promise<TaskHandle<CreateMessageResult>>;
+  createMessage(params: CreateMessageRequestParams, options?: Omit<RequestOrTaskOptions, "task">): Promise<CreateMessageResult>;
+  createMessage(params: CreateMessageRequestParams, options?: TaskRequestOptions | Omit<RequestOrTaskOptions, "task">): Promise<TaskHandle<CreateMessageResult> | CreateMessageResult> {
+    const wire = params as unknown as JsonObject | undefined;
+    return options !== undefined && "task" in options
+      ? requestAsTask<CreateMessageResult>(this.peer, "sampling/createMessage", wire, options)
+      : requestOrTask<CreateMessageResult>(this.peer, "sampling/createMessage", wire, options);
   }
 
   /**
@@ -97,9 +112,10 @@ export class Server {
    * A request to retrieve the result of a completed task.
    *
    * Sends `tasks/result`.
+   * `M` names the task-augmented request the task runs: the payload is that request's result.
    */
-  getTaskPayload(params: NonNullable<GetTaskPayloadRequest["params"]>, options?: RequestOptions): Promise<GetTaskPayloadResult> {
-    return this.peer.request("tasks/result", params as unknown as JsonObject | undefined, options) as Promise<unknown> as Promise<GetTaskPayloadResult>;
+  getTaskPayload<M extends ServerTaskMethod = ServerTaskMethod>(params: NonNullable<GetTaskPayloadRequest["params"]>, options?: RequestOptions): Promise<ResultOf<M>> {
+    return this.peer.request("tasks/result", params as unknown as JsonObject | undefined, options) as Promise<unknown> as Promise<ResultOf<M>>;
   }
 
   /** Sends `notifications/cancelled`. */

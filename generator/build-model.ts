@@ -2,8 +2,22 @@
 import { SchemaError, SchemaErrors } from "./errors.js";
 import { compareCodeUnits, isObject } from "./json.js";
 import type { LoadedSchema } from "./load.js";
-import { applyOverrides, capabilityNode, definitionPointer, deriveMethods, paramsAllowTask } from "./methods.js";
-import { VALUE_KEYWORDS, type Definition, type MessageModel, type Model, type SchemaNode } from "./model.js";
+import {
+  applyOverrides,
+  capabilityNode,
+  definitionPointer,
+  deriveMethods,
+  paramsAllowTask,
+  receiverCapabilities,
+} from "./methods.js";
+import {
+  VALUE_KEYWORDS,
+  type Definition,
+  type Direction,
+  type MessageModel,
+  type Model,
+  type SchemaNode,
+} from "./model.js";
 import { normalizeSchema, toNode } from "./normalize/index.js";
 import { toPointer } from "./pointer.js";
 
@@ -138,11 +152,14 @@ function methodTable(loaded: LoadedSchema, defs: Map<string, SchemaNode>, option
 
   const raw = loaded.definitions;
   const prefix = `#/${defsKey}/`;
+  /** The receiving sides' capability objects that have no member at `path`. */
+  const lackingCapability = (direction: Direction, path: string): string[] =>
+    receiverCapabilities(direction).filter((c) => capabilityNode(raw, c, path, prefix) === undefined);
   /** A request that can be task-augmented: the answer definition exists; a sidecar's path and params are checked too. */
   const checkTask = (
     task: string,
     kind: string,
-    direction: string,
+    direction: Direction,
     message: string,
     given: string | false | undefined,
     fail: (msg: string, field?: string) => void,
@@ -154,12 +171,9 @@ function methodTable(loaded: LoadedSchema, defs: Map<string, SchemaNode>, option
         "task",
       );
     if (typeof given !== "string") return;
-    const receivers =
-      direction === "both"
-        ? ["ServerCapabilities", "ClientCapabilities"]
-        : [direction === "client-to-server" ? "ServerCapabilities" : "ClientCapabilities"];
-    if (!receivers.some((c) => capabilityNode(raw, c, task, prefix) !== undefined))
-      fail(`${receivers.join(" or ")} has no member ${task}`, "task");
+    const lacking = lackingCapability(direction, task);
+    if (lacking.length)
+      fail(`${lacking.join(" and ")} ${lacking.length === 1 ? "has" : "have"} no member ${task}`, "task");
     const node = raw[message];
     const params = isObject(node) && isObject(node["properties"]) ? node["properties"]["params"] : undefined;
     if (!paramsAllowTask(raw, params, prefix))
@@ -228,6 +242,16 @@ function methodTable(loaded: LoadedSchema, defs: Map<string, SchemaNode>, option
     }
     if (entry.task !== undefined)
       checkTask(entry.task, entry.kind, entry.direction, entry.message, override?.task, fail);
+    if (entry.taskPayload && entry.kind !== "request")
+      fail(`only a request answers with a task's payload; leave "taskPayload" out`, "taskPayload");
+    if (typeof override?.capability === "string") {
+      const lacking = lackingCapability(entry.direction, override.capability);
+      if (lacking.length)
+        fail(
+          `${lacking.join(" and ")} ${lacking.length === 1 ? "has" : "have"} no member ${override.capability}`,
+          "capability",
+        );
+    }
     const paramsNode: SchemaNode = props.get("params") ?? { types: ["object"], additional: "open" };
     const declaredParams = paramsNode.ref;
     if (entry.params !== undefined && entry.params !== declaredParams) {
@@ -250,6 +274,8 @@ function methodTable(loaded: LoadedSchema, defs: Map<string, SchemaNode>, option
       paramsRequired: (message.required ?? []).includes("params"),
       ...(entry.result !== undefined ? { results: entry.result } : {}),
       ...(entry.task !== undefined ? { task: { capability: entry.task, result: TASK_RESULT } } : {}),
+      ...(entry.capability !== undefined ? { capability: entry.capability } : {}),
+      ...(entry.taskPayload ? { taskPayload: true as const } : {}),
       stem: stemOf(entry.message),
     });
   }

@@ -14,6 +14,10 @@ export interface MethodEntry {
   result?: string[];
   /** Requests that can be task-augmented: the receiver's capability that says so ("tasks.requests.tools.call"). */
   task?: string;
+  /** The receiver's capability the method needs, as a dotted path ("tools", "resources.subscribe"); absent: none. */
+  capability?: string;
+  /** Answers with the result of the task-augmented request whose task it names (tasks/result); sidecar only. */
+  taskPayload?: true;
 }
 
 /** One entry of a sidecar: the method it changes and what it says; only `method` is required. */
@@ -26,6 +30,9 @@ export interface MethodOverride {
   result?: string[];
   /** A capability path (the request can be task-augmented), or false (it cannot be, whatever the schema says). */
   task?: string | false;
+  /** The capability path the method needs, or false (it needs none, whatever its name says). */
+  capability?: string | false;
+  taskPayload?: true;
   /** Where the entry stands in its file, for messages: `/methods/<i>`. */
   pointer: string;
 }
@@ -146,6 +153,26 @@ function deriveTasks(defs: Defs, entries: Map<string, MethodEntry>, prefix: stri
   }
 }
 
+/** The capability objects of the sides that receive messages going `direction`. */
+export function receiverCapabilities(direction: Direction): string[] {
+  return direction === "both" ? Object.values(CAPABILITIES) : [CAPABILITIES[direction]];
+}
+
+/**
+ * The capability each method needs, by its category: the part of the name before the first `/` naming a member of
+ * the receiver's capabilities (tools/call -> tools, roots/list -> roots). A method going both ways needs it only
+ * when both sides have the member; a name without a category (ping) or with one no capability names needs none.
+ */
+function deriveCapabilities(defs: Defs, entries: Map<string, MethodEntry>, prefix: string): void {
+  for (const entry of entries.values()) {
+    const slash = entry.method.indexOf("/");
+    if (slash <= 0) continue;
+    const category = entry.method.slice(0, slash);
+    const receivers = receiverCapabilities(entry.direction);
+    if (receivers.every((c) => capabilityNode(defs, c, category, prefix) !== undefined)) entry.capability = category;
+  }
+}
+
 /**
  * The result of a request, from the schema alone, most specific first: the `result` of `<Stem>ResultResponse`
  * (2026-07-28 and later name every successful response, some as a union with InputRequiredResult), then a
@@ -220,6 +247,7 @@ export function deriveMethods(defs: Defs, defsKey: "$defs" | "definitions"): Der
     }
   }
   deriveTasks(defs, entries, prefix, notes);
+  deriveCapabilities(defs, entries, prefix);
   const methods = [...entries.values()].sort((a, b) => compareCodeUnits(a.method, b.method));
   return { methods, emptyResults: emptyResults.sort(compareCodeUnits), notes };
 }
@@ -257,9 +285,12 @@ export function applyOverrides(
       continue;
     }
     origin.set(entry.method, entry);
-    const { pointer: _pointer, task, ...fields } = entry;
+    const { pointer: _pointer, task, capability, ...fields } = entry;
     // false clears what the schema says; a path replaces it.
-    const settled = typeof task === "string" ? { task } : {};
+    const settled = {
+      ...(typeof task === "string" ? { task } : {}),
+      ...(typeof capability === "string" ? { capability } : {}),
+    };
     const base = byMethod.get(entry.method);
     if (base === undefined) {
       if (fields.kind === undefined || fields.direction === undefined || fields.message === undefined) {
@@ -284,6 +315,7 @@ export function applyOverrides(
     }
     Object.assign(base, fields, settled);
     if (task === false) delete base.task;
+    if (capability === false) delete base.capability;
     // Notifications have no result; a request entry that changes kind takes the result it names, if any.
     if (base.kind === "notification" && fields.result === undefined) delete base.result;
   }

@@ -104,6 +104,13 @@ export interface MessageModel {
    * dotted path ("tasks.requests.tools.call"), and the definition such a request is answered with instead.
    */
   task?: { capability: string; result: string };
+  /**
+   * The capability the receiver must advertise before a peer may send it this method, as a dotted path into its
+   * capabilities ("tools", "resources.subscribe"); absent when none is needed (ping, initialize, notifications).
+   */
+  capability?: string;
+  /** Answers with the result of the task-augmented request whose task it names (tasks/result): typed by that method. */
+  taskPayload?: true;
   /** Base of the stub names: CallToolRequest -> "CallTool". */
   stem: string;
 }
@@ -140,6 +147,11 @@ export function messagesFrom(
   return model.messages.filter(
     (m) => (m.direction === direction || m.direction === "both") && (kind === undefined || m.kind === kind),
   );
+}
+
+/** Requests the side may send task-augmented: those the other side may be asked to run as tasks. */
+export function taskMethods(model: Model, side: "client" | "server"): MessageModel[] {
+  return messagesFrom(model, side, "request").filter((m) => m.task !== undefined);
 }
 
 /** TypeScript type of a request's result: its definition, or the union of several; undefined for notifications. */

@@ -26,6 +26,11 @@ export interface MethodSpec {
   readonly isResult?: (result: unknown) => boolean;
   readonly explainResult?: (result: unknown) => Explanation;
   /**
+   * The receiver's capability this method needs, as a dotted path into the capabilities it advertised ("tools",
+   * "resources.subscribe"); absent when it needs none. The sender refuses the method locally without it.
+   */
+  readonly capability?: string;
+  /**
    * Requests that can be task-augmented: the guard over the answer to one sent with a `task` in its params (the
    * schema's CreateTaskResult), since the receiver then answers with the task it created.
    */

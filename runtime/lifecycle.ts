@@ -2,6 +2,7 @@
 import { ErrorCode, RpcError, type JsonObject } from "./jsonrpc.js";
 import { isPlainObject as isObject } from "./jsonrpc.js";
 import type { Transport } from "./transport.js";
+import type { DispatchTable } from "./dispatch.js";
 import type { RequestHandler, RequestOptions } from "./peer.js";
 import { CapabilityError, ConnectionClosedError, ProtocolVersionError } from "./errors.js";
 import { Session, type SessionOptions } from "./session.js";
@@ -25,38 +26,22 @@ export interface ImplementationInfo {
   [key: string]: unknown;
 }
 
-/** Client requests and the server capability each needs (dotted path into ServerCapabilities). */
-export const SERVER_CAPABILITY_FOR_METHOD: Readonly<Record<string, string>> = {
-  "resources/subscribe": "resources.subscribe",
-  "resources/unsubscribe": "resources.subscribe",
-  "logging/setLevel": "logging",
-  "completion/complete": "completions",
-};
-/** Prefix rules applied when a client method has no exact entry above. */
-export const SERVER_CAPABILITY_FOR_PREFIX: readonly (readonly [string, string])[] = [
-  ["tools/", "tools"],
-  ["resources/", "resources"],
-  ["prompts/", "prompts"],
-];
-/** Server requests and the client capability each needs. */
-export const CLIENT_CAPABILITY_FOR_METHOD: Readonly<Record<string, string>> = {
-  "sampling/createMessage": "sampling",
-  "elicitation/create": "elicitation",
-  "roots/list": "roots",
-};
-
-/** The server capability a client-to-server method needs, or undefined when none is needed. */
-export function requiredServerCapability(method: string): string | undefined {
-  if (Object.hasOwn(SERVER_CAPABILITY_FOR_METHOD, method)) return SERVER_CAPABILITY_FOR_METHOD[method];
-  for (const [prefix, capability] of SERVER_CAPABILITY_FOR_PREFIX) {
-    if (method.startsWith(prefix)) return capability;
-  }
-  return undefined;
+/**
+ * The capability the receiver must advertise before it may be sent `method`, from the sender's method table (the
+ * generator derives it from the schema's capability objects): a dotted path, or undefined when none is needed.
+ */
+export function requiredCapability(outbound: DispatchTable | undefined, method: string): string | undefined {
+  return outbound !== undefined && Object.hasOwn(outbound, method) ? outbound[method]!.capability : undefined;
 }
 
-/** The client capability a server-to-client method needs, or undefined when none is needed. */
-export function requiredClientCapability(method: string): string | undefined {
-  return Object.hasOwn(CLIENT_CAPABILITY_FOR_METHOD, method) ? CLIENT_CAPABILITY_FOR_METHOD[method] : undefined;
+/** The server capability a client-to-server method needs, per the client's outbound table. */
+export function requiredServerCapability(method: string, clientToServer: DispatchTable): string | undefined {
+  return requiredCapability(clientToServer, method);
+}
+
+/** The client capability a server-to-client method needs, per the server's outbound table. */
+export function requiredClientCapability(method: string, serverToClient: DispatchTable): string | undefined {
+  return requiredCapability(serverToClient, method);
 }
 
 /** Whether a dotted capability path is advertised (present and not false/null). */
@@ -162,7 +147,14 @@ export class ClientSession extends Session {
       this.use(recovery.extension());
     }
     // Before initialize completes the server has advertised nothing, so capability-gated methods are refused.
-    this.use({ checkOutbound: capabilityGate(requiredServerCapability, () => this.server?.capabilities, "server") });
+    const outbound = options.outbound;
+    this.use({
+      checkOutbound: capabilityGate(
+        (method) => requiredCapability(outbound, method),
+        () => this.server?.capabilities,
+        "server",
+      ),
+    });
     this.onRequest(PING, pong);
   }
 
@@ -297,6 +289,7 @@ export class ServerSession extends Session {
   /** Called when the client sends notifications/initialized. */
   oninitialized?: () => void;
   private advertised: JsonObject;
+  private readonly outboundTable: DispatchTable | undefined;
   private client: { capabilities: JsonObject; info: ImplementationInfo; version: string } | undefined;
   private initializedNotified = false;
 
@@ -304,6 +297,7 @@ export class ServerSession extends Session {
     super(withLifecycle(options));
     this.serverInfo = options.serverInfo;
     this.advertised = options.capabilities ?? {};
+    this.outboundTable = options.outbound;
     this.instructions = options.instructions;
     this.supportedProtocolVersions = options.supportedProtocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS;
     this.onRequest(PING, pong);
@@ -315,7 +309,11 @@ export class ServerSession extends Session {
           this.oninitialized?.();
         }
       },
-      checkOutbound: capabilityGate(requiredClientCapability, () => this.client?.capabilities, "client"),
+      checkOutbound: capabilityGate(
+        (method) => this.requiredClientCapability(method),
+        () => this.client?.capabilities,
+        "client",
+      ),
     });
   }
 
@@ -328,6 +326,10 @@ export class ServerSession extends Session {
 
   get capabilities(): JsonObject {
     return this.advertised;
+  }
+  /** The client capability a request or notification to the client needs, or undefined when none is needed. */
+  requiredClientCapability(method: string): string | undefined {
+    return requiredCapability(this.outboundTable, method);
   }
   /** Merge more capabilities in; only meaningful before the client initializes. */
   registerCapabilities(capabilities: JsonObject): void {

@@ -24,3 +24,4 @@ export * from "./store/types.js";
 export * from "./store/memory.js";
 export * from "./resumable/protocol.js";
 export * from "./resumable/client.js";
+export * from "./tasks/requestor.js";

@@ -230,6 +230,8 @@ export function diffSides(oldSide: LoadedSide, newSide: LoadedSide, options: Dif
     const senders = uniq([...sendersOf(o.direction), ...sendersOf(n.direction)]);
     const receivers = uniq(senders.map(other));
     const paramsFlow: Flow = { senders, receivers };
+    for (const c of negotiation(method, o, n, senders, receivers))
+      push({ ...c, subject: method, old: oPtr, new: nPtr });
     if (o.paramsRequired !== n.paramsRequired) {
       const effect = n.paramsRequired ? "narrowed" : "widened";
       const classified = classifierFor(paramsFlow)(
@@ -335,6 +337,85 @@ export function diffSides(oldSide: LoadedSide, newSide: LoadedSide, options: Dif
     summary: summarize(changes, allMethods),
     changes,
   };
+}
+
+type Negotiated = Pick<Change, "kind" | "effect" | "clients" | "servers" | "reason" | "path">;
+
+/**
+ * What a method's negotiation gained or lost: the receiver capability it needs, and whether it can be
+ * task-augmented. A peer built on OLD and one built on NEW then disagree about when it may be sent, or sent as a task.
+ */
+function negotiation(
+  method: string,
+  o: MessageModel,
+  n: MessageModel,
+  senders: Side[],
+  receivers: Side[],
+): Negotiated[] {
+  const found: Negotiated[] = [];
+  const verdicts = (breaking: Side[]): Pick<Change, "clients" | "servers"> => ({
+    clients: breaking.includes("client") ? "breaking" : "compatible",
+    servers: breaking.includes("server") ? "breaking" : "compatible",
+  });
+  const S = label(senders);
+  const R = label(receivers);
+  const oc = o.capability;
+  const nc = n.capability;
+  if (oc !== nc) {
+    if (oc === undefined)
+      found.push({
+        kind: "method-capability-added",
+        effect: "narrowed",
+        ...verdicts(receivers),
+        reason: `${method} now needs the receiver's ${nc}: ${S} built on NEW do not send it to ${R} built on OLD that serve it without declaring ${nc}`,
+        path: "capability",
+      });
+    else if (nc === undefined)
+      found.push({
+        kind: "method-capability-removed",
+        effect: "widened",
+        ...verdicts(senders),
+        reason: `${method} no longer needs the receiver's ${oc}: ${S} built on OLD still refuse it to ${R} built on NEW that serve it without declaring ${oc}`,
+        path: "capability",
+      });
+    else
+      found.push({
+        kind: "method-capability-changed",
+        effect: "changed",
+        ...verdicts([...senders, ...receivers]),
+        reason: `${method} needs the receiver's ${nc} instead of ${oc}: a peer built on OLD and one built on NEW look for different declarations`,
+        path: "capability",
+      });
+  }
+  const ot = o.task?.capability;
+  const nt = n.task?.capability;
+  if (ot !== nt) {
+    if (ot === undefined)
+      found.push({
+        kind: "task-augmentation-added",
+        effect: "none",
+        ...verdicts([]),
+        reason: `${method} may now be task-augmented (${nt}): ${S} built on NEW do so only when the receiver declares ${nt}, which ${R} built on OLD do not`,
+        path: "task",
+      });
+    else if (nt === undefined)
+      found.push({
+        kind: "task-augmentation-removed",
+        effect: "narrowed",
+        ...verdicts(senders),
+        reason: `${method} can no longer be task-augmented: ${S} built on OLD that ran it as a task get plain answers from ${R} built on NEW, which do not declare ${ot}`,
+        path: "task",
+      });
+    else
+      found.push({
+        kind: "task-augmentation-changed",
+        effect: "changed",
+        ...verdicts(senders),
+        reason: `${method} is task-augmented under ${nt} instead of ${ot}: ${S} built on OLD look for a declaration ${R} built on NEW do not make`,
+        path: "task",
+      });
+  }
+  return found;
 }
 
 /** Where a change is felt, for a shared definition's list: "tools/call params", "ClientCapabilities", "the envelope". */

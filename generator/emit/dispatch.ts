@@ -1,7 +1,7 @@
 // Emits dispatch.ts: per-direction method tables (kind, guards, lazily loaded explainers, type names) as const
 // objects, and the type-level maps that make the stubs typed (ClientRequests, ParamsOf<M>, ResultOf<M>, ...).
 import type { MessageModel, Model } from "../model.js";
-import { messagesFrom, paramsGuardName, resultType } from "../model.js";
+import { messagesFrom, paramsGuardName, resultType, taskMethods } from "../model.js";
 import { header } from "./header.js";
 
 function entry(m: MessageModel): string {
@@ -23,6 +23,7 @@ function entry(m: MessageModel): string {
     `isParams: ${isParams}`,
     `explainParams: ${explainParams}`,
     ...(results.length ? [`isResult: ${isResult}`, `explainResult: ${explainResult}`] : []),
+    ...(m.capability !== undefined ? [`capability: ${JSON.stringify(m.capability)}`] : []),
     ...(m.task
       ? [
           `isTaskResult: is${m.task.result}`,
@@ -44,6 +45,11 @@ function typeMap(name: string, doc: string, messages: MessageModel[]): string[] 
     ),
     "}",
   ];
+}
+
+function taskUnion(name: string, doc: string, methods: MessageModel[]): string[] {
+  const members = methods.map((m) => JSON.stringify(m.method)).join(" | ") || "never";
+  return [`/** ${doc} */`, `export type ${name} = ${members};`];
 }
 
 export function emitDispatch(model: Model, runtimeImport: string): string {
@@ -139,6 +145,18 @@ export function emitDispatch(model: Model, runtimeImport: string): string {
     'export type ParamsOf<M extends keyof AnyRequests | keyof AnyNotifications> = M extends keyof AnyRequests ? AnyRequests[M]["params"] : M extends keyof AnyNotifications ? AnyNotifications[M]["params"] : never;',
     "/** The result type of any request method. */",
     'export type ResultOf<M extends keyof AnyRequests> = AnyRequests[M]["result"];',
+    ...taskUnion(
+      "ClientTaskMethod",
+      "Requests the client may send task-augmented, when the server declares their taskCapability.",
+      taskMethods(model, "client"),
+    ),
+    ...taskUnion(
+      "ServerTaskMethod",
+      "Requests the server may send task-augmented, when the client declares their taskCapability.",
+      taskMethods(model, "server"),
+    ),
+    "/** Any request that may be sent task-augmented: `tasks/result` of its task answers with `ResultOf<M>`. */",
+    "export type TaskAugmentableMethod = ClientTaskMethod | ServerTaskMethod;",
     "",
   ];
   return lines.join("\n");

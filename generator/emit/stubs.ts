@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import Handlebars from "handlebars";
 import type { MessageModel, Model } from "../model.js";
-import { definitionMap, messagesFrom, resultType } from "../model.js";
+import { definitionMap, messagesFrom, resultType, taskMethods } from "../model.js";
 import { header } from "./header.js";
 
 const lowerFirst = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);
@@ -27,6 +27,10 @@ interface StubData {
   other: string;
   typeImports: string;
   requests: object[];
+  /** Some request may be sent task-augmented: the stub imports the runtime's task requestor. */
+  hasTasks: boolean;
+  /** The union of this side's task-augmentable methods, naming the original request of a task's payload. */
+  taskMethod: string;
   notifications: object[];
   handlers: object[];
   listeners: object[];
@@ -50,6 +54,7 @@ function stubData(model: Model, side: "client" | "server", runtimeImport: string
     names.set(name, method);
     return name;
   };
+  const tasks = taskMethods(model, side);
   const base = (m: MessageModel) => ({
     method: m.method,
     paramsType: m.paramsType,
@@ -68,7 +73,14 @@ function stubData(model: Model, side: "client" | "server", runtimeImport: string
     requests: outbound
       .filter((m) => m.kind === "request")
       .map(use)
-      .map((m) => ({ ...base(m), name: claim(lowerFirst(m.stem), m.method) })),
+      .map((m) => ({
+        ...base(m),
+        name: claim(lowerFirst(m.stem), m.method),
+        task: m.task?.capability ?? false,
+        payload: m.taskPayload === true && tasks.length > 0,
+      })),
+    hasTasks: tasks.length > 0,
+    taskMethod: side === "client" ? "ClientTaskMethod" : "ServerTaskMethod",
     notifications: outbound
       .filter((m) => m.kind === "notification")
       .map(use)

@@ -7,7 +7,7 @@ import type { InboundOperation, OperationOutlet } from "../operations.js";
 import { RequestCancelledError } from "../errors.js";
 import { PROGRESS_NOTIFICATION } from "../progress.js";
 import type { Session } from "../session.js";
-import { hasCapability, requiredClientCapability, type ServerSession } from "../lifecycle.js";
+import { hasCapability, type ServerSession } from "../lifecycle.js";
 import type { StoredStatus } from "../store/types.js";
 import type { DurableEngine, DurableOperation } from "../durable/engine.js";
 import { PendingRequests } from "../durable/input.js";
@@ -154,7 +154,7 @@ export class ResumableRequest extends QueueAccount implements OperationOutlet, D
     if (this.freed || this.status !== "processing")
       return Promise.reject(new RpcError(ErrorCode.InvalidRequest, "The request is no longer running"));
     const session = this.attachment?.session ?? this.origin;
-    const capability = requiredClientCapability(method);
+    const capability = (session as Partial<ServerSession>).requiredClientCapability?.(method);
     const clientCaps = (session as Partial<ServerSession>).clientCapabilities;
     if (capability !== undefined && !hasCapability(clientCaps, capability)) {
       return Promise.reject(new RpcError(ErrorCode.InvalidRequest, `The client does not support ${capability}`));

@@ -161,6 +161,20 @@ describe("mcpgen schema rebase", () => {
     return { r, out, text: readFileSync(join(out, "schema.json"), "utf8") };
   }
 
+  /** The sidecar entries the rebase reports: exactly one line for each of `methods`, which the new base lacks. */
+  function sidecarReports(r: Run, methods: string[]): void {
+    const sidecar = JSON.parse(readFileSync(join(schemaDir, "methods.json"), "utf8")) as {
+      methods: { method: string }[];
+    };
+    for (const method of methods) {
+      const i = sidecar.methods.findIndex((m) => m.method === method);
+      expect(r.err).toContain(
+        `sidecar  schema/methods.json#/methods/${i}/method: method ${method} is not in the schema's message unions`,
+      );
+    }
+    expect(r.err.split("\n").filter((l) => l.startsWith("sidecar "))).toHaveLength(methods.length);
+  }
+
   /** Every overlay entry is either in the rebased schema or named as a conflict: nothing disappears unreported. */
   function nothingSilentlyDropped(r: Run, text: string): void {
     const schema = JSON.parse(text) as Record<string, Record<string, unknown>>;
@@ -183,7 +197,7 @@ describe("mcpgen schema rebase", () => {
     });
   }
 
-  it("onto 2025-06-18: reports the overlay entry and the patch that no longer apply; the sidecar's overrides still do", async () => {
+  it("onto 2025-06-18: reports the overlay entry and the patch that no longer apply, and the sidecar entries of the Tasks methods", async () => {
     const { r, text } = await rebaseOnto("2025-06-18");
     expect(r.code).toBe(1);
     expect(r.err).toContain(
@@ -192,7 +206,8 @@ describe("mcpgen schema rebase", () => {
     expect(r.err).toContain(
       "conflict schema/patches.json#/$defs/ElicitResult/properties/content/additionalProperties/anyOf/1/type: the patched location no longer exists upstream; left out",
     );
-    expect(r.err).not.toContain("sidecar ");
+    // The sidecar's other overrides still apply; only its entries for the Tasks methods (new in 2025-11-25) do not.
+    sidecarReports(r, ["tasks/cancel", "tasks/list", "tasks/result"]);
     expect(r.out).toContain("OLD " + join(schemaDir, "schema.json"));
     expect(r.out).toMatch(/tasks\/get\n {2}BREAKS clients\+servers +method +request tasks\/get removed/);
     expect(r.out).toContain("conflict(s)");
@@ -205,17 +220,8 @@ describe("mcpgen schema rebase", () => {
     expect(r.err).toMatch(
       /conflict schema\/overlay\.json#\/extend\/\d+: \/\$defs\/ClientNotification\/anyOf\/-: the list to append to no longer exists upstream; left out/,
     );
-    const sidecar = JSON.parse(readFileSync(join(schemaDir, "methods.json"), "utf8")) as {
-      methods: { method: string }[];
-    };
     const gone = ["logging/setLevel", "ping", "resources/subscribe", "resources/unsubscribe"];
-    for (const method of gone) {
-      const i = sidecar.methods.findIndex((m) => m.method === method);
-      expect(r.err).toContain(
-        `sidecar  schema/methods.json#/methods/${i}/method: method ${method} is not in the schema's message unions`,
-      );
-    }
-    expect(r.err.split("\n").filter((l) => l.startsWith("sidecar "))).toHaveLength(gone.length);
+    sidecarReports(r, [...gone, "tasks/cancel", "tasks/list", "tasks/result"]);
     expect(r.out).toContain("completion.values of completion/complete result: maxItems none -> 100");
     nothingSilentlyDropped(r, text);
   });

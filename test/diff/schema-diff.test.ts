@@ -277,6 +277,19 @@ describe("our combined schema against its base", () => {
     expect(conflicts).toEqual([]);
     patched = join(dir, "base-patched.json");
     writeFileSync(patched, JSON.stringify(schema));
+    // The sidecar's entries for the base's methods (capabilities the names do not say, empty results) hold for
+    // both sides; those of the overlay's methods have nothing to apply to in the base.
+    const sidecar = JSON.parse(readFileSync(join(repoRoot, "schema/methods.json"), "utf8")) as {
+      methods: { method: string }[];
+    };
+    const defs = Object.values(
+      (schema as { $defs: Record<string, { properties?: { method?: { const?: unknown } } }> }).$defs,
+    );
+    const inBase = new Set(defs.map((d) => d.properties?.method?.const));
+    writeFileSync(
+      join(dir, "methods.json"),
+      JSON.stringify({ methods: sidecar.methods.filter((m) => inBase.has(m.method)) }),
+    );
   });
 
   it("reports exactly the overlay's additions, all compatible", () => {
@@ -350,5 +363,55 @@ describe("schemas with keywords the model does not represent", () => {
     ]);
     expect(bound.reason).toContain("maxItems none -> 100");
     expect([bound.clients, bound.servers]).toEqual(["compatible", "breaking"]);
+  });
+});
+
+describe("negotiation: a method's capability and task-augmentability", () => {
+  let sidecar: string;
+  beforeAll(() => {
+    sidecar = join(tempDir("diff-negotiation"), "methods.json");
+    const entries = [
+      ...["logging/setLevel", "ping", "resources/subscribe", "resources/unsubscribe"].map((method) => ({
+        method,
+        result: "EmptyResult",
+      })),
+      { method: "completion/complete", capability: "completions" },
+      { method: "resources/read", capability: false },
+      { method: "tools/list", capability: "prompts" },
+      { method: "tools/call", task: "tasks" },
+      { method: "sampling/createMessage", task: false },
+    ];
+    writeFileSync(sidecar, JSON.stringify({ methods: entries }));
+  });
+  const pair = (oldMethods: string | undefined, newMethods: string | undefined): DiffReport =>
+    diffSides(
+      loadSide(rev("2025-11-25"), "OLD", oldMethods ? { methods: oldMethods } : {}, repoRoot),
+      loadSide(rev("2025-11-25"), "NEW", newMethods ? { methods: newMethods } : {}, repoRoot),
+    );
+  const rows = (r: DiffReport) =>
+    r.changes.map((c) => [c.subject, c.path, c.kind, c.clients, c.servers, c.old !== null && c.new !== null]);
+
+  it("reports each change of what must be declared, and whom it breaks", () => {
+    expect(rows(pair(undefined, sidecar))).toEqual([
+      ["completion/complete", "capability", "method-capability-added", "compatible", "breaking", true],
+      ["resources/read", "capability", "method-capability-removed", "breaking", "compatible", true],
+      ["sampling/createMessage", "task", "task-augmentation-removed", "compatible", "breaking", true],
+      ["tools/call", "task", "task-augmentation-changed", "breaking", "compatible", true],
+      ["tools/list", "capability", "method-capability-changed", "breaking", "breaking", true],
+    ]);
+  });
+
+  it("the other way round: what was taken away comes back, compatibly for task augmentation", () => {
+    const r = pair(sidecar, undefined);
+    expect(rows(r).map(([subject, , kind, clients, servers]) => [subject, kind, clients, servers])).toEqual([
+      ["completion/complete", "method-capability-removed", "breaking", "compatible"],
+      ["resources/read", "method-capability-added", "compatible", "breaking"],
+      ["sampling/createMessage", "task-augmentation-added", "compatible", "compatible"],
+      ["tools/call", "task-augmentation-changed", "breaking", "compatible"],
+      ["tools/list", "method-capability-changed", "breaking", "breaking"],
+    ]);
+    expect(one(r, (c) => c.subject === "sampling/createMessage").reason).toBe(
+      "sampling/createMessage may now be task-augmented (tasks.requests.sampling.createMessage): servers built on NEW do so only when the receiver declares tasks.requests.sampling.createMessage, which clients built on OLD do not",
+    );
   });
 });

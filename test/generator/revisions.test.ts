@@ -180,6 +180,48 @@ describe("the generated SDKs", () => {
     expect(clientToServer["tools/list"]!.isTaskResult).toBeUndefined();
   });
 
+  it("derive each method's capability from its category naming a member of the receiver's capabilities", async () => {
+    const listed = ["prompts/get", "prompts/list", "resources/list", "resources/read", "resources/templates/list"];
+    const common = {
+      ...Object.fromEntries(listed.map((m) => [m, m.split("/")[0]])),
+      "tools/call": "tools",
+      "tools/list": "tools",
+    };
+    const before2026 = {
+      ...common,
+      "logging/setLevel": "logging",
+      // Without a sidecar nothing says these need resources.subscribe rather than resources.
+      "resources/subscribe": "resources",
+      "resources/unsubscribe": "resources",
+      "roots/list": "roots",
+      "sampling/createMessage": "sampling",
+    };
+    const withElicitation = { ...before2026, "elicitation/create": "elicitation" };
+    const expected: Record<Revision, Record<string, string>> = {
+      "2024-11-05": before2026,
+      "2025-03-26": before2026,
+      "2025-06-18": withElicitation,
+      "2025-11-25": {
+        ...withElicitation,
+        "tasks/cancel": "tasks",
+        "tasks/get": "tasks",
+        "tasks/list": "tasks",
+        "tasks/result": "tasks",
+      },
+      "2026-07-28": common,
+      draft: common,
+    };
+    for (const revision of REVISIONS) {
+      const { model } = await sdk(revision);
+      const derived = Object.fromEntries(
+        model.messages.filter((m) => m.capability).map((m) => [m.method, m.capability]),
+      );
+      expect(derived, revision).toEqual(expected[revision]);
+      // Its category is "completion" and the capability "completions": only a sidecar can say so.
+      expect(model.messages.find((m) => m.method === "completion/complete")!.capability, revision).toBeUndefined();
+    }
+  });
+
   it("type a union result as a TypeScript union, and the dispatch tables accept any of its members", async () => {
     const { dir } = await sdk("2026-07-28");
     expect(readFileSync(join(dir, "client.ts"), "utf8")).toContain(

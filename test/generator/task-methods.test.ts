@@ -153,3 +153,18 @@ describe("the sidecar's `task`", () => {
     expect(errors(files)).toEqual([expect.stringMatching(/^\/methods\/4\/task: /)]);
   });
 });
+
+describe("the sidecar's `taskPayload`", () => {
+  it("marks the request that answers with a task's payload (tasks/result), and only a request", () => {
+    const ok = variant(() => {}, [...emptyResults, { method: "tasks/result", taskPayload: true }]);
+    expect(
+      model(ok)
+        .messages.filter((m) => m.taskPayload)
+        .map((m) => m.method),
+    ).toEqual(["tasks/result"]);
+    const bad = variant(() => {}, [...emptyResults, { method: "notifications/tasks/status", taskPayload: true }]);
+    expect(errors(bad)).toEqual([
+      `/methods/4/taskPayload: only a request answers with a task's payload; leave "taskPayload" out`,
+    ]);
+  });
+});

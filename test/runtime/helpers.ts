@@ -32,21 +32,27 @@ function spec(
   };
 }
 
+/** The spec of a method the receiver must advertise `capability` for (the generated tables say it per method). */
+const withCapability = (capability: string, s: MethodSpec): MethodSpec => ({ ...s, capability });
+
 const anyResult = (r: unknown): ValidationIssue[] =>
   isObj(r) ? [] : [{ pointer: "", message: "result must be an object" }];
 
 export const pingSpec = spec("request", "Ping", [], true, anyResult);
-export const toolsCallSpec = spec(
-  "request",
-  "CallTool",
-  [
-    ["/name", (p) => typeof p.name === "string", "must be a string"],
-    ["/arguments", (p) => p.arguments === undefined || isObj(p.arguments), "must be an object"],
-  ],
-  false,
-  (r) => (isObj(r) && Array.isArray(r.content) ? [] : [{ pointer: "/content", message: "must be an array" }]),
+export const toolsCallSpec = withCapability(
+  "tools",
+  spec(
+    "request",
+    "CallTool",
+    [
+      ["/name", (p) => typeof p.name === "string", "must be a string"],
+      ["/arguments", (p) => p.arguments === undefined || isObj(p.arguments), "must be an object"],
+    ],
+    false,
+    (r) => (isObj(r) && Array.isArray(r.content) ? [] : [{ pointer: "/content", message: "must be an array" }]),
+  ),
 );
-export const toolsListSpec = spec("request", "ListTools", [], true, anyResult);
+export const toolsListSpec = withCapability("tools", spec("request", "ListTools", [], true, anyResult));
 export const initializeSpec = spec(
   "request",
   "Initialize",
@@ -61,12 +67,15 @@ export const initializeSpec = spec(
       ? []
       : [{ pointer: "/protocolVersion", message: "must be a string" }],
 );
-export const samplingSpec = spec(
-  "request",
-  "CreateMessage",
-  [["/messages", (p) => Array.isArray(p.messages), "must be an array"]],
-  false,
-  anyResult,
+export const samplingSpec = withCapability(
+  "sampling",
+  spec(
+    "request",
+    "CreateMessage",
+    [["/messages", (p) => Array.isArray(p.messages), "must be an array"]],
+    false,
+    anyResult,
+  ),
 );
 export const progressSpec = spec(
   "notification",
@@ -96,6 +105,7 @@ export const clientToServer: DispatchTable = {
   initialize: initializeSpec,
   "tools/call": toolsCallSpec,
   "tools/list": toolsListSpec,
+  "resources/subscribe": withCapability("resources.subscribe", spec("request", "Subscribe", [], false, anyResult)),
   "notifications/progress": progressSpec,
   "notifications/cancelled": cancelledSpec,
   "notifications/initialized": initializedSpec,
@@ -105,7 +115,7 @@ export const clientToServer: DispatchTable = {
 export const serverToClient: DispatchTable = {
   ping: pingSpec,
   "sampling/createMessage": samplingSpec,
-  "roots/list": spec("request", "ListRoots", [], true, anyResult),
+  "roots/list": withCapability("roots", spec("request", "ListRoots", [], true, anyResult)),
   "notifications/progress": progressSpec,
   "notifications/cancelled": cancelledSpec,
   "notifications/message": messageSpec,

@@ -19,6 +19,7 @@ import {
   type ServerSessionOptions,
 } from "../../runtime/lifecycle.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
+import * as generated from "../../generated/dispatch.js";
 import { clientToServer, serverToClient, tap } from "./helpers.js";
 import { settle } from "../kit/timing.js";
 import { serverSession, clientSession } from "./helpers.js";
@@ -160,16 +161,18 @@ describe("capabilities", () => {
   });
 
   it("maps methods to capabilities", () => {
-    expect(requiredServerCapability("tools/list")).toBe("tools");
-    expect(requiredServerCapability("resources/templates/list")).toBe("resources");
-    expect(requiredServerCapability("resources/unsubscribe")).toBe("resources.subscribe");
-    expect(requiredServerCapability("prompts/get")).toBe("prompts");
-    expect(requiredServerCapability("logging/setLevel")).toBe("logging");
-    expect(requiredServerCapability("completion/complete")).toBe("completions");
-    expect(requiredServerCapability("ping")).toBeUndefined();
-    expect(requiredClientCapability("elicitation/create")).toBe("elicitation");
-    expect(requiredClientCapability("roots/list")).toBe("roots");
-    expect(requiredClientCapability("constructor")).toBeUndefined();
+    const c2s = generated.clientToServer;
+    const s2c = generated.serverToClient;
+    expect(requiredServerCapability("tools/list", c2s)).toBe("tools");
+    expect(requiredServerCapability("resources/templates/list", c2s)).toBe("resources");
+    expect(requiredServerCapability("resources/unsubscribe", c2s)).toBe("resources.subscribe");
+    expect(requiredServerCapability("prompts/get", c2s)).toBe("prompts");
+    expect(requiredServerCapability("logging/setLevel", c2s)).toBe("logging");
+    expect(requiredServerCapability("completion/complete", c2s)).toBe("completions");
+    expect(requiredServerCapability("ping", c2s)).toBeUndefined();
+    expect(requiredClientCapability("elicitation/create", s2c)).toBe("elicitation");
+    expect(requiredClientCapability("roots/list", s2c)).toBe("roots");
+    expect(requiredClientCapability("constructor", s2c)).toBeUndefined();
     expect(hasCapability({ resources: { subscribe: true } }, "resources.subscribe")).toBe(true);
     expect(hasCapability({ resources: {} }, "resources.subscribe")).toBe(false);
     expect(hasCapability({ logging: {} }, "logging")).toBe(true);
