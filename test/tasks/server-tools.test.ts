@@ -6,7 +6,10 @@ import {
   RELATED_TASK_META,
   TASK_STATUS_NOTIFICATION,
 } from "../../runtime/tasks/protocol.js";
-import { clientToServer } from "../../generated/dispatch.js";
+import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
+import { CapabilityError } from "../../runtime/errors.js";
+import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
+import { sessionKit } from "../kit/sessions.js";
 import { McpServer } from "../../runtime/mcp-server.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { until } from "../kit/timing.js";
@@ -62,7 +65,19 @@ describe("taskSupport in tools/list and capabilities", () => {
     // Without the capability the receiver ignores `task` and runs the call as usual.
     const result = await d.request("tools/call", { name: "never", arguments: {}, task: { ttl: 1000 } });
     expect(textOf(result)).toBe("ran never");
-    await expect(d.request("tasks/get", { taskId: "x" })).rejects.toMatchObject({ code: -32601 });
+    // Our client does not send tasks/get to a server that advertised no tasks; one that does gets -32601.
+    await expect(d.request("tasks/get", { taskId: "x" })).rejects.toBeInstanceOf(CapabilityError);
+    const ungated = sessionKit({
+      clientToServer: { ...clientToServer, "tasks/get": { ...clientToServer["tasks/get"]!, capability: undefined } },
+      serverToClient,
+      isMessage,
+    });
+    const [clientEnd, serverEnd] = createInMemoryPair();
+    await none.connect(serverEnd);
+    const e = ungated.clientSession();
+    cleanup(() => e.close());
+    await e.connect(clientEnd);
+    await expect(e.request("tasks/get", { taskId: "x" })).rejects.toMatchObject({ code: -32601 });
   });
 
   it("advertises tasks with advertiseTasks even when no tool allows them", async () => {
