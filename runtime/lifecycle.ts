@@ -14,8 +14,11 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from "./protocol-versions.js";
 
 export { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "./protocol-versions.js";
 
+/** @internal */
 export const INITIALIZE = "initialize";
+/** @internal */
 export const INITIALIZED_NOTIFICATION = "notifications/initialized";
+/** @internal */
 export const PING = "ping";
 
 /** Name and version of a client or server (the schema's Implementation; extra fields pass through). */
@@ -25,27 +28,27 @@ export interface ImplementationInfo {
   [key: string]: unknown;
 }
 
-/** Client requests and the server capability each needs (dotted path into ServerCapabilities). */
+/** @internal Client requests and the server capability each needs (dotted path into ServerCapabilities). */
 export const SERVER_CAPABILITY_FOR_METHOD: Readonly<Record<string, string>> = {
   "resources/subscribe": "resources.subscribe",
   "resources/unsubscribe": "resources.subscribe",
   "logging/setLevel": "logging",
   "completion/complete": "completions",
 };
-/** Prefix rules applied when a client method has no exact entry above. */
+/** @internal Prefix rules applied when a client method has no exact entry above. */
 export const SERVER_CAPABILITY_FOR_PREFIX: readonly (readonly [string, string])[] = [
   ["tools/", "tools"],
   ["resources/", "resources"],
   ["prompts/", "prompts"],
 ];
-/** Server requests and the client capability each needs. */
+/** @internal Server requests and the client capability each needs. */
 export const CLIENT_CAPABILITY_FOR_METHOD: Readonly<Record<string, string>> = {
   "sampling/createMessage": "sampling",
   "elicitation/create": "elicitation",
   "roots/list": "roots",
 };
 
-/** The server capability a client-to-server method needs, or undefined when none is needed. */
+/** @internal The server capability a client-to-server method needs, or undefined when none is needed. */
 export function requiredServerCapability(method: string): string | undefined {
   if (Object.hasOwn(SERVER_CAPABILITY_FOR_METHOD, method)) return SERVER_CAPABILITY_FOR_METHOD[method];
   for (const [prefix, capability] of SERVER_CAPABILITY_FOR_PREFIX) {
@@ -54,7 +57,7 @@ export function requiredServerCapability(method: string): string | undefined {
   return undefined;
 }
 
-/** The client capability a server-to-client method needs, or undefined when none is needed. */
+/** @internal The client capability a server-to-client method needs, or undefined when none is needed. */
 export function requiredClientCapability(method: string): string | undefined {
   return Object.hasOwn(CLIENT_CAPABILITY_FOR_METHOD, method) ? CLIENT_CAPABILITY_FOR_METHOD[method] : undefined;
 }
@@ -74,7 +77,7 @@ export function hasCapability(capabilities: JsonObject | undefined, path: string
   return node !== undefined && node !== null && node !== false;
 }
 
-/** The version a server answers with: the client's when supported, else the server's latest. */
+/** @internal The version a server answers with: the client's when supported, else the server's latest. */
 export function negotiateProtocolVersion(
   requested: unknown,
   supported: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS,

@@ -13,6 +13,7 @@ import {
   type McpLoggingLevel,
 } from "./mcp-types.js";
 
+/** @internal */
 export const LOGGING_MESSAGE_NOTIFICATION = "notifications/message";
 
 /** Per-connection state McpServer keeps beside each ServerSession. */
@@ -52,7 +53,7 @@ export class LoggingDisabledError extends Error {
   }
 }
 
-/** Send a notifications/message on a connection if its level passes the client's filter. */
+/** @internal Send a notifications/message on a connection if its level passes the client's filter. */
 export function sendLog(
   connection: McpConnection,
   send: (method: string, params: JsonObject) => Promise<void>,

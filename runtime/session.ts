@@ -30,6 +30,7 @@ import {
   type ProgressSink,
 } from "./progress.js";
 
+/** @internal */
 export const CANCELLED_NOTIFICATION = "notifications/cancelled";
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 /** What a notification handler is told about a sender the transport knows nothing of. */
@@ -398,7 +399,7 @@ export class Session implements Peer, ProgressSink {
     return this.transmit(message, relatedRequestId);
   }
 
-  /** @internal ProgressSink: progress for a request we serve. */
+  /** ProgressSink: progress for a request we serve. */
   sendProgress(params: JsonObject, relatedRequestId: RequestId): Promise<void> {
     const transport = this.transport;
     if (this.status !== "open" || transport === undefined) return SENT;
