@@ -290,15 +290,13 @@ describe("authorization server (oidc-provider) driven with oauth4webapi", () => 
     );
   });
 
+  /** The pre-registered confidential client "machine", and a client_credentials grant request of it. */
+  const machine: oauth.Client = { client_id: "machine", token_endpoint_auth_method: "client_secret_basic" };
+  const machineGrant = (secret: string, params: Record<string, string>) =>
+    oauth.clientCredentialsGrantRequest(as, machine, oauth.ClientSecretBasic(secret), params, insecure);
+
   it("client_credentials with a resource: a JWT for that audience whose subject is the client", async () => {
-    const machine: oauth.Client = { client_id: "machine", token_endpoint_auth_method: "client_secret_basic" };
-    const response = await oauth.clientCredentialsGrantRequest(
-      as,
-      machine,
-      oauth.ClientSecretBasic("machine-secret"),
-      { scope: "mcp:tools", resource: RESOURCE },
-      insecure,
-    );
+    const response = await machineGrant("machine-secret", { scope: "mcp:tools", resource: RESOURCE });
     const tokens = await oauth.processClientCredentialsResponse(as, machine, response);
     expect(tokens.refresh_token).toBeUndefined();
     expect(await verifyAccessToken(as, tokens.access_token)).toMatchObject({
@@ -315,28 +313,14 @@ describe("authorization server (oidc-provider) driven with oauth4webapi", () => 
   });
 
   it("a client registered with a scope (RFC 7591) may ask for no other: invalid_scope", async () => {
-    const machine: oauth.Client = { client_id: "machine", token_endpoint_auth_method: "client_secret_basic" };
-    const response = await oauth.clientCredentialsGrantRequest(
-      as,
-      machine,
-      oauth.ClientSecretBasic("machine-secret"),
-      { scope: "mcp:tools mcp:admin", resource: RESOURCE },
-      insecure,
-    );
+    const response = await machineGrant("machine-secret", { scope: "mcp:tools mcp:admin", resource: RESOURCE });
     await expect(oauth.processClientCredentialsResponse(as, machine, response)).rejects.toMatchObject({
       error: "invalid_scope",
     });
   });
 
   it("a wrong client secret is a 401 invalid_client challenge", async () => {
-    const machine: oauth.Client = { client_id: "machine", token_endpoint_auth_method: "client_secret_basic" };
-    const response = await oauth.clientCredentialsGrantRequest(
-      as,
-      machine,
-      oauth.ClientSecretBasic("wrong"),
-      { resource: RESOURCE },
-      insecure,
-    );
+    const response = await machineGrant("wrong", { resource: RESOURCE });
     await expect(oauth.processClientCredentialsResponse(as, machine, response)).rejects.toMatchObject({
       status: 401,
       cause: [{ scheme: "basic", parameters: { error: "invalid_client" } }],
