@@ -58,7 +58,7 @@ export class HandlerContext extends InboundOperation implements RequestContext, 
     return this.session.sendNotification(method, params, this.id);
   }
 
-  /** @internal ProgressSink of this request's reporter. */
+  /** ProgressSink of this request's reporter. */
   sendProgress(params: JsonObject, relatedRequestId: RequestId): Promise<void> {
     const outlet = this.outlet;
     if (outlet !== undefined) {

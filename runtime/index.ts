@@ -1,10 +1,38 @@
-// The runtime's public surface: contracts, session, lifecycle, transports, typed errors and the high-level McpServer.
+// The runtime's public API: everything in runtime/web.ts plus what needs Node built-ins (stdio, HTTP listening, the
+// servers of resumable requests and async tool calls). Named exports only, so an internal never becomes API by accident.
 export * from "./web.js";
-// Node only: they import node:* modules, so runtime/web.ts (for browsers and workers) leaves them out.
-export * from "./transports/stdio.js";
-export * from "./transports/busy-poll.js";
-export * from "./transports/http-listen.js";
-export * from "./resumable/server.js";
-export * from "./async-tools/server.js";
-export * from "./async-tools/client.js";
-export { TaskReceiver, type TaskReceiverOptions, type CreateTaskOptions, type TaskRunner } from "./tasks/receiver.js";
+
+export {
+  DEFAULT_INHERITED_ENV_VARS,
+  DEFAULT_MAX_LINE_BYTES,
+  DEFAULT_STDERR_TAIL_BYTES,
+  DEFAULT_STDERR_TAIL_LINES,
+  FrameTooLargeError,
+  InvalidJsonLineError,
+  InvalidUtf8Error,
+  StdioClientTransport,
+  StdioServerTransport,
+  defaultChildEnvironment,
+} from "./transports/stdio.js";
+export type { StdioClientTransportOptions, StdioServerTransportOptions } from "./transports/stdio.js";
+export { DEFAULT_BUSY_POLL_MICROS } from "./transports/busy-poll.js";
+export { DEFAULT_HTTP_SERVER_TIMEOUTS, createHttpServer, listenHttp } from "./transports/http-listen.js";
+export type { HttpServerTimeouts, ListenHttpOptions, ListeningHttpServer } from "./transports/http-listen.js";
+
+export { ResumableRequests } from "./resumable/server.js";
+export type { ResumableServerOptions, ResumePolicy } from "./resumable/server.js";
+export { AsyncTools } from "./async-tools/server.js";
+export type { AsyncToolRunner, AsyncToolsOptions } from "./async-tools/server.js";
+export {
+  AsyncCallRejectedError,
+  AsyncToolCall,
+  callToolAsync,
+  callToolPreferAsync,
+  joinToolAsync,
+  serverSupportsAsync,
+} from "./async-tools/client.js";
+export type { AsyncCallOptions } from "./async-tools/client.js";
+
+// Tasks (2025-11-25), receiver side: task-augmented requests run as durable operations.
+export { TaskReceiver } from "./tasks/receiver.js";
+export type { CreateTaskOptions, TaskReceiverOptions, TaskRunner } from "./tasks/receiver.js";

@@ -75,11 +75,12 @@ export class RpcError extends Error {
   }
 }
 
+/** @internal */
 export function isRequestId(value: unknown): value is RequestId {
   return typeof value === "string" || (typeof value === "number" && Number.isInteger(value));
 }
 
-/** A JSON object: not null, not an array (the one check every layer here uses). */
+/** @internal A JSON object: not null, not an array (the one check every layer here uses). */
 export function isPlainObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -15,8 +15,11 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from "./protocol-versions.js";
 
 export { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "./protocol-versions.js";
 
+/** @internal */
 export const INITIALIZE = "initialize";
+/** @internal */
 export const INITIALIZED_NOTIFICATION = "notifications/initialized";
+/** @internal */
 export const PING = "ping";
 
 /** Name and version of a client or server (the schema's Implementation; extra fields pass through). */
@@ -59,7 +62,7 @@ export function hasCapability(capabilities: JsonObject | undefined, path: string
   return node !== undefined && node !== null && node !== false;
 }
 
-/** The version a server answers with: the client's when supported, else the server's latest. */
+/** @internal The version a server answers with: the client's when supported, else the server's latest. */
 export function negotiateProtocolVersion(
   requested: unknown,
   supported: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS,

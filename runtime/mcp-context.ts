@@ -15,6 +15,7 @@ import {
 import { taskControlOf } from "./tasks/tools.js";
 import type { TaskControl } from "./tasks/task.js";
 
+/** @internal */
 export const LOGGING_MESSAGE_NOTIFICATION = "notifications/message";
 
 /** Per-connection state McpServer keeps beside each ServerSession. */
@@ -54,7 +55,7 @@ export class LoggingDisabledError extends Error {
   }
 }
 
-/** Send a notifications/message on a connection if its level passes the client's filter. */
+/** @internal Send a notifications/message on a connection if its level passes the client's filter. */
 export function sendLog(
   connection: McpConnection,
   send: (method: string, params: JsonObject) => Promise<void>,

@@ -13,6 +13,7 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
+/** @internal */
 export function compileUriTemplate(template: string): UriTemplateMatcher {
   const variables: string[] = [];
   let pattern = "^";

@@ -4,6 +4,7 @@ import { ProgressOrderError } from "./errors.js";
 import type { ProgressToken } from "./operations.js";
 import { SENT } from "./transport.js";
 
+/** @internal */
 export const PROGRESS_NOTIFICATION = "notifications/progress";
 export const DEFAULT_PROGRESS_INTERVAL_MS = 50;
 
@@ -100,7 +101,7 @@ function sendHeld(reporter: ProgressReporter): void {
 // Send failures surface through the transport's onerror and the session's close; nothing to do per notification.
 function ignore(): void {}
 
-/** Read a usable progress token from request params (`_meta.progressToken`), or undefined. */
+/** @internal Read a usable progress token from request params (`_meta.progressToken`), or undefined. */
 export function readProgressToken(params: JsonObject | undefined): ProgressToken | undefined {
   if (params === undefined) return undefined;
   const meta = params._meta;
@@ -110,7 +111,7 @@ export function readProgressToken(params: JsonObject | undefined): ProgressToken
   return undefined;
 }
 
-/** Copy of params with `_meta.progressToken` set; other `_meta` keys and the caller's object are left alone. */
+/** @internal Copy of params with `_meta.progressToken` set; other `_meta` keys and the caller's object are left alone. */
 export function withProgressToken(params: JsonObject | undefined, token: ProgressToken): JsonObject {
   if (params === undefined) return { _meta: { progressToken: token } };
   const meta = params._meta;

@@ -306,7 +306,7 @@ export class Session implements Peer, ProgressSink {
     return this.hooks.checkOutbound(method);
   }
 
-  /** @internal ProgressSink: progress for a request we serve. */
+  /** ProgressSink: progress for a request we serve. */
   sendProgress(params: JsonObject, relatedRequestId: RequestId): Promise<void> {
     const transport = this.transport;
     if (this.status !== "open" || transport === undefined) return SENT;

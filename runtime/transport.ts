@@ -62,6 +62,7 @@ export interface ReplyChannel {
  * What `send` returns when the message went out at once and nothing can fail later (in-memory, and stdio without
  * backpressure). Callers on hot paths may skip attaching a rejection handler to it: each one costs a promise and
  * a microtask per message.
+ * @internal
  */
 export const SENT: Promise<void> = Promise.resolve();
 

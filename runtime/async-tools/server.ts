@@ -17,9 +17,13 @@ import { isPresentedToken, mintToken, TokenScheme } from "../durable/token.js";
 import { MemoryOperationStore } from "../store/memory.js";
 import type { OperationStore, OwnerSignal, SharedOperationStore } from "../store/types.js";
 
+/** @internal */
 export const ASYNC_CALL = "tools/async/call";
+/** @internal */
 export const ASYNC_JOIN = "tools/async/join";
+/** @internal */
 export const ASYNC_GET = "tools/async/get";
+/** @internal */
 export const ASYNC_CANCEL = "tools/async/cancel";
 
 /** Runs a tool the way tools/call would: params are `{ name, arguments }`; the result is a CallToolResult. */

@@ -11,31 +11,38 @@ import { isPlainObject as isObject } from "../jsonrpc.js";
 import { DURABLE_FAILED_CODE } from "../durable/errors.js";
 import { isResponse, isResultResponse } from "../durable/messages.js";
 
+/** @internal */
 export const RESUME_POLICY_NOTIFICATION = "notifications/requests/resumePolicy";
+/** @internal */
 export const RESUME_REQUEST = "requests/resume";
+/** @internal */
 export const GET_STATUS_REQUEST = "requests/getStatus";
+/** @internal */
 export const RESUMABLE_CAPABILITY = "resumableRequests";
 /**
  * Not part of SEP-975 (an mcpgen addition, in the schema overlay): the client confirms it received a resumable
  * request's messages up to a seq, so the server can drop them from the request's replay queue while it runs.
+ * @internal
  */
 export const RECEIVED_NOTIFICATION = "notifications/requests/received";
 
 /**
  * `_meta` key on every message of a resumable request: `{ requestId, seq }`, seq counting from 1, and `ack: true`
  * on the messages after which the server asks the client to confirm what it received (RECEIVED_NOTIFICATION).
+ * @internal
  */
 export const SEQ_META_KEY = "io.mcpgen/resumable";
-/** `_meta` key of requests/resume params: the highest seq the client received (it confirms those). */
+/** @internal `_meta` key of requests/resume params: the highest seq the client received (it confirms those). */
 export const LAST_SEQ_META_KEY = "io.mcpgen/lastSeq";
 /**
  * `_meta` key of requests/resume params: which resume of this request it is (1, 2, ...), counted by the client.
  * Two resumes can race (one on a connection the client already left, one on its new one, perhaps on two nodes);
  * only the client knows which is newer, and the server honours the highest.
+ * @internal
  */
 export const RESUME_ATTEMPT_META_KEY = "io.mcpgen/resumeAttempt";
 
-/** The one answer to a wrong token, an unknown request and an expired one alike, so a guess learns nothing. */
+/** @internal The one answer to a wrong token, an unknown request and an expired one alike, so a guess learns nothing. */
 export function unknownResumableError(): RpcError {
   return new RpcError(ErrorCode.InvalidParams, "Unknown or expired resumable request");
 }
@@ -43,7 +50,7 @@ export function unknownResumableError(): RpcError {
 /** Code of a resumable request that failed on the server side (queue limit, node lost): the durable engine's. */
 export const RESUMABLE_FAILED_CODE = DURABLE_FAILED_CODE;
 
-/** A request whose node stopped (its lease lapsed): resume and status say so instead of waiting forever. */
+/** @internal A request whose node stopped (its lease lapsed): resume and status say so instead of waiting forever. */
 export function nodeLostError(): RpcError {
   return new RpcError(
     RESUMABLE_FAILED_CODE,
@@ -74,7 +81,7 @@ function isSeqStamp(value: unknown): value is SeqStamp {
   return typeof id === "string" || typeof id === "number";
 }
 
-/** The stamp on a message (in params._meta or result._meta), or undefined. */
+/** @internal The stamp on a message (in params._meta or result._meta), or undefined. */
 export function readSeqStamp(message: JsonObject): SeqStamp | undefined {
   const holder = isObject(message.params) ? message.params : isObject(message.result) ? message.result : undefined;
   if (holder === undefined) return undefined;
@@ -85,7 +92,7 @@ export function readSeqStamp(message: JsonObject): SeqStamp | undefined {
   return isSeqStamp(stamp) ? stamp : undefined;
 }
 
-/** A copy of the message carrying the stamp; the caller's objects are not modified. */
+/** @internal A copy of the message carrying the stamp; the caller's objects are not modified. */
 export function stampMessage(message: JsonRpcMessage, stamp: SeqStamp): JsonRpcMessage {
   // Built field by field with a literal key: spreads with a computed key cost several times more per message.
   if (isResultResponse(message)) return { jsonrpc: "2.0", id: message.id, result: withStamp(message.result, stamp) };
@@ -100,6 +107,7 @@ export function stampMessage(message: JsonRpcMessage, stamp: SeqStamp): JsonRpcM
 /**
  * Stamp a message made for this send alone (see OperationOutlet.send's `owned`): its params gain the stamp and
  * nothing is copied. Copying was most of what a progress value of a resumable request cost over a plain one.
+ * @internal
  */
 export function stampOwned(message: JsonRpcMessage, stamp: SeqStamp): JsonRpcMessage {
   if (isResponse(message) || !isObject(message.params)) return stampMessage(message, stamp);

@@ -160,10 +160,12 @@ export interface SyncOperationStore extends OperationStore {
   open(key: string, operation: StoredOperation): SyncRecord;
 }
 
+/** @internal */
 export function isSyncStore(store: OperationStore): store is SyncOperationStore {
   return (store as Partial<SyncOperationStore>).synchronous === true;
 }
 
+/** @internal */
 export function isSharedStore(store: OperationStore): store is SharedOperationStore {
   return (
     typeof (store as Partial<SharedOperationStore>).follow === "function" &&
@@ -171,7 +173,7 @@ export function isSharedStore(store: OperationStore): store is SharedOperationSt
   );
 }
 
-/** Calls `next` with the value, at once when it is not a promise (keeps the in-memory path synchronous). */
+/** @internal Calls `next` with the value, at once when it is not a promise (keeps the in-memory path synchronous). */
 export function whenReady<T, R>(value: Awaitable<T>, next: (value: T) => R): R | Promise<R> {
   if (value instanceof Promise) return value.then(next);
   return next(value);

@@ -19,6 +19,7 @@ const INITIAL_CREDIT = 8;
 /** While backed off, one send in this many polls again, so a peer that became fast (warmed up) is noticed soon. */
 const RETRY_EVERY = 32;
 
+/** @internal */
 export class BusyPoller {
   private readonly windowMs: number;
   private credit = INITIAL_CREDIT;

@@ -57,11 +57,12 @@ export interface EventStore {
 /** Stream ids must not contain the separator; the transport only makes base64url ids. */
 const SEP = ":";
 
+/** @internal */
 export function formatEventId(streamId: string, seq: number): string {
   return `${streamId}${SEP}${seq}`;
 }
 
-/** Splits `<streamId>:<seq>`; undefined when the id does not have that shape. */
+/** @internal Splits `<streamId>:<seq>`; undefined when the id does not have that shape. */
 export function parseEventId(eventId: string): { streamId: string; seq: number } | undefined {
   const at = eventId.lastIndexOf(SEP);
   if (at <= 0) return undefined;

@@ -20,8 +20,10 @@ export interface HostOriginPolicy {
   dnsRebindingProtection?: boolean | "auto";
 }
 
+/** @internal */
 export const LOOPBACK_HOSTNAMES: readonly string[] = ["localhost", "127.0.0.1", "[::1]"];
 
+/** @internal */
 export function isLoopbackAddress(address: string | undefined): boolean {
   if (!address) return false;
   const a = address.toLowerCase().replace(/^\[|\]$/g, "");
@@ -64,7 +66,7 @@ function originEntry(entry: string): string {
   }
 }
 
-/** Whether an Origin header value matches an allow-list (full origins or bare hostnames); `null` never does. */
+/** @internal Whether an Origin header value matches an allow-list (full origins or bare hostnames); `null` never does. */
 export function originAllowed(origin: string, allowed: readonly string[]): boolean {
   let url: URL;
   try {

@@ -57,6 +57,7 @@ export interface LineSink {
  * Splits a byte stream at '\n' (dropping a trailing '\r'), decodes each line as UTF-8 JSON.
  * Chunks are kept as a list and joined once per line, so a long line costs one copy. A line over the
  * limit is reported once and skipped without buffering the rest of it; blank lines are ignored.
+ * @internal
  */
 export class LineDecoder {
   private parts: Buffer[] = [];
@@ -147,6 +148,7 @@ function isSpace(byte: number): boolean {
 /**
  * The last lines of a byte stream, bounded by count and by bytes (a longer line keeps its start): what a child
  * wrote to stderr before it died, for the error that reports it. Holds copies, never the chunks it was fed.
+ * @internal
  */
 export class LineTail {
   private readonly kept: { text: string; bytes: number }[] = [];
@@ -258,9 +260,10 @@ abstract class StdioEnd implements Transport, LineSink {
   onmalformed?: (error: Error) => void;
   onclose?: () => void;
   onerror?: (error: Error) => void;
+  /** @internal */
   protected readonly decoder: LineDecoder;
   protected closed = false;
-  /** Exposed for tests and benchmarks: how often a reply was caught while polling. */
+  /** @internal Exposed for tests and benchmarks: how often a reply was caught while polling. */
   readonly busyPoll: BusyPoller;
 
   /** Where messages are written; undefined until the client end has spawned its child. */
@@ -299,7 +302,7 @@ abstract class StdioEnd implements Transport, LineSink {
     this.onerror?.(error);
   };
 
-  /** @internal LineSink */
+  /** LineSink: called by the decoder. */
   onLine(value: unknown): void {
     const onmessage = this.onmessage;
     if (onmessage === undefined) return;
@@ -311,7 +314,7 @@ abstract class StdioEnd implements Transport, LineSink {
     }
   }
 
-  /** @internal LineSink */
+  /** LineSink: called by the decoder. */
   onBadLine(error: Error): void {
     this.onmalformed?.(error);
   }
@@ -470,7 +473,7 @@ export class StdioClientTransport extends StdioEnd {
     return this.exitError;
   }
 
-  /** @internal LineSink: a line that is not a message is usually the server logging to stdout; the app hears of it. */
+  /** LineSink: a line that is not a message is usually the server logging to stdout; the app hears of it. */
   override onBadLine(error: Error): void {
     super.onBadLine(error);
     this.onerror?.(error);

@@ -13,6 +13,16 @@ import { tempDir } from "../kit/paths.js";
 import { allMutants, arbitraryFor, asJson, mutate, type Defs, type MutationKind } from "./arbitrary.js";
 import { createOracle, exported, isJsonPointer, type Explain, type Guard, type Oracle } from "./oracle.js";
 
+/** The schema's message unions, each checked on values drawn from it. */
+export const MESSAGE_UNIONS = [
+  "JSONRPCMessage",
+  "ClientRequest",
+  "ServerRequest",
+  "ClientNotification",
+  "ServerNotification",
+  "ClientResult",
+  "ServerResult",
+];
 /** What the property needs of a schema: its model, its generated guards and explainers, and its oracle. */
 export interface Subject {
   model: Model;

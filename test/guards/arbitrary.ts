@@ -898,6 +898,13 @@ function pickMutation(options: Mutation[], a: number, b: number): Mutation {
   return ofKind[b % ofKind.length]!;
 }
 
+/** The mutation sites of a value held in `holder`: a site at the root replaces holder.root. */
+function sitesIn(defs: Defs, node: SchemaNode, holder: { root: Json }): Site[] {
+  const sites: Site[] = [];
+  collectSites(defs, node, holder.root, (v) => void (holder.root = v), sites);
+  return sites;
+}
+
 /**
  * A likely-invalid variant of a valid value: one or two mutations, each at a site (any depth) and of a kind the
  * choice list picks. The input is left untouched.
@@ -914,16 +921,7 @@ export function mutate(
   const kinds: MutationKind[] = [];
   const rounds = 1 + (next() % 2);
   for (let r = 0; r < rounds; r++) {
-    const sites: Site[] = [];
-    collectSites(
-      defs,
-      node,
-      holder.root,
-      (v) => {
-        holder.root = v;
-      },
-      sites,
-    );
+    const sites = sitesIn(defs, node, holder);
     const site = sites[next() % sites.length]!;
     const mutation = pickMutation(mutationsAt(defs, site), next(), next());
     mutation.apply(site);
@@ -940,16 +938,7 @@ export function* allMutants(defs: Defs, node: SchemaNode, valid: Json): Generato
     const count = mutationsAt(defs, probe[s]!).length;
     for (let m = 0; m < count; m++) {
       const holder: { root: Json } = { root: structuredClone(valid) };
-      const sites: Site[] = [];
-      collectSites(
-        defs,
-        node,
-        holder.root,
-        (v) => {
-          holder.root = v;
-        },
-        sites,
-      );
+      const sites = sitesIn(defs, node, holder);
       const mutation = mutationsAt(defs, sites[s]!)[m]!;
       mutation.apply(sites[s]!);
       yield { value: asJson(holder.root), kind: mutation.kind };

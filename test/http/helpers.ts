@@ -1,4 +1,5 @@
 // Test fixtures for the HTTP transport: a real node:http server on 127.0.0.1, a tiny responder, raw fetch helpers.
+import { afterEach } from "vitest";
 import type { IncomingMessage, Server } from "node:http";
 import type { InboundInfo } from "../../runtime/transport.js";
 import type { JsonObject, JsonRpcMessage, RequestId } from "../../runtime/jsonrpc.js";
@@ -164,6 +165,16 @@ export async function startServer(
       await listening.close();
     },
   };
+}
+
+/** For a file whose tests each start a server: startServer, with the server it started stopped after the test. */
+export function serverPerTest(): typeof startServer {
+  let running: RunningServer | undefined;
+  afterEach(async () => {
+    await running?.stop();
+    running = undefined;
+  });
+  return async (...args) => (running = await startServer(...args));
 }
 
 export const ACCEPT_BOTH = "application/json, text/event-stream";

@@ -27,6 +27,12 @@ async function openSession(url: string, capabilities: JsonObject): Promise<strin
   return sid;
 }
 
+/** POSTs tools/call of the three-step "count" tool under `id`, asking for progress. */
+function countCall(url: string, sid: string, id: number): Promise<Response> {
+  const params = { name: "count", arguments: { steps: 3 }, _meta: { progressToken: "p" } };
+  return post(url, { jsonrpc: "2.0", id, method: "tools/call", params }, sessionHeaders(sid));
+}
+
 function lastOf(read: SseRead): JsonObject | undefined {
   return read.messages.at(-1);
 }
@@ -49,16 +55,7 @@ describe("a bogus requests/resume with the id of a request in flight", () => {
       const gate = new Promise<void>((resolve) => (open = resolve));
       server = await startResumableHttp(manager, { step: (_name, _args, i) => (i === 2 ? gate : undefined) });
       const sid = await openSession(server.url, resumable ? { resumableRequests: {} } : {});
-      const original = await post(
-        server.url,
-        {
-          jsonrpc: "2.0",
-          id: 5,
-          method: "tools/call",
-          params: { name: "count", arguments: { steps: 3 }, _meta: { progressToken: "p" } },
-        },
-        sessionHeaders(sid),
-      );
+      const original = await countCall(server.url, sid, 5);
       expect(original.status).toBe(200);
       const live: SseRead = { events: [], messages: [], ended: false };
       const reading = readSse(original, undefined, live);
@@ -102,16 +99,7 @@ describe("a bogus requests/resume with the id of a request in flight", () => {
       },
     });
     const sid = await openSession(server.url, { resumableRequests: {} });
-    const original = await post(
-      server.url,
-      {
-        jsonrpc: "2.0",
-        id: 7,
-        method: "tools/call",
-        params: { name: "count", arguments: { steps: 3 }, _meta: { progressToken: "p" } },
-      },
-      sessionHeaders(sid),
-    );
+    const original = await countCall(server.url, sid, 7);
     const live: SseRead = { events: [], messages: [], ended: false };
     readSse(original, undefined, live).catch(() => undefined); // cancelled below: the stream then ends with no response
     await until(() => live.messages.some((m) => m.method === "notifications/progress"));
@@ -141,16 +129,7 @@ describe("a bogus requests/resume with the id of a request in flight", () => {
     const gate = new Promise<void>((resolve) => (open = resolve));
     server = await startResumableHttp(manager, { step: (_name, _args, i) => (i === 2 ? gate : undefined) });
     const sid = await openSession(server.url, { resumableRequests: {} });
-    const original = await post(
-      server.url,
-      {
-        jsonrpc: "2.0",
-        id: 6,
-        method: "tools/call",
-        params: { name: "count", arguments: { steps: 3 }, _meta: { progressToken: "p" } },
-      },
-      sessionHeaders(sid),
-    );
+    const original = await countCall(server.url, sid, 6);
     const first = await readSse(original, (r) => r.messages.some((m) => m.method === "notifications/progress"));
     const policy = first.messages.find((m) => m.method === "notifications/requests/resumePolicy")!.params as JsonObject;
 

@@ -1,23 +1,10 @@
 // Host/Origin allow-lists (DNS rebinding) and principal-bound sessions on the HTTP server.
 import { request as httpRequest } from "node:http";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { checkHostAndOrigin } from "../../runtime/transports/http-security.js";
-import {
-  initialize,
-  initializeMessage,
-  post,
-  readBody,
-  readSse,
-  sessionHeaders,
-  startServer,
-  type RunningServer,
-} from "./helpers.js";
+import { initialize, initializeMessage, post, readBody, readSse, sessionHeaders, serverPerTest } from "./helpers.js";
 
-let server: RunningServer | undefined;
-afterEach(async () => {
-  await server?.stop();
-  server = undefined;
-});
+const start = serverPerTest();
 
 /** fetch forbids setting Host, so a raw node:http request sends a forged one. */
 function postWithHost(port: number, host: string, body: unknown): Promise<{ status: number; body: string }> {
@@ -45,7 +32,7 @@ function postWithHost(port: number, host: string, body: unknown): Promise<{ stat
 
 describe("DNS rebinding protection (on by default on 127.0.0.1)", () => {
   it("rejects a foreign Host with 403 and keeps serving", async () => {
-    server = await startServer();
+    const server = await start();
     const bad = await postWithHost(server.port, "evil.example:80", initializeMessage());
     expect(bad.status).toBe(403);
     expect(JSON.parse(bad.body)).toMatchObject({ jsonrpc: "2.0", error: { message: expect.stringContaining("Host") } });
@@ -55,7 +42,7 @@ describe("DNS rebinding protection (on by default on 127.0.0.1)", () => {
   });
 
   it("rejects a foreign Origin with 403, accepts a loopback one and none", async () => {
-    server = await startServer();
+    const server = await start();
     const bad = await post(server.url, initializeMessage(), { origin: "http://evil.example" });
     expect(bad.status).toBe(403);
     expect(((await bad.json()) as { error: { message: string } }).error.message).toContain("Origin");
@@ -68,7 +55,7 @@ describe("DNS rebinding protection (on by default on 127.0.0.1)", () => {
   });
 
   it("uses explicit allow-lists when given", async () => {
-    server = await startServer({
+    const server = await start({
       allowedHosts: [`127.0.0.1:${0}`, "127.0.0.1"],
       allowedOrigins: ["https://app.example"],
     });
@@ -82,7 +69,7 @@ describe("DNS rebinding protection (on by default on 127.0.0.1)", () => {
   });
 
   it("can be turned off", async () => {
-    server = await startServer({ dnsRebindingProtection: false });
+    const server = await start({ dnsRebindingProtection: false });
     const res = await postWithHost(server.port, "evil.example", initializeMessage());
     expect(res.status).toBe(200);
   });
@@ -123,7 +110,7 @@ describe("authentication and principal-bound sessions", () => {
   };
 
   it("401 without credentials (and when the hook throws); the principal reaches InboundInfo", async () => {
-    server = await startServer({ authenticate });
+    const server = await start({ authenticate });
     expect((await post(server.url, initializeMessage())).status).toBe(401);
     expect((await post(server.url, initializeMessage(), { authorization: "Bearer boom" })).status).toBe(401);
     const sid = await initialize(server.url, { authorization: "Bearer alice" });
@@ -139,7 +126,7 @@ describe("authentication and principal-bound sessions", () => {
   });
 
   it("another principal presenting the session id gets 404, as if it did not exist", async () => {
-    server = await startServer({ authenticate });
+    const server = await start({ authenticate });
     const sid = await initialize(server.url, { authorization: "Bearer alice" });
     const asBob = await post(
       server.url,
@@ -167,7 +154,7 @@ describe("authentication and principal-bound sessions", () => {
   });
 
   it("authRequired: false lets anonymous callers in, bound to no principal", async () => {
-    server = await startServer({ authenticate, authRequired: false });
+    const server = await start({ authenticate, authRequired: false });
     const sid = await initialize(server.url);
     const withAlice = await post(
       server.url,

@@ -1,6 +1,6 @@
 // Session lifecycle, stateless mode and reply modes (JSON vs SSE, 202) of the HTTP server, driven by raw fetch.
 import { createServer } from "node:http";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createStreamableHttpServer } from "../../runtime/transports/http-server.js";
 import {
   initialize,
@@ -9,21 +9,16 @@ import {
   post,
   readSse,
   sessionHeaders,
-  startServer,
-  type RunningServer,
+  serverPerTest,
 } from "./helpers.js";
 import { listen } from "../kit/net.js";
 import { sleep, until } from "../kit/timing.js";
 
-let server: RunningServer | undefined;
-afterEach(async () => {
-  await server?.stop();
-  server = undefined;
-});
+const start = serverPerTest();
 
 describe("stateful sessions", () => {
   it("issues a visible-ASCII session id at initialize and delivers the request with it", async () => {
-    server = await startServer();
+    const server = await start();
     const res = await post(server.url, initializeMessage(7));
     expect(res.status).toBe(200);
     const id = res.headers.get("mcp-session-id");
@@ -37,7 +32,7 @@ describe("stateful sessions", () => {
   });
 
   it("gives each initialize its own session and transport", async () => {
-    server = await startServer();
+    const server = await start();
     const a = await initialize(server.url);
     const b = await initialize(server.url);
     expect(a).not.toBe(b);
@@ -45,7 +40,7 @@ describe("stateful sessions", () => {
   });
 
   it("requires the session id after initialize (400), rejects unknown ids (404)", async () => {
-    server = await startServer();
+    const server = await start();
     await initialize(server.url);
     const missing = await post(
       server.url,
@@ -64,7 +59,7 @@ describe("stateful sessions", () => {
   });
 
   it("DELETE ends the session: onclose fires, later requests get 404", async () => {
-    server = await startServer();
+    const server = await start();
     const id = await initialize(server.url);
     const del = await fetch(server.url, { method: "DELETE", headers: sessionHeaders(id) });
     expect(del.status).toBe(200);
@@ -77,7 +72,7 @@ describe("stateful sessions", () => {
   });
 
   it("transport.close() from the app terminates the session and ends its open GET stream", async () => {
-    server = await startServer();
+    const server = await start();
     const id = await initialize(server.url);
     const get = await fetch(server.url, { headers: { accept: "text/event-stream", ...sessionHeaders(id) } });
     expect(get.status).toBe(200);
@@ -90,14 +85,14 @@ describe("stateful sessions", () => {
   });
 
   it("initialize carrying a session id is refused", async () => {
-    server = await startServer();
+    const server = await start();
     const id = await initialize(server.url);
     const res = await post(server.url, initializeMessage(3), sessionHeaders(id));
     expect(res.status).toBe(400);
   });
 
   it("sessionIdleTimeoutMs closes idle sessions, but not one with a connected stream", async () => {
-    server = await startServer({ sessionIdleTimeoutMs: 60 });
+    const server = await start({ sessionIdleTimeoutMs: 60 });
     const idle = await initialize(server.url);
     const busy = await initialize(server.url);
     const get = await fetch(server.url, { headers: { accept: "text/event-stream", ...sessionHeaders(busy) } });
@@ -112,7 +107,7 @@ describe("stateful sessions", () => {
 
   it("a custom session id generator is used", async () => {
     let n = 0;
-    server = await startServer({ sessionIdGenerator: () => `custom-${++n}` });
+    const server = await start({ sessionIdGenerator: () => `custom-${++n}` });
     expect(await initialize(server.url)).toBe("custom-1");
   });
 });
@@ -148,7 +143,7 @@ describe("mounting", () => {
 
 describe("stateless mode", () => {
   it("gives every POST a fresh transport, no session id, and closes it after the reply", async () => {
-    server = await startServer({ stateless: true });
+    const server = await start({ stateless: true });
     const first = await post(server.url, initializeMessage(1));
     expect(first.status).toBe(200);
     expect(first.headers.get("mcp-session-id")).toBeNull();
@@ -173,7 +168,7 @@ describe("stateless mode", () => {
   });
 
   it("answers GET and DELETE with 405", async () => {
-    server = await startServer({ stateless: true });
+    const server = await start({ stateless: true });
     const get = await fetch(server.url, { headers: { accept: "text/event-stream" } });
     expect(get.status).toBe(405);
     expect(get.headers.get("allow")).toBe("POST");
@@ -182,7 +177,7 @@ describe("stateless mode", () => {
   });
 
   it("accepts notifications with 202", async () => {
-    server = await startServer({ stateless: true });
+    const server = await start({ stateless: true });
     const res = await post(server.url, { jsonrpc: "2.0", method: "notifications/initialized" });
     expect(res.status).toBe(202);
     expect(await res.text()).toBe("");
@@ -191,7 +186,7 @@ describe("stateless mode", () => {
 
 describe("reply modes", () => {
   it("202 with no body for notifications and responses, delivered to the session", async () => {
-    server = await startServer();
+    const server = await start();
     const id = await initialize(server.url);
     const note = await post(server.url, { jsonrpc: "2.0", method: "notifications/initialized" }, sessionHeaders(id));
     expect(note.status).toBe(202);
@@ -204,7 +199,7 @@ describe("reply modes", () => {
   });
 
   it("SSE (default): a priming event (id, empty data) comes first, then messages with ids, then the stream ends", async () => {
-    server = await startServer();
+    const server = await start();
     const id = await initialize(server.url);
     const res = await post(
       server.url,
@@ -226,7 +221,7 @@ describe("reply modes", () => {
   });
 
   it("event ids are unique across streams of one session and name their stream", async () => {
-    server = await startServer();
+    const server = await start();
     const id = await initialize(server.url);
     const a = await readSse(
       await post(server.url, { jsonrpc: "2.0", id: 1, method: "progress", params: { count: 1 } }, sessionHeaders(id)),
@@ -240,7 +235,7 @@ describe("reply modes", () => {
   });
 
   it("JSON mode answers with one application/json body", async () => {
-    server = await startServer({ responseMode: "json" });
+    const server = await start({ responseMode: "json" });
     const init = await post(server.url, initializeMessage(1));
     expect(init.headers.get("content-type")).toBe("application/json");
     const sid = init.headers.get("mcp-session-id")!;
@@ -256,7 +251,7 @@ describe("reply modes", () => {
   });
 
   it("JSON mode switches to SSE when the handler sends progress before its response", async () => {
-    server = await startServer({ responseMode: "json" });
+    const server = await start({ responseMode: "json" });
     const sid = (await post(server.url, initializeMessage(1))).headers.get("mcp-session-id")!;
     const res = await post(
       server.url,
@@ -270,7 +265,7 @@ describe("reply modes", () => {
   });
 
   it("responseMode can be chosen per method", async () => {
-    server = await startServer({ responseMode: (method) => (method === "echo" ? "json" : "sse") });
+    const server = await start({ responseMode: (method) => (method === "echo" ? "json" : "sse") });
     const init = await post(server.url, initializeMessage(1));
     expect(init.headers.get("content-type")).toBe("text/event-stream");
     await readSse(init);
@@ -281,7 +276,7 @@ describe("reply modes", () => {
   });
 
   it("a request id already in flight on the session is refused", async () => {
-    server = await startServer();
+    const server = await start();
     const sid = await initialize(server.url);
     const first = await post(
       server.url,
@@ -301,7 +296,7 @@ describe("reply modes", () => {
   ])(
     "a request reusing an id in flight, its method $name, is answered $status",
     async ({ reusableIdMethods, status }) => {
-      server = await startServer(reusableIdMethods === undefined ? {} : { reusableIdMethods });
+      const server = await start(reusableIdMethods === undefined ? {} : { reusableIdMethods });
       const sid = await initialize(server.url);
       const first = await post(
         server.url,

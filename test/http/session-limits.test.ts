@@ -15,17 +15,14 @@ import {
   post,
   readSse,
   sessionHeaders,
-  startServer,
-  type RunningServer,
+  serverPerTest,
 } from "./helpers.js";
 
-let server: RunningServer | undefined;
+const start = serverPerTest();
 let mcp: StreamableHttpServer | undefined;
 afterEach(async () => {
   vi.useRealTimers();
-  await server?.stop();
   await mcp?.close();
-  server = undefined;
   mcp = undefined;
 });
 
@@ -59,7 +56,7 @@ function inProcess(options: Partial<StreamableHttpServerOptions> = {}) {
 
 describe("maxSessions", () => {
   it("refuses an initialize beyond the cap with 503 and a JSON-RPC error; the live sessions go on", async () => {
-    server = await startServer({ maxSessions: 2 });
+    const server = await start({ maxSessions: 2 });
     const a = await initialize(server.url);
     const b = await initialize(server.url);
     const refused = await post(server.url, initializeMessage(5));

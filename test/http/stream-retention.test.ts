@@ -16,17 +16,14 @@ import {
   postToHandler,
   readSse,
   sessionHeaders,
-  startServer,
-  type RunningServer,
+  serverPerTest,
 } from "./helpers.js";
 import { until } from "../kit/timing.js";
 
-let server: RunningServer | undefined;
+const start = serverPerTest();
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
-  await server?.stop();
-  server = undefined;
 });
 
 setFlagsFromString("--expose-gc");
@@ -104,7 +101,7 @@ describe("finished streams in the event store", () => {
   it("20,000 calls in one session leave the store's entry count and the heap flat", async () => {
     const store = new InMemoryEventStore();
     // A responder that keeps nothing (the shared one records every message), so the heap shows the transport.
-    server = await startServer({ eventStore: store, onSession: answerEverything });
+    const server = await start({ eventStore: store, onSession: answerEverything });
     const call = await connectClient(server.url);
     // Warm up first, so code paths, pools and the session's own structures are in place before measuring.
     for (let i = 0; i < 500; i++) await call("echo", { i });
@@ -131,7 +128,7 @@ describe("finished streams in the event store", () => {
 
   it("frees a stream read to its end once the client's next request comes on the same connection, not before", async () => {
     const store = new InMemoryEventStore();
-    server = await startServer({ eventStore: store });
+    const server = await start({ eventStore: store });
     const sid = await initialize(server.url);
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     cleanups.push(() => agent.destroy());
@@ -151,7 +148,7 @@ describe("finished streams in the event store", () => {
 
   it("keeps a stream cut before its final event resumable for the retention window, then frees it", async () => {
     const store = new InMemoryEventStore({ finishedStreamRetentionMs: 300 });
-    server = await startServer({ eventStore: store });
+    const server = await start({ eventStore: store });
     const sid = await initialize(server.url);
     const cut = async (id: number, gate: string) => {
       const res = await post(
@@ -184,7 +181,7 @@ describe("finished streams in the event store", () => {
 
   it("behind the fetch handler, which cannot see delivery, keeps at most maxFinishedStreamsPerSession streams", async () => {
     const store = new InMemoryEventStore({ maxFinishedStreamsPerSession: 20 });
-    server = await startServer({ eventStore: store });
+    const server = await start({ eventStore: store });
     const call = (body: JsonRpcMessage, sid?: string) =>
       postToHandler(server!.mcp.fetch, body, sid ? sessionHeaders(sid) : {});
     const init = await call(initializeMessage(0));

@@ -13,22 +13,21 @@ async function connected(server: ReturnType<typeof makeServer>): Promise<Connect
   return c;
 }
 
+/** The "add" tool's registration: tools/list must give back each of these fields. */
+const ADD = {
+  title: "Add",
+  description: "Adds two numbers",
+  inputSchema: {
+    type: "object",
+    properties: { a: { type: "number" }, b: { type: "number" } },
+    required: ["a", "b"],
+  },
+  annotations: { readOnlyHint: true },
+} as const;
+
 function addServer() {
   const server = makeServer();
-  server.tool(
-    "add",
-    {
-      title: "Add",
-      description: "Adds two numbers",
-      inputSchema: {
-        type: "object",
-        properties: { a: { type: "number" }, b: { type: "number" } },
-        required: ["a", "b"],
-      },
-      annotations: { readOnlyHint: true },
-    },
-    ({ a, b }) => String(a + b),
-  );
+  server.tool("add", ADD, ({ a, b }) => String(a + b));
   return server;
 }
 
@@ -36,19 +35,7 @@ describe("tools", () => {
   it("lists registered tools with their schemas and metadata", async () => {
     const { client } = await connected(addServer());
     const { tools } = await client.listTools();
-    expect(tools).toEqual([
-      {
-        name: "add",
-        title: "Add",
-        description: "Adds two numbers",
-        inputSchema: {
-          type: "object",
-          properties: { a: { type: "number" }, b: { type: "number" } },
-          required: ["a", "b"],
-        },
-        annotations: { readOnlyHint: true },
-      },
-    ]);
+    expect(tools).toEqual([{ name: "add", ...ADD }]);
   });
 
   it("calls a tool; a string result becomes one text block", async () => {

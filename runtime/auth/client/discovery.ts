@@ -30,6 +30,41 @@ export interface DiscoveryOptions {
   redact(text: string): string;
 }
 
+/** A place a metadata document may be, and the request that fetches it. */
+interface Candidate {
+  url: URL;
+  request: () => Promise<Response>;
+}
+
+const DOCUMENTS = {
+  "resource-metadata": "the protected resource metadata",
+  "server-metadata": "the authorization server metadata",
+} as const;
+
+/**
+ * Fetches one candidate document; a network failure is an OAuthError naming it. Undefined for a non-200 answer when
+ * `mayMiss` (a guessed location), else the answer whatever its status, for the reader to report.
+ */
+async function fetchDocument(
+  options: DiscoveryOptions,
+  kind: keyof typeof DOCUMENTS,
+  { url, request }: Candidate,
+  mayMiss: boolean,
+): Promise<{ response: Response; step: Step } | undefined> {
+  const step: Step = { kind, what: `${DOCUMENTS[kind]} at ${url.href}`, url: url.href };
+  let response: Response;
+  try {
+    response = await request();
+  } catch (error) {
+    throw translate(options.lib, error, step, options.redact);
+  }
+  if (response.status !== 200 && mayMiss) {
+    await response.body?.cancel().catch(() => undefined);
+    return undefined;
+  }
+  return { response, step };
+}
+
 /**
  * Protected resource metadata for the MCP endpoint `server`: from the challenge's `resource_metadata` when there
  * is one (and only there), else from the well-known URI with the endpoint's path and then the one at the root.
@@ -40,7 +75,7 @@ export async function discoverResource(
   fromChallenge: URL | undefined,
 ): Promise<ResourceInfo> {
   const { lib } = options;
-  const attempts: { url: URL; request: () => Promise<Response> }[] = [];
+  const attempts: Candidate[] = [];
   if (fromChallenge !== undefined) {
     const url = oauthUrl(fromChallenge, "the protected resource metadata URL", options.allowInsecureHttp);
     attempts.push({ url, request: () => getJson(options, url) });
@@ -60,24 +95,10 @@ export async function discoverResource(
       request: () => lib.resourceDiscoveryRequest(root, options.requestOptions()),
     });
   }
-  for (const { url, request } of attempts) {
-    const step: Step = {
-      kind: "resource-metadata",
-      what: `the protected resource metadata at ${url.href}`,
-      url: url.href,
-    };
-    let response: Response;
-    try {
-      response = await request();
-    } catch (error) {
-      throw translate(lib, error, step, options.redact);
-    }
+  for (const candidate of attempts) {
     // The well-known locations are guesses: a miss means try the next. The challenge's URL is no guess.
-    if (response.status !== 200 && fromChallenge === undefined) {
-      await response.body?.cancel().catch(() => undefined);
-      continue;
-    }
-    return readResourceMetadata(options, server, url, response, step);
+    const found = await fetchDocument(options, "resource-metadata", candidate, fromChallenge === undefined);
+    if (found !== undefined) return readResourceMetadata(options, server, candidate.url, found.response, found.step);
   }
   if (fromChallenge === undefined && options.legacyDiscovery)
     return { resource: canonicalResource(server), issuer: server.origin, legacyOrigin: server.origin };
@@ -158,7 +179,7 @@ export async function discoverAuthorizationServer(
     options.allowInsecureHttp,
   );
   const path = issuer.pathname.replace(/\/+$/, "");
-  const candidates: { url: URL; request: () => Promise<Response> }[] = [
+  const candidates: Candidate[] = [
     {
       url: wellKnown(issuer, "oauth-authorization-server"),
       request: () => lib.discoveryRequest(issuer, { ...options.requestOptions(), algorithm: "oauth2" }),
@@ -174,21 +195,9 @@ export async function discoverAuthorizationServer(
   });
 
   for (const { url, request } of candidates) {
-    const step: Step = {
-      kind: "server-metadata",
-      what: `the authorization server metadata at ${url.href}`,
-      url: url.href,
-    };
-    let response: Response;
-    try {
-      response = await request();
-    } catch (error) {
-      throw translate(lib, error, step, options.redact);
-    }
-    if (response.status !== 200) {
-      await response.body?.cancel().catch(() => undefined);
-      continue;
-    }
+    const found = await fetchDocument(options, "server-metadata", { url, request }, true);
+    if (found === undefined) continue;
+    const { response, step } = found;
     let expected = issuer;
     if (info.legacyOrigin !== undefined) {
       const peek: unknown = await response

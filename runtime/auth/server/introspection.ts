@@ -3,10 +3,7 @@ import { isPlainObject } from "../../jsonrpc.js";
 import { MAX_TIMER_MS, limitOption } from "../../limits.js";
 import {
   InvalidTokenError,
-  audienceMatches,
-  expectedAudience,
-  refuseSenderConstrained,
-  verifiedToken,
+  acceptClaims,
   type TokenVerificationContext,
   type TokenVerifier,
   type VerifiedToken,
@@ -119,15 +116,11 @@ export function introspectionVerifier(options: IntrospectionVerifierOptions): To
         throw new InvalidTokenError("The access token is not valid yet");
       if (options.issuer !== undefined && answer.iss !== options.issuer)
         throw new InvalidTokenError("The access token was issued by an untrusted issuer");
-      const audience = expectedAudience(options.audience, context);
-      if (audience !== false && !audienceMatches(answer.aud, audience))
-        throw new InvalidTokenError("The access token was issued for another resource");
       const type = answer.token_type;
       if (type !== undefined && !(typeof type === "string" && /^(bearer|access_token)$/i.test(type))) {
         throw new InvalidTokenError("The token is not a bearer access token");
       }
-      refuseSenderConstrained(answer);
-      const verified = verifiedToken(Object.freeze({ ...answer }));
+      const verified = acceptClaims(answer, options.audience, context);
       if (key !== undefined && maxEntries > 0) {
         const expires = typeof answer.exp === "number" ? answer.exp * 1000 : Infinity;
         if (cache.size >= maxEntries) cache.delete(cache.keys().next().value!);

@@ -4,10 +4,7 @@ import { DEFAULT_DISCOVERY_TIMEOUT_MS, discoverAuthorizationServer } from "./dis
 import { loadPeer } from "../peers.js";
 import {
   InvalidTokenError,
-  audienceMatches,
-  expectedAudience,
-  refuseSenderConstrained,
-  verifiedToken,
+  acceptClaims,
   type TokenVerificationContext,
   type TokenVerifier,
   type VerifiedToken,
@@ -202,10 +199,7 @@ export function jwtVerifier(options: JwtVerifierOptions): JwtVerifier {
         if (error instanceof KeySourceError) throw error;
         throw new InvalidTokenError(describeFault(error));
       }
-      const audience = expectedAudience(options.audience, context);
-      if (audience !== false && !audienceMatches(payload.aud, audience)) throw new InvalidTokenError(CLAIM_FAULTS.aud!);
-      refuseSenderConstrained(payload);
-      return verifiedToken(Object.freeze({ ...payload }));
+      return acceptClaims(payload, options.audience, context);
     },
   };
 }

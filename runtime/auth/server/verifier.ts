@@ -46,7 +46,7 @@ export class InvalidTokenError extends Error {
 }
 
 /** The audience a verifier checks: the configured list, else the resource; false only when the app opted out. */
-export function expectedAudience(
+function expectedAudience(
   configured: string | readonly string[] | false | undefined,
   context: TokenVerificationContext,
 ): readonly string[] | false {
@@ -59,7 +59,7 @@ export function expectedAudience(
  * Whether `aud` (a string or a list) names one of `expected`. URLs compare in canonical form (scheme and host
  * lower-cased, default port and a lone trailing slash dropped), other identifiers exactly.
  */
-export function audienceMatches(aud: unknown, expected: readonly string[]): boolean {
+function audienceMatches(aud: unknown, expected: readonly string[]): boolean {
   const values =
     typeof aud === "string" ? [aud] : Array.isArray(aud) ? aud.filter((a): a is string => typeof a === "string") : [];
   const wanted = new Set(expected.map(comparableUri));
@@ -88,7 +88,7 @@ export function scopesOf(claims: Readonly<Record<string, unknown>>): readonly st
 }
 
 /** VerifiedToken from checked claims. */
-export function verifiedToken(claims: Readonly<Record<string, unknown>>): VerifiedToken {
+function verifiedToken(claims: Readonly<Record<string, unknown>>): VerifiedToken {
   const aud = claims.aud;
   return {
     subject: typeof claims.sub === "string" && claims.sub !== "" ? claims.sub : undefined,
@@ -106,9 +106,25 @@ export function verifiedToken(claims: Readonly<Record<string, unknown>>): Verifi
  * A token bound to a key of the client (DPoP `cnf.jkt`, mutual-TLS `cnf.x5t#S256`) is sender-constrained: presented
  * as a plain bearer token, without the proof, it must be refused.
  */
-export function refuseSenderConstrained(claims: Readonly<Record<string, unknown>>): void {
+function refuseSenderConstrained(claims: Readonly<Record<string, unknown>>): void {
   const cnf = claims.cnf;
   if (cnf !== null && typeof cnf === "object" && ("jkt" in cnf || "x5t#S256" in cnf)) {
     throw new InvalidTokenError("The access token is sender-constrained and cannot be used as a bearer token");
   }
+}
+
+/**
+ * The checks every verifier makes once it trusts a token's claims (signature, issuer, time and type done): the
+ * audience (`configured`, else the resource) and no sender constraint. Returns the VerifiedToken.
+ */
+export function acceptClaims(
+  claims: Readonly<Record<string, unknown>>,
+  configured: string | readonly string[] | false | undefined,
+  context: TokenVerificationContext,
+): VerifiedToken {
+  const audience = expectedAudience(configured, context);
+  if (audience !== false && !audienceMatches(claims.aud, audience))
+    throw new InvalidTokenError("The access token was issued for another resource");
+  refuseSenderConstrained(claims);
+  return verifiedToken(Object.freeze({ ...claims }));
 }

@@ -34,16 +34,17 @@ afterAll(async () => {
   await as?.stop();
 });
 
+/** How our resource server authenticates to the provider's introspection endpoint. */
+const resourceServerCredentials = { clientId: RESOURCE_SERVER.client_id, clientSecret: RESOURCE_SERVER.client_secret };
+/** Introspection at the provider, for tokens it issued. */
+const providerIntrospection = () =>
+  introspectionVerifier({ ...resourceServerCredentials, endpoint: introspectionEndpoint, issuer: as.issuer });
+
 const cleanup = closeAfterEach();
 
 describe("our client -> our protected server with introspectionVerifier, oidc-provider issuing opaque tokens", () => {
   it("authorizes, and a tool call is served with the introspected subject and scope; a step-up works the same way", async () => {
-    const verifier = introspectionVerifier({
-      endpoint: introspectionEndpoint,
-      clientId: RESOURCE_SERVER.client_id,
-      clientSecret: RESOURCE_SERVER.client_secret,
-      issuer: as.issuer,
-    });
+    const verifier = providerIntrospection();
     const rs = await protectedServer(as.issuer, verifier, sweep);
     cleanup(() => rs.stop());
     const user = userClient(as, sweep, [{ login: "mallory" }]);
@@ -63,12 +64,7 @@ describe("our client -> our protected server with introspectionVerifier, oidc-pr
   });
 
   it("a token the provider does not know is refused 401 invalid_token, naming our metadata", async () => {
-    const verifier = introspectionVerifier({
-      endpoint: introspectionEndpoint,
-      clientId: RESOURCE_SERVER.client_id,
-      clientSecret: RESOURCE_SERVER.client_secret,
-      issuer: as.issuer,
-    });
+    const verifier = providerIntrospection();
     const rs = await protectedServer(as.issuer, verifier, sweep);
     cleanup(() => rs.stop());
     const response = await fetch(rs.url, {
@@ -88,17 +84,8 @@ describe("our client -> our protected server with introspectionVerifier, oidc-pr
   });
 
   it("while introspection is unreachable (nothing listening) calls fail 503 and the server reports it; then the session goes on", async () => {
-    const live = introspectionVerifier({
-      endpoint: introspectionEndpoint,
-      clientId: RESOURCE_SERVER.client_id,
-      clientSecret: RESOURCE_SERVER.client_secret,
-      issuer: as.issuer,
-    });
-    const dead = introspectionVerifier({
-      endpoint: `${await deadOrigin()}/introspect`,
-      clientId: RESOURCE_SERVER.client_id,
-      clientSecret: RESOURCE_SERVER.client_secret,
-    });
+    const live = providerIntrospection();
+    const dead = introspectionVerifier({ ...resourceServerCredentials, endpoint: `${await deadOrigin()}/introspect` });
     let current: TokenVerifier = live;
     const rs = await protectedServer(as.issuer, { verify: (token, context) => current.verify(token, context) }, sweep);
     cleanup(() => rs.stop());

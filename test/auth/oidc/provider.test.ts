@@ -48,6 +48,13 @@ function clientAuth(client: oauth.Client): oauth.ClientAuth {
     : oauth.ClientSecretBasic(secret);
 }
 
+/** The authorization endpoint of `as` with these query parameters. */
+function authorizationUrl(as: oauth.AuthorizationServer, params: Record<string, string>): URL {
+  const url = new URL(as.authorization_endpoint!);
+  url.search = new URLSearchParams(params).toString();
+  return url;
+}
+
 /** The authorization code flow with PKCE S256 and a resource indicator, the user played by the harness. */
 async function authorize(
   server: AuthorizationServer,
@@ -62,8 +69,7 @@ async function authorize(
 ): Promise<oauth.TokenEndpointResponse> {
   const verifier = oauth.generateRandomCodeVerifier();
   const state = oauth.generateRandomState();
-  const url = new URL(as.authorization_endpoint!);
-  url.search = new URLSearchParams({
+  const url = authorizationUrl(as, {
     client_id: client.client_id,
     redirect_uri: REDIRECT_URI,
     response_type: "code",
@@ -73,7 +79,7 @@ async function authorize(
     code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
     code_challenge_method: "S256",
     ...extra,
-  }).toString();
+  });
   const redirect = await server.approve(url, approval);
   expect(redirect.origin + redirect.pathname).toBe(REDIRECT_URI);
   const params = oauth.validateAuthResponse(as, client, redirect, state);
@@ -236,8 +242,7 @@ describe("authorization server (oidc-provider) driven with oauth4webapi", () => 
 
   it("a user who denies sends the client error=access_denied", async () => {
     const client = await register(as, { token_endpoint_auth_method: "none" });
-    const url = new URL(as.authorization_endpoint!);
-    url.search = new URLSearchParams({
+    const url = authorizationUrl(as, {
       client_id: client.client_id,
       redirect_uri: REDIRECT_URI,
       response_type: "code",
@@ -246,7 +251,7 @@ describe("authorization server (oidc-provider) driven with oauth4webapi", () => 
       resource: RESOURCE,
       code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
       code_challenge_method: "S256",
-    }).toString();
+    });
     const redirect = await server.approve(url, { deny: true });
     expect(Object.fromEntries(redirect.searchParams)).toMatchObject({
       error: "access_denied",
@@ -257,14 +262,13 @@ describe("authorization server (oidc-provider) driven with oauth4webapi", () => 
 
   it("refuses an authorization request without PKCE, on the client's redirect URI", async () => {
     const client = await register(as, { token_endpoint_auth_method: "none" });
-    const url = new URL(as.authorization_endpoint!);
-    url.search = new URLSearchParams({
+    const url = authorizationUrl(as, {
       client_id: client.client_id,
       redirect_uri: REDIRECT_URI,
       response_type: "code",
       scope: "mcp:tools",
       resource: RESOURCE,
-    }).toString();
+    });
     const consents = server.consents.length;
     const redirect = await server.approve(url);
     expect(redirect.searchParams.get("error")).toBe("invalid_request");
@@ -273,13 +277,12 @@ describe("authorization server (oidc-provider) driven with oauth4webapi", () => 
   });
 
   it("an authorization URL the server cannot send back to the client (unknown client) is an error with the page's text", async () => {
-    const url = new URL(as.authorization_endpoint!);
-    url.search = new URLSearchParams({
+    const url = authorizationUrl(as, {
       client_id: "nobody",
       redirect_uri: REDIRECT_URI,
       response_type: "code",
       scope: "mcp:tools",
-    }).toString();
+    });
     await expect(server.approve(url)).rejects.toThrow(/answered 400 at \/auth: [\s\S]*invalid_client/);
   });
 
@@ -290,15 +293,13 @@ describe("authorization server (oidc-provider) driven with oauth4webapi", () => 
     );
   });
 
+  /** The pre-registered confidential client "machine", and a client_credentials grant request of it. */
+  const machine: oauth.Client = { client_id: "machine", token_endpoint_auth_method: "client_secret_basic" };
+  const machineGrant = (secret: string, params: Record<string, string>) =>
+    oauth.clientCredentialsGrantRequest(as, machine, oauth.ClientSecretBasic(secret), params, insecure);
+
   it("client_credentials with a resource: a JWT for that audience whose subject is the client", async () => {
-    const machine: oauth.Client = { client_id: "machine", token_endpoint_auth_method: "client_secret_basic" };
-    const response = await oauth.clientCredentialsGrantRequest(
-      as,
-      machine,
-      oauth.ClientSecretBasic("machine-secret"),
-      { scope: "mcp:tools", resource: RESOURCE },
-      insecure,
-    );
+    const response = await machineGrant("machine-secret", { scope: "mcp:tools", resource: RESOURCE });
     const tokens = await oauth.processClientCredentialsResponse(as, machine, response);
     expect(tokens.refresh_token).toBeUndefined();
     expect(await verifyAccessToken(as, tokens.access_token)).toMatchObject({
@@ -315,28 +316,14 @@ describe("authorization server (oidc-provider) driven with oauth4webapi", () => 
   });
 
   it("a client registered with a scope (RFC 7591) may ask for no other: invalid_scope", async () => {
-    const machine: oauth.Client = { client_id: "machine", token_endpoint_auth_method: "client_secret_basic" };
-    const response = await oauth.clientCredentialsGrantRequest(
-      as,
-      machine,
-      oauth.ClientSecretBasic("machine-secret"),
-      { scope: "mcp:tools mcp:admin", resource: RESOURCE },
-      insecure,
-    );
+    const response = await machineGrant("machine-secret", { scope: "mcp:tools mcp:admin", resource: RESOURCE });
     await expect(oauth.processClientCredentialsResponse(as, machine, response)).rejects.toMatchObject({
       error: "invalid_scope",
     });
   });
 
   it("a wrong client secret is a 401 invalid_client challenge", async () => {
-    const machine: oauth.Client = { client_id: "machine", token_endpoint_auth_method: "client_secret_basic" };
-    const response = await oauth.clientCredentialsGrantRequest(
-      as,
-      machine,
-      oauth.ClientSecretBasic("wrong"),
-      { resource: RESOURCE },
-      insecure,
-    );
+    const response = await machineGrant("wrong", { resource: RESOURCE });
     await expect(oauth.processClientCredentialsResponse(as, machine, response)).rejects.toMatchObject({
       status: 401,
       cause: [{ scheme: "basic", parameters: { error: "invalid_client" } }],

@@ -1,5 +1,6 @@
 // Fixtures for the resource-server tests: a tiny authorization server (metadata, JWKS, introspection) and a protected MCP server, both on 127.0.0.1.
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import { afterAll, beforeAll } from "vitest";
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK } from "jose";
 import {
   protectResource,
@@ -169,6 +170,12 @@ export interface ProtectedServer {
   stop(): Promise<void>;
 }
 
+/** Options of startProtectedServer: protectResource's, the McpServer's (init) and the transport's. */
+export type ProtectedServerOptions = Partial<ProtectedResourceOptions> & {
+  init?: Partial<McpServerInit>;
+  transport?: Partial<StreamableHttpServerOptions>;
+};
+
 /**
  * An McpServer with tools `whoami` (no scope; answers with ctx.auth) and `admin` (scope mcp:admin), behind
  * protectResource with the given verifier, at http://127.0.0.1:<port>/mcp.
@@ -176,10 +183,7 @@ export interface ProtectedServer {
 export async function startProtectedServer(
   issuer: string,
   verifier: TokenVerifier,
-  options: Partial<ProtectedResourceOptions> & {
-    init?: Partial<McpServerInit>;
-    transport?: Partial<StreamableHttpServerOptions>;
-  } = {},
+  options: ProtectedServerOptions = {},
 ): Promise<ProtectedServer> {
   const { init, transport, ...resourceOptions } = options;
   const errors: Error[] = [];
@@ -222,6 +226,33 @@ export async function startProtectedServer(
       await late.listening.close();
     },
   };
+}
+
+/** The servers a test file shares; set once its tests run. */
+export interface AuthServers {
+  as: TestAuthorizationServer;
+  rs: ProtectedServer;
+}
+
+/**
+ * Starts an authorization server before the calling file's tests and, given a verifier, a resource server that
+ * trusts it (with `options`); stops both after them. Read the fields inside tests, not at module load.
+ */
+export function useAuthServers(
+  verifier?: (as: TestAuthorizationServer) => TokenVerifier,
+  options?: ProtectedServerOptions,
+): AuthServers {
+  const servers = {} as AuthServers;
+  beforeAll(async () => {
+    servers.as = await startAuthorizationServer();
+    if (verifier !== undefined)
+      servers.rs = await startProtectedServer(servers.as.issuer, verifier(servers.as), options);
+  });
+  afterAll(async () => {
+    await servers.rs?.stop();
+    await servers.as?.stop();
+  });
+  return servers;
 }
 
 /** The members of a `Bearer k="v", ...` challenge. */

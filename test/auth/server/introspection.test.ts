@@ -1,5 +1,5 @@
 // RFC 7662 introspection as the token check: active, audience, time and type checks, client authentication, the cache.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { introspectionVerifier, type IntrospectionVerifierOptions } from "../../../runtime/auth/server/index.js";
 import { deadOrigin } from "../../kit/net.js";
 import { initializeMessage, post } from "../../http/helpers.js";
@@ -7,26 +7,25 @@ import {
   bearer,
   openSession,
   parseChallenge,
-  startAuthorizationServer,
   startProtectedServer,
   type ProtectedServer,
-  type TestAuthorizationServer,
+  useAuthServers,
 } from "./helpers.js";
 import { sleep } from "../../kit/timing.js";
 
-let as: TestAuthorizationServer;
+const env = useAuthServers();
 const now = () => Math.floor(Date.now() / 1000);
 let counter = 0;
 /** A fresh opaque token the AS answers `answer` for (`aud` defaults to the resource). */
 function opaque(rs: ProtectedServer, answer: Record<string, unknown> = {}): string {
   const token = `opaque-${++counter}-${Math.random().toString(36).slice(2)}`;
-  as.introspection.set(token, {
+  env.as.introspection.set(token, {
     active: true,
     sub: "alice",
     scope: "mcp:tools",
     aud: rs.url,
     exp: now() + 300,
-    iss: as.issuer,
+    iss: env.as.issuer,
     token_type: "Bearer",
     ...answer,
   });
@@ -38,25 +37,18 @@ async function withServer(
   run: (rs: ProtectedServer) => Promise<void>,
 ): Promise<void> {
   const verifier = introspectionVerifier({
-    endpoint: as.introspectionEndpoint,
+    endpoint: env.as.introspectionEndpoint,
     clientId: "mcp-server",
     clientSecret: "s3cret:with/odd chars",
     ...options,
   });
-  const rs = await startProtectedServer(as.issuer, verifier);
+  const rs = await startProtectedServer(env.as.issuer, verifier);
   try {
     await run(rs);
   } finally {
     await rs.stop();
   }
 }
-
-beforeAll(async () => {
-  as = await startAuthorizationServer();
-});
-afterAll(async () => {
-  await as?.stop();
-});
 
 describe("introspectionVerifier", () => {
   it("an active token for this resource opens a session as its subject, with its scopes", async () => {
@@ -79,7 +71,7 @@ describe("introspectionVerifier", () => {
     ["sender-constrained (cnf)", { cnf: { "x5t#S256": "abc" } }, /sender-constrained/],
   ];
   it.each(REFUSED)("%s: 401 invalid_token", async (_name, answer, description) => {
-    await withServer({ issuer: as.issuer }, async (rs) => {
+    await withServer({ issuer: env.as.issuer }, async (rs) => {
       const token = answer === undefined ? "never-issued" : opaque(rs, answer);
       const res = await post(rs.url, initializeMessage(), bearer(token));
       expect(res.status).toBe(401);
@@ -102,7 +94,7 @@ describe("introspectionVerifier", () => {
       const res = await post(rs.url, initializeMessage(), bearer(token));
       expect(res.status).toBe(503);
       expect(rs.errors.map((e) => e.message)).toEqual([
-        `Cannot verify access tokens: Token introspection at ${as.introspectionEndpoint} answered HTTP 401`,
+        `Cannot verify access tokens: Token introspection at ${env.as.introspectionEndpoint} answered HTTP 401`,
       ]);
     });
   });
@@ -117,7 +109,7 @@ describe("introspectionVerifier", () => {
 });
 
 describe("introspection cache", () => {
-  const hits = () => as.hits.get("/introspect") ?? 0;
+  const hits = () => env.as.hits.get("/introspect") ?? 0;
 
   it("reuses an active answer for the same token; cacheTtlMs 0 asks every time", async () => {
     await withServer({}, async (rs) => {
@@ -129,7 +121,7 @@ describe("introspection cache", () => {
       // Inactive answers are not kept: a token the AS starts to know about is accepted at once.
       const late = "issued-later";
       expect((await post(rs.url, initializeMessage(), bearer(late))).status).toBe(401);
-      as.introspection.set(late, { active: true, sub: "alice", aud: rs.url, exp: now() + 300 });
+      env.as.introspection.set(late, { active: true, sub: "alice", aud: rs.url, exp: now() + 300 });
       await openSession(rs.url, late);
     });
     await withServer({ cacheTtlMs: 0 }, async (rs) => {
@@ -165,14 +157,19 @@ describe("introspection cache", () => {
 
   it("refuses missing credentials and out-of-range limits when configured", () => {
     expect(() =>
-      introspectionVerifier({ endpoint: as.introspectionEndpoint, clientId: "", clientSecret: "x" }),
+      introspectionVerifier({ endpoint: env.as.introspectionEndpoint, clientId: "", clientSecret: "x" }),
     ).toThrow(/clientId/);
     expect(() =>
-      introspectionVerifier({ endpoint: as.introspectionEndpoint, clientId: "a", clientSecret: "x", cacheTtlMs: -1 }),
+      introspectionVerifier({
+        endpoint: env.as.introspectionEndpoint,
+        clientId: "a",
+        clientSecret: "x",
+        cacheTtlMs: -1,
+      }),
     ).toThrow(RangeError);
     expect(() =>
       introspectionVerifier({
-        endpoint: as.introspectionEndpoint,
+        endpoint: env.as.introspectionEndpoint,
         clientId: "a",
         clientSecret: "x",
         authMethod: "private_key_jwt" as "client_secret_post",

@@ -1,42 +1,26 @@
 // RFC 9728 protected resource metadata: served at both well-known URLs by the node listener and the fetch handler, and how routes behave.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { introspectionVerifier, jwtVerifier, protectResource } from "../../../runtime/auth/server/index.js";
 import { createStreamableHttpServer } from "../../../runtime/transports/http-server.js";
 import { initializeMessage, makeResponder, post, postToHandler } from "../../http/helpers.js";
 import { makeServer } from "../../server/helpers.js";
-import {
-  parseChallenge,
-  startAuthorizationServer,
-  startProtectedServer,
-  type ProtectedServer,
-  type TestAuthorizationServer,
-} from "./helpers.js";
+import { parseChallenge, useAuthServers } from "./helpers.js";
 
-let as: TestAuthorizationServer;
-let rs: ProtectedServer;
-
-beforeAll(async () => {
-  as = await startAuthorizationServer();
-  rs = await startProtectedServer(as.issuer, jwtVerifier({ issuer: as.issuer }), {
-    requiredScopes: ["mcp:tools"],
-    metadata: { resource_name: "Test MCP server" },
-  });
-});
-afterAll(async () => {
-  await rs?.stop();
-  await as?.stop();
+const env = useAuthServers((as) => jwtVerifier({ issuer: as.issuer }), {
+  requiredScopes: ["mcp:tools"],
+  metadata: { resource_name: "Test MCP server" },
 });
 
 describe("protected resource metadata, node listener", () => {
   it.each(["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"])(
     "GET %s: the document, without credentials",
     async (path) => {
-      const res = await fetch(rs.origin + path);
+      const res = await fetch(env.rs.origin + path);
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toBe("application/json");
       expect(await res.json()).toEqual({
-        resource: rs.url,
-        authorization_servers: [as.issuer],
+        resource: env.rs.url,
+        authorization_servers: [env.as.issuer],
         scopes_supported: ["mcp:tools"],
         bearer_methods_supported: ["header"],
         resource_name: "Test MCP server",
@@ -45,24 +29,27 @@ describe("protected resource metadata, node listener", () => {
   );
 
   it("the 401 challenge points at the path-aware document, which a client can fetch", async () => {
-    const res = await post(rs.url, initializeMessage());
+    const res = await post(env.rs.url, initializeMessage());
     const url = parseChallenge(res.headers.get("www-authenticate")).resource_metadata!;
-    expect(url).toBe(`${rs.origin}/.well-known/oauth-protected-resource/mcp`);
-    expect(((await (await fetch(url)).json()) as { resource: string }).resource).toBe(rs.url);
+    expect(url).toBe(`${env.rs.origin}/.well-known/oauth-protected-resource/mcp`);
+    expect(((await (await fetch(url)).json()) as { resource: string }).resource).toBe(env.rs.url);
   });
 
   it("other methods on a metadata path get 405; other paths still 404 (path is set)", async () => {
-    const postIt = await fetch(`${rs.origin}/.well-known/oauth-protected-resource/mcp`, { method: "POST", body: "{}" });
+    const postIt = await fetch(`${env.rs.origin}/.well-known/oauth-protected-resource/mcp`, {
+      method: "POST",
+      body: "{}",
+    });
     expect(postIt.status).toBe(405);
     expect(postIt.headers.get("allow")).toBe("GET");
-    expect((await fetch(`${rs.origin}/.well-known/oauth-protected-resource/other`)).status).toBe(404);
+    expect((await fetch(`${env.rs.origin}/.well-known/oauth-protected-resource/other`)).status).toBe(404);
   });
 
   it("the Host check applies to the documents as to the endpoint", async () => {
     const { request } = await import("node:http");
     const status = await new Promise<number>((resolve, reject) => {
       const req = request(
-        `${rs.origin}/.well-known/oauth-protected-resource`,
+        `${env.rs.origin}/.well-known/oauth-protected-resource`,
         { headers: { host: "evil.example" } },
         (res) => {
           res.resume();
@@ -79,8 +66,12 @@ describe("protected resource metadata, node listener", () => {
 describe("protected resource metadata, fetch handler", () => {
   const resource = protectResource({
     resource: "http://127.0.0.1/mcp",
-    authorizationServers: ["https://as.example"],
-    verifier: introspectionVerifier({ endpoint: "https://as.example/introspect", clientId: "rs", clientSecret: "x" }),
+    authorizationServers: ["https://env.as.example"],
+    verifier: introspectionVerifier({
+      endpoint: "https://env.as.example/introspect",
+      clientId: "env.rs",
+      clientSecret: "x",
+    }),
     server: makeServer(),
   });
   const mcp = createStreamableHttpServer({ path: "/mcp", onSession: makeResponder().attach, ...resource.http });
@@ -93,7 +84,7 @@ describe("protected resource metadata, fetch handler", () => {
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({
         resource: "http://127.0.0.1/mcp",
-        authorization_servers: ["https://as.example"],
+        authorization_servers: ["https://env.as.example"],
         bearer_methods_supported: ["header"],
       });
     },
@@ -112,8 +103,8 @@ describe("resource URLs", () => {
   const make = (resource: string) =>
     protectResource({
       resource,
-      authorizationServers: ["https://as.example"],
-      verifier: jwtVerifier({ issuer: "https://as.example" }),
+      authorizationServers: ["https://env.as.example"],
+      verifier: jwtVerifier({ issuer: "https://env.as.example" }),
     });
 
   it("a resource at the origin has one document, at the root well-known URL; the URL is canonical", () => {
@@ -138,7 +129,7 @@ describe("resource URLs", () => {
       protectResource({
         resource: "https://a.example/mcp",
         authorizationServers: [],
-        verifier: jwtVerifier({ issuer: "https://as.example" }),
+        verifier: jwtVerifier({ issuer: "https://env.as.example" }),
       }),
     ).toThrow(/at least one/);
   });

@@ -17,16 +17,16 @@ import {
   startProtectedServer,
   type ProtectedServer,
   type TestAuthorizationServer,
+  useAuthServers,
 } from "./helpers.js";
 
-let as: TestAuthorizationServer;
+const env = useAuthServers();
 let liar: TestAuthorizationServer;
 let deadServer: string;
 const seen: string[] = [];
 const now = () => Math.floor(Date.now() / 1000);
 
 beforeAll(async () => {
-  as = await startAuthorizationServer();
   liar = await startAuthorizationServer({ metadataIssuer: "https://evil.example" });
   deadServer = await deadOrigin();
   for (const method of ["log", "info", "warn", "error", "debug"] as const) {
@@ -35,7 +35,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   vi.restoreAllMocks();
-  await as?.stop();
   await liar?.stop();
 });
 
@@ -73,26 +72,26 @@ const send = async (rs: ProtectedServer, token: string, extra = ""): Promise<{ t
   const res = await post(rs.url + extra, initializeMessage(), bearer(token));
   return { tokens: [token], texts: [await shown(res)] };
 };
-const jwt = () => jwtVerifier({ issuer: as.issuer });
-const introspection = (endpoint = as.introspectionEndpoint, clientSecret = "s3cret:with/odd chars") =>
+const jwt = () => jwtVerifier({ issuer: env.as.issuer });
+const introspection = (endpoint = env.as.introspectionEndpoint, clientSecret = "s3cret:with/odd chars") =>
   introspectionVerifier({ endpoint, clientId: "mcp-server", clientSecret });
 
 const PATHS: Path[] = [
-  { name: "JWT expired", verifier: jwt, run: async (rs) => send(rs, await as.mint(rs.url, { exp: now() - 60 })) },
+  { name: "JWT expired", verifier: jwt, run: async (rs) => send(rs, await env.as.mint(rs.url, { exp: now() - 60 })) },
   {
     name: "JWT for another audience",
     verifier: jwt,
-    run: async (rs) => send(rs, await as.mint("https://other.example/mcp")),
+    run: async (rs) => send(rs, await env.as.mint("https://other.example/mcp")),
   },
   {
     name: "JWT with a bad signature",
     verifier: jwt,
-    run: async (rs) => send(rs, await as.mint(rs.url, {}, { key: await signingKey("key-1") })),
+    run: async (rs) => send(rs, await env.as.mint(rs.url, {}, { key: await signingKey("key-1") })),
   },
   {
     name: "JWT of the wrong type",
     verifier: jwt,
-    run: async (rs) => send(rs, await as.mint(rs.url, {}, { header: { typ: "JWT" } })),
+    run: async (rs) => send(rs, await env.as.mint(rs.url, {}, { header: { typ: "JWT" } })),
   },
   { name: "not a JWT", verifier: jwt, run: async (rs) => send(rs, `leak-me-${Math.random().toString(36).slice(2)}`) },
   {
@@ -108,14 +107,14 @@ const PATHS: Path[] = [
     name: "a token in the query",
     verifier: jwt,
     run: async (rs) => {
-      const token = await as.mint(rs.url);
+      const token = await env.as.mint(rs.url);
       return send(rs, token, `?access_token=${token}`);
     },
   },
   {
     name: "keys unreachable",
-    verifier: () => jwtVerifier({ issuer: as.issuer, jwksUri: `${deadServer}/jwks` }),
-    run: async (rs) => send(rs, await as.mint(rs.url)),
+    verifier: () => jwtVerifier({ issuer: env.as.issuer, jwksUri: `${deadServer}/jwks` }),
+    run: async (rs) => send(rs, await env.as.mint(rs.url)),
   },
   {
     name: "metadata of another issuer",
@@ -155,7 +154,7 @@ const PATHS: Path[] = [
     name: "insufficient scope for a tool",
     verifier: jwt,
     run: async (rs) => {
-      const token = await as.mint(rs.url);
+      const token = await env.as.mint(rs.url);
       const sid = await openSession(rs.url, token);
       const refused = await callTool(rs.url, sid, token, "admin");
       expect(refused.status).toBe(403);
@@ -166,7 +165,7 @@ const PATHS: Path[] = [
 
 describe("no token value leaks", () => {
   it.each(PATHS)("$name", async (path) => {
-    const rs = await startProtectedServer(as.issuer, path.verifier());
+    const rs = await startProtectedServer(env.as.issuer, path.verifier());
     try {
       seen.length = 0;
       const { tokens, texts } = await path.run(rs);
@@ -181,7 +180,7 @@ describe("no token value leaks", () => {
   });
 
   it("the custom verifier's errors are scrubbed, not dropped: onerror still says what failed", async () => {
-    const rs = await startProtectedServer(as.issuer, {
+    const rs = await startProtectedServer(env.as.issuer, {
       verify: async (token) => Promise.reject(new Error(`backend failed for ${token}`)),
     });
     try {

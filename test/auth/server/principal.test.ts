@@ -1,55 +1,37 @@
 // The verified token's subject is the session's principal: sessions bound to it, other principals see 404, our client end to end.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { jwtVerifier } from "../../../runtime/auth/server/index.js";
 import { HttpStatusError, StreamableHttpClientTransport } from "../../../runtime/transports/http-client.js";
 import { post, readSse, sessionHeaders } from "../../http/helpers.js";
 import { until } from "../../kit/timing.js";
-import {
-  bearer,
-  callTool,
-  openSession,
-  startAuthorizationServer,
-  startProtectedServer,
-  type ProtectedServer,
-  type TestAuthorizationServer,
-} from "./helpers.js";
+import { bearer, callTool, openSession, startProtectedServer, useAuthServers } from "./helpers.js";
 import { clientSession } from "../../kit/mcp-sessions.js";
 
-let as: TestAuthorizationServer;
-let rs: ProtectedServer;
-
-beforeAll(async () => {
-  as = await startAuthorizationServer();
-  rs = await startProtectedServer(as.issuer, jwtVerifier({ issuer: as.issuer }));
-});
-afterAll(async () => {
-  await rs?.stop();
-  await as?.stop();
-});
+const env = useAuthServers((as) => jwtVerifier({ issuer: as.issuer }));
 
 const whoami = (body: unknown) =>
   JSON.parse((body as { result: { content: { text: string }[] } }).result.content[0]!.text) as Record<string, unknown>;
 
 describe("sessions bound to the token's subject", () => {
   it("another subject's valid token naming the session gets 404 on POST, GET and DELETE; the owner's session lives on", async () => {
-    const alice = await as.mint(rs.url, { sub: "alice" });
-    const bob = await as.mint(rs.url, { sub: "bob" });
-    const sid = await openSession(rs.url, alice);
+    const alice = await env.as.mint(env.rs.url, { sub: "alice" });
+    const bob = await env.as.mint(env.rs.url, { sub: "bob" });
+    const sid = await openSession(env.rs.url, alice);
     expect(
-      (await post(rs.url, { jsonrpc: "2.0", id: 1, method: "ping" }, { ...sessionHeaders(sid), ...bearer(bob) }))
+      (await post(env.rs.url, { jsonrpc: "2.0", id: 1, method: "ping" }, { ...sessionHeaders(sid), ...bearer(bob) }))
         .status,
     ).toBe(404);
     expect(
-      (await fetch(rs.url, { headers: { accept: "text/event-stream", ...sessionHeaders(sid), ...bearer(bob) } }))
+      (await fetch(env.rs.url, { headers: { accept: "text/event-stream", ...sessionHeaders(sid), ...bearer(bob) } }))
         .status,
     ).toBe(404);
     expect(
-      (await fetch(rs.url, { method: "DELETE", headers: { ...sessionHeaders(sid), ...bearer(bob) } })).status,
+      (await fetch(env.rs.url, { method: "DELETE", headers: { ...sessionHeaders(sid), ...bearer(bob) } })).status,
     ).toBe(404);
     // A fresh token of the same subject (after a refresh, say) is the same principal.
-    const again = await as.mint(rs.url, { sub: "alice", jti: "another" });
+    const again = await env.as.mint(env.rs.url, { sub: "alice", jti: "another" });
     const ping = await post(
-      rs.url,
+      env.rs.url,
       { jsonrpc: "2.0", id: 2, method: "ping" },
       { ...sessionHeaders(sid), ...bearer(again) },
     );
@@ -58,10 +40,10 @@ describe("sessions bound to the token's subject", () => {
   });
 
   it("a client_credentials token without sub is its client; the claims reach the handler", async () => {
-    const machine = await as.mint(rs.url, { client_id: "batch-job", scope: "mcp:tools" }, { without: ["sub"] });
-    const sid = await openSession(rs.url, machine);
-    expect(rs.mcp.sessions.get(sid)?.principal).toBe("batch-job");
-    expect(whoami((await callTool(rs.url, sid, machine, "whoami")).body)).toEqual({
+    const machine = await env.as.mint(env.rs.url, { client_id: "batch-job", scope: "mcp:tools" }, { without: ["sub"] });
+    const sid = await openSession(env.rs.url, machine);
+    expect(env.rs.mcp.sessions.get(sid)?.principal).toBe("batch-job");
+    expect(whoami((await callTool(env.rs.url, sid, machine, "whoami")).body)).toEqual({
       principal: "batch-job",
       scopes: ["mcp:tools"],
       sub: null,
@@ -69,12 +51,12 @@ describe("sessions bound to the token's subject", () => {
   });
 
   it("the principal option maps a token to its principal (e.g. issuer and subject together)", async () => {
-    const custom = await startProtectedServer(as.issuer, jwtVerifier({ issuer: as.issuer }), {
+    const custom = await startProtectedServer(env.as.issuer, jwtVerifier({ issuer: env.as.issuer }), {
       principal: (t) => `${t.issuer}#${t.subject}`,
     });
     try {
-      const sid = await openSession(custom.url, await as.mint(custom.url));
-      expect(custom.mcp.sessions.get(sid)?.principal).toBe(`${as.issuer}#alice`);
+      const sid = await openSession(custom.url, await env.as.mint(custom.url));
+      expect(custom.mcp.sessions.get(sid)?.principal).toBe(`${env.as.issuer}#alice`);
     } finally {
       await custom.stop();
     }
@@ -83,17 +65,17 @@ describe("sessions bound to the token's subject", () => {
 
 describe("our HTTP client with a bearer token", () => {
   it("initializes, calls tools over POST and keeps its GET stream; an expired token then gets 401", async () => {
-    let token = await as.mint(rs.url, { sub: "erin" });
+    let token = await env.as.mint(env.rs.url, { sub: "erin" });
     const client = clientSession({ clientInfo: { name: "auth-test", version: "1" } });
-    await client.connect(new StreamableHttpClientTransport({ url: rs.url, headers: () => bearer(token) }));
+    await client.connect(new StreamableHttpClientTransport({ url: env.rs.url, headers: () => bearer(token) }));
     try {
       const result = await client.request("tools/call", { name: "whoami", arguments: {} });
       expect(whoami({ result })).toEqual({ principal: "erin", scopes: ["mcp:tools"], sub: "erin" });
-      const sessions = [...rs.mcp.sessions.values()].filter((t) => t.principal === "erin");
+      const sessions = [...env.rs.mcp.sessions.values()].filter((t) => t.principal === "erin");
       expect(sessions).toHaveLength(1);
       // The standalone GET carries the token as well: it is open on erin's session.
       await until(() => sessions[0]!.standaloneConnected);
-      token = await as.mint(rs.url, { sub: "erin", exp: Math.floor(Date.now() / 1000) - 60 });
+      token = await env.as.mint(env.rs.url, { sub: "erin", exp: Math.floor(Date.now() / 1000) - 60 });
       const failure = await client.request("tools/list", {}).then(
         () => undefined,
         (error: unknown) => error,

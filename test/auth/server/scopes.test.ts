@@ -1,51 +1,35 @@
 // Per-tool and per-method scopes: 403 insufficient_scope where the body is known, step-up on the same session, ctx.auth in handlers.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { jwtVerifier } from "../../../runtime/auth/server/index.js";
 import { createStreamableHttpServer } from "../../../runtime/transports/http-server.js";
 import { listenHttp } from "../../../runtime/transports/http-listen.js";
 import { initialize, post, readSse, sessionHeaders } from "../../http/helpers.js";
 import { makeServer } from "../../server/helpers.js";
-import {
-  bearer,
-  callTool,
-  openSession,
-  parseChallenge,
-  startAuthorizationServer,
-  startProtectedServer,
-  type ProtectedServer,
-  type TestAuthorizationServer,
-} from "./helpers.js";
+import { bearer, callTool, openSession, parseChallenge, useAuthServers } from "./helpers.js";
 
-let as: TestAuthorizationServer;
-let rs: ProtectedServer;
+const env = useAuthServers((as) => jwtVerifier({ issuer: as.issuer }), {
+  requiredScopes: ["mcp:tools"],
+  init: { methodScopes: { "prompts/list": ["mcp:prompts"] }, capabilities: { prompts: {} } },
+});
 let admin: ReturnType<typeof makeServer>;
 
-beforeAll(async () => {
-  as = await startAuthorizationServer();
-  rs = await startProtectedServer(as.issuer, jwtVerifier({ issuer: as.issuer }), {
-    requiredScopes: ["mcp:tools"],
-    init: { methodScopes: { "prompts/list": ["mcp:prompts"] }, capabilities: { prompts: {} } },
-  });
+beforeAll(() => {
   let ran = 0;
-  rs.server.tool("counted_admin", { scopes: ["mcp:admin", "mcp:write"] }, () => `ran ${++ran}`);
-  admin = rs.server;
-});
-afterAll(async () => {
-  await rs?.stop();
-  await as?.stop();
+  env.rs.server.tool("counted_admin", { scopes: ["mcp:admin", "mcp:write"] }, () => `ran ${++ran}`);
+  admin = env.rs.server;
 });
 
 describe("tool scopes over HTTP", () => {
   it("a tool needing a scope the token lacks: 403 insufficient_scope naming granted + required, the handler never runs, the session goes on", async () => {
-    const token = await as.mint(rs.url, { scope: "mcp:tools offline_access" });
-    const sid = await openSession(rs.url, token);
-    const refused = await callTool(rs.url, sid, token, "counted_admin", 7);
+    const token = await env.as.mint(env.rs.url, { scope: "mcp:tools offline_access" });
+    const sid = await openSession(env.rs.url, token);
+    const refused = await callTool(env.rs.url, sid, token, "counted_admin", 7);
     expect(refused.status).toBe(403);
     const challenge = parseChallenge(refused.challenge);
     expect(challenge.error).toBe("insufficient_scope");
     // What the token had (so a step-up loses nothing, offline_access included), then what the call needs.
     expect(challenge.scope).toBe("mcp:tools offline_access mcp:admin mcp:write");
-    expect(challenge.resource_metadata).toBe(rs.resource.metadataUrl);
+    expect(challenge.resource_metadata).toBe(env.rs.resource.metadataUrl);
     expect(challenge.error_description).toBe("This request needs the scopes mcp:admin mcp:write");
     expect(refused.body).toMatchObject({
       jsonrpc: "2.0",
@@ -53,7 +37,7 @@ describe("tool scopes over HTTP", () => {
       error: { code: -32600, data: { error: "insufficient_scope" } },
     });
     // Nothing ran, and the same session still serves what the token allows.
-    const who = await callTool(rs.url, sid, token, "whoami", 8);
+    const who = await callTool(env.rs.url, sid, token, "whoami", 8);
     expect(who.status).toBe(200);
     expect(JSON.parse((who.body as { result: { content: { text: string }[] } }).result.content[0]!.text)).toEqual({
       principal: "alice",
@@ -61,48 +45,52 @@ describe("tool scopes over HTTP", () => {
       sub: "alice",
     });
     // Step-up: a new token of the same subject with the union of scopes, on the same session.
-    const stepped = await as.mint(rs.url, { scope: challenge.scope });
-    const allowed = await callTool(rs.url, sid, stepped, "counted_admin", 9);
+    const stepped = await env.as.mint(env.rs.url, { scope: challenge.scope });
+    const allowed = await callTool(env.rs.url, sid, stepped, "counted_admin", 9);
     expect(allowed.status).toBe(200);
     expect(allowed.body).toMatchObject({ id: 9, result: { content: [{ type: "text", text: "ran 1" }] } });
   });
 
   it("a granted scope that could not stand unquoted in the header is left out of the challenge, not a server error", async () => {
-    const token = await as.mint(rs.url, { scope: 'mcp:tools we"ird' });
-    const sid = await openSession(rs.url, token);
-    const refused = await callTool(rs.url, sid, token, "admin");
+    const token = await env.as.mint(env.rs.url, { scope: 'mcp:tools we"ird' });
+    const sid = await openSession(env.rs.url, token);
+    const refused = await callTool(env.rs.url, sid, token, "admin");
     expect(refused.status).toBe(403);
     expect(parseChallenge(refused.challenge).scope).toBe("mcp:tools mcp:admin");
   });
 
   it("a method scope (methodScopes) refuses the method itself; other methods pass", async () => {
-    const token = await as.mint(rs.url);
-    const sid = await openSession(rs.url, token);
+    const token = await env.as.mint(env.rs.url);
+    const sid = await openSession(env.rs.url, token);
     const res = await post(
-      rs.url,
+      env.rs.url,
       { jsonrpc: "2.0", id: 3, method: "prompts/list" },
       { ...sessionHeaders(sid), ...bearer(token) },
     );
     expect(res.status).toBe(403);
     expect(parseChallenge(res.headers.get("www-authenticate")).scope).toBe("mcp:tools mcp:prompts");
     const list = await post(
-      rs.url,
+      env.rs.url,
       { jsonrpc: "2.0", id: 4, method: "tools/list" },
-      { ...sessionHeaders(sid), ...bearer(await as.mint(rs.url)) },
+      { ...sessionHeaders(sid), ...bearer(await env.as.mint(env.rs.url)) },
     );
     expect(list.status).toBe(200);
     expect((await readSse(list)).messages.at(-1)).toMatchObject({ id: 4, result: { tools: expect.any(Array) } });
   });
 
   it("tools/list does not show scopes; an unknown tool needs none (it gets the usual error)", async () => {
-    const token = await as.mint(rs.url);
-    const sid = await openSession(rs.url, token);
+    const token = await env.as.mint(env.rs.url);
+    const sid = await openSession(env.rs.url, token);
     const list = await readSse(
-      await post(rs.url, { jsonrpc: "2.0", id: 1, method: "tools/list" }, { ...sessionHeaders(sid), ...bearer(token) }),
+      await post(
+        env.rs.url,
+        { jsonrpc: "2.0", id: 1, method: "tools/list" },
+        { ...sessionHeaders(sid), ...bearer(token) },
+      ),
     );
     const tools = (list.messages.at(-1) as { result: { tools: Record<string, unknown>[] } }).result.tools;
     expect(tools.find((t) => t.name === "admin")).toEqual({ name: "admin", inputSchema: { type: "object" } });
-    const unknown = await callTool(rs.url, sid, token, "no_such_tool");
+    const unknown = await callTool(env.rs.url, sid, token, "no_such_tool");
     expect(unknown.status).toBe(200);
     expect(unknown.body).toMatchObject({ error: { code: -32602 } });
   });

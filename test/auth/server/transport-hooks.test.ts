@@ -1,5 +1,5 @@
 // The HTTP server transport's auth hooks on their own (no MCP meaning): authenticate's grants and challenges, authorize, routes.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AuthGrant } from "../../../runtime/transport.js";
 import {
   createStreamableHttpServer,
@@ -14,19 +14,15 @@ import {
   postToHandler,
   readSse,
   sessionHeaders,
-  startServer,
+  serverPerTest,
   type RunningServer,
 } from "../../http/helpers.js";
 
-let server: RunningServer | undefined;
-afterEach(async () => {
-  await server?.stop();
-  server = undefined;
-});
+const startServer = serverPerTest();
 
 async function start(options: Partial<StreamableHttpServerOptions>): Promise<RunningServer & { errors: Error[] }> {
   const errors: Error[] = [];
-  server = await startServer({ onerror: (e) => errors.push(e), ...options });
+  const server = await startServer({ onerror: (e) => errors.push(e), ...options });
   return Object.assign(server, { errors });
 }
 
