@@ -1,4 +1,4 @@
-// Benchmark: Tasks (MCP 2025-11-25): a task-augmented tools/call (create + tasks/result) against a plain call on the same transport, and memory held per finished task kept for its ttl.
+// Benchmark: Tasks (MCP 2025-11-25): a task-augmented tools/call (create, then tasks/result) against a plain call on the same transport (in memory, HTTP), the same through a TaskHandle, and memory held per finished task kept for its ttl.
 // Run after `npm run build`: `node bench/tasks.js`. Env: CALLS (calls per in-memory round, default 2000), WIRE_CALLS (per HTTP
 // round, default 300), ROUNDS (default 7), KEPT (finished tasks for the memory row, default 2000).
 import { createServer } from "node:http";
@@ -57,11 +57,20 @@ function client() {
 
 const TASK = { task: { ttl: 60_000 } };
 const plainCall = (c) => c.request("tools/call", { name: "echo" });
+/** The protocol's cost: the task-augmented call, then tasks/result at once (it blocks until the task ends). */
 const taskCall = async (c) => {
+  const created = await c.request("tools/call", { name: "echo", ...TASK });
+  return c.request("tasks/result", { taskId: created.task.taskId });
+};
+/**
+ * Through the requestor's TaskHandle, which polls tasks/get at the receiver's pollInterval (floored at
+ * minPollIntervalMs) and fetches tasks/result once the task ended: a status notification wakes it early in memory;
+ * over HTTP one that overtakes the CreateTaskResult is missed, so a fast task costs a poll pause there.
+ */
+const handleCall = async (c) => {
   const handle = await requestAsTask(c, "tools/call", { name: "echo" }, TASK);
   return handle.result();
 };
-
 async function memoryRig() {
   const { server, tasks } = makeServer({ maxKeptPerRequestor: 100_000, maxTasks: 100_000 });
   const [clientEnd, serverEnd] = createInMemoryPair();
@@ -112,7 +121,7 @@ async function round(c, call, n) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** Plain and task calls alternate round by round on one connection, so load from elsewhere meets both alike. */
-async function overhead(label, makeRig, n) {
+async function overhead(label, makeRig, n, taskCall) {
   const rig = await makeRig();
   await round(rig.client, plainCall, Math.ceil(n / 4));
   await round(rig.client, taskCall, Math.ceil(n / 4));
@@ -146,6 +155,7 @@ async function keptMemory() {
 }
 
 console.log(`Tasks: task-augmented tools/call (create + tasks/result) over a plain call, ${ROUNDS} paired rounds`);
-await overhead("in-memory", memoryRig, CALLS);
-await overhead("HTTP", httpRig, WIRE_CALLS);
+await overhead("in-memory", memoryRig, CALLS, taskCall);
+await overhead("HTTP", httpRig, WIRE_CALLS, taskCall);
+await overhead("handle mem", memoryRig, CALLS, handleCall);
 await keptMemory();
