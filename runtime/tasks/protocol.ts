@@ -21,7 +21,8 @@ export interface TaskMetadata {
 }
 
 /** The schema's Task: the state of one task as `tasks/get`, `tasks/list` and status notifications report it. */
-export interface TaskState {
+// Type aliases, not interfaces: a state is a JSON object as it stands (interfaces have no index signature).
+export type TaskState = {
   taskId: string;
   status: TaskStatus;
   statusMessage?: string;
@@ -33,13 +34,13 @@ export interface TaskState {
   ttl: number | null;
   /** Suggested milliseconds between polls. */
   pollInterval?: number;
-}
+};
 
 /** The schema's CreateTaskResult: what a task-augmented request is answered with. */
-export interface CreateTaskReply {
+export type CreateTaskReply = {
   task: TaskState;
   _meta?: JsonObject;
-}
+};
 
 const TERMINAL: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "cancelled"]);
 

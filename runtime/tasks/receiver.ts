@@ -277,7 +277,7 @@ export class TaskReceiver {
       requestId: origin.requestId,
       status: "processing",
       pendingInput: 0,
-      task: task.state as unknown as JsonObject,
+      task: task.state,
     };
     if (origin.principal !== undefined) record.principal = origin.principal;
     if (ttl !== null) record.keepFor = Math.ceil(ttl / 1000);
@@ -298,9 +298,7 @@ export class TaskReceiver {
     const reply: CreateTaskReply = { task: task.state };
     if (options.immediateResponse !== undefined)
       reply._meta = { [MODEL_IMMEDIATE_RESPONSE_META]: options.immediateResponse };
-    return recorded === undefined
-      ? (reply as unknown as JsonObject)
-      : recorded.then(() => reply as unknown as JsonObject);
+    return recorded === undefined ? reply : recorded.then(() => reply);
   }
 
   /** Cancel every task and free it (shutdown). */
@@ -317,7 +315,7 @@ export class TaskReceiver {
 
   private get(session: Session, params: JsonObject | undefined, context: RequestContext): JsonObject {
     const task = this.find(session, params, context);
-    return task.state as unknown as JsonObject;
+    return task.state;
   }
 
   private async result(session: Session, params: JsonObject | undefined, context: RequestContext): Promise<JsonObject> {
@@ -365,7 +363,7 @@ export class TaskReceiver {
         nextCursor = Buffer.from(`t${task.seq - 1}`, "latin1").toString("base64url");
         break;
       }
-      tasks.push(task.state as unknown as JsonObject);
+      tasks.push(task.state);
       task.session = session;
     }
     return nextCursor === undefined ? { tasks } : { tasks, nextCursor };
@@ -376,7 +374,7 @@ export class TaskReceiver {
     if (task.terminal)
       throw new RpcError(ErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${task.status}'`);
     this.cancelTask(task, "The task was cancelled by request.");
-    return task.state as unknown as JsonObject;
+    return task.state;
   }
 
   // ---- the task's life ----
@@ -441,11 +439,11 @@ export class TaskReceiver {
     const patch: Partial<StoredOperation> = {
       status,
       pendingInput: task.inputs.length,
-      task: state as unknown as JsonObject,
+      task: state,
     };
     if (this.shared !== undefined) this.shared.record(task.key, state, task.terminal ? outcomeOf(task) : undefined);
     else this.engine.writes.write(() => this.engine.store.update(task.key, patch));
-    if (this.statusNotifications) this.send(task.session, TASK_STATUS_NOTIFICATION, state as unknown as JsonObject);
+    if (this.statusNotifications) this.send(task.session, TASK_STATUS_NOTIFICATION, state);
   }
 
   /** Send queued input requests through the tasks/result calls waiting on the task (first one first). */

@@ -7,12 +7,14 @@ import {
   isPlainObject,
   type JsonObject,
   type JsonRpcErrorObject,
+  type JsonRpcMessage,
   type RequestId,
 } from "../jsonrpc.js";
 import type { RequestContext } from "../peer.js";
 import { limitOption } from "../limits.js";
 import { tokenKey } from "../store/key.js";
 import { DURABLE_FAILED_CODE } from "../durable/errors.js";
+import { isErrorResponse, isResponse, isResultResponse } from "../durable/messages.js";
 import type { DurableEngine, DurableOperation } from "../durable/engine.js";
 import type { OwnerSignal, QueuedMessage, SharedOperationStore, StoredOperation } from "../store/types.js";
 import { RELAY, RemoteResult, SharedTaskLog, stateMessage, type TaskOutcome } from "./shared-log.js";
@@ -104,13 +106,12 @@ function isTaskState(value: unknown): value is TaskState {
 /** Reads one queued message into `replay` (state messages and the final response; anything else is skipped). */
 function absorb(replay: Replay, item: QueuedMessage): void {
   replay.last = Math.max(replay.last, item.seq);
-  const message = item.message as unknown as JsonObject;
-  if (message.method === TASK_STATUS_NOTIFICATION) {
-    if (isTaskState(message.params)) replay.state = message.params;
-  } else if (message.method === undefined) {
+  const message = item.message;
+  if (!isResponse(message)) {
+    if (message.method === TASK_STATUS_NOTIFICATION && isTaskState(message.params)) replay.state = message.params;
+  } else if (isResultResponse(message)) {
     if (isPlainObject(message.result)) replay.outcome = { result: message.result };
-    else if (isPlainObject(message.error)) replay.outcome = { error: message.error as unknown as JsonRpcErrorObject };
-  }
+  } else if (isErrorResponse(message)) replay.outcome = { error: message.error };
 }
 
 /**
@@ -247,9 +248,9 @@ export class SharedTasks {
     if (key === undefined) return undefined;
     switch (method) {
       case TASKS_GET:
-        return this.get(key, owner) as unknown as Promise<JsonObject>;
+        return this.get(key, owner);
       case TASKS_CANCEL:
-        return this.cancel(key, owner) as unknown as Promise<JsonObject>;
+        return this.cancel(key, owner);
       case TASKS_RESULT:
         return this.result(key, owner, context).then((outcome) => answer(outcome, taskId as string));
       default:
@@ -334,8 +335,9 @@ export class SharedTasks {
       if (node !== undefined)
         void Promise.resolve(this.store.signal(node, key, { ...signal, epoch })).catch((e: unknown) => this.report(e));
     };
-    const relay = (queued: JsonObject) => {
-      const envelope = queued.method === RELAY && isPlainObject(queued.params) ? queued.params : undefined;
+    const relay = (queued: JsonRpcMessage) => {
+      const envelope =
+        !isResponse(queued) && queued.method === RELAY && isPlainObject(queued.params) ? queued.params : undefined;
       if (envelope?.epoch !== epoch || !isPlainObject(envelope.message)) return;
       const message = envelope.message;
       if (typeof message.method !== "string") return;
@@ -451,7 +453,7 @@ export class SharedTasks {
     replay: Replay,
     signal: AbortSignal,
     done: (replay: Replay) => boolean,
-    other?: (message: JsonObject) => void,
+    other?: (message: JsonRpcMessage) => void,
   ): Promise<"done" | "lost" | "stopped"> {
     return new Promise((resolve) => {
       let ended = false;
@@ -468,7 +470,7 @@ export class SharedTasks {
         message: (item) => {
           absorb(replay, item);
           if (done(replay)) end("done");
-          else other?.(item.message as unknown as JsonObject);
+          else other?.(item.message);
         },
         lost: () => end("lost"),
       });

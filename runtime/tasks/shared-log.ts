@@ -18,7 +18,7 @@ export type TaskOutcome = { result: JsonObject } | { error: JsonRpcErrorObject }
 
 /** A Task as carried by a status message in a task's queue (taskId included). */
 export function stateMessage(state: TaskState) {
-  return { jsonrpc: "2.0" as const, method: TASK_STATUS_NOTIFICATION, params: { ...state } as unknown as JsonObject };
+  return { jsonrpc: "2.0" as const, method: TASK_STATUS_NOTIFICATION, params: { ...state } };
 }
 
 /**
@@ -76,7 +76,7 @@ export class SharedTaskLog {
     if (this.ended) return;
     const seq = this.nextSeq++;
     this.relayedFrom = Math.min(this.relayedFrom, seq);
-    const envelope = { jsonrpc: "2.0" as const, method: RELAY, params: { epoch, message } as unknown as JsonObject };
+    const envelope = { jsonrpc: "2.0" as const, method: RELAY, params: { epoch, message } };
     this.then((store) => store.append(this.key, { seq, message: envelope }));
   }
 
