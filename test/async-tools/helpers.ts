@@ -4,16 +4,9 @@ import type { RequestContext } from "../../runtime/peer.js";
 import type { AsyncTools } from "../../runtime/async-tools/server.js";
 import { connectedPair, type ConnectedPair } from "../kit/mcp-sessions.js";
 
-export interface Gate {
-  promise: Promise<void>;
-  open: () => void;
-}
+import { gate, type Gate } from "../kit/timing.js";
 
-export function gate(): Gate {
-  let open!: () => void;
-  const promise = new Promise<void>((r) => (open = r));
-  return { promise, open };
-}
+export { gate, type Gate };
 
 /**
  * A tool reporting `arguments.steps` (default 3) progress values, each after the test opens that step's gate

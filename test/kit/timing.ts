@@ -22,3 +22,15 @@ export async function until(
     await sleep(2);
   }
 }
+
+/** A promise a test opens when it wants: what a handler waits on to be held at a known point. */
+export interface Gate {
+  promise: Promise<void>;
+  open: () => void;
+}
+
+export function gate(): Gate {
+  let open!: () => void;
+  const promise = new Promise<void>((r) => (open = r));
+  return { promise, open };
+}

@@ -42,19 +42,41 @@ export async function connectClient(
   return { client, session };
 }
 
-export interface Gate {
-  promise: Promise<void>;
-  open: () => void;
-}
+import { gate, type Gate } from "../kit/timing.js";
 
-export function gate(): Gate {
-  let open!: () => void;
-  const promise = new Promise<void>((r) => (open = r));
-  return { promise, open };
-}
+export { gate, type Gate };
 
 /** The first text of a result's content. */
 export function textOf(result: unknown): string | undefined {
   const content = (result as { content?: { type: string; text?: string }[] }).content;
   return content?.[0]?.type === "text" ? content[0].text : undefined;
+}
+
+/** Registers its closing; `closeAfterEach()` returns one. */
+export type Cleanup = (close: () => unknown) => void;
+
+/**
+ * A server whose tool `wait` (task support optional) holds until `release()`, unless called with `quick: true`;
+ * the server and its receiver are closed by `cleanup`.
+ */
+export function heldServer(
+  cleanup: Cleanup,
+  tasks: TaskReceiverOptions | TaskReceiver = {},
+): { server: TaskServer; release: () => void } {
+  const hold = gate();
+  const s = makeServer({ tasks });
+  s.tool("wait", { taskSupport: "optional" }, async (args) => {
+    if ((args as JsonObject).quick !== true) await hold.promise;
+    return "waited";
+  });
+  cleanup(() => s.close());
+  cleanup(() => s.tasks.close());
+  return { server: s, release: hold.open };
+}
+
+/** A client session connected to `s` as `principal` (none: the task binds to its session), closed by `cleanup`. */
+export async function clientAs(cleanup: Cleanup, s: TaskServer, principal?: string): Promise<ClientSession> {
+  const { client: c } = await connectClient(s, principal === undefined ? {} : { info: { principal } });
+  cleanup(() => c.close());
+  return c;
 }

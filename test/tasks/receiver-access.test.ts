@@ -4,26 +4,16 @@ import type { JsonObject } from "../../runtime/jsonrpc.js";
 import type { ClientSession } from "../../runtime/lifecycle.js";
 import type { TaskReceiverOptions } from "../../runtime/tasks/receiver.js";
 import { closeAfterEach } from "../kit/cleanup.js";
-import { connectClient, gate, makeServer, type TaskServer } from "./helpers.js";
+import { clientAs, heldServer, type TaskServer } from "./helpers.js";
 
 const cleanup = closeAfterEach();
 
 function server(tasks: TaskReceiverOptions = {}): { server: TaskServer; release: () => void } {
-  const hold = gate();
-  const s = makeServer({ tasks });
-  s.tool("wait", { taskSupport: "optional" }, async () => {
-    await hold.promise;
-    return "waited";
-  });
-  cleanup(() => s.close());
-  cleanup(() => s.tasks.close());
-  return { server: s, release: hold.open };
+  return heldServer(cleanup, tasks);
 }
 
-async function client(s: TaskServer, principal?: string): Promise<ClientSession> {
-  const { client: c } = await connectClient(s, principal === undefined ? {} : { info: { principal } });
-  cleanup(() => c.close());
-  return c;
+function client(s: TaskServer, principal?: string): Promise<ClientSession> {
+  return clientAs(cleanup, s, principal);
 }
 
 async function createTask(c: ClientSession): Promise<string> {

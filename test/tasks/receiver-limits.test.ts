@@ -6,26 +6,16 @@ import { TaskReceiver, type TaskReceiverOptions } from "../../runtime/tasks/rece
 import { MemoryOperationStore } from "../../runtime/store/memory.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { until } from "../kit/timing.js";
-import { connectClient, gate, makeServer, type TaskServer } from "./helpers.js";
+import { clientAs, heldServer, type TaskServer } from "./helpers.js";
 
 const cleanup = closeAfterEach();
 
 function server(tasks: TaskReceiverOptions | TaskReceiver): { server: TaskServer; release: () => void } {
-  const hold = gate();
-  const s = makeServer({ tasks });
-  s.tool("wait", { taskSupport: "optional" }, async (args) => {
-    if ((args as JsonObject).quick !== true) await hold.promise;
-    return "waited";
-  });
-  cleanup(() => s.close());
-  cleanup(() => s.tasks.close());
-  return { server: s, release: hold.open };
+  return heldServer(cleanup, tasks);
 }
 
-async function client(s: TaskServer, principal?: string): Promise<ClientSession> {
-  const { client: c } = await connectClient(s, principal === undefined ? {} : { info: { principal } });
-  cleanup(() => c.close());
-  return c;
+function client(s: TaskServer, principal?: string): Promise<ClientSession> {
+  return clientAs(cleanup, s, principal);
 }
 
 async function createTask(c: ClientSession, args: JsonObject = {}, ttl?: number): Promise<string> {
