@@ -63,9 +63,9 @@ const taskCall = async (c) => {
   return c.request("tasks/result", { taskId: created.task.taskId });
 };
 /**
- * Through the requestor's TaskHandle, which polls tasks/get at the receiver's pollInterval (floored at
- * minPollIntervalMs) and fetches tasks/result once the task ended: a status notification wakes it early in memory;
- * over HTTP one that overtakes the CreateTaskResult is missed, so a fast task costs a poll pause there.
+ * Through the requestor's TaskHandle: it polls tasks/get at the receiver's pollInterval and fetches tasks/result once
+ * the task ended; a status notification (in memory, or over HTTP on the standalone GET stream, even one that overtook
+ * the CreateTaskResult) tells it at once.
  */
 const handleCall = async (c) => {
   const handle = await requestAsTask(c, "tools/call", { name: "echo" }, TASK);
@@ -137,7 +137,7 @@ async function overhead(label, makeRig, n, taskCall) {
   }
   await rig.close();
   console.log(
-    `${label.padEnd(10)} plain ${Math.min(...plain).toFixed(1)} µs/call  task ${Math.min(...task).toFixed(1)} µs/call  ` +
+    `${label.padEnd(11)} plain ${Math.min(...plain).toFixed(1)} µs/call  task ${Math.min(...task).toFixed(1)} µs/call  ` +
       `task/plain median ${median(ratios).toFixed(2)}x (rounds ${ratios.map((x) => x.toFixed(2)).join(" ")})`,
   );
 }

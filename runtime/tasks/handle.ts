@@ -99,7 +99,8 @@ interface Observable {
   observe(method: string, listener: (params: JsonObject | undefined) => void): () => void;
 }
 
-function canObserve(peer: Peer): peer is Peer & Observable {
+/** @internal */
+export function canObserve(peer: Peer): peer is Peer & Observable {
   return typeof (peer as Partial<Observable>).observe === "function";
 }
 
@@ -241,6 +242,11 @@ export class TaskHandle<R> {
     const state = expectTaskState(reply, TASKS_CANCEL);
     this.update(state);
     return state;
+  }
+
+  /** @internal A state reported before the handle existed (a status notification that overtook the CreateTaskResult). */
+  noteState(state: TaskState): void {
+    if (state.taskId === this.taskId) this.update(state);
   }
 
   /** @internal Run `cleanup` once the handle is done with the task (settled, or the task ended). */

@@ -6,9 +6,12 @@ import { ClientSession, ServerSession, hasCapability } from "../lifecycle.js";
 import { limitOption } from "../limits.js";
 import { OutboundOperation } from "../operations.js";
 import { Session } from "../session.js";
-import { TaskHandle, readCreateTaskReply, readTaskState, type TaskWaitOptions } from "./handle.js";
+import { TaskHandle, canObserve, readCreateTaskReply, readTaskState, type TaskWaitOptions } from "./handle.js";
 import { DEFAULT_MAX_TOOL_LIST_PAGES, DEFAULT_MAX_TRACKED_TOOLS, TOOL_SUPPORT } from "./requestor-tools.js";
-import { TASKS_GET, TASKS_RESULT, type TaskMetadata } from "./protocol.js";
+import { TASKS_GET, TASKS_RESULT, TASK_STATUS_NOTIFICATION, type TaskMetadata, type TaskState } from "./protocol.js";
+
+/** Status notifications kept while a task-augmented request is out (other tasks' too: its id is not known yet). */
+const MAX_EARLY_STATES = 64;
 
 export {
   TaskHandle,
@@ -100,7 +103,22 @@ export async function requestAsTask<R>(
   const wire: JsonObject = { ...params, task: { ...task } };
   // The session forgets the progress token once the CreateTaskResult arrives; the task keeps it (see below).
   const token = requestOptions.onProgress !== undefined && peer instanceof Session ? peer.nextRequestId : undefined;
-  const reply = await peer.request(method, wire, requestOptions);
+  // A status notification may overtake the CreateTaskResult (over HTTP it travels on another stream): what arrives
+  // while the request is out is kept, and the task's own states go to its handle, so a task that ended at once is
+  // not waited on for a poll interval.
+  const early: TaskState[] = [];
+  const stopEarly = canObserve(peer)
+    ? peer.observe(TASK_STATUS_NOTIFICATION, (notified) => {
+        const state = readTaskState(notified);
+        if (state !== undefined && early.length < MAX_EARLY_STATES) early.push(state);
+      })
+    : undefined;
+  let reply: JsonObject;
+  try {
+    reply = await peer.request(method, wire, requestOptions);
+  } finally {
+    stopEarly?.();
+  }
   const handle = new TaskHandle<R>(peer, method, readCreateTaskReply(reply, method), {
     pollIntervalMs,
     minPollIntervalMs,
@@ -111,6 +129,7 @@ export async function requestAsTask<R>(
     timeout: requestOptions.timeout,
   });
   if (token !== undefined && peer instanceof Session) keepProgress(peer, token, method, requestOptions, handle);
+  for (const state of early) handle.noteState(state);
   return handle;
 }
 

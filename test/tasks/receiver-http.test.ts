@@ -8,6 +8,7 @@ import { closeAfterEach } from "../kit/cleanup.js";
 import { listen } from "../kit/net.js";
 import { until } from "../kit/timing.js";
 import { cuttableFetch } from "../resumable/harness.js";
+import { requestAsTask } from "../../runtime/tasks/requestor.js";
 import { gate, kit, makeServer, textOf } from "./helpers.js";
 
 const cleanup = closeAfterEach();
@@ -88,4 +89,38 @@ describe("tasks/result across a cut connection", () => {
       expect(textOf(await resumed)).toBe("waited");
     },
   );
+});
+
+describe("a task that ends at once, over HTTP", () => {
+  it("the handle takes the status notification that overtook the CreateTaskResult and polls no tasks/get", async () => {
+    // A long poll interval: a handle that missed the notification would wait it out before looking again.
+    const server = makeServer({ tasks: { pollIntervalMs: 60_000 } });
+    server.tool("quick", { taskSupport: "optional" }, () => "done");
+    const mcp = createStreamableHttpServer({
+      path: "/mcp",
+      onSession: (t) => server.connect(t).then(() => undefined),
+    });
+    const listening = await listen(createServer(mcp.nodeListener));
+    cleanup(async () => {
+      server.tasks.close();
+      await mcp.close();
+      await server.close();
+      await listening.close();
+    });
+    const sent: string[] = [];
+    const counting: typeof fetch = async (input, init) => {
+      if (typeof init?.body === "string") sent.push(String((JSON.parse(init.body) as JsonObject).method));
+      return fetch(input, init);
+    };
+    const client = kit.clientSession();
+    // The standalone GET stream carries the status notification, apart from the POST that answers the call.
+    await client.connect(new StreamableHttpClientTransport({ url: `${listening.origin}/mcp`, fetch: counting }));
+    cleanup(() => client.close());
+    for (let i = 0; i < 5; i++) {
+      const handle = await requestAsTask<JsonObject>(client, "tools/call", { name: "quick" }, { task: {} });
+      expect(textOf(await handle.result())).toBe("done");
+    }
+    expect(sent.filter((m) => m === "tasks/get")).toEqual([]);
+    expect(sent.filter((m) => m === "tasks/result")).toHaveLength(5);
+  }, 20_000);
 });
