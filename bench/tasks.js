@@ -95,8 +95,8 @@ async function httpRig() {
   const c = client();
   await c.connect(
     new StreamableHttpClientTransport({
+      // The standalone GET stream (opened by default) carries the task status notifications.
       url: `http://127.0.0.1:${http.address().port}/mcp`,
-      standaloneStream: "manual",
     }),
   );
   return {
@@ -158,4 +158,5 @@ console.log(`Tasks: task-augmented tools/call (create + tasks/result) over a pla
 await overhead("in-memory", memoryRig, CALLS, taskCall);
 await overhead("HTTP", httpRig, WIRE_CALLS, taskCall);
 await overhead("handle mem", memoryRig, CALLS, handleCall);
+await overhead("handle http", httpRig, WIRE_CALLS, handleCall);
 await keptMemory();
