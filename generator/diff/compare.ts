@@ -1,6 +1,6 @@
 // Structural comparison of two schema nodes from two models: reports how the accepted values moved, per field.
 import { compareCodeUnits } from "../json.js";
-import type { JsonType, JsonValue, SchemaNode } from "../model.js";
+import { NUMBER_KEYWORDS, type JsonType, type JsonValue, type SchemaNode } from "../model.js";
 import { escapeToken } from "../pointer.js";
 import { describeChange, type Classifier } from "./classify.js";
 import type { Change, Effect } from "./types.js";
@@ -62,16 +62,10 @@ function show(value: JsonValue | undefined): string {
 }
 
 /** Bounds besides minimum and maximum; a "min" or "exclusiveMin" bound that rises, or a "max" one that falls, narrows. */
-const OTHER_BOUNDS = [
-  "exclusiveMinimum",
-  "exclusiveMaximum",
-  "minLength",
-  "maxLength",
-  "minItems",
-  "maxItems",
-  "minProperties",
-  "maxProperties",
-] as const;
+const OTHER_BOUNDS = NUMBER_KEYWORDS.filter(
+  (k): k is Exclude<(typeof NUMBER_KEYWORDS)[number], "minimum" | "maximum" | "multipleOf"> =>
+    k !== "minimum" && k !== "maximum" && k !== "multipleOf",
+);
 /** Assertions with no order to compare by: added narrows, removed widens, changed is a change. */
 const WHOLE_ASSERTIONS = [
   "multipleOf",

@@ -7,6 +7,9 @@ import type { ClientSession, ServerSession } from "../../runtime/lifecycle.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
 import type { InboundInfo } from "../../runtime/transport.js";
 import { sessionKit } from "../kit/sessions.js";
+import { createServer } from "node:http";
+import { createStreamableHttpServer, type StreamableHttpServerOptions } from "../../runtime/transports/http-server.js";
+import { listen } from "../kit/net.js";
 
 /** Sessions over the generated tables (their result checks take a CreateTaskResult for a request sent as a task). */
 export const kit = sessionKit({ clientToServer, serverToClient, isMessage });
@@ -79,4 +82,28 @@ export async function clientAs(cleanup: Cleanup, s: TaskServer, principal?: stri
   const { client: c } = await connectClient(s, principal === undefined ? {} : { info: { principal } });
   cleanup(() => c.close());
   return c;
+}
+
+/**
+ * Serves `server` over Streamable HTTP on 127.0.0.1 (`options` beside path and onSession); `cleanup` closes the
+ * receiver, the endpoint, the server and the listener. Resolves with the endpoint's URL.
+ */
+export async function serveOverHttp(
+  cleanup: Cleanup,
+  server: TaskServer,
+  options: Partial<StreamableHttpServerOptions> = {},
+): Promise<string> {
+  const mcp = createStreamableHttpServer({
+    ...options,
+    path: "/mcp",
+    onSession: (transport) => server.connect(transport).then(() => undefined),
+  });
+  const listening = await listen(createServer(mcp.nodeListener));
+  cleanup(async () => {
+    server.tasks.close();
+    await mcp.close();
+    await server.close();
+    await listening.close();
+  });
+  return `${listening.origin}/mcp`;
 }

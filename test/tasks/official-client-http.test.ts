@@ -1,13 +1,10 @@
 // The official SDK's client (experimental tasks) on our server over Streamable HTTP: create, poll, result, list, cancel, input.
-import { createServer } from "node:http";
 import { Client as SdkClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import { createStreamableHttpServer } from "../../runtime/transports/http-server.js";
 import { closeAfterEach } from "../kit/cleanup.js";
-import { listen } from "../kit/net.js";
-import { gate, makeServer, textOf, type TaskServer } from "./helpers.js";
+import { gate, makeServer, serveOverHttp, textOf, type TaskServer } from "./helpers.js";
 
 const cleanup = closeAfterEach();
 
@@ -38,18 +35,8 @@ async function ourServer(): Promise<{ url: string; server: TaskServer; release: 
     });
     return `hello ${String(answer.content?.name)}`;
   });
-  const mcp = createStreamableHttpServer({
-    path: "/mcp",
-    onSession: (transport) => server.connect(transport).then(() => undefined),
-  });
-  const listening = await listen(createServer(mcp.nodeListener));
-  cleanup(async () => {
-    server.tasks.close();
-    await mcp.close();
-    await server.close();
-    await listening.close();
-  });
-  return { url: `${listening.origin}/mcp`, server, release: hold.open };
+  const url = await serveOverHttp(cleanup, server);
+  return { url, server, release: hold.open };
 }
 
 async function sdkClient(url: string, capabilities: Record<string, unknown> = {}): Promise<SdkClient> {

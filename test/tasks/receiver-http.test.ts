@@ -1,15 +1,12 @@
 // Tasks survive the connection: over Streamable HTTP, tasks/result waiting when the connection is cut, resumed on a new one.
-import { createServer } from "node:http";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
-import { createStreamableHttpServer } from "../../runtime/transports/http-server.js";
 import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
 import { closeAfterEach } from "../kit/cleanup.js";
-import { listen } from "../kit/net.js";
 import { until } from "../kit/timing.js";
 import { cuttableFetch } from "../resumable/harness.js";
 import { requestAsTask } from "../../runtime/tasks/requestor.js";
-import { gate, kit, makeServer, textOf } from "./helpers.js";
+import { gate, kit, makeServer, serveOverHttp, textOf } from "./helpers.js";
 
 const cleanup = closeAfterEach();
 
@@ -21,20 +18,12 @@ async function httpServer(auth: boolean) {
     await hold.promise;
     return "waited";
   });
-  const mcp = createStreamableHttpServer({
-    path: "/mcp",
-    onSession: (transport) => server.connect(transport).then(() => undefined),
-    ...(auth ? { authenticate: (req) => String(req.headers.authorization ?? "").replace(/^Bearer /, "") } : {}),
-  });
-  const http = createServer(mcp.nodeListener);
-  const listening = await listen(http);
-  cleanup(async () => {
-    server.tasks.close();
-    await mcp.close();
-    await server.close();
-    await listening.close();
-  });
-  return { server, url: `${listening.origin}/mcp`, release: hold.open };
+  const url = await serveOverHttp(
+    cleanup,
+    server,
+    auth ? { authenticate: (req) => String(req.headers.authorization ?? "").replace(/^Bearer /, "") } : {},
+  );
+  return { server, url, release: hold.open };
 }
 
 function transport(url: string, options: { principal?: string; sessionId?: string; fetch?: typeof fetch } = {}) {
@@ -96,17 +85,7 @@ describe("a task that ends at once, over HTTP", () => {
     // A long poll interval: a handle that missed the notification would wait it out before looking again.
     const server = makeServer({ tasks: { pollIntervalMs: 60_000 } });
     server.tool("quick", { taskSupport: "optional" }, () => "done");
-    const mcp = createStreamableHttpServer({
-      path: "/mcp",
-      onSession: (t) => server.connect(t).then(() => undefined),
-    });
-    const listening = await listen(createServer(mcp.nodeListener));
-    cleanup(async () => {
-      server.tasks.close();
-      await mcp.close();
-      await server.close();
-      await listening.close();
-    });
+    const url = await serveOverHttp(cleanup, server);
     const sent: string[] = [];
     const counting: typeof fetch = async (input, init) => {
       if (typeof init?.body === "string") sent.push(String((JSON.parse(init.body) as JsonObject).method));
@@ -114,7 +93,7 @@ describe("a task that ends at once, over HTTP", () => {
     };
     const client = kit.clientSession();
     // The standalone GET stream carries the status notification, apart from the POST that answers the call.
-    await client.connect(new StreamableHttpClientTransport({ url: `${listening.origin}/mcp`, fetch: counting }));
+    await client.connect(new StreamableHttpClientTransport({ url, fetch: counting }));
     cleanup(() => client.close());
     for (let i = 0; i < 5; i++) {
       const handle = await requestAsTask<JsonObject>(client, "tools/call", { name: "quick" }, { task: {} });
