@@ -87,9 +87,22 @@ function capabilityGate(
   };
 }
 
-/** The spec forbids cancelling initialize: neither side sends, nor acts on, a cancellation of it. */
+/**
+ * MCP methods answered even at the in-flight cap: a ping tells the peer the session is alive, and a task
+ * cancellation is how the peer frees places; refusing either would keep a busy session wedged.
+ */
+const UNCAPPED = [PING, "tasks/cancel"];
+
+/**
+ * The spec forbids cancelling initialize: neither side sends, nor acts on, a cancellation of it. Ping and
+ * cancellations pass the in-flight cap.
+ */
 function withLifecycle<T extends SessionOptions>(options: T): T {
-  return { ...options, uncancellable: [INITIALIZE, ...(options.uncancellable ?? [])] };
+  return {
+    ...options,
+    uncancellable: [INITIALIZE, ...(options.uncancellable ?? [])],
+    uncapped: [...UNCAPPED, ...(options.uncapped ?? [])],
+  };
 }
 
 export interface ClientSessionOptions extends SessionOptions {

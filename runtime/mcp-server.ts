@@ -403,6 +403,7 @@ export class McpServer {
       progressInterval: options.progressInterval,
       recentLimit: options.recentLimit,
       maxInFlightRequests: options.maxInFlightRequests,
+      maxDetachedRequests: options.maxDetachedRequests,
       onerror: options.onerror,
       ondebug: options.ondebug,
     };

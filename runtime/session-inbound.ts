@@ -9,9 +9,9 @@ import {
   type JsonRpcRequest,
 } from "./jsonrpc.js";
 import type { MethodSpec } from "./dispatch.js";
-import { SENT, type InboundInfo } from "./transport.js";
+import { SENT, type InboundInfo, type ReplyChannel } from "./transport.js";
 import type { RequestHandler } from "./peer.js";
-import { RequestCancelledError } from "./errors.js";
+import { ConnectionClosedError, RequestCancelledError } from "./errors.js";
 import { HandlerContext } from "./handler-context.js";
 import type { OperationRegistry } from "./operations.js";
 import { ProgressReporter, readProgressToken } from "./progress.js";
@@ -28,11 +28,21 @@ export interface InboundLimits {
   progressInterval: number;
   /** Methods the peer may not cancel: a cancellation naming one is ignored. */
   uncancellable: ReadonlySet<string>;
+  /** Methods served even at the in-flight cap (they answer at once, and some free the places of others). */
+  uncapped: ReadonlySet<string>;
+  /** Requests whose reply path lost its connection that may still run; past it the oldest is aborted. */
+  maxDetached: number;
 }
 
 /** The session's inbound side: one per session. */
 export class InboundRequests {
   readonly handlers = new Map<string, RequestHandler>();
+  /**
+   * Requests still running whose reply path lost its connection (the peer went away, or will come back for the
+   * answer later): they no longer count against the in-flight cap, so abandoned requests cannot wedge the session,
+   * and their number is bounded on its own. In the order they lost their connection.
+   */
+  private readonly detached = new Set<HandlerContext>();
 
   constructor(
     private readonly session: Session,
@@ -83,7 +93,11 @@ export class InboundRequests {
     // Counted as what the peer awaits an answer for: a cancelled request frees its place at once, and a resume that
     // takes over its request's id adds nothing.
     const maxInFlight = this.limits.maxInFlight;
-    if (existing === undefined && inbound.size >= maxInFlight) {
+    if (
+      existing === undefined &&
+      inbound.size - this.detached.size >= maxInFlight &&
+      !this.limits.uncapped.has(method)
+    ) {
       sendError(
         link,
         id,
@@ -103,8 +117,46 @@ export class InboundRequests {
     // A request reusing an id leaves the registered one alone: only the layer serving it, once it accepted the
     // request, takes the id over (a resume with a wrong token must change nothing about a live request).
     if (existing === undefined) inbound.set(id, context);
+    if (reply !== undefined && reply.watchConnection !== undefined) this.watchReply(context, reply);
     this.hooks.requestStarted(context, params);
     this.serve(handler, params, context);
+  }
+
+  /** Follows the connection under a request's reply path: a request nobody waits on stops taking a place. */
+  private watchReply(context: HandlerContext, reply: ReplyChannel): void {
+    reply.watchConnection!((connected) => {
+      if (context.state !== "active") return;
+      if (connected) {
+        this.detached.delete(context);
+        return;
+      }
+      // An outlet (a resumable request) keeps the request for the client by its own rules and limits.
+      if (context.outlet !== undefined || this.operations.inbound.get(context.id) !== context) return;
+      if (reply.lossCancels === true) {
+        this.end(context, "cancelled", new RequestCancelledError(context.method, "the reply stream closed"));
+        return;
+      }
+      this.detached.add(context);
+      if (this.detached.size > this.limits.maxDetached) {
+        const oldest = this.detached.values().next().value!;
+        this.end(
+          oldest,
+          "closed",
+          new ConnectionClosedError(
+            `Aborted: more than ${this.limits.maxDetached} requests lost their reply stream (maxDetachedRequests)`,
+          ),
+        );
+      }
+    });
+  }
+
+  /** Ends a request that will get no response: frees its place, aborts its handler, lets its reply path go. */
+  private end(context: HandlerContext, state: "cancelled" | "closed", reason: Error): void {
+    context.state = state;
+    this.detached.delete(context);
+    this.operations.releaseInbound(context);
+    context.abort(reason);
+    context.reply?.abandon?.();
   }
 
   private async serve(handler: RequestHandler, params: JsonObject | undefined, context: HandlerContext): Promise<void> {
@@ -133,6 +185,7 @@ export class InboundRequests {
       // The last held progress value must reach the peer before the response does.
       if (context.reporter !== undefined) context.reporter.flush();
     }
+    this.detached.delete(context);
     this.operations.releaseInbound(context);
     const outlet = context.outlet;
     const transport = this.link.openTransport;
@@ -166,6 +219,7 @@ export class InboundRequests {
     }
     if (this.limits.uncancellable.has(context.method)) return;
     context.state = "cancelled";
+    if (context instanceof HandlerContext) this.detached.delete(context);
     this.operations.releaseInbound(context);
     const reason = params!.reason;
     context.abort(new RequestCancelledError(context.method, typeof reason === "string" ? reason : undefined));
@@ -178,6 +232,7 @@ export class InboundRequests {
   /** The connection closed: handlers are aborted with `reason`, except those whose output an outlet takes. */
   connectionClosed(reason: Error, byApp: boolean): void {
     const ops = this.operations;
+    this.detached.clear();
     if (ops.inbound.size === 0) return;
     for (const context of [...ops.inbound.values()]) {
       const outlet = context.outlet;

@@ -31,6 +31,8 @@ export { CANCELLED_NOTIFICATION, DEFAULT_REQUEST_TIMEOUT_MS } from "./session-ou
 const NO_SENDER: InboundInfo = Object.freeze({});
 /** Requests one session serves at once by default; see SessionOptions.maxInFlightRequests. */
 export const DEFAULT_MAX_IN_FLIGHT_REQUESTS = 100;
+/** Requests that lost their reply path and may run on, per session, by default; see maxDetachedRequests. */
+export const DEFAULT_MAX_DETACHED_REQUESTS = 100;
 
 export interface SessionOptions {
   /** Methods the peer may send us: the requests we serve and the notifications we accept. */
@@ -50,6 +52,17 @@ export interface SessionOptions {
    * in flight" without running its handler. Default 100; 0 or Infinity for no cap.
    */
   maxInFlightRequests?: number;
+  /**
+   * Requests whose reply path lost its connection before their response (HTTP: the POST's stream closed; the client
+   * may come back for the answer) stop counting against `maxInFlightRequests` at once and run on; this bounds how
+   * many may, per session: one more aborts the oldest of them. Default 100; 0 aborts each at once; Infinity for no cap.
+   */
+  maxDetachedRequests?: number;
+  /**
+   * Methods served even when `maxInFlightRequests` is reached: cheap ones that answer at once, and those that free
+   * the places of others (the protocol above names them, as MCP does ping and tasks/cancel). Default none.
+   */
+  uncapped?: readonly string[];
   /**
    * Methods neither side cancels (the protocol above may forbid it, as MCP does for its handshake): no cancellation
    * is sent for ours, one the peer sends is ignored. Default none.
@@ -89,6 +102,7 @@ export class Session implements Peer, ProgressSink {
     this.inboundSpecs = new Map(Object.entries(options.inbound));
     this.isMessage = options.isMessage ?? isJsonRpcMessage;
     const maxInFlight = limitOption("maxInFlightRequests", options.maxInFlightRequests, DEFAULT_MAX_IN_FLIGHT_REQUESTS);
+    const maxDetached = limitOption("maxDetachedRequests", options.maxDetachedRequests, DEFAULT_MAX_DETACHED_REQUESTS);
     const uncancellable = new Set(options.uncancellable ?? []);
     this.operations = new OperationRegistry(options.recentLimit ?? 256);
     this.onerror = options.onerror;
@@ -106,6 +120,8 @@ export class Session implements Peer, ProgressSink {
       maxInFlight: maxInFlight === 0 ? Infinity : maxInFlight,
       progressInterval: options.progressInterval ?? DEFAULT_PROGRESS_INTERVAL_MS,
       uncancellable,
+      uncapped: new Set(options.uncapped ?? []),
+      maxDetached,
     });
     this.outbound = new OutboundRequests(
       this.link,

@@ -37,10 +37,16 @@ export interface ReplyChannel {
   /** Whether a connection carries the channel now (HTTP: the POST's response, or a GET that resumed it). */
   readonly connected: boolean;
   /**
-   * Set by the layer above: called with false when the channel loses its connection before the request's response
-   * went out, and with true when a new connection takes it up again.
+   * For the layers above (the session's in-flight count, a resumable request's expiry): `listener` is called with
+   * false when the channel loses its connection before the request's response went out, and with true when a new
+   * connection takes it up again. Several layers may watch one channel.
    */
-  onconnection?: (connected: boolean) => void;
+  watchConnection?(listener: (connected: boolean) => void): void;
+  /**
+   * True where the protocol spoken on this channel makes a lost connection the request's cancellation (a stream that
+   * cannot be taken up again): the session then aborts the request at once instead of letting it finish unread.
+   */
+  readonly lossCancels?: boolean;
   /**
    * For a request that arrived while its id was still in flight (a protocol layer whose request takes over
    * another one reuses its id); for any other request they do nothing. Until one of them is called, the earlier request

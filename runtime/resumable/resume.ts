@@ -49,7 +49,7 @@ export function watchLink(
     if (connected) manager.clearExpiry(request);
     else manager.armExpiry(request);
   };
-  reply.onconnection = changed;
+  reply.watchConnection?.(changed);
   if (!reply.connected) changed(false);
 }
 

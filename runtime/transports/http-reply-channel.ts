@@ -12,7 +12,8 @@ export interface StreamOwner {
 
 /** The ReplyChannel of one request stream: reports its connection coming and going, and a contender's take-over. */
 export class HttpReplyChannel implements ReplyChannel {
-  onconnection?: (connected: boolean) => void;
+  /** Who watches the connection (see ReplyChannel.watchConnection): usually the session, sometimes one layer more. */
+  private listeners: ((connected: boolean) => void)[] = [];
   /** What the layer above was last told of the connection. */
   private reported: boolean;
 
@@ -45,7 +46,11 @@ export class HttpReplyChannel implements ReplyChannel {
     if (now === this.reported) return;
     this.reported = now;
     if (this.stream.done || !this.stream.pending.has(this.key)) return;
-    this.onconnection?.(now);
+    for (const listener of this.listeners) listener(now);
+  }
+
+  watchConnection(listener: (connected: boolean) => void): void {
+    this.listeners.push(listener);
   }
 
   takeOver(): void {
