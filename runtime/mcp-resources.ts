@@ -55,15 +55,36 @@ export function templateEntry(uriTemplate: string, config: McpResourceConfig, re
   };
 }
 
+/** The longest resource URI McpServer takes by default, in characters (UTF-16 code units); see `maxUriLength`. */
+export const DEFAULT_MAX_URI_LENGTH = 8192;
+
+/**
+ * The `uri` of a resources/read, subscribe or unsubscribe request, refused with -32602 when missing or longer than
+ * `maxUriLength` (0 or Infinity: no cap), before anything is looked up or matched.
+ * @internal
+ */
+export function resourceUri(method: string, params: JsonObject | undefined, maxUriLength: number): string {
+  const uri = params?.uri;
+  if (typeof uri !== "string") throw new RpcError(ErrorCode.InvalidParams, `${method} needs a uri`);
+  if (maxUriLength > 0 && uri.length > maxUriLength) {
+    throw new RpcError(
+      ErrorCode.InvalidParams,
+      `${method}: the uri is ${uri.length} characters long, more than this server takes (maxUriLength ${maxUriLength})`,
+      { maxUriLength },
+    );
+  }
+  return uri;
+}
+
 /** resources/read: the fixed resource at the URI, else the first template that matches it. */
 export async function readResource(
   resources: ReadonlyMap<string, ResourceEntry>,
   templates: ReadonlyMap<string, TemplateEntry>,
   params: JsonObject | undefined,
   ctx: McpContext,
+  maxUriLength: number,
 ): Promise<JsonObject> {
-  const uri = params?.uri;
-  if (typeof uri !== "string") throw new RpcError(ErrorCode.InvalidParams, "resources/read needs a uri");
+  const uri = resourceUri("resources/read", params, maxUriLength);
   let result: McpResourceReadResult | undefined = undefined;
   let mimeType: string | undefined = undefined;
   const fixed = resources.get(uri);

@@ -5,6 +5,7 @@ import type { DispatchTable } from "./dispatch.js";
 import type { RequestContext } from "./peer.js";
 import type { Transport } from "./transport.js";
 import { ServerSession, type ServerSessionOptions } from "./lifecycle.js";
+import { limitOption } from "./limits.js";
 import { McpContext, sendLog, type McpConnection } from "./mcp-context.js";
 import { compileSchema as builtInCompiler, type SchemaCheck, type SchemaCompiler } from "./mcp-schema.js";
 import {
@@ -19,8 +20,10 @@ import {
 } from "./mcp-types.js";
 import { defined, errorMessage, handlerResult } from "./mcp-results.js";
 import {
+  DEFAULT_MAX_URI_LENGTH,
   readResource,
   resourceEntry,
+  resourceUri,
   templateEntry,
   type McpResourceConfig,
   type McpResourceReader,
@@ -81,6 +84,12 @@ export interface McpServerInit extends Omit<McpSessionSettings, "capabilities"> 
   tasks?: TaskReceiver;
   /** Advertise tasks even while no tool allows them (tools added later may); default false. */
   advertiseTasks?: boolean;
+  /**
+   * The longest resource URI served, in characters (UTF-16 code units): resources/read, subscribe and unsubscribe
+   * with a longer one are answered -32602 with data `{ maxUriLength }` before any lookup or template match.
+   * Default 8192; 0 or Infinity for no cap.
+   */
+  maxUriLength?: number;
 }
 
 /** How McpServer builds a session: either the method tables, or a factory such as the generated `Server.create`. */
@@ -184,6 +193,7 @@ export class McpServer {
   private readonly extra: JsonObject;
   private readonly pendingChanges = new Set<Category>();
   private readonly methodScopes: ReadonlyMap<string, readonly string[]>;
+  private readonly maxUriLength: number;
   /** Runs tools called as tasks (the `tasks` option); outlives connections. */
   readonly tasks: TaskReceiver | undefined;
 
@@ -206,6 +216,7 @@ export class McpServer {
       ]),
     );
     this.tasks = options.tasks;
+    this.maxUriLength = limitOption("maxUriLength", options.maxUriLength, DEFAULT_MAX_URI_LENGTH);
     if (options.advertiseTasks === true && this.tasks === undefined)
       throw new TypeError("advertiseTasks needs a task receiver: pass tasks: new TaskReceiver()");
   }
@@ -451,15 +462,15 @@ export class McpServer {
         session.onRequest("resources/list", () => this.list(this.resources, "resources"));
         session.onRequest("resources/templates/list", () => this.list(this.templates, "resourceTemplates"));
         session.onRequest("resources/read", (params, ctx) =>
-          readResource(this.resources, this.templates, params, new McpContext(ctx, connection)),
+          readResource(this.resources, this.templates, params, new McpContext(ctx, connection), this.maxUriLength),
         );
         if (this.subscriptions) {
           session.onRequest("resources/subscribe", (params) => {
-            connection.subscriptions.add(String(params?.uri));
+            connection.subscriptions.add(resourceUri("resources/subscribe", params, this.maxUriLength));
             return {};
           });
           session.onRequest("resources/unsubscribe", (params) => {
-            connection.subscriptions.delete(String(params?.uri));
+            connection.subscriptions.delete(resourceUri("resources/unsubscribe", params, this.maxUriLength));
             return {};
           });
         }
