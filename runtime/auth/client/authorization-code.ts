@@ -42,7 +42,11 @@ export interface OAuthClientProvider {
    * servers that support client ID metadata documents, before dynamic registration.
    */
   readonly clientMetadataUrl?: string;
-  /** Pre-registered credentials: for every server, or per issuer (undefined for servers it has none for). */
+  /**
+   * Pre-registered credentials: one client, or per issuer (a function returning undefined for issuers it has none
+   * for). One client with a `client_secret`, or used with `privateKey`, belongs to one authorization server: the
+   * `issuer` option must then name it, and no other is used.
+   */
   readonly clientInformation?: OAuthClientInformation | ((issuer: string) => OAuthClientInformation | undefined);
   /**
    * Sends the user to `url` (opens a browser, prints it, redirects the page). The authorization server then
@@ -122,6 +126,17 @@ class AuthorizationCodeGrant implements Grant {
       throw new OAuthError("invalid_redirect_uri", "clientMetadata.redirect_uris must list at least one redirect URI");
     for (const uri of uris) checkRedirectUri(uri);
     if (provider.clientMetadataUrl !== undefined) checkClientMetadataUrl(provider.clientMetadataUrl);
+    const configured = provider.clientInformation;
+    const confidential =
+      typeof configured === "object" &&
+      configured !== null &&
+      (configured.client_secret !== undefined || options.privateKey !== undefined);
+    if (confidential && options.issuer === undefined) {
+      throw new OAuthError(
+        "invalid_options",
+        "pre-registered confidential credentials (clientInformation with a client_secret or a privateKey) need issuer: the issuer identifier of the authorization server they belong to (they are sent to no other); or give clientInformation as a function of the issuer",
+      );
+    }
     this.provider = provider;
     this.redirectUri = uris[0]!;
     this.authorizationTimeoutMs = limitOption(

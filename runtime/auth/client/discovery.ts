@@ -1,5 +1,6 @@
 // Finding the authorization server of an MCP server: protected resource metadata, then the server's own metadata, in the spec's order.
 import { OAuthError } from "./errors.js";
+import type { TrustedIssuers } from "./issuers.js";
 import { translate, type AuthorizationServer, type OAuthLibrary, type Step } from "./library.js";
 import { canonicalResource, oauthUrl, resourceCovers } from "./urls.js";
 
@@ -27,6 +28,8 @@ export interface DiscoveryOptions {
   /** Fall back to 2025-03-26 discovery when the server has no protected resource metadata. */
   legacyDiscovery: boolean;
   selectAuthorizationServer?: (issuers: readonly string[]) => string;
+  /** The issuers the client trusts with its credentials; undefined when any may be used. */
+  trust: TrustedIssuers | undefined;
   redact(text: string): string;
 }
 
@@ -145,11 +148,16 @@ async function readResourceMetadata(
       { url: url.href },
     );
   }
-  const issuer = options.selectAuthorizationServer ? options.selectAuthorizationServer(servers) : servers[0]!;
-  if (!servers.includes(issuer)) {
+  // Only the trusted ones are candidates: the others never see a credential, nor are they asked for metadata.
+  const { trust } = options;
+  const candidates = trust === undefined ? servers : servers.filter((server) => trust.has(server));
+  if (trust !== undefined && candidates.length === 0)
+    throw trust.refusal(servers, `named by the protected resource metadata at ${url.href}`, options.redact);
+  const issuer = options.selectAuthorizationServer ? options.selectAuthorizationServer(candidates) : candidates[0]!;
+  if (!candidates.includes(issuer)) {
     throw new OAuthError(
       "invalid_options",
-      `selectAuthorizationServer returned ${JSON.stringify(issuer)}, which the metadata at ${url.href} does not list`,
+      `selectAuthorizationServer returned ${JSON.stringify(issuer)}, which is not among the ${trust === undefined ? "" : "trusted "}authorization servers the metadata at ${url.href} lists`,
     );
   }
   oauthUrl(issuer, "the authorization server's issuer", options.allowInsecureHttp);

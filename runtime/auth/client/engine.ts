@@ -1,4 +1,4 @@
-// The engine under every OAuth client of mcpgen/auth: discovery on a challenge, storage, refresh, step-up, one flow at a time.
+// The engine under every OAuth client of mcpgen/auth: discovery on a challenge, trusted issuers, storage, refresh, step-up, one flow at a time.
 import type { HttpAuthChallenge } from "../../transports/http-client.js";
 import { MAX_TIMER_MS, limitOption } from "../../limits.js";
 import { bearerChallenge } from "./challenge.js";
@@ -8,7 +8,9 @@ import {
   type DiscoveryOptions,
   type ResourceInfo,
 } from "./discovery.js";
+import { boundedFetch } from "./bounded-fetch.js";
 import { OAuthError, SecretSet } from "./errors.js";
+import { TrustedIssuers } from "./issuers.js";
 import {
   oauthLibrary,
   translate,
@@ -22,6 +24,7 @@ import { InMemoryOAuthStore, type OAuthStore, type StoredTokens } from "./store.
 import { canonicalResource } from "./urls.js";
 import {
   DEFAULT_MAX_AUTHORIZATION_ATTEMPTS,
+  DEFAULT_MAX_OAUTH_RESPONSE_BYTES,
   DEFAULT_OAUTH_REQUEST_TIMEOUT_MS,
   DEFAULT_REFRESH_SKEW_MS,
   type OAuthCommonOptions,
@@ -64,8 +67,10 @@ export class OAuthEngine {
   readonly store: OAuthStore;
   readonly secrets = new SecretSet();
   readonly allowInsecureHttp: boolean;
+  /** The issuers credentials may go to; undefined when the app named none (any issuer is used). */
+  readonly trust: TrustedIssuers | undefined;
   private readonly grant: Grant;
-  private readonly fetchImpl: typeof fetch | undefined;
+  private readonly fetchImpl: typeof fetch;
   private readonly refreshSkewMs: number;
   private readonly requestTimeoutMs: number;
   private readonly legacyDiscovery: boolean;
@@ -78,8 +83,12 @@ export class OAuthEngine {
   constructor(options: OAuthCommonOptions, grant: Grant) {
     this.grant = grant;
     this.store = options.store ?? new InMemoryOAuthStore();
-    this.fetchImpl = options.fetch;
     this.allowInsecureHttp = options.allowInsecureHttp ?? false;
+    this.trust = TrustedIssuers.from(options.issuer, this.allowInsecureHttp);
+    this.fetchImpl = boundedFetch(
+      options.fetch,
+      limitOption("maxResponseBytes", options.maxResponseBytes, DEFAULT_MAX_OAUTH_RESPONSE_BYTES),
+    );
     this.maxRetries = limitOption(
       "maxAuthorizationAttempts",
       options.maxAuthorizationAttempts,
@@ -106,6 +115,11 @@ export class OAuthEngine {
       const flight = this.flights.get(key);
       if (flight !== undefined) await flight.catch(() => undefined);
       let tokens = await this.store.getTokens(key);
+      if (tokens !== undefined && !this.trusts(tokens)) {
+        // From an authorization server no longer trusted (the configuration changed): never renewed there.
+        await this.store.setTokens(key, undefined);
+        tokens = undefined;
+      }
       if (tokens !== undefined && this.expiring(tokens)) tokens = await this.renew(key, tokens);
       if (tokens === undefined) return undefined;
       this.secrets.add(tokens.access_token, tokens.refresh_token);
@@ -204,7 +218,12 @@ export class OAuthEngine {
    * authorization follows. Network failures and server errors are thrown: they are no reason to ask the user again.
    */
   private async refreshOrDrop(lib: OAuthLibrary, key: string, tokens: StoredTokens): Promise<StoredTokens | undefined> {
-    // A refresh token is redeemed where it was issued, whatever the server's metadata says today.
+    // A refresh token is redeemed where it was issued, whatever the server's metadata says today, and only there
+    // while that issuer is trusted: else it and the client's credentials stay here, and a new authorization follows.
+    if (!this.trusts(tokens)) {
+      await this.store.setTokens(key, undefined);
+      return undefined;
+    }
     const info = infoOf(tokens);
     try {
       const as = await this.authorizationServer(lib, info);
@@ -270,7 +289,11 @@ export class OAuthEngine {
     return info;
   }
 
-  /** The authorization server's metadata, fetched once per issuer (a failed fetch is tried again next time). */
+  /**
+   * The authorization server's metadata, fetched once per issuer (a failed fetch is tried again next time). Every
+   * metadata a grant gets comes from here, so here is where an untrusted issuer is refused: before its metadata is
+   * asked for, and again on the `issuer` the metadata names.
+   */
   authorizationServer(
     lib: OAuthLibrary,
     info: Pick<ResourceInfo, "issuer" | "legacyOrigin">,
@@ -278,11 +301,40 @@ export class OAuthEngine {
     const key = info.legacyOrigin === undefined ? info.issuer : `legacy ${info.legacyOrigin}`;
     let metadata = this.servers.get(key);
     if (metadata === undefined) {
-      metadata = discoverAuthorizationServer(this.discoveryOptions(lib), info);
+      metadata = this.trustedMetadata(lib, info);
       this.servers.set(key, metadata);
       metadata.catch(() => this.servers.delete(key));
     }
     return metadata;
+  }
+
+  private async trustedMetadata(
+    lib: OAuthLibrary,
+    info: Pick<ResourceInfo, "issuer" | "legacyOrigin">,
+  ): Promise<AuthorizationServer> {
+    const trust = this.trust;
+    const redact = (text: string) => this.secrets.redact(text);
+    if (trust !== undefined) {
+      // A 2025-03-26 server's authorization server is its own origin; its metadata (if any) names the issuer there.
+      if (info.legacyOrigin !== undefined && !trust.hasOrigin(info.legacyOrigin)) {
+        throw trust.refusal(
+          info.legacyOrigin,
+          "the MCP server's own origin: it publishes no protected resource metadata, so by the 2025-03-26 rules its authorization server lives there",
+          redact,
+        );
+      }
+      if (info.legacyOrigin === undefined && !trust.has(info.issuer))
+        throw trust.refusal(info.issuer, "the authorization server chosen for the MCP server", redact);
+    }
+    const metadata = await discoverAuthorizationServer(this.discoveryOptions(lib), info);
+    if (trust !== undefined && !trust.has(metadata.issuer))
+      throw trust.refusal(metadata.issuer, "the issuer its metadata names", redact);
+    return metadata;
+  }
+
+  /** Whether tokens came from an issuer this client may still use. */
+  private trusts(tokens: StoredTokens): boolean {
+    return this.trust === undefined || this.trust.has(tokens.issuer);
   }
 
   private discoveryOptions(lib: OAuthLibrary): DiscoveryOptions {
@@ -292,6 +344,7 @@ export class OAuthEngine {
       allowInsecureHttp: this.allowInsecureHttp,
       legacyDiscovery: this.legacyDiscovery,
       selectAuthorizationServer: this.selectAuthorizationServer,
+      trust: this.trust,
       redact: (text) => this.secrets.redact(text),
     };
   }

@@ -26,6 +26,11 @@ export type OAuthErrorCode =
   | "invalid_authorization_server_metadata"
   /** The metadata's `issuer` is not the issuer it was fetched for. */
   | "issuer_mismatch"
+  /**
+   * The MCP server named an authorization server that is not among the issuers this client trusts with its
+   * credentials (the `issuer` option): nothing carrying them was sent to it.
+   */
+  | "untrusted_issuer"
   /** The authorization server does not advertise PKCE with S256 (`code_challenge_methods_supported`). */
   | "pkce_not_supported"
   /** No way to obtain a client id: no pre-registered client, no client ID metadata document support, no registration endpoint. */
@@ -46,6 +51,8 @@ export type OAuthErrorCode =
   | "token_request_failed"
   /** The token endpoint's answer is unusable: no `access_token`, an unsupported `token_type`, not JSON, ... */
   | "invalid_token_response"
+  /** A metadata, registration or token response is larger than `maxResponseBytes`; the rest of it was not read. */
+  | "response_too_large"
   /** An OAuth endpoint could not be reached, timed out, or answered with an unexpected HTTP status. */
   | "http_error";
 
@@ -56,6 +63,8 @@ export interface OAuthErrorDetails {
   status?: number;
   /** The OAuth `error` code the server sent (e.g. `invalid_grant`, `insufficient_scope`). */
   oauthError?: string;
+  /** The authorization server's issuer involved (for untrusted_issuer: the one the client was offered). */
+  issuer?: string;
   cause?: unknown;
 }
 
@@ -68,6 +77,7 @@ export class OAuthError extends Error {
   readonly url?: string;
   readonly status?: number;
   readonly oauthError?: string;
+  readonly issuer?: string;
 
   constructor(code: OAuthErrorCode, message: string, details: OAuthErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -76,6 +86,7 @@ export class OAuthError extends Error {
     if (details.url !== undefined) this.url = details.url;
     if (details.status !== undefined) this.status = details.status;
     if (details.oauthError !== undefined) this.oauthError = details.oauthError;
+    if (details.issuer !== undefined) this.issuer = details.issuer;
   }
 }
 

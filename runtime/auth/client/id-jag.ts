@@ -1,5 +1,6 @@
 // Token exchange (RFC 8693) at an enterprise identity provider: the user's ID token for an identity assertion grant (SEP-990).
-import { DEFAULT_OAUTH_REQUEST_TIMEOUT_MS } from "./options.js";
+import { DEFAULT_MAX_OAUTH_RESPONSE_BYTES, DEFAULT_OAUTH_REQUEST_TIMEOUT_MS } from "./options.js";
+import { boundedFetch } from "./bounded-fetch.js";
 import { clientAuthentication } from "./client-auth.js";
 import { OAuthError, SecretSet } from "./errors.js";
 import type { SigningKeyInput } from "./keys.js";
@@ -28,6 +29,8 @@ export interface IdJagRequest {
   allowInsecureHttp?: boolean;
   /** ms; default 30 000. */
   requestTimeoutMs?: number;
+  /** The largest token response read, bytes; default 262 144 (256 KiB). */
+  maxResponseBytes?: number;
 }
 
 const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
@@ -52,6 +55,7 @@ export async function requestIdJag(request: IdJagRequest): Promise<string> {
     DEFAULT_OAUTH_REQUEST_TIMEOUT_MS,
     MAX_TIMER_MS,
   );
+  const maxBytes = limitOption("maxResponseBytes", request.maxResponseBytes, DEFAULT_MAX_OAUTH_RESPONSE_BYTES);
   const lib = await oauthLibrary();
   const idp: AuthorizationServer = { issuer: request.issuer ?? endpoint.origin, token_endpoint: endpoint.href };
   const client = { client_id: request.clientId };
@@ -75,7 +79,7 @@ export async function requestIdJag(request: IdJagRequest): Promise<string> {
     };
     if (request.scope !== undefined) parameters.scope = request.scope;
     const sent = await lib.genericTokenEndpointRequest(idp, client, auth, TOKEN_EXCHANGE, parameters, {
-      [lib.customFetch]: request.fetch,
+      [lib.customFetch]: boundedFetch(request.fetch, maxBytes),
       [lib.allowInsecureRequests]: true,
       signal: AbortSignal.timeout(timeout),
     });

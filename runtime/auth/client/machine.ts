@@ -10,6 +10,12 @@ import type { OAuthClientInformation } from "./store.js";
 
 /** A machine client's credentials at the authorization server. */
 export interface MachineClientCredentials {
+  /**
+   * The issuer identifier(s) of the authorization server(s) these credentials belong to (RFC 8414), e.g.
+   * "https://auth.example.com". Required: the client sends its secret, assertions and grants to no other, whatever
+   * the MCP server names (see OAuthCommonOptions.issuer).
+   */
+  issuer: string | readonly string[];
   clientId: string;
   /** For client_secret_basic or client_secret_post. */
   clientSecret?: string;
@@ -40,7 +46,8 @@ export interface JwtBearerOptions extends ClientCredentialsOptions {
 
 /**
  * The client_credentials grant for MCP clients acting on their own behalf (no user), authenticated with a client
- * secret or a private key JWT. Tokens are obtained on the server's first 401 and again before they expire.
+ * secret or a private key JWT at the configured `issuer` only. Tokens are obtained on the server's first 401 and
+ * again before they expire.
  */
 export class ClientCredentialsClient extends OAuthAuthorizer {
   constructor(options: ClientCredentialsOptions) {
@@ -74,6 +81,14 @@ class MachineGrant implements Grant {
   ) {
     if (typeof options.clientId !== "string" || options.clientId === "")
       throw new OAuthError("invalid_options", "clientId is required");
+    // Credentials belong to one authorization server (RFC 9700 section 4.4): without it named, any MCP server could
+    // point the client at a token endpoint of its own and collect them.
+    if (options.issuer === undefined) {
+      throw new OAuthError(
+        "invalid_options",
+        "a machine client needs issuer: the issuer identifier of the authorization server its credentials belong to (they are sent to no other)",
+      );
+    }
     if (options.clientSecret === undefined && options.privateKey === undefined) {
       throw new OAuthError(
         "invalid_options",

@@ -51,7 +51,8 @@ export interface PendingAuthorization {
 
 /**
  * Where an OAuth client keeps its state. Tokens are keyed by the MCP endpoint URL, client registrations by the
- * authorization server's issuer, pending authorizations by their `state`. Setting undefined deletes.
+ * authorization server's issuer (as its metadata spells it; a registration is presented to that issuer only, and
+ * another issuer gets one of its own), pending authorizations by their `state`. Setting undefined deletes.
  * Implement it over the platform's secure storage (a keychain, an encrypted database) in production apps.
  */
 export interface OAuthStore {

@@ -127,7 +127,10 @@ describe("registration, in the spec's order", () => {
   it("uses pre-registered credentials (client_secret_basic by default) and registers nothing", async () => {
     world = await startWorld({ clients: { "pre-registered": "pre-secret-value" } });
     await connected(
-      userClient({ clientInformation: { client_id: "pre-registered", client_secret: "pre-secret-value" } }),
+      userClient(
+        { clientInformation: { client_id: "pre-registered", client_secret: "pre-secret-value" } },
+        { issuer: world.as },
+      ),
     );
     expect(asPaths()).not.toContain("POST /register");
     const token = world.requests.find((r) => r.path === "/token")!;

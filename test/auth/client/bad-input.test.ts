@@ -246,8 +246,8 @@ describe("bad configuration: refused when the client is made", () => {
   });
 
   it.each([
-    ["no credentials", { clientId: "machine" }],
-    ["an empty client id", { clientId: "", clientSecret: "secret-value-1234" }],
+    ["no credentials", { issuer: "https://as.example", clientId: "machine" }],
+    ["an empty client id", { issuer: "https://as.example", clientId: "", clientSecret: "secret-value-1234" }],
   ])("a machine client with %s: invalid_options", (_name, options) => {
     expect(() => new ClientCredentialsClient(options)).toThrow(expect.objectContaining({ code: "invalid_options" }));
   });
@@ -255,7 +255,12 @@ describe("bad configuration: refused when the client is made", () => {
   it("a limit out of range is a RangeError naming the option", () => {
     expect(
       () =>
-        new ClientCredentialsClient({ clientId: "m", clientSecret: "secret-value-1234", maxAuthorizationAttempts: -1 }),
+        new ClientCredentialsClient({
+          issuer: "https://as.example",
+          clientId: "m",
+          clientSecret: "secret-value-1234",
+          maxAuthorizationAttempts: -1,
+        }),
     ).toThrow(/maxAuthorizationAttempts/);
   });
 
@@ -282,7 +287,7 @@ describe("bad configuration: refused when the client is made", () => {
     ],
   ])("a private key that is %s: invalid_options at the first token request", async (_name, privateKey, message) => {
     world = await startWorld();
-    const { error } = await failure(new ClientCredentialsClient({ clientId: "signer", privateKey }));
+    const { error } = await failure(new ClientCredentialsClient({ issuer: world.as, clientId: "signer", privateKey }));
     expect(error).toMatchObject({ code: "invalid_options" });
     expect((error as Error).message).toMatch(message);
   });
@@ -345,8 +350,9 @@ describe("no secret in any error", () => {
             ? { status: 401, body: { error: "invalid_client", error_description: `bad ${echo(body)}` } }
             : undefined,
       },
-      () =>
+      (w) =>
         new ClientCredentialsClient({
+          issuer: w.as,
           clientId: "machine",
           clientSecret: "MARK-machine-secret-value",
           tokenEndpointAuthMethod: "client_secret_post",
@@ -361,8 +367,9 @@ describe("no secret in any error", () => {
             ? { status: 400, body: { error: "invalid_grant", error_description: `bad ${echo(body)}` } }
             : undefined,
       },
-      () =>
+      (w) =>
         new JwtBearerClient({
+          issuer: w.as,
           clientId: "xaa",
           clientSecret: "MARK-xaa-secret-value",
           assertion: () => "eyJMARK.assertion-value.signature",
@@ -379,6 +386,7 @@ describe("no secret in any error", () => {
       },
       (w) =>
         new JwtBearerClient({
+          issuer: w.as,
           clientId: "xaa",
           clientSecret: "MARK-xaa-secret-value",
           assertion: ({ issuer, resource }) =>

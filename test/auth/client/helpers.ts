@@ -70,6 +70,8 @@ export interface WorldOptions {
   grantedScope?: (requested: string) => string;
   /** Put into every token, code and secret the server makes, so a test can look for them anywhere. */
   marker?: string;
+  /** Answers a request in place of the world (it is still recorded); returns true when it did. */
+  intercept?: (server: "as" | "rs", req: IncomingMessage, res: ServerResponse, url: URL) => boolean;
 }
 
 export interface World {
@@ -257,6 +259,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
         ? (JSON.parse(text) as Record<string, unknown>)
         : undefined;
     record("as", req, url, form ?? json);
+    if (options.intercept?.("as", req, res, url)) return;
     const path = metadataPath();
     if (req.method === "GET" && path !== undefined && url.pathname === path) return send(res, 200, metadataDocument());
     if (req.method === "POST" && url.pathname === "/register") {
@@ -380,6 +383,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     const message =
       text === "" ? undefined : (JSON.parse(text) as { id?: unknown; method?: string; params?: { name?: string } });
     record("rs", req, url, message as Record<string, unknown> | undefined);
+    if (options.intercept?.("rs", req, res, url)) return;
     const origin = new URL(rsUrl).origin;
     if (req.method === "GET" && prm !== "none" && url.pathname === prmPaths[prm]) {
       const resource = options.prmResource ? options.prmResource(rsUrl) : prm === "root" ? origin : rsUrl;
@@ -486,6 +490,22 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
       await rsServer.close();
     },
   };
+}
+
+/** An ES256 key pair: the private key as PKCS#8 PEM, JWK and CryptoKey, and the public key the server verifies with. */
+export async function signingKeyPair(): Promise<{
+  pem: string;
+  jwk: webcrypto.JsonWebKey;
+  publicKey: webcrypto.CryptoKey;
+  privateKey: webcrypto.CryptoKey;
+}> {
+  const { publicKey, privateKey } = await webcrypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, [
+    "sign",
+    "verify",
+  ]);
+  const der = Buffer.from(await webcrypto.subtle.exportKey("pkcs8", privateKey));
+  const pem = `-----BEGIN PRIVATE KEY-----\n${der.toString("base64").replace(/.{64}/g, "$&\n")}\n-----END PRIVATE KEY-----\n`;
+  return { pem, jwk: await webcrypto.subtle.exportKey("jwk", privateKey), publicKey, privateKey };
 }
 
 /** The user, played by the test: follows the authorization URL to its redirect and hands the callback over. */

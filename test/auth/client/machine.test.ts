@@ -1,5 +1,4 @@
 // Machine clients: client_credentials with a secret or a private key JWT, and the JWT bearer grant with an ID-JAG from token exchange.
-import { webcrypto } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
   ClientCredentialsClient,
@@ -8,7 +7,7 @@ import {
   requestIdJag,
   type ClientCredentialsOptions,
 } from "../../../runtime/auth/index.js";
-import { connectWith, expireSoon, startWorld, type World, type WorldOptions } from "./helpers.js";
+import { connectWith, expireSoon, signingKeyPair, startWorld, type World, type WorldOptions } from "./helpers.js";
 import { closeAfterEach } from "../../kit/cleanup.js";
 
 let world: World | undefined;
@@ -17,23 +16,9 @@ const cleanup = closeAfterEach(async () => {
   world = undefined;
 });
 
-async function keyPair(): Promise<{
-  pem: string;
-  jwk: webcrypto.JsonWebKey;
-  publicKey: webcrypto.CryptoKey;
-  privateKey: webcrypto.CryptoKey;
-}> {
-  const { publicKey, privateKey } = await webcrypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, [
-    "sign",
-    "verify",
-  ]);
-  const der = Buffer.from(await webcrypto.subtle.exportKey("pkcs8", privateKey));
-  const pem = `-----BEGIN PRIVATE KEY-----\n${der.toString("base64").replace(/.{64}/g, "$&\n")}\n-----END PRIVATE KEY-----\n`;
-  return { pem, jwk: await webcrypto.subtle.exportKey("jwk", privateKey), publicKey, privateKey };
-}
-
-async function run(options: ClientCredentialsOptions) {
-  const client = await connectWith(world!.rs, new ClientCredentialsClient(options));
+/** A machine client of the world's authorization server (its issuer the trusted one), connected. */
+async function run(options: Omit<ClientCredentialsOptions, "issuer">) {
+  const client = await connectWith(world!.rs, new ClientCredentialsClient({ issuer: world!.as, ...options }));
   cleanup(() => client.peer.close());
   return client;
 }
@@ -72,7 +57,7 @@ describe("client_credentials", () => {
   it.each(["pem", "jwk", "CryptoKey"] as const)(
     "with a private key JWT (key given as %s), signed for the issuer as audience",
     async (form) => {
-      const keys = await keyPair();
+      const keys = await signingKeyPair();
       world = await startWorld({ assertionKey: keys.publicKey });
       const key = form === "pem" ? keys.pem : form === "jwk" ? (keys.jwk as { kty: string }) : keys.privateKey;
       await (await run({ clientId: "signer", privateKey: { key, algorithm: "ES256", kid: "k1" } })).listTools();
@@ -114,6 +99,7 @@ describe("JWT bearer grant with an ID-JAG (enterprise-managed authorization)", (
     const client = await connectWith(
       world.rs,
       new JwtBearerClient({
+        issuer: world.as,
         clientId: "xaa-client",
         clientSecret: "xaa-secret-value",
         assertion: ({ issuer, resource }) =>

@@ -145,6 +145,7 @@ describe("our client -> our protected server, oidc-provider issuing JWT access t
   it("a machine client (client_credentials, pre-registered, client_secret_basic): the principal is its client id", async () => {
     const rs = await server();
     const machine = new ClientCredentialsClient({
+      issuer: as.issuer,
       clientId: MACHINE.client_id,
       clientSecret: MACHINE.client_secret,
       store: new RecordingStore(sweep),
