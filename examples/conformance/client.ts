@@ -107,6 +107,30 @@ function conformanceContext(): ConformanceContext {
   return context;
 }
 
+/**
+ * The authorization server the scenario's MCP server reports in its protected resource metadata (path-based
+ * well-known URI, then the root one). The suite hands pre-registered credentials over without naming their
+ * issuer; this fixture, which trusts the suite's servers by construction, takes the one reported as the issuer those
+ * credentials belong to. A real app configures the issuer along with the credentials instead.
+ */
+async function reportedIssuer(url: string): Promise<string> {
+  const server = new URL(url);
+  const path = server.pathname.replace(/\/+$/, "");
+  const candidates = [`${server.origin}/.well-known/oauth-protected-resource${path}`];
+  if (path !== "") candidates.push(`${server.origin}/.well-known/oauth-protected-resource`);
+  for (const candidate of candidates) {
+    const response = await fetch(candidate, { headers: { accept: "application/json" } });
+    if (response.status !== 200) {
+      await response.body?.cancel();
+      continue;
+    }
+    const metadata: unknown = await response.json();
+    const servers = (metadata as { authorization_servers?: unknown }).authorization_servers;
+    if (Array.isArray(servers) && typeof servers[0] === "string") return servers[0];
+  }
+  throw new Error(`the MCP server at ${url} reports no authorization server`);
+}
+
 /** The client ID metadata document URL the suite's authorization servers expect from a client that has one. */
 const CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json";
 
@@ -114,7 +138,7 @@ const CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json
  * The user, played headlessly: the authorization server would show a login page; the suite's answers at once
  * with a redirect to our redirect URI, whose code and state go to finishAuthorization.
  */
-function interactiveClient(context: ConformanceContext): OAuthClient {
+function interactiveClient(context: ConformanceContext, issuer: string | undefined): OAuthClient {
   const oauth: OAuthClient = new OAuthClient(
     {
       clientMetadata: { client_name: CLIENT_INFO.name, redirect_uris: ["http://localhost:3000/callback"] },
@@ -132,16 +156,17 @@ function interactiveClient(context: ConformanceContext): OAuthClient {
         await oauth.finishAuthorization(new URL(location, url));
       },
     },
-    { authorizationTimeoutMs: 10_000 },
+    issuer === undefined ? { authorizationTimeoutMs: 10_000 } : { authorizationTimeoutMs: 10_000, issuer },
   );
   return oauth;
 }
 
-function authorizerFor(scenario: string, context: ConformanceContext): OAuthAuthorizer {
+async function authorizerFor(url: string, scenario: string, context: ConformanceContext): Promise<OAuthAuthorizer> {
   if (scenario === "auth/client-credentials-jwt") {
     if (context.client_id === undefined || context.private_key_pem === undefined)
       throw new Error("the context lacks client_id or private_key_pem");
     return new ClientCredentialsClient({
+      issuer: await reportedIssuer(url),
       clientId: context.client_id,
       privateKey: { key: context.private_key_pem, algorithm: context.signing_algorithm ?? "ES256" },
     });
@@ -149,7 +174,11 @@ function authorizerFor(scenario: string, context: ConformanceContext): OAuthAuth
   if (scenario === "auth/client-credentials-basic") {
     if (context.client_id === undefined || context.client_secret === undefined)
       throw new Error("the context lacks client_id or client_secret");
-    return new ClientCredentialsClient({ clientId: context.client_id, clientSecret: context.client_secret });
+    return new ClientCredentialsClient({
+      issuer: await reportedIssuer(url),
+      clientId: context.client_id,
+      clientSecret: context.client_secret,
+    });
   }
   if (scenario === "auth/cross-app-access-complete-flow") {
     const { client_id, client_secret, idp_client_id, idp_id_token, idp_issuer, idp_token_endpoint } = context;
@@ -162,6 +191,7 @@ function authorizerFor(scenario: string, context: ConformanceContext): OAuthAuth
       throw new Error("the context lacks the client or identity provider details");
     }
     return new JwtBearerClient({
+      issuer: await reportedIssuer(url),
       clientId: client_id,
       clientSecret: client_secret,
       // SEP-990: the enterprise identity provider turns the user's ID token into a grant for this MCP server.
@@ -176,12 +206,13 @@ function authorizerFor(scenario: string, context: ConformanceContext): OAuthAuth
         }),
     });
   }
-  return interactiveClient(context);
+  // Pre-registered credentials (auth/pre-registration) belong to the scenario's authorization server.
+  return interactiveClient(context, context.client_secret === undefined ? undefined : await reportedIssuer(url));
 }
 
 /** Every authorization scenario: connect (authorizing on the first 401), list the tools and call each one. */
 async function authorized(url: string, scenario: string): Promise<void> {
-  const { client } = await connect(url, {}, authorizerFor(scenario, conformanceContext()));
+  const { client } = await connect(url, {}, await authorizerFor(url, scenario, conformanceContext()));
   const { tools } = await client.listTools();
   for (const tool of tools) {
     const result = await client.callTool({ name: tool.name, arguments: {} });
