@@ -1,7 +1,7 @@
-// Typed errors the runtime raises locally (timeouts, cancellation, closed connections, refused sends).
+// Typed errors the runtime raises locally (timeouts, cancellation, closed connections, refused sends, failed transports).
 import { ErrorCode, RpcError } from "./jsonrpc.js";
 import type { ValidationIssue } from "./dispatch.js";
-import type { RequestId } from "./jsonrpc.js";
+import type { JsonRpcErrorObject, RequestId } from "./jsonrpc.js";
 
 /**
  * Codes for errors that arise on this side of the wire. They sit in the JSON-RPC
@@ -136,4 +136,26 @@ function describeReason(reason: unknown): string {
   if (typeof reason === "string") return `: ${reason}`;
   if (reason instanceof Error) return `: ${reason.message}`;
   return "";
+}
+
+/**
+ * Where a transport keeps, on an error response it makes up for a request it can no longer complete, the local error
+ * behind it (e.g. the refused connection). A symbol: JSON cannot carry it, so nothing from the wire sets it, and it
+ * is never serialized.
+ */
+const LOCAL_CAUSE: unique symbol = Symbol("mcpgen.localCause");
+
+/** @internal `error` carrying `cause` for {@link rpcErrorOf}, out of sight of the wire. */
+export function withLocalCause<E extends JsonRpcErrorObject>(error: E, cause: unknown): E {
+  return Object.defineProperty(error, LOCAL_CAUSE, { value: cause, enumerable: false });
+}
+
+/** @internal The error a request is rejected with for an error response: its code, message and data, and the local cause. */
+export function rpcErrorOf(error: JsonRpcErrorObject): RpcError {
+  const failure = new RpcError(error.code, error.message, error.data);
+  const cause = (error as { [LOCAL_CAUSE]?: unknown })[LOCAL_CAUSE];
+  // Defined as the Error constructor's `cause` option would: own, non-enumerable.
+  if (cause !== undefined)
+    Object.defineProperty(failure, "cause", { value: cause, writable: true, configurable: true });
+  return failure;
 }

@@ -11,7 +11,7 @@ import {
 import type { MethodSpec } from "./dispatch.js";
 import { SENT, type SendOptions, type Transport } from "./transport.js";
 import type { ProgressInfo, RequestOptions } from "./peer.js";
-import { InvalidResultError, RequestCancelledError, RequestTimeoutError } from "./errors.js";
+import { InvalidResultError, RequestCancelledError, RequestTimeoutError, rpcErrorOf } from "./errors.js";
 import { OutboundOperation, type OperationRegistry } from "./operations.js";
 import { PROGRESS_NOTIFICATION, withProgressToken } from "./progress.js";
 import type { SessionLink } from "./session-link.js";
@@ -210,7 +210,7 @@ export class OutboundRequests {
     const error = m.error as JsonRpcErrorObject | undefined;
     if (error !== undefined) {
       op.state = "failed";
-      op.reject(new RpcError(error.code, error.message, error.data));
+      op.reject(rpcErrorOf(error));
       return;
     }
     const result = m.result as JsonObject;

@@ -35,7 +35,11 @@ export interface HttpAuthorizer {
 export const DEFAULT_AUTHORIZATION_RETRIES = 3;
 
 export interface ReconnectOptions {
-  /** Failed reconnect attempts allowed in a row, for every stream (default 5). A successful GET resets it. */
+  /**
+   * Failed reconnect attempts allowed in a row, for every stream (default 5). A connection that carries something
+   * resets it. A request's stream fails at once, without using them up, when an attempt finds the server gone
+   * (connection refused, host or network unreachable, unknown host); the standalone stream goes on trying.
+   */
   maxAttempts?: number;
   /**
    * Backoff between attempts: initial delay (default 1000 ms)... A `retry` the server sent is waited exactly before

@@ -1,7 +1,9 @@
-// Following one SSE stream of the client: reading its events, reconnecting with Last-Event-ID and backoff until done.
+// Following one SSE stream of the client: reading its events, reconnecting with Last-Event-ID and backoff until done or the server is gone.
 import type { JsonRpcMessage, RequestId } from "../jsonrpc.js";
 import type { WireResponse } from "./fetch-requester.js";
 import type { StreamableHttpClientOptions } from "./http-client-options.js";
+import { MAX_TIMER_MS, limitOption } from "../limits.js";
+import { describeFailure, serverGone } from "./http-client-errors.js";
 import { mediaType, statusError } from "./http-client-requests.js";
 import { classifyMessage, requestKey, responseId } from "./http-wire.js";
 import { SseDecoder } from "./sse.js";
@@ -27,7 +29,8 @@ export interface StreamHost {
   recoveredAbove(requestId: RequestId): boolean;
   get(lastEventId: string | undefined, signal: AbortSignal): Promise<WireResponse>;
   expireSession(sessionId: string): void;
-  streamFailed(ctx: StreamContext, reason: string): void;
+  /** The stream is lost for good; `cause` is the error of the last reconnect attempt, when one was made. */
+  streamFailed(ctx: StreamContext, reason: string, cause?: unknown): void;
   inbound(value: unknown): void;
   malformed(error: Error): void;
 }
@@ -54,19 +57,44 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 /** Keeps one stream going (a request's reply stream, or the standalone one) until it is done or lost. */
 export class StreamFollower {
-  constructor(private readonly host: StreamHost) {}
+  private readonly maxAttempts: number;
+  private readonly initialDelayMs: number;
+  private readonly factor: number;
+  private readonly maxDelayMs: number;
+  /** Where the streams go, for messages: no query or credentials, which may hold secrets. */
+  private readonly server: string;
+
+  constructor(private readonly host: StreamHost) {
+    const r = host.options.reconnect ?? {};
+    this.maxAttempts = limitOption("reconnect.maxAttempts", r.maxAttempts, 5);
+    this.initialDelayMs = limitOption("reconnect.initialDelayMs", r.initialDelayMs, 1000, MAX_TIMER_MS);
+    this.maxDelayMs = limitOption("reconnect.maxDelayMs", r.maxDelayMs, 30_000, MAX_TIMER_MS);
+    this.factor = r.factor ?? 1.5;
+    if (!Number.isFinite(this.factor) || this.factor < 1) {
+      throw new RangeError(`reconnect.factor must be a finite number of at least 1, got ${this.factor}`);
+    }
+    const url = new URL(host.options.url);
+    this.server = `${url.origin}${url.pathname}`;
+  }
 
   /** Reads a stream and keeps it alive across disconnects (network or SEP-1699 server close) until done. */
   async run(initial: WireResponse | undefined, ctx: StreamContext): Promise<void> {
-    const maxAttempts = this.host.options.reconnect?.maxAttempts ?? 5;
+    const maxAttempts = this.maxAttempts;
     let response = initial;
     let failures = 0;
     let immediate = initial === undefined;
+    /** Why the last reconnect attempt failed: the cause of the error when attempts run out. */
+    let lastError: unknown;
     for (;;) {
       if (response) {
         // Only a connection that carried something (an id, an event, a retry) shows the stream is alive, so
         // only that resets the count: a server-initiated close is polling, an empty connection is a failure.
-        if (await this.readSse(response, ctx)) failures = 0;
+        if (await this.readSse(response, ctx)) {
+          failures = 0;
+          lastError = undefined;
+        } else {
+          lastError = new Error("the SSE stream ended without any event");
+        }
         response = undefined;
       }
       // The response may also have come another way (e.g. on the standalone stream): then there is nothing to resume.
@@ -83,8 +111,14 @@ export class StreamFollower {
           return this.host.streamFailed(ctx, "the SSE stream ended before any event id; it cannot be resumed");
         }
         failures++;
-        if (failures > maxAttempts)
-          return this.host.streamFailed(ctx, `could not resume the SSE stream after ${maxAttempts} attempts`);
+        if (failures > maxAttempts) {
+          const why = lastError === undefined ? "" : `: ${describeFailure(lastError)}`;
+          return this.host.streamFailed(
+            ctx,
+            `could not resume the SSE stream after ${maxAttempts} attempts${why}`,
+            lastError,
+          );
+        }
         await sleep(this.retryDelay(failures, ctx.retryMs), ctx.signal);
         if (ctx.signal.aborted) return;
       }
@@ -93,8 +127,15 @@ export class StreamFollower {
       let next: WireResponse;
       try {
         next = await this.host.get(ctx.lastEventId, ctx.signal);
-      } catch {
-        continue; // network failure: counts as an attempt on the next turn
+      } catch (error) {
+        if (ctx.signal.aborted) return;
+        // Nothing listens there any more (refused, no route): the schedule would only delay the failure of a
+        // request waiting for its reply. The standalone stream keeps it, so it can ride out a quick restart.
+        const gone = ctx.standalone ? undefined : serverGone(error);
+        if (gone !== undefined)
+          return this.host.streamFailed(ctx, `server at ${this.server} is unreachable: ${gone}`, error);
+        lastError = error;
+        continue; // any other network failure (timeout, reset, DNS blip): counts as an attempt on the next turn
       }
       if (next.status === 404 && sentSessionId !== undefined) {
         await next.discard();
@@ -109,8 +150,9 @@ export class StreamFollower {
       if (next.status === 405 && ctx.standalone) return; // the server offers no GET stream
       // Other 4xx are definite answers (bad/expired Last-Event-ID, conflict, refused credentials); retrying cannot help.
       if (next.status >= 400 && next.status < 500 && next.status !== 408 && next.status !== 429) {
-        return this.host.streamFailed(ctx, `resuming the SSE stream failed: ${error.message}`);
+        return this.host.streamFailed(ctx, `resuming the SSE stream failed: ${error.message}`, error);
       }
+      lastError = error;
     }
   }
 
@@ -125,8 +167,7 @@ export class StreamFollower {
   }
 
   private backoff(attempt: number): number {
-    const r = this.host.options.reconnect ?? {};
-    const base = Math.min(r.maxDelayMs ?? 30_000, (r.initialDelayMs ?? 1000) * Math.pow(r.factor ?? 1.5, attempt - 1));
+    const base = Math.min(this.maxDelayMs, this.initialDelayMs * Math.pow(this.factor, attempt - 1));
     return Math.round(base * (0.5 + Math.random() * 0.5));
   }
 

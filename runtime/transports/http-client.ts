@@ -1,6 +1,7 @@
 // Streamable HTTP client transport: POST per message, JSON or SSE replies, standalone GET, resumption, expiry.
 import type { JsonRpcErrorResponse, JsonRpcMessage, RequestId } from "../jsonrpc.js";
 import type { InboundInfo, SendOptions, Transport } from "../transport.js";
+import { withLocalCause } from "../errors.js";
 import { nodeBuiltin } from "../node-builtin.js";
 import type { WireResponse } from "./fetch-requester.js";
 import { CONNECTION_LOST_CODE, HttpStatusError, SessionExpiredError, StreamLostError } from "./http-client-errors.js";
@@ -56,7 +57,7 @@ export class StreamableHttpClientTransport implements Transport {
       expireSession: (sessionId) => {
         this.expireSession(sessionId);
       },
-      streamFailed: (ctx, reason) => this.streamFailed(ctx, reason),
+      streamFailed: (ctx, reason, cause) => this.streamFailed(ctx, reason, cause),
       inbound: (value) => this.inbound(value),
       malformed: (error) => this.onmalformed?.(error),
     });
@@ -271,14 +272,14 @@ export class StreamableHttpClientTransport implements Transport {
   }
 
   /** Fails the request a lost stream carried, by handing the session an error response for it. */
-  private streamFailed(ctx: StreamContext, reason: string): void {
-    const error = new StreamLostError(reason, ctx.requestId);
+  private streamFailed(ctx: StreamContext, reason: string, cause?: unknown): void {
+    const error = new StreamLostError(reason, ctx.requestId, cause);
     if (ctx.requestId !== undefined) {
       const key = requestKey(ctx.requestId);
       // Handed back to the layer above, which marks it again if it resumes the request on this transport.
       const above = this.recoveredAbove.delete(key);
       if (this.inflight.delete(key))
-        this.onmessage?.(lostResponse(ctx.requestId, reason, "stream-lost", ctx.retryMs), this.info());
+        this.onmessage?.(lostResponse(ctx.requestId, reason, "stream-lost", ctx.retryMs, cause), this.info());
       // Expected, and handled above: not an error worth reporting.
       if (above) return;
     }
@@ -307,14 +308,17 @@ export class StreamableHttpClientTransport implements Transport {
   }
 }
 
+/** The error response failing a request; `cause` (never on the wire) becomes the cause of the request's rejection. */
 function lostResponse(
   id: RequestId,
   message: string,
   reason: "stream-lost" | "session-expired",
   retryMs?: number,
+  cause?: unknown,
 ): JsonRpcErrorResponse {
   const data = retryMs === undefined ? { reason } : { reason, retryMs };
-  return { jsonrpc: "2.0", id, error: { code: CONNECTION_LOST_CODE, message, data } };
+  const error = { code: CONNECTION_LOST_CODE, message, data };
+  return { jsonrpc: "2.0", id, error: cause === undefined ? error : withLocalCause(error, cause) };
 }
 
 /**

@@ -285,6 +285,20 @@ describe("resumption", () => {
   });
 });
 
+describe("reconnect options", () => {
+  it.each([
+    { reconnect: { maxAttempts: -1 }, named: "reconnect.maxAttempts" },
+    { reconnect: { initialDelayMs: 0.5 }, named: "reconnect.initialDelayMs" },
+    { reconnect: { maxDelayMs: 2 ** 31 }, named: "reconnect.maxDelayMs" },
+    { reconnect: { factor: 0.5 }, named: "reconnect.factor" },
+    { reconnect: { factor: Number.NaN }, named: "reconnect.factor" },
+  ])("refuses $named out of range where the transport is made", ({ reconnect, named }) => {
+    expect(() => new StreamableHttpClientTransport({ url: "http://127.0.0.1:1/mcp", reconnect })).toThrow(
+      new RegExp(`^${named.replace(".", "\\.")} must be`),
+    );
+  });
+});
+
 describe("resuming a finished stream", () => {
   it("replays it, then stops after the attempt bound instead of polling an empty stream forever", async () => {
     // A store that never frees a finished stream early: every GET finds it, replayed to its end, then empty.

@@ -1,6 +1,7 @@
-// Loopback networking for tests: a server on a port the OS picks, and a port with nothing listening on it.
+// Loopback networking for tests: a server on a port the OS picks, a port with nothing listening on it, connection counts.
+import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import type { Server as HttpServer } from "node:http";
-import { createServer, type AddressInfo, type Server } from "node:net";
+import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
 
 export interface Listening {
   port: number;
@@ -43,4 +44,30 @@ export async function freePort(): Promise<number> {
 /** `http://127.0.0.1:<port>` with nothing listening behind it. */
 export async function deadOrigin(): Promise<string> {
   return `http://127.0.0.1:${await freePort()}`;
+}
+
+/**
+ * Counts the TCP connections this process opens or tries to open to `port` on loopback, whether they connect or
+ * are refused: a client's reconnect attempts against a server that is gone.
+ */
+export function countConnections(port: number): { readonly count: number; stop(): void } {
+  let count = 0;
+  const seen = new WeakSet<Socket>();
+  const onSocket = (message: unknown) => {
+    const socket = (message as { socket: Socket }).socket;
+    const note = () => {
+      if (seen.has(socket)) return;
+      seen.add(socket);
+      count++;
+    };
+    socket.once("connect", () => socket.remotePort === port && note());
+    socket.once("error", (error: Error & { port?: number }) => error.port === port && note());
+  };
+  subscribe("net.client.socket", onSocket);
+  return {
+    get count() {
+      return count;
+    },
+    stop: () => unsubscribe("net.client.socket", onSocket),
+  };
 }
