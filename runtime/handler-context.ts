@@ -11,6 +11,7 @@ export class HandlerContext extends InboundOperation implements RequestContext, 
   readonly principal?: string;
   readonly auth?: AuthGrant;
   readonly sessionId?: string;
+  readonly clientAddress?: string;
   /** @internal The transport's reply path for this request, when it has one per request (HTTP). */
   readonly reply?: ReplyChannel;
 
@@ -25,6 +26,7 @@ export class HandlerContext extends InboundOperation implements RequestContext, 
       if (info.principal !== undefined) this.principal = info.principal;
       if (info.auth !== undefined) this.auth = info.auth;
       if (info.sessionId !== undefined) this.sessionId = info.sessionId;
+      if (info.clientAddress !== undefined) this.clientAddress = info.clientAddress;
       if (info.reply !== undefined) this.reply = info.reply;
     }
   }

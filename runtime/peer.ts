@@ -38,6 +38,8 @@ export interface RequestContext {
   /** What authentication granted the request's sender (scopes, claims), when the transport authenticates (HTTP). */
   readonly auth?: AuthGrant;
   readonly sessionId?: string;
+  /** The address the request came from, when the transport knows it (HTTP; see InboundInfo.clientAddress). */
+  readonly clientAddress?: string;
 }
 
 export type RequestHandler = (

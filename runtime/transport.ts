@@ -25,6 +25,8 @@ export interface InboundInfo {
   sessionId?: string;
   /** Request headers, lower-cased names (HTTP). */
   headers?: Readonly<Record<string, string | undefined>>;
+  /** The address the message came from, when the transport knows it (HTTP: the peer, or a trusted proxy's header). */
+  clientAddress?: string;
   /** The inbound request's own reply path, on a transport that has one per request (HTTP). */
   reply?: ReplyChannel;
 }

@@ -4,6 +4,7 @@ import { ErrorCode, RpcError, type JsonObject } from "../jsonrpc.js";
 import type { RequestContext, RequestHandler } from "../peer.js";
 import { RequestCancelledError } from "../errors.js";
 import { limitOption } from "../limits.js";
+import { clientKey } from "../quotas.js";
 import { readProgressToken } from "../progress.js";
 import { SessionStateKey, type Session } from "../session.js";
 import { hasCapability } from "../lifecycle.js";
@@ -56,7 +57,17 @@ export interface TaskReceiverOptions {
    * Default 1000.
    */
   maxKeptPerRequestor?: number;
-  /** Tasks held in this process, all requestors, running or kept; past it creation is refused. Default 10 000. */
+  /**
+   * Tasks held per client, running or kept: per principal, else per client address (the transport's, IPv6 by
+   * its /64), else per session. At it, a new task first frees that client's longest-finished task; when all of
+   * them still run, creation is refused with -32000 (data `{ maxTasksPerPrincipal }`) while other clients go on.
+   * Counted in this process (with a shared store, per node). Default 1000; 0 for no limit.
+   */
+  maxTasksPerPrincipal?: number;
+  /**
+   * Tasks held in this process, all clients, running or kept: the last line behind maxTasksPerPrincipal; past it
+   * creation is refused. Default 10 000.
+   */
   maxTasks?: number;
   /** Tasks per tasks/list page; default 50. */
   pageSize?: number;
@@ -74,6 +85,7 @@ export interface CreateTaskOptions {
 }
 
 const DEFAULT_MAX_TTL_MS = 3_600_000;
+export const DEFAULT_MAX_TASKS_PER_PRINCIPAL = 1000;
 /** setTimeout's longest delay: a ttl beyond it is re-armed when it fires. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -90,10 +102,17 @@ function errorOf(error: unknown): RpcError {
 /** Per-session identity of a requestor without principal or session id (stdio, in-memory links). */
 const anonymousKey = new SessionStateKey<string>("tasks-requestor", () => `c:${mintToken()}`);
 
+/** What one client holds (see maxTasksPerPrincipal): how many tasks, and the finished ones, longest-finished first. */
+interface ClientTasks {
+  held: number;
+  readonly finished: Set<Task>;
+}
+
 /**
  * Runs task-augmented requests as tasks and answers tasks/get, tasks/result, tasks/list and tasks/cancel for every
  * session it is installed on. Tasks outlive the connection that created them: the same principal (or, without one,
- * the same session id) finds them again from any connection. Another requestor's task id reads as unknown.
+ * the same session id) finds them again from any connection. Another requestor's task id reads as unknown. A task
+ * without a principal can be reached from its session alone, so it is freed when that session ends.
  */
 export class TaskReceiver {
   private readonly engine: DurableEngine<Task>;
@@ -103,11 +122,16 @@ export class TaskReceiver {
   private readonly maxActive: number;
   private readonly maxKept: number;
   private readonly maxTasks: number;
+  private readonly maxPerClient: number;
   private readonly pageSize: number;
   private readonly statusNotifications: boolean;
   private readonly onerror: ((error: Error) => void) | undefined;
   /** Each requestor's tasks in creation order, and how many of them are not terminal. */
   private readonly byRequestor = new Map<string, { tasks: Set<Task>; active: number }>();
+  /** What each client holds, by Task.client. */
+  private readonly byClient = new Map<string, ClientTasks>();
+  /** The requestors without principal that made tasks on a session: their tasks go when it ends. */
+  private readonly boundTo = new WeakMap<Session, Set<string>>();
   private nextSeq = 1;
   /** With a store shared between nodes: tasks recorded there, and served for other nodes' tasks. */
   private readonly shared: SharedTasks | undefined;
@@ -127,6 +151,11 @@ export class TaskReceiver {
     this.maxActive = limitOption("maxActivePerRequestor", options.maxActivePerRequestor, 100);
     this.maxKept = limitOption("maxKeptPerRequestor", options.maxKeptPerRequestor, 1000);
     this.maxTasks = limitOption("maxTasks", options.maxTasks, 10_000);
+    this.maxPerClient = limitOption(
+      "maxTasksPerPrincipal",
+      options.maxTasksPerPrincipal,
+      DEFAULT_MAX_TASKS_PER_PRINCIPAL,
+    );
     this.pageSize = Math.max(1, limitOption("pageSize", options.pageSize, 50));
     this.statusNotifications = options.statusNotifications !== false;
     this.onerror = options.onerror;
@@ -242,6 +271,15 @@ export class TaskReceiver {
         { maxActivePerRequestor: this.maxActive },
       );
     }
+    const client = clientKey(origin.principal, origin.clientAddress) ?? owner;
+    if (!this.makeRoomFor(client)) {
+      this.stats.refused++;
+      throw new RpcError(
+        ErrorCode.ServerBusy,
+        `Too many tasks held for this client (maxTasksPerPrincipal ${this.maxPerClient}); try again once one has ended`,
+        { maxTasksPerPrincipal: this.maxPerClient },
+      );
+    }
     if (this.engine.size >= this.maxTasks) {
       this.stats.refused++;
       throw new RpcError(ErrorCode.ServerBusy, `Too many tasks held on this server (limit ${this.maxTasks})`, {
@@ -258,6 +296,7 @@ export class TaskReceiver {
       key,
       this.engine.tokens.kept(token),
       owner,
+      client,
       this.nextSeq++,
       method,
       ttl,
@@ -271,6 +310,10 @@ export class TaskReceiver {
     entry.tasks.add(task);
     entry.active++;
     if (mine === undefined) this.byRequestor.set(owner, entry);
+    const holds = this.byClient.get(client);
+    if (holds === undefined) this.byClient.set(client, { held: 1, finished: new Set() });
+    else holds.held++;
+    if (origin.principal === undefined) this.bind(session, owner);
     this.stats.created++;
     const record: StoredOperation = {
       kind: "task",
@@ -418,6 +461,7 @@ export class TaskReceiver {
       else this.stats.cancelled++;
       const mine = this.byRequestor.get(task.principal);
       if (mine !== undefined) mine.active--;
+      this.byClient.get(task.client)?.finished.add(task);
       task.dropInputs(new RequestCancelledError(task.method, `task ${to}`));
       this.trimKept(task.principal);
     }
@@ -522,10 +566,50 @@ export class TaskReceiver {
     task.expiry = undefined;
     const mine = this.byRequestor.get(task.principal);
     if (mine !== undefined && mine.tasks.delete(task) && mine.tasks.size === 0) this.byRequestor.delete(task.principal);
+    const holds = this.byClient.get(task.client);
+    if (holds !== undefined) {
+      holds.finished.delete(task);
+      if (--holds.held === 0) this.byClient.delete(task.client);
+    }
     if (this.shared !== undefined) this.shared.free(task.key);
     else this.engine.writes.write(() => this.engine.store.delete(task.key));
     this.engine.remove(task);
     task.wakeAll();
+  }
+
+  /**
+   * Whether `client` may hold one more task: below its quota, or at it with a finished task to free (its
+   * longest-finished, as maxKeptPerRequestor would later). False: all it holds still run.
+   */
+  private makeRoomFor(client: string): boolean {
+    const holds = this.byClient.get(client);
+    if (this.maxPerClient === 0 || holds === undefined || holds.held < this.maxPerClient) return true;
+    const oldest = holds.finished.values().next();
+    if (oldest.done === true) return false;
+    this.stats.evicted++;
+    this.free(oldest.value);
+    return true;
+  }
+
+  /** `owner` (a requestor without principal) made a task on `session`: its tasks are freed when the session ends. */
+  private bind(session: Session, owner: string): void {
+    let owners = this.boundTo.get(session);
+    if (owners === undefined) {
+      owners = new Set();
+      this.boundTo.set(session, owners);
+      const bound = owners;
+      // Nobody can name these tasks once the session is gone (a new session has another id): holding them on
+      // until their ttl would only keep the client's quota and the server's memory taken.
+      session.use({
+        closed: () => {
+          for (const requestor of bound) {
+            for (const task of [...(this.byRequestor.get(requestor)?.tasks ?? [])]) this.free(task);
+          }
+          bound.clear();
+        },
+      });
+    }
+    owners.add(owner);
   }
 
   // ---- who asks ----

@@ -80,6 +80,8 @@ export class Task implements DurableOperation {
     readonly keptToken: string,
     /** Who may see it: the principal, else the session, as the receiver names them. */
     readonly principal: string,
+    /** The client it counts against (see maxTasksPerPrincipal): the principal, else the address, else the session. */
+    readonly client: string,
     /** Order of creation among all tasks of the receiver (tasks/list pages by it). */
     readonly seq: number,
     readonly method: string,
@@ -138,6 +140,7 @@ export class TaskContext implements RequestContext, TaskControl {
   readonly principal?: string;
   readonly auth?: AuthGrant;
   readonly sessionId?: string;
+  readonly clientAddress?: string;
   private lastProgress = -Infinity;
 
   constructor(
@@ -150,6 +153,7 @@ export class TaskContext implements RequestContext, TaskControl {
     if (origin.principal !== undefined) this.principal = origin.principal;
     if (origin.auth !== undefined) this.auth = origin.auth;
     if (origin.sessionId !== undefined) this.sessionId = origin.sessionId;
+    if (origin.clientAddress !== undefined) this.clientAddress = origin.clientAddress;
   }
 
   get taskId(): string {

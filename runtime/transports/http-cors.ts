@@ -121,6 +121,9 @@ export function withResponseHeaders(ex: HttpExchange, extra: Record<string, stri
     get localAddress() {
       return ex.localAddress;
     },
+    get clientAddress() {
+      return ex.clientAddress;
+    },
     get responded() {
       return ex.responded;
     },

@@ -107,6 +107,7 @@ export class ServerCore {
     const { transport, headers: sessionHeaders } = session;
 
     const info: InboundInfo = { sessionId: transport.sessionId, principal, headers: ex.headers };
+    if (ex.clientAddress !== undefined) info.clientAddress = ex.clientAddress;
     if (grant !== undefined) info.auth = grant;
     if (kind !== "request") {
       ex.respond(202, sessionHeaders);

@@ -1,6 +1,7 @@
 // One HTTP request/response pair behind a small interface, so the server logic serves node:http and fetch alike.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import type { ClientAddressOf } from "./http-remote-address.js";
 
 export type HeaderRecord = Readonly<Record<string, string | undefined>>;
 
@@ -91,6 +92,11 @@ export interface HttpExchange {
    * unknown), for the DNS-rebinding defaults. Never taken from Host or the URL: the client chooses those.
    */
   readonly localAddress: string | undefined;
+  /**
+   * Address the request came from, for per-client quotas: the peer of the connection (or what a fetch adapter
+   * reports), or the entry a trusted proxy wrote (see clientAddressHeader); undefined when unknown.
+   */
+  readonly clientAddress: string | undefined;
   /** The body, or "too-large" once more than `limit` bytes arrived (the rest is discarded). */
   readBody(limit: number): Promise<Uint8Array | "too-large">;
   respond(status: number, headers: Record<string, string>, body?: string): void;
@@ -106,7 +112,12 @@ function nodeHeaders(req: IncomingMessage): HeaderRecord {
   return out;
 }
 
-export function nodeExchange(req: IncomingMessage, res: ServerResponse): HttpExchange {
+/** `clientAddressOf`: how the client's address is read from the socket's peer and the headers. */
+export function nodeExchange(
+  req: IncomingMessage,
+  res: ServerResponse,
+  clientAddressOf: ClientAddressOf = (peer) => peer,
+): HttpExchange {
   const headers = nodeHeaders(req);
   let responded = false;
   const socket = req.socket;
@@ -120,6 +131,7 @@ export function nodeExchange(req: IncomingMessage, res: ServerResponse): HttpExc
     url: new URL(req.url ?? "/", "http://localhost"),
     headers,
     localAddress: req.socket.localAddress,
+    clientAddress: clientAddressOf(req.socket.remoteAddress, headers),
     get responded() {
       return responded;
     },
@@ -197,11 +209,13 @@ export function nodeExchange(req: IncomingMessage, res: ServerResponse): HttpExc
 
 /**
  * Wraps a fetch Request; `response` settles when the server logic responds or starts a stream. `localAddress`
- * is the address the adapter accepted the request on, when it knows it.
+ * is the address the adapter accepted the request on, `peerAddress` the one it came from, when it knows them.
  */
 export function webExchange(
   request: Request,
   localAddress?: string,
+  peerAddress?: string,
+  clientAddressOf: ClientAddressOf = (peer) => peer,
 ): { exchange: HttpExchange; response: Promise<Response> } {
   const headers: Record<string, string | undefined> = {};
   request.headers.forEach((value, name) => {
@@ -219,6 +233,7 @@ export function webExchange(
     url,
     headers,
     localAddress,
+    clientAddress: clientAddressOf(peerAddress, headers),
     get responded() {
       return responded;
     },

@@ -118,10 +118,31 @@ export interface StreamableHttpServerOptions extends HostOriginPolicy {
    */
   sessionIdleTimeoutMs?: number;
   /**
-   * Most live sessions; an initialize beyond it is answered 503 with a JSON-RPC error and opens nothing, while
-   * the existing sessions go on. Default 10,000; 0 for no limit.
+   * Most live sessions in all, the last line behind maxSessionsPerPrincipal; an initialize beyond it is answered
+   * 503 with a JSON-RPC error and opens nothing, while the existing sessions go on. Default 10,000; 0 for no limit.
    */
   maxSessions?: number;
+  /**
+   * Most live sessions per client: per principal when `authenticate` named one, else per client address (an IPv6
+   * address counts by its /64; see clientAddressHeader behind a proxy), else, when no address is known (the fetch
+   * handler called without `clientAddress`), in one quota shared by all such clients. An initialize beyond it is
+   * answered 429 with Retry-After and a JSON-RPC error (-32000, data `{ maxSessionsPerPrincipal }`) and opens
+   * nothing; the client's sessions and everyone else's go on. Default 100; 0 for no limit.
+   */
+  maxSessionsPerPrincipal?: number;
+  /**
+   * Behind reverse proxies: the request header they record the client's address in (e.g. "x-forwarded-for", a
+   * list each proxy appends the address it was connected from to). Default: none, and no header is believed (a
+   * client writes its own); the address is the connection's peer. Set it only when every request comes through
+   * the proxies, else a client reaching the server directly chooses its address.
+   */
+  clientAddressHeader?: string;
+  /**
+   * With clientAddressHeader: how many proxies in front of the server append to it. The client's address is the
+   * entry this many places from the right, written by the outermost trusted proxy: the right-most address that is
+   * not one of the trusted proxies. Entries further left came from the client and are ignored. Default 1.
+   */
+  trustedProxyHops?: number;
   /** Errors that have no HTTP request to report to (a failing onSession, a send to a closed stream...). */
   onerror?: (error: Error) => void;
   /**

@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ServerCore } from "./http-endpoint.js";
 import { nodeExchange, webExchange } from "./http-exchange.js";
+import { clientAddressResolver } from "./http-remote-address.js";
 import type { StreamableHttpServerOptions } from "./http-server-options.js";
 import type { HttpServerTransport } from "./http-session-transport.js";
 
@@ -15,12 +16,22 @@ export type {
   StreamableHttpServerOptions,
 } from "./http-server-options.js";
 export { HttpServerTransport, UndeliverableMessageError } from "./http-session-transport.js";
-export { DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT_MS } from "./http-sessions.js";
+export {
+  DEFAULT_MAX_SESSIONS,
+  DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+  DEFAULT_SESSION_IDLE_TIMEOUT_MS,
+} from "./http-sessions.js";
 
 /** What a fetch adapter knows of a request beyond the Request itself. */
 export interface FetchRequestInfo {
   /** The local address the request arrived on (e.g. `127.0.0.1`, `::1`, `10.0.0.5`), or the address listened on. */
   localAddress?: string;
+  /**
+   * The address the request came from (the connection's peer, e.g. Deno's `info.remoteAddr.hostname`), for the
+   * per-client quotas (maxSessionsPerPrincipal). Without it, and without a trusted clientAddressHeader, every
+   * unauthenticated request counts against one shared quota.
+   */
+  clientAddress?: string;
 }
 
 export interface StreamableHttpServer {
@@ -32,6 +43,7 @@ export interface StreamableHttpServer {
   /**
    * A web-standard handler for fetch-style runtimes. Pass `info.localAddress` when the adapter knows the
    * address the request arrived on; without it the Host/Origin allow-list applies (see dnsRebindingProtection).
+   * Pass `info.clientAddress` too: unauthenticated clients are counted per address.
    */
   readonly fetch: (request: Request, info?: FetchRequestInfo) => Promise<Response>;
   /** Live sessions by id. */
@@ -42,13 +54,14 @@ export interface StreamableHttpServer {
 
 /** Creates the MCP endpoint handler. Mount `nodeListener` in a node:http server or use `fetch`. */
 export function createStreamableHttpServer(options: StreamableHttpServerOptions): StreamableHttpServer {
+  const clientAddressOf = clientAddressResolver(options);
   const core = new ServerCore(options);
   return {
     nodeListener: (req, res) => {
-      void core.handle(nodeExchange(req, res));
+      void core.handle(nodeExchange(req, res, clientAddressOf));
     },
     fetch: async (request, info) => {
-      const { exchange, response } = webExchange(request, info?.localAddress);
+      const { exchange, response } = webExchange(request, info?.localAddress, info?.clientAddress, clientAddressOf);
       void core.handle(exchange);
       return response;
     },

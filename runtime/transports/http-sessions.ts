@@ -1,7 +1,8 @@
-// The server's session table: opening a session (within the limit), finding the one a request names, forgetting it.
+// The server's session table: opening a session (within the client's quota and the limit), finding one, forgetting it.
 import { ErrorCode, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import { MAX_TIMER_MS, limitOption } from "../limits.js";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "../protocol-versions.js";
+import { clientKey } from "../quotas.js";
 import { InMemoryEventStore, type EventStore } from "./event-store.js";
 import type { HttpExchange } from "./http-exchange.js";
 import { JSON_HEADERS, fail } from "./http-replies.js";
@@ -20,6 +21,10 @@ const DEFAULT_SSE_HIGH_WATER_MARK = 1024 * 1024;
 /** Defaults of the session limits (see StreamableHttpServerOptions). */
 export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
 export const DEFAULT_MAX_SESSIONS = 10_000;
+export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 100;
+
+/** The quota of clients with neither principal nor known address: they share it. */
+const UNKNOWN_CLIENT = "?";
 
 /** The session a POSTed message goes to, and the headers of its reply. */
 export interface PostedSession {
@@ -37,6 +42,10 @@ export class SessionTable implements SessionHost {
   readonly sessions = new Map<string, HttpServerTransport>();
   private readonly versions: ReadonlySet<string>;
   private readonly maxSessions: number;
+  private readonly maxPerClient: number;
+  /** Each client's live sessions (by clientKey), least recently requested first, with when each last was. */
+  private readonly byClient = new Map<string, Map<HttpServerTransport, number>>();
+  private readonly clientOf = new Map<HttpServerTransport, string>();
 
   constructor(options: StreamableHttpServerOptions) {
     this.options = options;
@@ -50,6 +59,11 @@ export class SessionTable implements SessionHost {
       MAX_TIMER_MS,
     );
     this.maxSessions = limitOption("maxSessions", options.maxSessions, DEFAULT_MAX_SESSIONS);
+    this.maxPerClient = limitOption(
+      "maxSessionsPerPrincipal",
+      options.maxSessionsPerPrincipal,
+      DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+    );
     this.highWaterMark = limitOption(
       "sseHighWaterMarkBytes",
       options.sseHighWaterMarkBytes,
@@ -61,6 +75,11 @@ export class SessionTable implements SessionHost {
     if (transport.sessionId !== undefined && this.sessions.get(transport.sessionId) === transport) {
       this.sessions.delete(transport.sessionId);
     }
+    const client = this.clientOf.get(transport);
+    if (client === undefined) return;
+    this.clientOf.delete(transport);
+    const mine = this.byClient.get(client);
+    if (mine !== undefined && mine.delete(transport) && mine.size === 0) this.byClient.delete(client);
   }
 
   /**
@@ -88,23 +107,35 @@ export class SessionTable implements SessionHost {
       fail(ex, 400, ErrorCode.InvalidRequest, "Bad Request: initialize must not carry Mcp-Session-Id");
       return undefined;
     }
+    const requestId = (message as { id: RequestId }).id;
+    const client = clientKey(principal, ex.clientAddress) ?? UNKNOWN_CLIENT;
+    const mine = this.byClient.get(client);
+    if (this.maxPerClient > 0 && mine !== undefined && mine.size >= this.maxPerClient) {
+      // The client's own doing: it is refused, and nobody else. Its sessions are kept, idle or not: one may
+      // hold work its owner (or another client behind the same address) still comes back for.
+      const retryAfter = this.retryAfterSeconds(mine);
+      refuse(
+        ex,
+        429,
+        requestId,
+        `Too many sessions for this client (maxSessionsPerPrincipal ${this.maxPerClient}); end one with DELETE or try again later`,
+        { maxSessionsPerPrincipal: this.maxPerClient },
+        retryAfter === undefined ? {} : { "retry-after": String(retryAfter) },
+      );
+      return undefined;
+    }
     if (this.maxSessions > 0 && this.sessions.size >= this.maxSessions) {
       // Abandoned sessions hold memory until they expire; refusing the newcomer keeps the live ones whole.
-      const body = JSON.stringify({
-        jsonrpc: "2.0",
-        id: (message as { id: RequestId }).id,
-        error: {
-          code: ErrorCode.ServerBusy,
-          message: `Server busy: too many sessions (limit ${this.maxSessions}); try again later`,
-        },
-      });
-      ex.respond(503, JSON_HEADERS, body);
+      refuse(ex, 503, requestId, `Server busy: too many sessions (limit ${this.maxSessions}); try again later`);
       return undefined;
     }
     const id = (this.options.sessionIdGenerator ?? (() => randomId(24)))();
     if (!isVisibleAscii(id) || this.sessions.has(id)) throw new Error("sessionIdGenerator returned an unusable id");
     const transport = new HttpServerTransport(this, id, principal);
     this.sessions.set(id, transport);
+    this.clientOf.set(transport, client);
+    if (mine === undefined) this.byClient.set(client, new Map([[transport, Date.now()]]));
+    else mine.set(transport, Date.now());
     if (!(await this.connect(ex, transport))) return undefined;
     transport.touch();
     return { transport, headers: { [SESSION_HEADER]: id } };
@@ -125,7 +156,22 @@ export class SessionTable implements SessionHost {
     }
     if (!this.versionOk(ex)) return undefined;
     session.touch();
+    const client = this.clientOf.get(session);
+    const mine = client === undefined ? undefined : this.byClient.get(client);
+    if (mine !== undefined) {
+      // To the end: the first one is the client's longest unused session.
+      mine.delete(session);
+      mine.set(session, Date.now());
+    }
     return session;
+  }
+
+  /** Seconds until the soonest any of `sessions` can expire idle; undefined when sessions do not expire. */
+  private retryAfterSeconds(sessions: ReadonlyMap<HttpServerTransport, number>): number | undefined {
+    if (this.idleTimeoutMs === 0) return undefined;
+    const oldest = sessions.values().next();
+    if (oldest.done === true) return undefined;
+    return Math.max(1, Math.ceil((oldest.value + this.idleTimeoutMs - Date.now()) / 1000));
   }
 
   private versionOk(ex: HttpExchange): boolean {
@@ -149,4 +195,18 @@ export class SessionTable implements SessionHost {
       return false;
     }
   }
+}
+
+/** Answers an initialize that opens nothing: the HTTP status, and a JSON-RPC error that carries the request's id. */
+function refuse(
+  ex: HttpExchange,
+  status: number,
+  id: RequestId,
+  message: string,
+  data?: Record<string, number>,
+  headers: Record<string, string> = {},
+): void {
+  const error =
+    data === undefined ? { code: ErrorCode.ServerBusy, message } : { code: ErrorCode.ServerBusy, message, data };
+  ex.respond(status, { ...JSON_HEADERS, ...headers }, JSON.stringify({ jsonrpc: "2.0", id, error }));
 }

@@ -1,4 +1,4 @@
-// Session limits of the HTTP server: the cap on live sessions (503 beyond it) and the default idle expiry.
+// Session limits of the HTTP server: the global cap on live sessions (503 beyond it) and the default idle expiry.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   DEFAULT_MAX_SESSIONS,
@@ -88,19 +88,21 @@ describe("maxSessions", () => {
     // Sessions nobody answers: the SSE reply has started, which is all a live session needs here, and cheap.
     const handler = createStreamableHttpServer({ onSession: () => undefined });
     mcp = handler;
-    const open = () =>
+    // Each from an address of its own, within its per-client quota: the global cap is what is reached.
+    const open = (i: number) =>
       handler.fetch(
         new Request("http://127.0.0.1:3000/mcp", {
           method: "POST",
           headers: { host: "127.0.0.1:3000", accept: ACCEPT_BOTH, "content-type": "application/json" },
           body: JSON.stringify(initializeMessage(1)),
         }),
+        { clientAddress: `10.0.${i >> 8}.${i & 255}` },
       );
     for (let i = 0; i < DEFAULT_MAX_SESSIONS; i++) {
-      const opened = await open();
+      const opened = await open(i);
       if (opened.status !== 200) throw new Error(`session ${i} refused: ${opened.status} ${await opened.text()}`);
     }
-    const refused = await open();
+    const refused = await open(DEFAULT_MAX_SESSIONS);
     expect(refused.status).toBe(503);
     expect(await refused.json()).toMatchObject({ error: { code: -32000 } });
     expect(handler.sessions.size).toBe(DEFAULT_MAX_SESSIONS);
