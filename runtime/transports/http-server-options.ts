@@ -124,8 +124,8 @@ export interface StreamableHttpServerOptions extends HostOriginPolicy {
   maxSessions?: number;
   /**
    * Most live sessions per client: per principal when `authenticate` named one, else per client address (an IPv6
-   * address counts by its /64; see clientAddressHeader behind a proxy), else, when no address is known (the fetch
-   * handler called without `clientAddress`), in one quota shared by all such clients. An initialize beyond it is
+   * address counts by its /64; see clientAddressHeader behind a proxy). When neither is known (the fetch handler
+   * called without `clientAddress`) only `maxSessions` applies: pass the address. An initialize beyond it is
    * answered 429 with Retry-After and a JSON-RPC error (-32000, data `{ maxSessionsPerPrincipal }`) and opens
    * nothing; the client's sessions and everyone else's go on. Default 100; 0 for no limit.
    */

@@ -23,9 +23,6 @@ export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
 export const DEFAULT_MAX_SESSIONS = 10_000;
 export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 100;
 
-/** The quota of clients with neither principal nor known address: they share it. */
-const UNKNOWN_CLIENT = "?";
-
 /** The session a POSTed message goes to, and the headers of its reply. */
 export interface PostedSession {
   readonly transport: HttpServerTransport;
@@ -108,8 +105,10 @@ export class SessionTable implements SessionHost {
       return undefined;
     }
     const requestId = (message as { id: RequestId }).id;
-    const client = clientKey(principal, ex.clientAddress) ?? UNKNOWN_CLIENT;
-    const mine = this.byClient.get(client);
+    // A client with neither principal nor known address has no quota of its own, only the global cap: one shared
+    // quota would let a single greedy client lock out every other such client.
+    const client = clientKey(principal, ex.clientAddress);
+    const mine = client === undefined ? undefined : this.byClient.get(client);
     if (this.maxPerClient > 0 && mine !== undefined && mine.size >= this.maxPerClient) {
       // The client's own doing: it is refused, and nobody else. Its sessions are kept, idle or not: one may
       // hold work its owner (or another client behind the same address) still comes back for.
@@ -133,9 +132,11 @@ export class SessionTable implements SessionHost {
     if (!isVisibleAscii(id) || this.sessions.has(id)) throw new Error("sessionIdGenerator returned an unusable id");
     const transport = new HttpServerTransport(this, id, principal);
     this.sessions.set(id, transport);
-    this.clientOf.set(transport, client);
-    if (mine === undefined) this.byClient.set(client, new Map([[transport, Date.now()]]));
-    else mine.set(transport, Date.now());
+    if (client !== undefined) {
+      this.clientOf.set(transport, client);
+      if (mine === undefined) this.byClient.set(client, new Map([[transport, Date.now()]]));
+      else mine.set(transport, Date.now());
+    }
     if (!(await this.connect(ex, transport))) return undefined;
     transport.touch();
     return { transport, headers: { [SESSION_HEADER]: id } };
