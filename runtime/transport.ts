@@ -13,6 +13,16 @@ export interface AuthGrant {
   readonly scopes?: readonly string[];
   /** Other verified facts about the credential (issuer, client id, audience, expiry...), by claim name. */
   readonly claims?: Readonly<Record<string, unknown>>;
+  /**
+   * When the credential stops being valid, ms since the epoch. The HTTP server ends every SSE stream opened with
+   * the grant then (with `retry`, so the client comes back with a fresh credential). Undefined: no expiry.
+   */
+  readonly expiresAt?: number;
+  /**
+   * Subscribes to the credential's revocation: `listener` runs once if it is revoked while subscribed. Returns the
+   * unsubscribe. The HTTP server ends every SSE stream opened with the grant when it runs.
+   */
+  readonly whenRevoked?: (listener: () => void) => () => void;
 }
 
 /** What a transport knows about where an inbound message came from. */

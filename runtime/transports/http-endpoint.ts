@@ -77,7 +77,7 @@ export class ServerCore {
     }
 
     if (ex.method === "POST") return this.post(ex, grant);
-    if (ex.method === "GET") return this.get(ex, grant?.principal);
+    if (ex.method === "GET") return this.get(ex, grant);
     return this.delete(ex, grant?.principal);
   }
 
@@ -127,21 +127,22 @@ export class ServerCore {
         `Invalid Request: request id ${JSON.stringify(id)} is already in flight`,
       );
     }
-    info.reply = await transport.openRequestStream(id, ex, mode, sessionHeaders, contending);
+    info.reply = await transport.openRequestStream(id, ex, mode, sessionHeaders, grant, contending);
     transport.deliver(message, info);
   }
 
-  private async get(ex: HttpExchange, principal: string | undefined): Promise<void> {
+  /** `grant`: the stream this GET opens or resumes ends when it lapses. */
+  private async get(ex: HttpExchange, grant: AuthGrant | undefined): Promise<void> {
     if (!accepts(ex.headers["accept"], "text/event-stream")) {
       return fail(ex, 406, ErrorCode.InvalidRequest, "Not Acceptable: Accept must list text/event-stream");
     }
-    const session = this.table.lookup(ex, principal);
+    const session = this.table.lookup(ex, grant?.principal);
     if (!session) return;
     const headers = { [SESSION_HEADER]: session.sessionId ?? "" };
     const lastEventId = ex.headers[LAST_EVENT_ID_HEADER];
     if (lastEventId !== undefined) {
       try {
-        await session.resume(lastEventId, ex, headers);
+        await session.resume(lastEventId, ex, headers, grant);
       } catch (error) {
         if (!(error instanceof EventReplayError)) throw error;
         const status = error.reason === "expired" ? 410 : error.reason === "unknown" ? 404 : 400;
@@ -150,7 +151,7 @@ export class ServerCore {
       }
       return;
     }
-    const opened = await session.openStandalone(ex, headers);
+    const opened = await session.openStandalone(ex, headers, grant);
     if (!opened)
       return fail(ex, 409, ErrorCode.InvalidRequest, "Conflict: this session already has a standalone SSE stream");
   }

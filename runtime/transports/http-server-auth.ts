@@ -73,19 +73,22 @@ export function isChallenge(value: unknown): value is HttpChallenge {
 
 export function isGrant(value: unknown): value is AuthGrant {
   if (!isPlainObject(value) || typeof value.principal !== "string") return false;
-  const { scopes, claims } = value;
+  const { scopes, claims, expiresAt, whenRevoked } = value;
   return (
     (scopes === undefined || (Array.isArray(scopes) && scopes.every((s) => typeof s === "string"))) &&
-    (claims === undefined || isPlainObject(claims))
+    (claims === undefined || isPlainObject(claims)) &&
+    (expiresAt === undefined || (typeof expiresAt === "number" && !Number.isNaN(expiresAt))) &&
+    (whenRevoked === undefined || typeof whenRevoked === "function")
   );
 }
 
 /** A frozen copy: handlers of many requests share it, and none may change what another sees. */
 export function grantOf(value: AuthGrant): AuthGrant {
-  const grant: { principal: string; scopes?: readonly string[]; claims?: Readonly<Record<string, unknown>> } = {
-    principal: value.principal,
-  };
+  const grant: { -readonly [K in keyof AuthGrant]: AuthGrant[K] } = { principal: value.principal };
   if (value.scopes !== undefined) grant.scopes = Object.freeze([...value.scopes]);
   if (value.claims !== undefined) grant.claims = Object.freeze({ ...value.claims });
+  // Infinity is no expiry at all.
+  if (value.expiresAt !== undefined && Number.isFinite(value.expiresAt)) grant.expiresAt = value.expiresAt;
+  if (value.whenRevoked !== undefined) grant.whenRevoked = value.whenRevoked;
   return Object.freeze(grant);
 }

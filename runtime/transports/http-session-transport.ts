@@ -1,6 +1,6 @@
 // One session of the Streamable HTTP server as a Transport: routes what is sent to the right stream, resumes streams.
 import type { JsonRpcMessage, RequestId } from "../jsonrpc.js";
-import type { InboundInfo, ReplyChannel, SendOptions, Transport } from "../transport.js";
+import type { AuthGrant, InboundInfo, ReplyChannel, SendOptions, Transport } from "../transport.js";
 import type { HttpExchange } from "./http-exchange.js";
 import { HttpReplyChannel } from "./http-reply-channel.js";
 import { JSON_HEADERS, SSE_HEADERS } from "./http-replies.js";
@@ -169,7 +169,7 @@ export class HttpServerTransport implements Transport {
     if (exchange !== undefined) {
       stream.jsonReply = undefined;
       if (isResponse) exchange.respond(200, { ...JSON_HEADERS, ...stream.replyHeaders }, JSON.stringify(message));
-      else await this.output.beginSse(stream, exchange, stream.replyHeaders);
+      else await this.output.beginSse(stream, exchange, stream.replyHeaders, stream.grant);
     }
     if (exchange === undefined || !isResponse) await this.output.emit(stream, message);
     if (isResponse) this.endOwnStream(stream);
@@ -204,7 +204,8 @@ export class HttpServerTransport implements Transport {
 
   /**
    * @internal Registers a POSTed request's reply stream (SSE mode opens and primes it at once) and returns the
-   * channel the layer above sees. `contending`: the request reuses the id of one still in flight (see reusableIdMethods);
+   * channel the layer above sees. `grant`: what the POST was authenticated with; the stream's connection ends when
+   * it lapses. `contending`: the request reuses the id of one still in flight (see reusableIdMethods);
    * its stream stays outside the id's routing and it answers there until its channel takes the id over.
    */
   openRequestStream(
@@ -212,6 +213,7 @@ export class HttpServerTransport implements Transport {
     exchange: HttpExchange,
     mode: ResponseMode,
     headers: Record<string, string>,
+    grant: AuthGrant | undefined,
     contending = false,
   ): Promise<ReplyChannel> {
     const key = requestKey(id);
@@ -223,6 +225,7 @@ export class HttpServerTransport implements Transport {
       done: false,
       replyHeaders: headers,
     };
+    if (grant !== undefined) stream.grant = grant;
     const channel = new HttpReplyChannel(this, stream, key, contending ? "contending" : "owner");
     stream.reply = channel;
     this.streams.set(stream.id, stream);
@@ -232,7 +235,7 @@ export class HttpServerTransport implements Transport {
       return Promise.resolve(channel);
     }
     return this.enqueue(async () => {
-      await this.output.beginSse(stream, exchange, headers);
+      await this.output.beginSse(stream, exchange, headers, grant);
       return channel;
     });
   }
@@ -246,20 +249,32 @@ export class HttpServerTransport implements Transport {
     }
   }
 
-  /** @internal GET without Last-Event-ID: the standalone stream. */
-  openStandalone(exchange: HttpExchange, headers: Record<string, string>): Promise<boolean> {
+  /** @internal GET without Last-Event-ID: the standalone stream; `grant`: what the GET was authenticated with. */
+  openStandalone(
+    exchange: HttpExchange,
+    headers: Record<string, string>,
+    grant: AuthGrant | undefined,
+  ): Promise<boolean> {
     return this.enqueue(async () => {
       const stream = this.standalone;
       if (stream.sink && !stream.sink.closed) return false;
-      await this.output.beginSse(stream, exchange, headers);
+      await this.output.beginSse(stream, exchange, headers, grant);
       const backlog = stream.backlog.splice(0);
       for (const item of backlog) this.output.writeEvent(stream, item.eventId, item.message);
       return true;
     });
   }
 
-  /** @internal GET with Last-Event-ID: replay that stream's later events, then continue live on it. */
-  resume(lastEventId: string, exchange: HttpExchange, headers: Record<string, string>): Promise<void> {
+  /**
+   * @internal GET with Last-Event-ID: replay that stream's later events, then continue live on it. `grant`: what
+   * the GET was authenticated with; the connection ends when it lapses.
+   */
+  resume(
+    lastEventId: string,
+    exchange: HttpExchange,
+    headers: Record<string, string>,
+    grant: AuthGrant | undefined,
+  ): Promise<void> {
     return this.enqueue(async () => {
       if (this.sessionId === undefined) throw new Error("resumption needs a session");
       // Throws EventReplayError before anything is written, so the GET can still answer with a 4xx.
@@ -292,7 +307,7 @@ export class HttpServerTransport implements Transport {
         const primingId = await this.core.store.append(this.sessionId, live.id);
         sink.write(encodeSseEvent({ id: primingId, data: "" }));
       }
-      this.output.attach(live, sink);
+      this.output.attach(live, sink, grant);
     });
   }
 
@@ -324,7 +339,7 @@ export class HttpServerTransport implements Transport {
       if (related.jsonReply) {
         const exchange = related.jsonReply;
         related.jsonReply = undefined;
-        await this.output.beginSse(related, exchange, related.replyHeaders);
+        await this.output.beginSse(related, exchange, related.replyHeaders, related.grant);
       }
       await this.output.emit(related, message);
       return;

@@ -1,5 +1,7 @@
-// Writing one session's SSE streams: priming, event ids from the store, the high-water mark, SEP-1699 closes.
+// Writing one session's SSE streams: priming, event ids from the store, the high-water mark, SEP-1699 closes, grant expiry.
 import { ErrorCode, type JsonRpcMessage } from "../jsonrpc.js";
+import { MAX_TIMER_MS } from "../limits.js";
+import type { AuthGrant } from "../transport.js";
 import type { EventStore } from "./event-store.js";
 import type { HttpExchange, StreamSink } from "./http-exchange.js";
 import { JSON_HEADERS, SSE_HEADERS } from "./http-replies.js";
@@ -38,6 +40,8 @@ export interface OutStream {
   logged?: boolean;
   /** Request streams: the channel the layer above sees (InboundInfo.reply), told when the connection changes. */
   reply?: { changed(): void };
+  /** Request streams: the grant of the POST that opened it, for a JSON reply that turns into SSE later. */
+  grant?: AuthGrant;
 }
 
 const BACKLOG_LIMIT = 1000;
@@ -71,17 +75,27 @@ export class SseOutput {
     return run;
   }
 
-  async beginSse(stream: OutStream, exchange: HttpExchange, headers: Record<string, string>): Promise<void> {
+  /** `grant`: what the request opening the connection was authenticated with (see attach). */
+  async beginSse(
+    stream: OutStream,
+    exchange: HttpExchange,
+    headers: Record<string, string>,
+    grant: AuthGrant | undefined,
+  ): Promise<void> {
     const sink = exchange.openStream(200, { ...SSE_HEADERS, ...headers });
     if (this.sessionId !== undefined) {
       stream.logged = true;
       const primingId = await this.settings.store.append(this.sessionId, stream.id);
       sink.write(encodeSseEvent({ id: primingId, data: "" }));
     }
-    this.attach(stream, sink);
+    this.attach(stream, sink, grant);
   }
 
-  attach(stream: OutStream, sink: StreamSink): void {
+  /**
+   * Makes `sink` the stream's connection. `grant`: what the request that opened it was authenticated with; the
+   * connection ends when the grant expires or is revoked.
+   */
+  attach(stream: OutStream, sink: StreamSink, grant: AuthGrant | undefined): void {
     stream.sink = sink;
     stream.reply?.changed();
     sink.onClose(() => {
@@ -98,6 +112,69 @@ export class SseOutput {
       }, after);
       stream.closeTimer.unref?.();
     }
+    if (grant !== undefined && (grant.expiresAt !== undefined || grant.whenRevoked !== undefined))
+      this.watchGrant(stream, sink, grant);
+  }
+
+  /**
+   * Ends the connection once its grant expires or is revoked: the credential it was opened with no longer vouches
+   * for whoever reads it. One timer per connection, re-armed when the expiry lies beyond the longest delay a timer
+   * takes; the timer and the revocation subscription go with the connection.
+   */
+  private watchGrant(stream: OutStream, sink: StreamSink, grant: AuthGrant): void {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let unsubscribe: (() => void) | undefined;
+    let over = false;
+    const stop = () => {
+      over = true;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      const release = unsubscribe;
+      unsubscribe = undefined;
+      try {
+        release?.();
+      } catch (error) {
+        this.report(error);
+      }
+    };
+    const lapse = () => {
+      if (over) return;
+      stop();
+      void this.enqueue(async () => {
+        if (stream.sink === sink) this.endConnection(stream);
+      }).catch((error: unknown) => this.report(error));
+    };
+    const expiresAt = grant.expiresAt;
+    const arm = () => {
+      if (over || expiresAt === undefined) return;
+      const left = expiresAt - Date.now();
+      if (left <= 0) return lapse();
+      timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+      timer.unref?.();
+    };
+    if (grant.whenRevoked !== undefined) {
+      try {
+        const release = grant.whenRevoked(lapse);
+        if (over) release();
+        else unsubscribe = release;
+      } catch (error) {
+        this.report(error);
+      }
+    }
+    arm();
+    sink.onClose(stop);
+  }
+
+  /**
+   * Ends a connection whose grant lapsed. With a session this is the end of a connection, not of the stream: a
+   * `retry` goes first, later events wait in the store, and the client resumes with a fresh credential. A
+   * stateless stream cannot be resumed, so it just ends.
+   */
+  private endConnection(stream: OutStream): void {
+    if (this.sessionId !== undefined) return this.dropConnection(stream);
+    const sink = stream.sink;
+    stream.sink = undefined;
+    sink?.end();
   }
 
   /** Ends the connection but not the stream; with `retry`, so the client waits before polling again. */

@@ -1,6 +1,8 @@
-// RFC 7662 token introspection: the authorization server says whether a token is active; answers are cached briefly.
+// RFC 7662 token introspection: the authorization server says whether a token is active; answers are cached briefly, asks bounded.
 import { isPlainObject } from "../../jsonrpc.js";
 import { MAX_TIMER_MS, limitOption } from "../../limits.js";
+import { IntrospectionSlots } from "./introspection-slots.js";
+import { tokenDigest } from "./token-digest.js";
 import {
   InvalidTokenError,
   acceptClaims,
@@ -23,12 +25,29 @@ export interface IntrospectionVerifierOptions {
   issuer?: string;
   /**
    * How long an active answer is reused for the same token, ms (never past the token's `exp`); default 30,000.
-   * A revoked token stays accepted for at most this long. 0 asks every time. Inactive answers are not kept.
+   * A revoked token stays accepted for at most this long (unless ProtectedResource.revoke drops it). 0 asks every time.
    */
   cacheTtlMs?: number;
-  /** Most answers kept; the oldest go first. Default 10,000. */
+  /**
+   * How long a refusal (inactive, expired, another issuer...) is reused for the same token, ms; default 5,000.
+   * A client retrying with a dead token, or many requests presenting one, then cost one question per this
+   * period. A token the authorization server starts to know is refused for at most this long. 0 asks every time.
+   */
+  negativeCacheTtlMs?: number;
+  /** Most answers kept, active and refused together; refused ones go first, then the oldest. Default 10,000. */
   maxCacheEntries?: number;
-  /** Per introspection request, ms; default 5,000. */
+  /**
+   * Introspection requests in flight at once; default 16. Requests for a token already being asked about wait for
+   * that answer instead of asking again. Infinity: no bound.
+   */
+  maxConcurrentIntrospections?: number;
+  /**
+   * Tokens waiting for a free introspection slot, default 256; each waits at most `timeoutMs`. A token that finds
+   * the wait full, or waits longer, is answered 503 with Retry-After (the token may be fine: it was not checked).
+   * 0: no waiting; Infinity: no bound on the number.
+   */
+  maxQueuedIntrospections?: number;
+  /** Per introspection request, and the longest wait for a slot, ms; default 5,000. */
   timeoutMs?: number;
   /** Leeway for `exp` and `nbf`, seconds; default 5. */
   clockToleranceSeconds?: number;
@@ -37,10 +56,14 @@ export interface IntrospectionVerifierOptions {
 }
 
 export const DEFAULT_INTROSPECTION_CACHE_TTL_MS = 30_000;
+export const DEFAULT_INTROSPECTION_NEGATIVE_CACHE_TTL_MS = 5_000;
 export const DEFAULT_INTROSPECTION_CACHE_ENTRIES = 10_000;
+export const DEFAULT_MAX_CONCURRENT_INTROSPECTIONS = 16;
+export const DEFAULT_MAX_QUEUED_INTROSPECTIONS = 256;
 
+/** An introspection answer kept for its token. */
 interface Cached {
-  readonly token: VerifiedToken;
+  readonly answer: Readonly<Record<string, unknown>>;
   /** Date.now() after which the answer is asked again. */
   readonly until: number;
 }
@@ -56,11 +79,32 @@ export function introspectionVerifier(options: IntrospectionVerifierOptions): To
   if (method !== "client_secret_basic" && method !== "client_secret_post")
     throw new TypeError(`introspectionVerifier: unknown authMethod ${String(method)}`);
   const ttl = limitOption("cacheTtlMs", options.cacheTtlMs, DEFAULT_INTROSPECTION_CACHE_TTL_MS, MAX_TIMER_MS);
+  const negativeTtl = limitOption(
+    "negativeCacheTtlMs",
+    options.negativeCacheTtlMs,
+    DEFAULT_INTROSPECTION_NEGATIVE_CACHE_TTL_MS,
+    MAX_TIMER_MS,
+  );
   const maxEntries = limitOption("maxCacheEntries", options.maxCacheEntries, DEFAULT_INTROSPECTION_CACHE_ENTRIES);
+  const maxConcurrent = limitOption(
+    "maxConcurrentIntrospections",
+    options.maxConcurrentIntrospections,
+    DEFAULT_MAX_CONCURRENT_INTROSPECTIONS,
+  );
+  if (maxConcurrent === 0)
+    throw new RangeError("maxConcurrentIntrospections must be a whole number from 1 to Infinity, got 0");
+  const maxQueued = limitOption(
+    "maxQueuedIntrospections",
+    options.maxQueuedIntrospections,
+    DEFAULT_MAX_QUEUED_INTROSPECTIONS,
+  );
   const timeoutMs = limitOption("timeoutMs", options.timeoutMs, 5_000, MAX_TIMER_MS);
   const tolerance = limitOption("clockToleranceSeconds", options.clockToleranceSeconds, 5, 86_400);
   const fetchImpl = options.fetch ?? fetch;
-  const cache = new Map<string, Cached>();
+  const cache = new AnswerCache(maxEntries);
+  const slots = new IntrospectionSlots(maxConcurrent, maxQueued, timeoutMs);
+  /** The questions out now, by token digest: a second request for the same token waits for the same answer. */
+  const asking = new Map<string, Promise<Readonly<Record<string, unknown>>>>();
 
   const ask = async (token: string): Promise<Record<string, unknown>> => {
     const form = new URLSearchParams({ token, token_type_hint: "access_token" });
@@ -98,48 +142,94 @@ export function introspectionVerifier(options: IntrospectionVerifierOptions): To
     return answer;
   };
 
+  /** Why an answer does not vouch for its token whatever the resource; undefined when it does. */
+  const refusal = (answer: Readonly<Record<string, unknown>>, now: number): string | undefined => {
+    if (answer.active !== true) return "The access token is not active";
+    const seconds = Math.floor(now / 1000);
+    if (typeof answer.exp === "number" && answer.exp + tolerance <= seconds) return "The access token expired";
+    if (typeof answer.nbf === "number" && answer.nbf - tolerance > seconds) return "The access token is not valid yet";
+    if (options.issuer !== undefined && answer.iss !== options.issuer)
+      return "The access token was issued by an untrusted issuer";
+    const type = answer.token_type;
+    if (type !== undefined && !(typeof type === "string" && /^(bearer|access_token)$/i.test(type)))
+      return "The token is not a bearer access token";
+    return undefined;
+  };
+
+  /** Asks the authorization server (one question per token at a time, within the slots) and keeps the answer. */
+  const answerFor = (key: string, token: string): Promise<Readonly<Record<string, unknown>>> => {
+    const out = asking.get(key);
+    if (out !== undefined) return out;
+    const question = slots
+      .run(() => ask(token))
+      .then((answer) => {
+        const now = Date.now();
+        if (refusal(answer, now) === undefined) {
+          const expires = typeof answer.exp === "number" ? answer.exp * 1000 : Infinity;
+          if (ttl > 0) cache.keep(key, { answer, until: Math.min(now + ttl, expires) }, true);
+        } else if (negativeTtl > 0) {
+          cache.keep(key, { answer, until: now + negativeTtl }, false);
+        }
+        return answer;
+      })
+      .finally(() => asking.delete(key));
+    asking.set(key, question);
+    return question;
+  };
+
   return {
     async verify(token: string, context: TokenVerificationContext): Promise<VerifiedToken> {
-      const key = ttl > 0 && maxEntries > 0 ? await digest(token) : undefined;
-      const now = Date.now();
-      const hit = key === undefined ? undefined : cache.get(key);
-      if (hit !== undefined) {
-        if (hit.until > now) return hit.token;
-        cache.delete(key!);
-      }
-      const answer = await ask(token);
-      if (answer.active !== true) throw new InvalidTokenError("The access token is not active");
-      const seconds = Math.floor(now / 1000);
-      if (typeof answer.exp === "number" && answer.exp + tolerance <= seconds)
-        throw new InvalidTokenError("The access token expired");
-      if (typeof answer.nbf === "number" && answer.nbf - tolerance > seconds)
-        throw new InvalidTokenError("The access token is not valid yet");
-      if (options.issuer !== undefined && answer.iss !== options.issuer)
-        throw new InvalidTokenError("The access token was issued by an untrusted issuer");
-      const type = answer.token_type;
-      if (type !== undefined && !(typeof type === "string" && /^(bearer|access_token)$/i.test(type))) {
-        throw new InvalidTokenError("The token is not a bearer access token");
-      }
-      const verified = acceptClaims(answer, options.audience, context);
-      if (key !== undefined && maxEntries > 0) {
-        const expires = typeof answer.exp === "number" ? answer.exp * 1000 : Infinity;
-        if (cache.size >= maxEntries) cache.delete(cache.keys().next().value!);
-        cache.set(key, { token: verified, until: Math.min(now + ttl, expires) });
-      }
-      return verified;
+      const key = await tokenDigest(token);
+      const answer = cache.fresh(key, Date.now()) ?? (await answerFor(key, token));
+      const refused = refusal(answer, Date.now());
+      if (refused !== undefined) throw new InvalidTokenError(refused);
+      return acceptClaims(answer, options.audience, context);
+    },
+    async forget(token: string): Promise<void> {
+      cache.drop(await tokenDigest(token));
     },
   };
+}
+
+/**
+ * Introspection answers by token digest, active and refused ones apart so that a flood of refused tokens pushes
+ * out refused ones first: both count against one bound, and when it is reached the oldest refused answer goes,
+ * else the oldest active one.
+ */
+class AnswerCache {
+  private readonly active = new Map<string, Cached>();
+  private readonly refused = new Map<string, Cached>();
+
+  constructor(private readonly maxEntries: number) {}
+
+  /** The answer kept for the token, while it is fresh. */
+  fresh(key: string, now: number): Readonly<Record<string, unknown>> | undefined {
+    for (const map of [this.active, this.refused]) {
+      const hit = map.get(key);
+      if (hit === undefined) continue;
+      if (hit.until > now) return hit.answer;
+      map.delete(key);
+    }
+    return undefined;
+  }
+
+  keep(key: string, entry: Cached, active: boolean): void {
+    if (this.maxEntries === 0) return;
+    this.drop(key);
+    if (this.active.size + this.refused.size >= this.maxEntries) {
+      const from = this.refused.size > 0 ? this.refused : this.active;
+      from.delete(from.keys().next().value!);
+    }
+    (active ? this.active : this.refused).set(key, entry);
+  }
+
+  drop(key: string): void {
+    this.active.delete(key);
+    this.refused.delete(key);
+  }
 }
 
 /** RFC 6749 2.3.1: the client id and secret are form-encoded before they go into the Basic credentials. */
 function formEncode(value: string): string {
   return new URLSearchParams({ v: value }).toString().slice(2);
-}
-
-/** The cache key of a token: its SHA-256, so the cache never holds a usable token. */
-async function digest(token: string): Promise<string> {
-  const bytes = new Uint8Array(await globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)));
-  let hex = "";
-  for (const byte of bytes) hex += byte.toString(16).padStart(2, "0");
-  return hex;
 }

@@ -11,6 +11,7 @@ import type {
 import { limitOption } from "../../limits.js";
 import { isLoopbackAddress } from "../../transports/http-security.js";
 import { bearerRefusal, presentedToken } from "./bearer.js";
+import { tokenDigest } from "./token-digest.js";
 import { InvalidTokenError, type TokenVerifier, type VerifiedToken } from "./verifier.js";
 
 /** RFC 9728 protected resource metadata, as served. */
@@ -46,7 +47,15 @@ export interface ProtectedResourceOptions {
   scopesSupported?: readonly string[];
   /** More metadata members (`resource_name`, `resource_documentation`...). */
   metadata?: Readonly<Record<string, unknown>>;
-  /** The session principal of a verified token; default its subject (`sub`), else its client id. */
+  /**
+   * The principal of a verified token: what its HTTP session is bound to and what owns its tasks (`ctx.principal`).
+   * Default: `sub:<sub>` for a token with a subject, else `client:<client_id>` (a client acting for itself), so a
+   * client id never passes for a subject of the same name. With more than one authorization server, the issuer
+   * comes first, then `#` (`https://as.example#sub:alice`): equal subjects of two issuers stay apart, and as an
+   * issuer has no fragment, the first `#` splits the two. A token that names neither (or, with more than one
+   * authorization server, no `iss`) is refused 401 invalid_token. Your function's answer is used as it is; return
+   * undefined to refuse the token the same way.
+   */
   principal?: (token: VerifiedToken) => string | undefined;
   /** Failures that are not the token's fault (the authorization server unreachable...); never with the token in them. */
   onerror?: (error: Error) => void;
@@ -61,6 +70,16 @@ export interface ProtectedResource {
   readonly metadata: ProtectedResourceMetadata;
   /** The metadata's URL named in every challenge (`resource_metadata`): the well-known URL with the endpoint's path. */
   readonly metadataUrl: string;
+  /**
+   * Stops honouring a token at once where this server can: every SSE stream opened with it ends (with `retry`, as
+   * at its expiry, so the client comes back and is checked again) and the verifier forgets what it cached about
+   * it (TokenVerifier.forget). Whether a later request with it is accepted stays the verifier's call: the
+   * authorization server must know of the revocation (introspection asks it again; a JWT stays valid until `exp`
+   * unless your verifier refuses it). Streams opened with a token also end when a request presenting it is
+   * refused as invalid_token. Resolves with the number of streams ended. Streams are found by the token's
+   * SHA-256; the token itself is not kept.
+   */
+  revoke(token: string): Promise<number>;
 }
 
 const WELL_KNOWN = "/.well-known/oauth-protected-resource";
@@ -99,7 +118,9 @@ export function protectedResourceMetadataUrls(resource: string): string[] {
  * - every request needs `Authorization: Bearer <token>`: 401 with `WWW-Authenticate: Bearer resource_metadata=...`
  *   without it, 401 `invalid_token` when the verifier refuses it, 400 `invalid_request` when malformed or sent in
  *   the URL, 403 `insufficient_scope` when it lacks `requiredScopes`; 503 when it cannot be checked now;
- * - the token's subject becomes the session's principal, its scopes and claims reach handlers as `ctx.auth`;
+ * - the token's principal (`sub:<sub>`, else `client:<client_id>`; see the `principal` option) is the session's,
+ *   its scopes and claims reach handlers as `ctx.auth`;
+ * - an SSE stream ends (with `retry`) when the token it was opened with expires, or is revoked (`revoke`);
  * - a message that needs more scopes (the server's tool and method scopes) gets 403 `insufficient_scope` naming
  *   the scopes granted plus those required, so a step-up keeps what the client had;
  * - the metadata is served at both well-known URLs (path-aware and root).
@@ -135,6 +156,9 @@ export function protectResource(options: ProtectedResourceOptions): ProtectedRes
   const verifier = options.verifier;
   const retryAfter = String(limitOption("retryAfterSeconds", options.retryAfterSeconds, 5));
   const report = (error: Error) => options.onerror?.(error);
+  const multiIssuer = new Set(servers).size > 1;
+  const principalOf = options.principal ?? ((token: VerifiedToken) => defaultPrincipal(token, multiIssuer));
+  const streams = new StreamsByToken();
 
   const authenticate = async (request: HttpRequestInfo): Promise<HttpAuthResult> => {
     const presented = presentedToken(request.url, request.headers["authorization"]);
@@ -158,7 +182,11 @@ export function protectResource(options: ProtectedResourceOptions): ProtectedRes
     try {
       verified = await verifier.verify(token, { resource });
     } catch (error) {
-      if (error instanceof InvalidTokenError) return invalidToken(scrub(error.message, token));
+      if (error instanceof InvalidTokenError) {
+        // No longer acceptable (revoked at the authorization server, say): nor are the streams opened with it.
+        if (streams.size > 0) streams.end(await tokenDigest(token));
+        return invalidToken(scrub(error.message, token));
+      }
       // The verifier's error may quote the token (a custom one, or a library's): it is scrubbed, and no cause kept.
       report(
         new Error(
@@ -171,10 +199,41 @@ export function protectResource(options: ProtectedResourceOptions): ProtectedRes
         headers: { "retry-after": retryAfter },
       };
     }
-    const principal = options.principal ? options.principal(verified) : (verified.subject ?? verified.clientId);
-    if (typeof principal !== "string" || principal === "") return invalidToken("The access token names no subject");
+    const principal = principalOf(verified);
+    if (typeof principal !== "string" || principal === "") {
+      const named = verified.subject !== undefined || verified.clientId !== undefined;
+      return invalidToken(
+        options.principal === undefined && multiIssuer && named
+          ? "The access token names no issuer"
+          : "The access token names no subject",
+      );
+    }
     if (!required.every((s) => verified.scopes.includes(s))) return insufficientScope(verified.scopes, required);
-    return { principal, scopes: verified.scopes, claims: verified.claims };
+    const digest = await tokenDigest(token);
+    const grant: { -readonly [K in keyof AuthGrant]: AuthGrant[K] } = {
+      principal,
+      scopes: verified.scopes,
+      claims: verified.claims,
+      whenRevoked: (listener) => streams.watch(digest, listener),
+    };
+    if (typeof verified.expiresAt === "number" && Number.isFinite(verified.expiresAt))
+      grant.expiresAt = verified.expiresAt * 1000;
+    return grant;
+  };
+
+  const revoke = async (token: string): Promise<number> => {
+    if (typeof token !== "string" || token === "") throw new TypeError("revoke needs the token");
+    const ended = streams.end(await tokenDigest(token));
+    try {
+      await verifier.forget?.(token);
+    } catch (error) {
+      report(
+        new Error(
+          `The verifier could not forget a token: ${scrub(error instanceof Error ? error.message : String(error), token)}`,
+        ),
+      );
+    }
+    return ended;
   };
 
   const invalidToken = (description: string): HttpChallenge =>
@@ -210,7 +269,54 @@ export function protectResource(options: ProtectedResourceOptions): ProtectedRes
     return insufficientScope(granted, [...new Set([...required, ...needed])]);
   };
 
-  return { http: { authenticate, authorize, routes }, metadata, metadataUrl };
+  return { http: { authenticate, authorize, routes }, metadata, metadataUrl, revoke };
+}
+
+/** The default principal (see ProtectedResourceOptions.principal); undefined: the token cannot be placed. */
+function defaultPrincipal(token: VerifiedToken, multiIssuer: boolean): string | undefined {
+  const local =
+    token.subject !== undefined
+      ? `sub:${token.subject}`
+      : token.clientId !== undefined
+        ? `client:${token.clientId}`
+        : undefined;
+  if (local === undefined || !multiIssuer) return local;
+  return token.issuer === undefined || token.issuer === "" ? undefined : `${token.issuer}#${local}`;
+}
+
+/**
+ * The SSE streams open under each token, by the token's SHA-256: what revocation ends. An entry lives while a
+ * stream opened with the token is connected, so the table holds no more than the open streams.
+ */
+class StreamsByToken {
+  private readonly byDigest = new Map<string, Set<() => void>>();
+
+  get size(): number {
+    return this.byDigest.size;
+  }
+
+  /** Calls `end` if the token is revoked before the returned unsubscribe is. */
+  watch(digest: string, end: () => void): () => void {
+    let ends = this.byDigest.get(digest);
+    if (ends === undefined) this.byDigest.set(digest, (ends = new Set()));
+    // Its own entry per subscription: one listener given twice still counts twice.
+    const entry = () => end();
+    ends.add(entry);
+    return () => {
+      const current = this.byDigest.get(digest);
+      if (current === undefined || !current.delete(entry)) return;
+      if (current.size === 0) this.byDigest.delete(digest);
+    };
+  }
+
+  /** Ends every stream opened with the token; how many there were. */
+  end(digest: string): number {
+    const ends = this.byDigest.get(digest);
+    if (ends === undefined) return 0;
+    this.byDigest.delete(digest);
+    for (const end of ends) end();
+    return ends.size;
+  }
 }
 
 function isScopeToken(scope: unknown): scope is string {

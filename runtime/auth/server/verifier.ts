@@ -32,6 +32,11 @@ export interface TokenVerificationContext {
  */
 export interface TokenVerifier {
   verify(token: string, context: TokenVerificationContext): Promise<VerifiedToken>;
+  /**
+   * Drops whatever the verifier keeps about the token (a cached answer), so the next request with it is checked
+   * afresh. Called by ProtectedResource.revoke; a verifier that keeps nothing per token leaves it out.
+   */
+  forget?(token: string): void | Promise<void>;
 }
 
 /**

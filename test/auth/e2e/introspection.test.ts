@@ -52,7 +52,7 @@ describe("our client -> our protected server with introspectionVerifier, oidc-pr
     cleanup(() => client.peer.close());
 
     expect(JSON.parse(textOf(await client.callTool({ name: "whoami", arguments: {} })))).toEqual({
-      principal: "mallory",
+      principal: "sub:mallory",
       scopes: ["mcp:tools"],
       sub: "mallory",
     });
@@ -102,7 +102,7 @@ describe("our client -> our protected server with introspectionVerifier, oidc-pr
 
     current = live;
     expect(JSON.parse(textOf(await client.callTool({ name: "whoami", arguments: {} })))).toMatchObject({
-      principal: "niaj",
+      principal: "sub:niaj",
     });
     expect(user.authorizations).toHaveLength(1);
   });

@@ -44,7 +44,7 @@ describe("the official SDK's client (its own OAuthClientProvider flow) -> our pr
     const session = await connectSdkClient(rs.url, as, { approval: { login: "ivan" } });
     cleanup(() => session.close());
     expect(JSON.parse(textOf(await session.callTool("whoami")))).toEqual({
-      principal: "ivan",
+      principal: "sub:ivan",
       scopes: ["mcp:tools"],
       sub: "ivan",
     });
@@ -74,7 +74,7 @@ describe("the official SDK's client (its own OAuthClientProvider flow) -> our pr
       .filter((e) => e.event === "grant" && e.clientId === clientId)
       .map((e) => e.grantType);
     expect(grants).toEqual(["authorization_code", "refresh_token"]);
-    expect(JSON.parse(textOf(await session.callTool("whoami")))).toMatchObject({ principal: "alice" });
+    expect(JSON.parse(textOf(await session.callTool("whoami")))).toMatchObject({ principal: "sub:alice" });
   });
 });
 
@@ -99,7 +99,7 @@ describe("the official SDK's client stepping up on our 403, with an authorizatio
       "mcp:tools mcp:admin",
     ]);
     expect(JSON.parse(textOf(await session.callTool("whoami")))).toEqual({
-      principal: "olivia",
+      principal: "sub:olivia",
       scopes: ["mcp:tools", "mcp:admin"],
       sub: "olivia",
     });

@@ -63,7 +63,7 @@ describe("our client -> our protected server, oidc-provider issuing JWT access t
     const rs = await server();
     const user = userClient(as, sweep, [{ login: "erin" }]);
     const client = await connect(rs.url, user.oauth);
-    expect(await whoami(client)).toEqual({ principal: "erin", scopes: ["mcp:tools"], sub: "erin" });
+    expect(await whoami(client)).toEqual({ principal: "sub:erin", scopes: ["mcp:tools"], sub: "erin" });
 
     // One trip to the user, asking for the challenge's scope, for this resource, with S256.
     expect(user.authorizations).toHaveLength(1);
@@ -95,7 +95,7 @@ describe("our client -> our protected server, oidc-provider issuing JWT access t
     await untilExpired(first);
     const before = sweep.presented.length;
 
-    expect(await whoami(client)).toMatchObject({ principal: "frank" });
+    expect(await whoami(client)).toMatchObject({ principal: "sub:frank" });
     expect((await user.store.getTokens(rs.url))!.access_token).not.toBe(first);
     expect(user.authorizations).toHaveLength(1);
     const grants = (await eventsOf(await clientIdOf(user.store))).filter((e) => e.event === "grant");
@@ -123,7 +123,7 @@ describe("our client -> our protected server, oidc-provider issuing JWT access t
       ["grace", ["mcp:tools"]],
       ["grace", ["mcp:admin", "mcp:tools"]],
     ]);
-    expect(await whoami(client)).toMatchObject({ principal: "grace", scopes: ["mcp:tools", "mcp:admin"] });
+    expect(await whoami(client)).toMatchObject({ principal: "sub:grace", scopes: ["mcp:tools", "mcp:admin"] });
   });
 
   it("a user who denies the step-up: the call fails with authorization_denied, the session goes on for other calls", async () => {
@@ -138,11 +138,11 @@ describe("our client -> our protected server, oidc-provider issuing JWT access t
     expect((error as Error).message).toMatch(/access_denied/);
     expect(user.authorizations).toHaveLength(2);
 
-    expect(await whoami(client)).toMatchObject({ principal: "heidi", scopes: ["mcp:tools"] });
+    expect(await whoami(client)).toMatchObject({ principal: "sub:heidi", scopes: ["mcp:tools"] });
     expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(["admin", "whoami"]);
   });
 
-  it("a machine client (client_credentials, pre-registered, client_secret_basic): the principal is its client id", async () => {
+  it("a machine client (client_credentials, pre-registered, client_secret_basic): the principal is its subject, which the provider sets to the client id", async () => {
     const rs = await server();
     const machine = new ClientCredentialsClient({
       issuer: as.issuer,
@@ -152,7 +152,7 @@ describe("our client -> our protected server, oidc-provider issuing JWT access t
     });
     const client = await connect(rs.url, machine);
     expect(await whoami(client)).toEqual({
-      principal: MACHINE.client_id,
+      principal: `sub:${MACHINE.client_id}`,
       scopes: ["mcp:tools"],
       sub: MACHINE.client_id,
     });

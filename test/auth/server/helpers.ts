@@ -74,6 +74,10 @@ export interface TestAuthorizationServer {
   readonly hits: Map<string, number>;
   /** What the introspection endpoint answers for a token (active: false for any other). */
   readonly introspection: Map<string, Record<string, unknown>>;
+  /** Introspection requests being answered now, and the most there were at once. */
+  readonly introspecting: { now: number; most: number };
+  /** While set, every introspection request waits for it before it is answered. */
+  holdIntrospection?: Promise<void>;
   /** A JWT access token for `resource`, with the usual claims, signed by this server. */
   mint(resource: string, claims?: Record<string, unknown>, options?: MintOptions): Promise<string>;
   stop(): Promise<void>;
@@ -86,8 +90,11 @@ export async function startAuthorizationServer(
   const key = await signingKey("key-1");
   const hits = new Map<string, number>();
   const introspection = new Map<string, Record<string, unknown>>();
+  const introspecting = { now: 0, most: 0 };
   const client = options.client ?? { id: "mcp-server", secret: "s3cret:with/odd chars" };
   let issuer = "";
+  // Assigned below; the listener reads its holdIntrospection.
+  let server: TestAuthorizationServer;
   const listener: RequestListener = (req, res) => {
     void (async () => {
       const path = new URL(req.url ?? "/", "http://x").pathname;
@@ -102,24 +109,31 @@ export async function startAuthorizationServer(
       if (path === "/.well-known/openid-configuration" && options.discovery === "oidc") return json(res, 200, metadata);
       if (path === "/jwks") return json(res, 200, { keys: [key.publicJwk] });
       if (path === "/introspect" && req.method === "POST") {
-        const form = new URLSearchParams(await bodyOf(req));
-        const expected = `Basic ${Buffer.from(`${encodeForm(client.id)}:${encodeForm(client.secret)}`).toString("base64")}`;
-        const viaPost = form.get("client_id") === client.id && form.get("client_secret") === client.secret;
-        if (req.headers.authorization !== expected && !viaPost) return json(res, 401, { error: "invalid_client" });
-        return json(res, 200, introspection.get(form.get("token") ?? "") ?? { active: false });
+        introspecting.most = Math.max(introspecting.most, ++introspecting.now);
+        try {
+          const form = new URLSearchParams(await bodyOf(req));
+          const expected = `Basic ${Buffer.from(`${encodeForm(client.id)}:${encodeForm(client.secret)}`).toString("base64")}`;
+          const viaPost = form.get("client_id") === client.id && form.get("client_secret") === client.secret;
+          if (req.headers.authorization !== expected && !viaPost) return json(res, 401, { error: "invalid_client" });
+          await server.holdIntrospection;
+          return json(res, 200, introspection.get(form.get("token") ?? "") ?? { active: false });
+        } finally {
+          introspecting.now--;
+        }
       }
       json(res, 404, { error: "not_found" });
     })().catch(() => res.destroy());
   };
   const listening = await listenHttp(listener);
   issuer = listening.origin;
-  return {
+  server = {
     issuer,
     jwksUri: `${issuer}/jwks`,
     introspectionEndpoint: `${issuer}/introspect`,
     key,
     hits,
     introspection,
+    introspecting,
     async mint(resource, claims = {}, mintOptions = {}) {
       const now = Math.floor(Date.now() / 1000);
       const defaults: Record<string, unknown> = {
@@ -141,6 +155,7 @@ export async function startAuthorizationServer(
     },
     stop: () => listening.close(),
   };
+  return server;
 }
 
 function encodeForm(value: string): string {

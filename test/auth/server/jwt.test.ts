@@ -203,7 +203,7 @@ describe("JWT bearer check at the MCP endpoint (node listener)", () => {
 
   it("a valid token opens a session bound to its subject", async () => {
     const sid = await openSession(rs.url, await as.mint(rs.url));
-    expect(rs.mcp.sessions.get(sid)?.principal).toBe("alice");
+    expect(rs.mcp.sessions.get(sid)?.principal).toBe("sub:alice");
     expect(rs.errors).toEqual([]);
   });
 
@@ -224,7 +224,7 @@ describe("jwtVerifier options", () => {
     try {
       const other = await as.mint("https://other.example/mcp", { sub: "dave" }, { header: { typ: "JWT" } });
       const sid = await openSession(loose.url, other);
-      expect(loose.mcp.sessions.get(sid)?.principal).toBe("dave");
+      expect(loose.mcp.sessions.get(sid)?.principal).toBe("sub:dave");
     } finally {
       await loose.stop();
     }

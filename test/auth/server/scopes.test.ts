@@ -40,7 +40,7 @@ describe("tool scopes over HTTP", () => {
     const who = await callTool(env.rs.url, sid, token, "whoami", 8);
     expect(who.status).toBe(200);
     expect(JSON.parse((who.body as { result: { content: { text: string }[] } }).result.content[0]!.text)).toEqual({
-      principal: "alice",
+      principal: "sub:alice",
       scopes: ["mcp:tools", "offline_access"],
       sub: "alice",
     });

@@ -1,0 +1,9 @@
+// The name a token is known by inside the resource server (caches, revocation): its SHA-256, never the token.
+
+/** The lower-case hex SHA-256 of a token: a key that identifies it and cannot be used as it. */
+export async function tokenDigest(token: string): Promise<string> {
+  const bytes = new Uint8Array(await globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)));
+  let hex = "";
+  for (const byte of bytes) hex += byte.toString(16).padStart(2, "0");
+  return hex;
+}
