@@ -2,6 +2,7 @@
 
 /** The modules the runtime borrows from Node where it runs there; `import type` only, so nothing is loaded. */
 interface Builtins {
+  "node:crypto": typeof import("node:crypto");
   "node:events": typeof import("node:events");
   "node:fs": typeof import("node:fs");
   "node:http": typeof import("node:http");
