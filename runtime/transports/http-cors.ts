@@ -130,5 +130,6 @@ export function withResponseHeaders(ex: HttpExchange, extra: Record<string, stri
     readBody: (limit) => ex.readBody(limit),
     respond: (status, headers, body) => ex.respond(status, { ...extra, ...headers }, body),
     openStream: (status, headers) => ex.openStream(status, { ...extra, ...headers }),
+    onGone: (callback) => ex.onGone(callback),
   };
 }

@@ -102,6 +102,11 @@ export interface HttpExchange {
   respond(status: number, headers: Record<string, string>, body?: string): void;
   openStream(status: number, headers: Record<string, string>): StreamSink;
   readonly responded: boolean;
+  /**
+   * Calls `callback` once if the client goes away before anything was responded (Node: the connection closed; fetch:
+   * the request's signal aborted), so a request waiting for a single JSON reply learns that nobody reads it.
+   */
+  onGone(callback: () => void): void;
 }
 
 function nodeHeaders(req: IncomingMessage): HeaderRecord {
@@ -204,6 +209,11 @@ export function nodeExchange(
       });
       return sink;
     },
+    onGone(callback) {
+      res.on("close", () => {
+        if (!responded) callback();
+      });
+    },
   };
 }
 
@@ -287,6 +297,15 @@ export function webExchange(
       request.signal?.addEventListener("abort", fire, { once: true });
       resolveResponse(new Response(body, { status, headers: responseHeaders }));
       return sink;
+    },
+    onGone(callback) {
+      request.signal?.addEventListener(
+        "abort",
+        () => {
+          if (!responded) callback();
+        },
+        { once: true },
+      );
     },
   };
   return { exchange, response };

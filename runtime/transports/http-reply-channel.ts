@@ -36,7 +36,9 @@ export class HttpReplyChannel implements ReplyChannel {
   }
 
   get connected(): boolean {
-    const sink = this.stream.sink;
+    const stream = this.stream;
+    if (stream.jsonReply !== undefined) return true;
+    const sink = stream.sink;
     return sink !== undefined && !sink.closed;
   }
 

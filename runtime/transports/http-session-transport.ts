@@ -226,12 +226,19 @@ export class HttpServerTransport implements Transport {
       replyHeaders: headers,
     };
     if (grant !== undefined) stream.grant = grant;
+    // Before the channel, which reads its connection from the stream (a pending JSON reply counts as one).
+    if (mode === "json") stream.jsonReply = exchange;
     const channel = new HttpReplyChannel(this, stream, key, contending ? "contending" : "owner");
     stream.reply = channel;
     this.streams.set(stream.id, stream);
     if (!contending) this.byRequest.set(key, stream);
     if (mode === "json") {
-      stream.jsonReply = exchange;
+      // Nobody reads the reply any more: the request goes on without a connection (see ReplyChannel).
+      exchange.onGone(() => {
+        if (stream.jsonReply !== exchange) return;
+        stream.jsonReply = undefined;
+        channel.changed();
+      });
       return Promise.resolve(channel);
     }
     return this.enqueue(async () => {

@@ -5,6 +5,7 @@ import { ErrorCode, type JsonObject } from "../../runtime/jsonrpc.js";
 import { RequestCancelledError } from "../../runtime/errors.js";
 import type { ReplyChannel } from "../../runtime/transport.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
+import type { ResponseMode } from "../../runtime/transports/http-server-options.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { gate, sleep, until } from "../kit/timing.js";
 import { makeServer, serveOverHttp, type TaskServer } from "../tasks/helpers.js";
@@ -43,19 +44,22 @@ async function httpSession(url: string) {
     /** The JSON-RPC response to one request. */
     async call(method: string, params: JsonObject = {}): Promise<JsonObject> {
       const res = await post(url, message(method, params), headers);
+      if (res.headers.get("content-type")?.startsWith("application/json")) return (await res.json()) as JsonObject;
       const read = await readSse(res, (r) => r.messages.some((m) => "result" in m || "error" in m));
       return read.messages.find((m) => "result" in m || "error" in m)!;
     },
     /** Sends a request and keeps its reply stream open; `drop()` closes that connection from the client's side. */
-    async open(method: string, params: JsonObject = {}): Promise<{ drop: () => void }> {
+    async open(method: string, params: JsonObject = {}, mode: ResponseMode = "sse"): Promise<{ drop: () => void }> {
       const abort = new AbortController();
-      const res = await fetch(url, {
+      const sent = fetch(url, {
         method: "POST",
         headers: { accept: "application/json, text/event-stream", "content-type": "application/json", ...headers },
         body: JSON.stringify(message(method, params)),
         signal: abort.signal,
       });
-      expect(res.status).toBe(200);
+      // A JSON reply has no headers before the response itself: the request is out once its handler runs.
+      if (mode === "json") sent.catch(() => undefined);
+      else expect((await sent).status).toBe(200);
       return { drop: () => abort.abort() };
     },
   };
@@ -65,27 +69,32 @@ const parkCall = { name: "park", arguments: {} };
 const echoCall = { name: "echo", arguments: {} };
 
 describe("requests abandoned by their peer over Streamable HTTP", () => {
-  it("100 requests whose streams closed do not wedge the session: later calls are served, the handlers run on", async () => {
-    const s = parkingServer();
-    const url = await serveOverHttp(cleanup, s.server);
-    const session = await httpSession(url);
-    const streams = await Promise.all(Array.from({ length: 100 }, () => session.open("tools/call", parkCall)));
-    await until(() => s.started() === 100);
-    // At the cap while the streams are open.
-    expect((await session.call("tools/call", echoCall)).error).toMatchObject({ code: ErrorCode.ServerBusy });
-    for (const stream of streams) stream.drop();
-    // Served once the server saw the streams close (before the fix: -32000 until the 100 handlers end).
-    const deadline = Date.now() + 10_000;
-    let answer = await session.call("tools/call", echoCall);
-    while (answer.error !== undefined && Date.now() < deadline) {
-      await sleep(5);
-      answer = await session.call("tools/call", echoCall);
-    }
-    expect(answer.result).toMatchObject({ content: [{ type: "text", text: "echo" }] });
-    // MCP 2025-11-25: a lost stream is not a cancellation (the client may come back for the answer).
-    expect(s.aborted).toEqual([]);
-    s.release();
-  });
+  it.each(["sse", "json"] as const)(
+    "100 requests whose replies (%s) were abandoned do not wedge the session: later calls are served, the handlers run on",
+    async (responseMode) => {
+      const s = parkingServer();
+      const url = await serveOverHttp(cleanup, s.server, { responseMode });
+      const session = await httpSession(url);
+      const streams = await Promise.all(
+        Array.from({ length: 100 }, () => session.open("tools/call", parkCall, responseMode)),
+      );
+      await until(() => s.started() === 100);
+      // At the cap while the streams are open.
+      expect((await session.call("tools/call", echoCall)).error).toMatchObject({ code: ErrorCode.ServerBusy });
+      for (const stream of streams) stream.drop();
+      // Served once the server saw the streams close (before the fix: -32000 until the 100 handlers end).
+      const deadline = Date.now() + 10_000;
+      let answer = await session.call("tools/call", echoCall);
+      while (answer.error !== undefined && Date.now() < deadline) {
+        await sleep(5);
+        answer = await session.call("tools/call", echoCall);
+      }
+      expect(answer.result).toMatchObject({ content: [{ type: "text", text: "echo" }] });
+      // MCP 2025-11-25: a lost stream is not a cancellation (the client may come back for the answer).
+      expect(s.aborted).toEqual([]);
+      s.release();
+    },
+  );
 
   it("past maxDetachedRequests the oldest detached requests are aborted", async () => {
     const s = parkingServer({ maxDetachedRequests: 2 });
