@@ -1,7 +1,7 @@
 // The context a request handler receives: the request's identity, progress, and sends related to the request.
 import type { JsonObject, RequestId } from "./jsonrpc.js";
 import { SENT, type AuthGrant, type InboundInfo, type ReplyChannel } from "./transport.js";
-import type { RequestContext, RequestOptions } from "./peer.js";
+import type { PeerIdentity, RequestContext, RequestOptions } from "./peer.js";
 import { InboundOperation } from "./operations.js";
 import { PROGRESS_NOTIFICATION, type ProgressSink } from "./progress.js";
 import type { Session } from "./session.js";
@@ -12,6 +12,8 @@ export class HandlerContext extends InboundOperation implements RequestContext, 
   readonly auth?: AuthGrant;
   readonly sessionId?: string;
   readonly clientAddress?: string;
+  /** Set by the protocol layer when the request is admitted (see SessionExtension.admit, requestStarted). */
+  peerIdentity?: PeerIdentity;
   /** @internal The transport's reply path for this request, when it has one per request (HTTP). */
   readonly reply?: ReplyChannel;
 

@@ -3,7 +3,9 @@ import { ErrorCode, RpcError, type JsonObject } from "./jsonrpc.js";
 import { isPlainObject as isObject } from "./jsonrpc.js";
 import type { Transport } from "./transport.js";
 import type { DispatchTable } from "./dispatch.js";
-import type { RequestHandler, RequestOptions } from "./peer.js";
+import type { PeerIdentity, RequestHandler, RequestOptions } from "./peer.js";
+import { MODERN_PROTOCOL_VERSIONS, ServerEra } from "./eras/server-era.js";
+import { DISCOVER, DISCOVER_SPEC } from "./eras/2026-07-28/wire.js";
 import { CapabilityError, ConnectionClosedError, ProtocolVersionError } from "./errors.js";
 import { Session, type SessionOptions } from "./session.js";
 import type { JsonRpcMessage, RequestId } from "./jsonrpc.js";
@@ -307,10 +309,18 @@ export class ServerSession extends Session {
   private advertised: JsonObject;
   private readonly outboundTable: DispatchTable | undefined;
   private client: { capabilities: JsonObject; info: ImplementationInfo; version: string } | undefined;
+  /** What the handshake said of the client, handed to each request it sends (see PeerIdentity). */
+  private identity: { -readonly [K in keyof PeerIdentity]: PeerIdentity[K] } | undefined = undefined;
   private initializedNotified = false;
+  /** The connection's era, pinned by its first request (see ServerEra). */
+  private readonly eras: ServerEra;
 
   constructor(options: ServerSessionOptions) {
-    super(withLifecycle(options));
+    // server/discover is answered on every connection, whichever revision the tables were generated from.
+    const inbound = Object.hasOwn(options.inbound, DISCOVER)
+      ? options.inbound
+      : { ...options.inbound, [DISCOVER]: DISCOVER_SPEC };
+    super(withLifecycle({ ...options, inbound }));
     this.serverInfo = options.serverInfo;
     this.advertised = options.capabilities ?? {};
     this.outboundTable = options.outbound;
@@ -318,6 +328,25 @@ export class ServerSession extends Session {
     this.supportedProtocolVersions = options.supportedProtocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS;
     this.onRequest(PING, pong);
     super.onRequest(INITIALIZE, (params) => this.answerInitialize(params));
+    super.onRequest(DISCOVER, () => this.answerDiscover());
+    const session = this;
+    this.eras = new ServerEra({
+      handshake: INITIALIZE,
+      keepAlive: PING,
+      get initialized() {
+        return session.client !== undefined;
+      },
+      get legacyIdentity() {
+        return session.identity;
+      },
+      get perRequest() {
+        return session.transport?.perRequest === true;
+      },
+      get serverInfo() {
+        return session.serverInfo as JsonObject;
+      },
+    });
+    this.use(this.eras);
     this.use({
       notification: (method) => {
         if (method === INITIALIZED_NOTIFICATION && !this.initializedNotified) {
@@ -360,6 +389,14 @@ export class ServerSession extends Session {
   get protocolVersion(): string | undefined {
     return this.client?.version;
   }
+  /** The protocol era this connection speaks, once its first request pinned it. */
+  get era(): "legacy" | "modern" | undefined {
+    return this.eras.era;
+  }
+  /** logging/setLevel (2025-11-25): the least severe level the client wants from now on, on every request. */
+  setLogLevel(level: string): void {
+    if (this.identity !== undefined) this.identity.logLevel = level;
+  }
   /** True once the client confirmed with notifications/initialized. */
   get initialized(): boolean {
     return this.initializedNotified;
@@ -374,7 +411,17 @@ export class ServerSession extends Session {
       info: (isObject(p.clientInfo) ? p.clientInfo : { name: "unknown", version: "unknown" }) as ImplementationInfo,
       version,
     };
+    this.identity = { protocolVersion: version, capabilities: this.client.capabilities, info: this.client.info };
+    // Until logging/setLevel the 2025 client hears every level.
+    this.identity.logLevel = "debug";
     const result: JsonObject = { protocolVersion: version, capabilities: this.advertised, serverInfo: this.serverInfo };
+    if (this.instructions !== undefined) result.instructions = this.instructions;
+    return result;
+  }
+
+  /** server/discover: the revisions that take a per-request envelope, and what initialize would advertise. */
+  private answerDiscover(): JsonObject {
+    const result: JsonObject = { supportedVersions: [...MODERN_PROTOCOL_VERSIONS], capabilities: this.advertised };
     if (this.instructions !== undefined) result.instructions = this.instructions;
     return result;
   }

@@ -1,6 +1,13 @@
 // The context McpServer hands to tool, resource and prompt handlers: progress, cancellation, and typed calls back to the client.
 import type { JsonObject, RequestId } from "./jsonrpc.js";
-import type { NotificationHandler, Peer, RequestContext, RequestHandler, RequestOptions } from "./peer.js";
+import type {
+  NotificationHandler,
+  Peer,
+  PeerIdentity,
+  RequestContext,
+  RequestHandler,
+  RequestOptions,
+} from "./peer.js";
 import type { ServerSession } from "./lifecycle.js";
 import type { AuthGrant } from "./transport.js";
 import {
@@ -55,18 +62,28 @@ export class LoggingDisabledError extends Error {
   }
 }
 
-/** @internal Send a notifications/message on a connection if its level passes the client's filter. */
+/**
+ * @internal Send a notifications/message if its level passes the client's filter: the level the request's sender
+ * wants (`identity`; none set: nothing is sent), else the one set on the connection.
+ */
 export function sendLog(
   connection: McpConnection,
   send: (method: string, params: JsonObject) => Promise<void>,
   level: McpLoggingLevel,
   data: unknown,
   logger: string | undefined,
+  identity?: PeerIdentity,
 ): Promise<void> {
   if (!connection.logging) return Promise.reject(new LoggingDisabledError());
   const severity = LOGGING_LEVELS.indexOf(level);
   if (severity < 0) return Promise.reject(new RangeError(`Unknown logging level ${JSON.stringify(level)}`));
-  if (severity < connection.minLogLevel) return Promise.resolve();
+  const floor =
+    identity === undefined
+      ? connection.minLogLevel
+      : identity.logLevel === undefined
+        ? Infinity
+        : LOGGING_LEVELS.indexOf(identity.logLevel as McpLoggingLevel);
+  if (severity < floor) return Promise.resolve();
   const params: JsonObject = logger === undefined ? { level, data } : { level, logger, data };
   return send(LOGGING_MESSAGE_NOTIFICATION, params);
 }
@@ -109,6 +126,13 @@ export class McpContext {
     return this.inner.sessionId;
   }
   /**
+   * What the client said of itself for this request (protocol revision, capabilities, name and version, log level),
+   * whether it said so once at the start of the connection or with every request.
+   */
+  get peerIdentity(): PeerIdentity | undefined {
+    return this.inner.peerIdentity;
+  }
+  /**
    * The task this call runs as (a tools/call the client sent as a task), else undefined. `ctx.task.status(text)`
    * sets its statusMessage; ctx.elicit/createMessage move it to input_required until answered.
    */
@@ -130,9 +154,9 @@ export class McpContext {
     return this.inner.notify(method, params);
   }
 
-  /** A log message for the client, dropped when below the level it set with logging/setLevel. */
+  /** A log message for the client, dropped below the level it asked for (logging/setLevel, or per request). */
   log(level: McpLoggingLevel, data: unknown, logger?: string): Promise<void> {
-    return sendLog(this.connection, (m, p) => this.inner.notify(m, p), level, data, logger);
+    return sendLog(this.connection, (m, p) => this.inner.notify(m, p), level, data, logger, this.inner.peerIdentity);
   }
 
   /** Ask the client to sample its LLM (`sampling/createMessage`); needs the client's sampling capability. */

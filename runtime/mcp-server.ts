@@ -360,7 +360,9 @@ export class McpServer {
   async log(level: McpLoggingLevel, data: unknown, logger?: string): Promise<void> {
     const sends: Promise<void>[] = [];
     for (const c of this.open) {
-      if (c.session.isOpen) sends.push(sendLog(c, (m, p) => c.session.notify(m, p), level, data, logger));
+      // A connection of the modern era has no session to log to: its log messages belong to requests.
+      if (c.session.isOpen && c.session.era !== "modern")
+        sends.push(sendLog(c, (m, p) => c.session.notify(m, p), level, data, logger));
     }
     await Promise.all(sends);
   }
@@ -444,6 +446,7 @@ export class McpServer {
         if (level < 0)
           throw new RpcError(ErrorCode.InvalidParams, `Unknown logging level ${JSON.stringify(params?.level)}`);
         connection.minLogLevel = level;
+        session.setLogLevel(LOGGING_LEVELS[level]!);
         return {};
       });
     }

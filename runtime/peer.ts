@@ -21,6 +21,19 @@ export interface RequestOptions {
   maxTotalTimeout?: number;
 }
 
+/**
+ * What the peer said of itself for one request: its protocol revision, capabilities, name and version, and the least
+ * severe log level it wants. Read per request, so handlers and capability checks never ask which protocol era carried
+ * it (a handshake at the start of the connection, or an envelope on every request).
+ */
+export interface PeerIdentity {
+  readonly protocolVersion: string;
+  readonly capabilities: JsonObject;
+  readonly info?: { readonly name: string; readonly version: string; readonly [key: string]: unknown };
+  /** The least severe log level the peer wants for this request; undefined: send it no log messages. */
+  readonly logLevel?: string;
+}
+
 /** What a request handler is given besides its params. */
 export interface RequestContext {
   readonly requestId: RequestId;
@@ -40,6 +53,8 @@ export interface RequestContext {
   readonly sessionId?: string;
   /** The address the request came from, when the transport knows it (HTTP; see InboundInfo.clientAddress). */
   readonly clientAddress?: string;
+  /** What the peer said of itself for this request; undefined before it said anything (no handshake yet). */
+  readonly peerIdentity?: PeerIdentity;
 }
 
 export type RequestHandler = (

@@ -1,5 +1,6 @@
 // The one way to extend a session (Session.use) and the typed per-session state extensions keep (Session.state).
-import type { JsonObject } from "./jsonrpc.js";
+import type { JsonObject, JsonRpcResponse, RpcError } from "./jsonrpc.js";
+import type { InboundInfo } from "./transport.js";
 import type { InboundOperation } from "./operations.js";
 import type { Session } from "./session.js";
 
@@ -17,6 +18,17 @@ export interface SessionExtension {
    * over another request's id says so here, and its handler then takes the id over.
    */
   mayReuseId?(method: string, existing: InboundOperation): boolean;
+  /**
+   * Each inbound request once its params were checked, before anything else: an error refuses it (answered with that
+   * error, its handler never runs). The protocol above decides what a request may not do on this connection yet
+   * (before a handshake), or what it lacks (fields a revision requires on every request).
+   */
+  admit?(method: string, params: JsonObject | undefined, info: InboundInfo | undefined): RpcError | undefined;
+  /**
+   * Each response to an inbound request, just before it goes out: what is returned replaces it (a revision that adds
+   * members to every result, or renumbers an error). Called for responses that are sent, in registration order.
+   */
+  respond?(operation: InboundOperation, message: JsonRpcResponse): JsonRpcResponse;
   /** Each inbound request once its params were checked, before its handler runs (it may redirect the output). */
   requestStarted?(operation: InboundOperation, params: JsonObject | undefined): void;
   /** Every accepted notification other than progress, before its registered handler. */

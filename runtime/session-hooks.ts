@@ -1,5 +1,6 @@
 // The extensions registered on a session (Session.use) and the calls into their hooks, each guarded against throws.
-import type { JsonObject } from "./jsonrpc.js";
+import type { JsonObject, JsonRpcResponse, RpcError } from "./jsonrpc.js";
+import type { InboundInfo } from "./transport.js";
 import type { InboundOperation } from "./operations.js";
 import type { SessionExtension } from "./session-extension.js";
 
@@ -9,6 +10,8 @@ export class ExtensionHooks {
   private startHooks: readonly SessionExtension[] = [];
   private acceptHooks: readonly SessionExtension[] = [];
   private outboundHooks: readonly SessionExtension[] = [];
+  private admitHooks: readonly SessionExtension[] = [];
+  private respondHooks: readonly SessionExtension[] = [];
 
   constructor(private readonly reportError: (error: unknown) => void) {}
 
@@ -27,6 +30,40 @@ export class ExtensionHooks {
     this.startHooks = all.filter((e) => e.requestStarted !== undefined);
     this.acceptHooks = all.filter((e) => e.accept !== undefined);
     this.outboundHooks = all.filter((e) => e.checkOutbound !== undefined);
+    this.admitHooks = all.filter((e) => e.admit !== undefined);
+    this.respondHooks = all.filter((e) => e.respond !== undefined);
+  }
+
+  /** The first extension's refusal of an inbound request, if any. */
+  admit(method: string, params: JsonObject | undefined, info: InboundInfo | undefined): RpcError | undefined {
+    const hooks = this.admitHooks;
+    for (let i = 0; i < hooks.length; i++) {
+      try {
+        const refusal = hooks[i].admit!(method, params, info);
+        if (refusal !== undefined) return refusal;
+      } catch (error) {
+        this.reportError(error);
+      }
+    }
+    return undefined;
+  }
+
+  /** Whether any extension rewrites responses (most sessions: none, and the hot path skips the call). */
+  get rewritesResponses(): boolean {
+    return this.respondHooks.length > 0;
+  }
+
+  respond(operation: InboundOperation, message: JsonRpcResponse): JsonRpcResponse {
+    const hooks = this.respondHooks;
+    let out = message;
+    for (let i = 0; i < hooks.length; i++) {
+      try {
+        out = hooks[i].respond!(operation, out);
+      } catch (error) {
+        this.reportError(error);
+      }
+    }
+    return out;
   }
 
   /** Whether any extension looks at inbound messages before they are handled. */

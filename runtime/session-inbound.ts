@@ -5,8 +5,8 @@ import {
   isRequestId,
   type JsonObject,
   type JsonRpcErrorObject,
-  type JsonRpcMessage,
   type JsonRpcRequest,
+  type JsonRpcResponse,
 } from "./jsonrpc.js";
 import type { MethodSpec } from "./dispatch.js";
 import { SENT, type InboundInfo, type ReplyChannel } from "./transport.js";
@@ -68,6 +68,13 @@ export class InboundRequests {
       return;
     }
     const params = m.params;
+    // Before the params are checked: what the protocol refuses here (a method its revision lacks, a request before the
+    // handshake) is refused as such, whatever its params.
+    const refusal = this.hooks.admit(method, params, info);
+    if (refusal !== undefined) {
+      sendError(link, id, refusal.code, refusal.message, refusal.data, reply);
+      return;
+    }
     if (!spec.isParams(params)) {
       withIssues(
         spec.explainParams(params),
@@ -191,10 +198,11 @@ export class InboundRequests {
     const transport = this.link.openTransport;
     // Cancelled or disconnected: the peer will not use the result, so it is not sent.
     if (!active || (transport === undefined && outlet === undefined)) return;
-    const message: JsonRpcMessage =
+    let message: JsonRpcResponse =
       error === undefined
         ? { jsonrpc: "2.0", id: context.requestId, result: result! }
         : { jsonrpc: "2.0", id: context.requestId, error };
+    if (this.hooks.rewritesResponses) message = this.hooks.respond(context, message);
     if (outlet !== undefined) {
       outlet.send(message);
       return;

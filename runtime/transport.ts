@@ -116,6 +116,11 @@ export interface Transport {
   /** Transport session id, once known (HTTP). */
   readonly sessionId?: string;
   /**
+   * True when the connection carries one request and no handshake comes on it (HTTP's stateless mode and the lane of
+   * MCP 2026-07-28): the layer above serves that request without waiting for one.
+   */
+  readonly perRequest?: boolean;
+  /**
    * The server forgot the transport's session (HTTP 404) while the connection itself is fine: an initialize on
    * the same transport opens a new one. The session chains onto a callback the app set before connecting.
    */

@@ -1,0 +1,75 @@
+// What MCP 2026-07-28 changes on the server's wire: the methods a client may send, and the members every result carries.
+import { ErrorCode, isPlainObject, type JsonObject, type JsonRpcResponse } from "../../jsonrpc.js";
+import type { MethodSpec } from "../../dispatch.js";
+import { SERVER_INFO_META } from "./envelope.js";
+
+export const DISCOVER = "server/discover";
+
+/**
+ * The requests a 2026-07-28 client may send a server (the schema's ClientRequest). The methods of 2025-11-25 that are
+ * gone (initialize, ping, logging/setLevel, resources/subscribe and unsubscribe, the core tasks/*) answer -32601.
+ */
+export const MODERN_CLIENT_REQUESTS: ReadonlySet<string> = new Set([
+  DISCOVER,
+  "tools/list",
+  "tools/call",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "prompts/list",
+  "prompts/get",
+  "completion/complete",
+  "subscriptions/listen",
+]);
+
+/** Results that are CacheableResult in 2026-07-28: they carry `ttlMs` and `cacheScope`. */
+const CACHEABLE: ReadonlySet<string> = new Set([
+  DISCOVER,
+  "tools/list",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "prompts/list",
+]);
+
+/** server/discover takes only `_meta` (the envelope, checked on its own). */
+export const DISCOVER_SPEC: MethodSpec = {
+  kind: "request",
+  paramsType: "DiscoverRequestParams",
+  resultType: "DiscoverResult",
+  isParams: (params) => params === undefined || isPlainObject(params),
+  explainParams: (params) =>
+    params === undefined || isPlainObject(params) ? [] : [{ pointer: "/params", message: "must be an object" }],
+};
+
+/** Where the modern wire's members come from for one server. */
+export interface ModernResultOptions {
+  readonly serverInfo: JsonObject;
+}
+
+/**
+ * A response as 2026-07-28 sends it: `resultType: "complete"` on every result (a handler's own `resultType` stands),
+ * the server's identity in `_meta`, `ttlMs: 0` and `cacheScope: "private"` on cacheable results unless the handler set
+ * them; a resource that does not exist is -32602 (2025-11-25 used -32002) with `data.uri`.
+ */
+export function modernResponse(
+  method: string,
+  message: JsonRpcResponse,
+  options: ModernResultOptions,
+): JsonRpcResponse {
+  if ("error" in message) {
+    const error = message.error;
+    if (error.code !== ErrorCode.ResourceNotFound) return message;
+    return { ...message, error: { ...error, code: ErrorCode.InvalidParams } };
+  }
+  const result: JsonObject = { ...message.result };
+  if (result.resultType === undefined) result.resultType = "complete";
+  const meta = isPlainObject(result._meta) ? { ...result._meta } : {};
+  if (meta[SERVER_INFO_META] === undefined) meta[SERVER_INFO_META] = options.serverInfo;
+  result._meta = meta;
+  if (CACHEABLE.has(method)) {
+    if (result.ttlMs === undefined) result.ttlMs = 0;
+    if (result.cacheScope === undefined) result.cacheScope = "private";
+  }
+  return { ...message, result };
+}

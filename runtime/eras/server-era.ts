@@ -1,0 +1,95 @@
+// Which protocol era a server connection speaks: pinned by its first request, then each request admitted,
+// identified and answered the way that era says.
+import { ErrorCode, RpcError, type JsonObject, type JsonRpcResponse } from "../jsonrpc.js";
+import type { PeerIdentity } from "../peer.js";
+import type { HandlerContext } from "../handler-context.js";
+import type { InboundOperation } from "../operations.js";
+import type { SessionExtension } from "../session-extension.js";
+import { claimsModernEra, readEnvelope, MODERN_PROTOCOL_VERSIONS } from "./2026-07-28/envelope.js";
+import { DISCOVER, MODERN_CLIENT_REQUESTS, modernResponse } from "./2026-07-28/wire.js";
+
+/** What the era logic needs of the server session it serves. */
+export interface ServerEraHost {
+  /** The handshake's method, and the one method the 2025 era allows before it. */
+  readonly handshake: string;
+  readonly keepAlive: string;
+  /** Whether the handshake completed (2025-11-25). */
+  readonly initialized: boolean;
+  /** The identity the handshake gave (2025-11-25), or undefined before it. */
+  readonly legacyIdentity: PeerIdentity | undefined;
+  /** Whether the connection carries one request without a handshake (see Transport.perRequest). */
+  readonly perRequest: boolean;
+  readonly serverInfo: JsonObject;
+}
+
+/**
+ * legacy: 2025-11-25 and earlier, a handshake first. modern: 2026-07-28, an envelope on every request. undefined:
+ * nothing but server/discover (which pins nothing) and ping arrived yet.
+ */
+export type Era = "legacy" | "modern";
+
+/**
+ * The extension a server session installs. The first request other than server/discover pins the connection:
+ * `initialize` to the legacy era, a request whose `_meta` claims a protocol version to the modern one. Before that a
+ * legacy connection refuses everything but ping (a 2026 client that skipped the probe must not get 2025 behaviour
+ * silently); a per-request connection (HTTP stateless mode) needs no handshake.
+ */
+export class ServerEra implements SessionExtension {
+  era: Era | undefined = undefined;
+
+  constructor(private readonly host: ServerEraHost) {}
+
+  admit(method: string, params: JsonObject | undefined): RpcError | undefined {
+    const host = this.host;
+    if (this.era === undefined && method !== DISCOVER) {
+      if (method === host.handshake) this.era = "legacy";
+      else if (claimsModernEra(params)) this.era = "modern";
+      else if (host.perRequest) this.era = "legacy";
+    }
+    if (this.era === "modern" || (this.era === undefined && method === DISCOVER && claimsModernEra(params))) {
+      const identity = readEnvelope(params);
+      if (identity instanceof RpcError) return identity;
+      if (!MODERN_CLIENT_REQUESTS.has(method))
+        return new RpcError(
+          ErrorCode.MethodNotFound,
+          `Method not found: ${method} (not part of ${identity.protocolVersion})`,
+        );
+      return undefined;
+    }
+    if (method === DISCOVER || method === host.keepAlive || method === host.handshake) return undefined;
+    if (!host.initialized && !host.perRequest) {
+      return new RpcError(
+        ErrorCode.InvalidRequest,
+        `Invalid Request: ${method} before initialize (send initialize first, or server/discover to find the server's revisions)`,
+      );
+    }
+    return undefined;
+  }
+
+  requestStarted(operation: InboundOperation, params: JsonObject | undefined): void {
+    const context = operation as HandlerContext;
+    if (this.era === "modern" || (operation.method === DISCOVER && claimsModernEra(params))) {
+      const identity = readEnvelope(params);
+      if (!(identity instanceof RpcError)) context.peerIdentity = identity;
+      return;
+    }
+    const legacy = this.host.legacyIdentity;
+    if (legacy !== undefined) context.peerIdentity = legacy;
+  }
+
+  respond(operation: InboundOperation, message: JsonRpcResponse): JsonRpcResponse {
+    if (this.era !== "modern" && operation.method !== DISCOVER) return message;
+    return modernResponse(operation.method, message, { serverInfo: this.host.serverInfo });
+  }
+
+  /** A modern request cannot be answered by a request to the client: its input comes in rounds (MRTR). */
+  checkOutbound(method: string): Error | undefined {
+    if (this.era !== "modern" || method.startsWith("notifications/")) return undefined;
+    return new RpcError(
+      ErrorCode.MethodNotFound,
+      `${method} cannot be sent on ${MODERN_PROTOCOL_VERSIONS[0]}: the server asks for input through input_required rounds, which this server does not serve yet`,
+    );
+  }
+}
+
+export { MODERN_PROTOCOL_VERSIONS };

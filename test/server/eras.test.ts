@@ -1,0 +1,209 @@
+// One McpServer, both protocol eras on a connection: pinned by the first request, server/discover, the 2026-07-28
+// envelope and result members, the 2025-11-25 handshake enforced, handlers reading the peer per request.
+import { describe, expect, it } from "vitest";
+import type { JsonObject, JsonRpcMessage } from "../../runtime/jsonrpc.js";
+import type { McpServer } from "../../runtime/mcp-server.js";
+import type { PeerIdentity } from "../../runtime/peer.js";
+import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
+import { closeAfterEach } from "../kit/cleanup.js";
+import { until } from "../kit/timing.js";
+import { makeServer } from "./helpers.js";
+
+const cleanup = closeAfterEach();
+const MODERN = "2026-07-28";
+
+/** The envelope a 2026-07-28 client puts in every request's `_meta`. */
+function envelope(extra: JsonObject = {}): JsonObject {
+  return {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": { name: "modern-client", version: "1.0.0" },
+    ...extra,
+  };
+}
+
+/** A server with a tool that reports who called it and logs at two levels, a resource, and a tool that elicits. */
+function server(): { server: McpServer; seen: (PeerIdentity | undefined)[]; calls: () => number } {
+  const seen: (PeerIdentity | undefined)[] = [];
+  let calls = 0;
+  const s = makeServer({ logging: true });
+  s.tool("whoami", {}, async (_args, ctx) => {
+    calls++;
+    seen.push(ctx.peerIdentity);
+    await ctx.log("info", "an info line");
+    await ctx.log("error", "an error line");
+    return ctx.peerIdentity?.info?.name ?? "nobody";
+  });
+  s.tool("ask", {}, async (_args, ctx) => {
+    const answer = await ctx.elicit({ message: "name?", requestedSchema: { type: "object", properties: {} } });
+    return answer.action;
+  });
+  s.resource("file:///readme", { name: "readme" }, async () => ({ contents: [{ uri: "file:///readme", text: "hi" }] }));
+  cleanup(() => s.close());
+  return { server: s, seen, calls: () => calls };
+}
+
+/** A raw client end: sends JSON-RPC as written and collects what comes back, as a probe or a foreign client would. */
+async function rawPeer(s: McpServer) {
+  const [clientEnd, serverEnd] = createInMemoryPair();
+  const received: JsonObject[] = [];
+  clientEnd.onmessage = (message) => received.push(message as JsonObject);
+  await clientEnd.start();
+  await s.connect(serverEnd);
+  cleanup(() => clientEnd.close());
+  let next = 1;
+  return {
+    received,
+    async request(method: string, params?: JsonObject): Promise<JsonObject> {
+      const id = next++;
+      const message: JsonRpcMessage =
+        params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params };
+      await clientEnd.send(message);
+      await until(() => received.some((m) => m.id === id));
+      return received.find((m) => m.id === id)!;
+    },
+    notify: (method: string) => clientEnd.send({ jsonrpc: "2.0", method }),
+    logs: () => received.filter((m) => m.method === "notifications/message").map((m) => (m.params as JsonObject).data),
+  };
+}
+
+const initialize = {
+  protocolVersion: "2025-11-25",
+  capabilities: { elicitation: {} },
+  clientInfo: { name: "legacy-client", version: "2.0.0" },
+};
+
+describe("a 2025-11-25 connection", () => {
+  it("refuses requests before initialize (but ping), without running their handler; initialize then serves them", async () => {
+    const s = server();
+    const peer = await rawPeer(s.server);
+    const early = await peer.request("tools/call", { name: "whoami", arguments: {} });
+    expect(early.error).toMatchObject({ code: -32600 });
+    expect((early.error as JsonObject).message).toContain("before initialize");
+    expect(s.calls()).toBe(0);
+    expect((await peer.request("ping")).result).toEqual({});
+    expect((await peer.request("initialize", initialize)).result).toMatchObject({ protocolVersion: "2025-11-25" });
+    await peer.notify("notifications/initialized");
+    const call = await peer.request("tools/call", { name: "whoami", arguments: {} });
+    expect(call.result).toMatchObject({ content: [{ type: "text", text: "legacy-client" }] });
+    expect(call.result).not.toHaveProperty("resultType");
+    expect(s.seen[0]).toMatchObject({
+      protocolVersion: "2025-11-25",
+      capabilities: { elicitation: {} },
+      info: { name: "legacy-client" },
+      logLevel: "debug",
+    });
+    // Every level until logging/setLevel.
+    expect(peer.logs()).toEqual(["an info line", "an error line"]);
+  });
+
+  it("keeps -32002 for a missing resource and refuses an enveloped initialize-less call", async () => {
+    const s = server();
+    const peer = await rawPeer(s.server);
+    await peer.request("initialize", initialize);
+    const missing = await peer.request("resources/read", { uri: "file:///nope" });
+    expect(missing.error).toMatchObject({ code: -32002, data: { uri: "file:///nope" } });
+  });
+});
+
+describe("server/discover", () => {
+  it("answers on a fresh connection with the modern revisions and initialize's capabilities, and pins nothing", async () => {
+    const s = server();
+    const peer = await rawPeer(s.server);
+    const discover = await peer.request("server/discover", { _meta: envelope() });
+    const result = discover.result as JsonObject;
+    expect(result).toMatchObject({
+      resultType: "complete",
+      supportedVersions: [MODERN],
+      ttlMs: 0,
+      cacheScope: "private",
+      _meta: { "io.modelcontextprotocol/serverInfo": { name: "test-server", version: "1.0.0" } },
+    });
+    // A legacy client that probed goes on with initialize on the same connection.
+    const init = await peer.request("initialize", initialize);
+    expect((init.result as JsonObject).capabilities).toEqual(result.capabilities);
+  });
+
+  it("answers a probe without an envelope too", async () => {
+    const peer = await rawPeer(server().server);
+    expect((await peer.request("server/discover")).result).toMatchObject({ supportedVersions: [MODERN] });
+  });
+});
+
+describe("a 2026-07-28 connection (pinned by an enveloped request)", () => {
+  it("serves tools with resultType, serverInfo and cache hints; handlers read the envelope as the peer", async () => {
+    const s = server();
+    const peer = await rawPeer(s.server);
+    const list = await peer.request("tools/list", { _meta: envelope() });
+    expect(list.result).toMatchObject({
+      resultType: "complete",
+      ttlMs: 0,
+      cacheScope: "private",
+      _meta: { "io.modelcontextprotocol/serverInfo": { name: "test-server" } },
+    });
+    const call = await peer.request("tools/call", { name: "whoami", arguments: {}, _meta: envelope() });
+    expect(call.result).toMatchObject({ resultType: "complete", content: [{ text: "modern-client" }] });
+    expect(call.result).not.toHaveProperty("ttlMs");
+    expect(s.seen[0]).toEqual({
+      protocolVersion: MODERN,
+      capabilities: {},
+      info: { name: "modern-client", version: "1.0.0" },
+    });
+  });
+
+  it("sends log messages only at or above the level a request asks for", async () => {
+    const s = server();
+    const peer = await rawPeer(s.server);
+    await peer.request("tools/call", { name: "whoami", arguments: {}, _meta: envelope() });
+    expect(peer.logs()).toEqual([]);
+    await peer.request("tools/call", {
+      name: "whoami",
+      arguments: {},
+      _meta: envelope({ "io.modelcontextprotocol/logLevel": "warning" }),
+    });
+    expect(peer.logs()).toEqual(["an error line"]);
+  });
+
+  it.each([
+    ["no protocol version", { "io.modelcontextprotocol/clientCapabilities": {} }, -32602],
+    ["no client capabilities", { "io.modelcontextprotocol/protocolVersion": MODERN }, -32602],
+    ["an unsupported version", envelope({ "io.modelcontextprotocol/protocolVersion": "2099-01-01" }), -32022],
+    ["a bad log level", envelope({ "io.modelcontextprotocol/logLevel": "loud" }), -32602],
+    ["bad client info", envelope({ "io.modelcontextprotocol/clientInfo": "me" }), -32602],
+  ])("refuses a request with %s (%s)", async (_name, meta, code) => {
+    const s = server();
+    const peer = await rawPeer(s.server);
+    await peer.request("tools/list", { _meta: envelope() });
+    const refused = await peer.request("tools/call", { name: "whoami", arguments: {}, _meta: meta });
+    expect(refused.error).toMatchObject({ code });
+    if (code === -32022) expect((refused.error as JsonObject).data).toMatchObject({ supported: [MODERN] });
+    expect(s.calls()).toBe(0);
+    // The connection goes on.
+    expect((await peer.request("tools/list", { _meta: envelope() })).result).toBeDefined();
+  });
+
+  it.each(["initialize", "ping", "logging/setLevel", "resources/subscribe"])(
+    "answers %s, gone in 2026-07-28, with -32601",
+    async (method) => {
+      const peer = await rawPeer(server().server);
+      await peer.request("tools/list", { _meta: envelope() });
+      const params = method === "initialize" ? { ...initialize, _meta: envelope() } : { _meta: envelope() };
+      expect((await peer.request(method, params)).error).toMatchObject({ code: -32601 });
+    },
+  );
+
+  it("answers a missing resource -32602 with data.uri", async () => {
+    const peer = await rawPeer(server().server);
+    const missing = await peer.request("resources/read", { uri: "file:///nope", _meta: envelope() });
+    expect(missing.error).toMatchObject({ code: -32602, data: { uri: "file:///nope" } });
+    const read = await peer.request("resources/read", { uri: "file:///readme", _meta: envelope() });
+    expect(read.result).toMatchObject({ resultType: "complete", ttlMs: 0, contents: [{ text: "hi" }] });
+  });
+
+  it("does not send a server-to-client request (input comes in rounds): the handler's ask fails, nothing goes out", async () => {
+    const peer = await rawPeer(server().server);
+    const call = await peer.request("tools/call", { name: "ask", arguments: {}, _meta: envelope() });
+    expect(call.result).toMatchObject({ isError: true });
+    expect(peer.received.filter((m) => m.method === "elicitation/create")).toEqual([]);
+  });
+});
