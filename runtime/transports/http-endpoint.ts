@@ -1,16 +1,25 @@
-// The Streamable HTTP endpoint's request handling: path and routes, Host/Origin, CORS, authentication, POST/GET/DELETE.
-import { ErrorCode, type RequestId } from "../jsonrpc.js";
+// The Streamable HTTP endpoint's request handling: routes, Host/Origin, CORS, auth, each era's POST lane, GET, DELETE.
+import { ErrorCode, type JsonObject, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import type { AuthGrant, InboundInfo } from "../transport.js";
 import { EventReplayError } from "./event-store.js";
 import { CorsPolicy, withResponseHeaders } from "./http-cors.js";
 import type { HeaderRecord, HttpExchange } from "./http-exchange.js";
+import { PROTOCOL_VERSION_META, claimsModernEra, headerMismatch } from "./http-modern-headers.js";
+import { modernReplyStatus, refuseHeaderMismatch } from "./http-modern-replies.js";
 import { readPostedMessage } from "./http-post-body.js";
 import { fail } from "./http-replies.js";
 import { checkHostAndOrigin } from "./http-security.js";
 import { authenticate, challenge, isChallenge, requestInfo } from "./http-server-auth.js";
 import type { HttpRoute, StreamableHttpServerOptions } from "./http-server-options.js";
+import type { HttpServerTransport } from "./http-session-transport.js";
 import { SessionTable } from "./http-sessions.js";
-import { LAST_EVENT_ID_HEADER, SESSION_HEADER, accepts } from "./http-wire.js";
+import {
+  LAST_EVENT_ID_HEADER,
+  PROTOCOL_VERSION_HEADER,
+  SESSION_HEADER,
+  accepts,
+  type MessageKind,
+} from "./http-wire.js";
 
 /** Request handling shared by the Node listener and the fetch handler. */
 export class ServerCore {
@@ -101,14 +110,28 @@ export class ServerCore {
         return challenge(ex, refusal, kind === "request" ? (message as { id: RequestId }).id : undefined);
       }
     }
+    // Classified once, by the body: a message claiming the 2026-07-28 era takes the per-request lane whatever its
+    // headers say (that revision ignores Mcp-Session-Id); everything else is the sessionful lane of 2025-11-25.
+    if (kind !== "response" && claimsModernEra(message)) return this.postModern(ex, message, kind, grant);
     const isInitialize = kind === "request" && (message as { method: string }).method === "initialize";
+    if (!isInitialize && kind !== "response" && ex.headers[SESSION_HEADER] === undefined) {
+      const version = ex.headers[PROTOCOL_VERSION_HEADER];
+      if (version !== undefined && !this.table.speaks(version)) {
+        // A client of a revision this lane does not speak, without the envelope that revision's requests carry:
+        // told so in the modern lane's terms (HeaderMismatch), which such a client recognizes as a modern server.
+        return refuseHeaderMismatch(
+          ex,
+          requestIdOf(message, kind),
+          `Header mismatch: MCP-Protocol-Version header value ${JSON.stringify(version)} but the body carries no ` +
+            `params._meta["${PROTOCOL_VERSION_META}"]`,
+        );
+      }
+    }
     const session = await this.table.forPost(ex, message, isInitialize, principal);
     if (session === undefined) return;
     const { transport, headers: sessionHeaders } = session;
 
-    const info: InboundInfo = { sessionId: transport.sessionId, principal, headers: ex.headers };
-    if (ex.clientAddress !== undefined) info.clientAddress = ex.clientAddress;
-    if (grant !== undefined) info.auth = grant;
+    const info = inboundInfo(ex, transport, grant);
     if (kind !== "request") {
       ex.respond(202, sessionHeaders);
       transport.deliver(message, info);
@@ -127,7 +150,52 @@ export class ServerCore {
         `Invalid Request: request id ${JSON.stringify(id)} is already in flight`,
       );
     }
-    info.reply = await transport.openRequestStream(id, ex, mode, sessionHeaders, grant, contending);
+    info.reply = await transport.openRequestStream(id, ex, { mode, headers: sessionHeaders, grant, contending });
+    transport.deliver(message, info);
+  }
+
+  /**
+   * A POST on the 2026-07-28 lane: its mirrored headers checked against the body, then a transport of its own that
+   * mints no session id, stores nothing and ends with the request. The reply is JSON until a related message
+   * (progress, a log) needs a stream; a lone JSON error goes out under the status the binding gives its code; and a
+   * closed connection, JSON or SSE, cancels the request.
+   */
+  private async postModern(
+    ex: HttpExchange,
+    message: JsonRpcMessage,
+    kind: "request" | "notification",
+    grant: AuthGrant | undefined,
+  ): Promise<void> {
+    const request = message as { method: string; params?: JsonObject };
+    const id = requestIdOf(message, kind);
+    // Notifications: the revision defines none for this transport, nor header rules for them; accepted as sent.
+    if (kind === "request") {
+      const problem = headerMismatch(ex.headers, request, this.options.headerParams);
+      if (problem !== undefined) return refuseHeaderMismatch(ex, id, problem);
+    }
+    const posted = await this.table.forOneMessage(ex, grant?.principal);
+    if (posted === undefined) return;
+    const { transport } = posted;
+    const info = inboundInfo(ex, transport, grant);
+    if (id === undefined) {
+      ex.respond(202, {});
+      transport.deliver(message, info);
+      void transport.close();
+      return;
+    }
+    const reply = await transport.openRequestStream(id, ex, {
+      mode: "json",
+      headers: {},
+      grant,
+      lossCancels: true,
+      statusOf: modernReplyStatus,
+    });
+    if (!reply.connected) {
+      // The client left while the request was being let in: cancelled before it started, so it never starts.
+      void transport.close();
+      return;
+    }
+    info.reply = reply;
     transport.deliver(message, info);
   }
 
@@ -162,6 +230,18 @@ export class ServerCore {
     await session.close();
     ex.respond(200, {});
   }
+}
+
+/** What the session is told of where a POSTed message came from. */
+function inboundInfo(ex: HttpExchange, transport: HttpServerTransport, grant: AuthGrant | undefined): InboundInfo {
+  const info: InboundInfo = { sessionId: transport.sessionId, principal: grant?.principal, headers: ex.headers };
+  if (ex.clientAddress !== undefined) info.clientAddress = ex.clientAddress;
+  if (grant !== undefined) info.auth = grant;
+  return info;
+}
+
+function requestIdOf(message: JsonRpcMessage, kind: MessageKind): RequestId | undefined {
+  return kind === "request" ? (message as { id: RequestId }).id : undefined;
 }
 
 function withoutOrigin(headers: HeaderRecord): HeaderRecord {

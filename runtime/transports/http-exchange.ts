@@ -104,7 +104,8 @@ export interface HttpExchange {
   readonly responded: boolean;
   /**
    * Calls `callback` once if the client goes away before anything was responded (Node: the connection closed; fetch:
-   * the request's signal aborted), so a request waiting for a single JSON reply learns that nobody reads it.
+   * the request's signal aborted), so a request waiting for a single JSON reply learns that nobody reads it. At once
+   * when it is gone already.
    */
   onGone(callback: () => void): void;
 }
@@ -210,6 +211,11 @@ export function nodeExchange(
       return sink;
     },
     onGone(callback) {
+      // Gone already (while the request was being let in): its close was emitted before anyone listened.
+      if (res.destroyed) {
+        if (!responded) callback();
+        return;
+      }
       res.on("close", () => {
         if (!responded) callback();
       });
@@ -299,6 +305,10 @@ export function webExchange(
       return sink;
     },
     onGone(callback) {
+      if (request.signal?.aborted === true) {
+        if (!responded) callback();
+        return;
+      }
       request.signal?.addEventListener(
         "abort",
         () => {

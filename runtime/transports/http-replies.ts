@@ -6,6 +6,8 @@ export const SSE_HEADERS = {
   "content-type": "text/event-stream",
   "cache-control": "no-cache, no-transform",
   connection: "keep-alive",
+  // Reverse proxies (nginx) would otherwise hold events back in their buffers; MCP 2026-07-28 asks for it.
+  "x-accel-buffering": "no",
 };
 export const JSON_HEADERS = { "content-type": "application/json" };
 

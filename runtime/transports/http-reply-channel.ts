@@ -26,6 +26,8 @@ export class HttpReplyChannel implements ReplyChannel {
      * not taken it over (see openRequestStream). released: it never will; nothing more is sent for it.
      */
     private state: "owner" | "contending" | "released",
+    /** See ReplyChannel.lossCancels: set on the 2026-07-28 lane, where a closed stream cancels the request. */
+    readonly lossCancels = false,
   ) {
     this.reported = this.connected;
   }

@@ -4,6 +4,7 @@ import type { AuthGrant } from "../transport.js";
 import type { EventStore } from "./event-store.js";
 import type { CorsOptions } from "./http-cors.js";
 import type { HeaderRecord } from "./http-exchange.js";
+import type { ParamHeadersOf } from "./http-modern-headers.js";
 import type { HostOriginPolicy } from "./http-security.js";
 import type { HttpServerTransport } from "./http-session-transport.js";
 
@@ -55,11 +56,16 @@ export interface HttpRouteResponse {
 
 export interface StreamableHttpServerOptions extends HostOriginPolicy {
   /**
-   * Called when an initialize request opens a session (stateful), or for every POST (stateless). Connect the
-   * MCP server session to the transport here; the initialize request is delivered once this settles.
+   * Called when an initialize request opens a session (stateful), and for every POST that carries one message on
+   * its own: each POST when stateless, and each MCP 2026-07-28 request (its params' `_meta` names a protocol
+   * version), in either mode. Connect the MCP server session to the transport here; the message is delivered once
+   * this settles. `transport.perRequest` tells the second kind: no handshake comes on it.
    */
   onSession: (transport: HttpServerTransport) => void | Promise<void>;
-  /** No sessions: every POST gets a fresh transport, no Mcp-Session-Id, GET and DELETE answer 405. */
+  /**
+   * No sessions: every POST gets a fresh transport, no Mcp-Session-Id, GET and DELETE answer 405. MCP 2026-07-28
+   * requests are served the same way with or without it.
+   */
   stateless?: boolean;
   /** Session id maker; default 24 random bytes, base64url. Must yield visible ASCII. */
   sessionIdGenerator?: () => string;
@@ -67,6 +73,7 @@ export interface StreamableHttpServerOptions extends HostOriginPolicy {
    * How requests are answered. "sse" (default): an SSE stream, primed at once. "json": one JSON body,
    * unless the handler sends a related message (progress, a server-to-client request) before its response;
    * the reply then becomes an SSE stream at that moment, because JSON cannot carry more than one message.
+   * MCP 2026-07-28 requests are always answered the "json" way: an error reply's HTTP status tells its kind there.
    */
   responseMode?: ResponseMode | ((method: string) => ResponseMode);
   /** Largest accepted POST body in bytes; default 4 MiB. */
@@ -110,8 +117,19 @@ export interface StreamableHttpServerOptions extends HostOriginPolicy {
    * metadata). The Host/Origin checks and CORS apply to them as to the endpoint.
    */
   routes?: readonly HttpRoute[];
-  /** Accepted MCP-Protocol-Version values; default the published revisions 2024-11-05 .. 2025-11-25. */
+  /**
+   * MCP-Protocol-Version values the sessionful lane accepts; default the published revisions 2024-11-05 ..
+   * 2025-11-25. A POST outside a session that names another version and carries no 2026-07-28 envelope is refused
+   * 400 with a HeaderMismatch error (-32020). The versions of enveloped requests are the MCP session's to check.
+   */
   supportedProtocolVersions?: readonly string[];
+  /**
+   * MCP 2026-07-28: the tool parameters clients mirror into `Mcp-Param-{name}` headers (`x-mcp-header` in a tool's
+   * inputSchema), by tool name; McpServer can supply it. When given, the Mcp-Param headers of each tools/call on
+   * that lane are checked against its arguments (400 and -32020 HeaderMismatch when they disagree, are missing, or
+   * come without a value in the body). Without it, or for a tool it returns undefined for, they are not checked.
+   */
+  headerParams?: ParamHeadersOf;
   /**
    * Close sessions that saw no HTTP request for this long while nothing is in flight and no stream is
    * connected (ms). Default 30 minutes; 0 keeps sessions until DELETE or close().

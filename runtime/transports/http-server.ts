@@ -1,4 +1,4 @@
-// Streamable HTTP server (MCP 2025-11-25 + SEP-1699 polling): the public entry, Node listener and fetch handler.
+// Streamable HTTP server (MCP 2025-11-25 with SEP-1699 polling, 2026-07-28): the public entry, Node listener, fetch.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ServerCore } from "./http-endpoint.js";
 import { nodeExchange, webExchange } from "./http-exchange.js";
@@ -15,6 +15,7 @@ export type {
   ResponseMode,
   StreamableHttpServerOptions,
 } from "./http-server-options.js";
+export type { ParamHeader, ParamHeadersOf } from "./http-modern-headers.js";
 export { HttpServerTransport, UndeliverableMessageError } from "./http-session-transport.js";
 export {
   DEFAULT_MAX_SESSIONS,

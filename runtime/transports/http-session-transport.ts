@@ -24,6 +24,24 @@ export interface SessionHost extends SseSettings {
   forget(transport: HttpServerTransport): void;
 }
 
+/** @internal How one POSTed request's reply goes out (HttpServerTransport.openRequestStream). */
+export interface RequestStreamOptions {
+  readonly mode: ResponseMode;
+  /** Headers of the reply that opens the stream (Mcp-Session-Id). */
+  readonly headers: Record<string, string>;
+  /** What the POST was authenticated with; the stream's connection ends when it lapses. */
+  readonly grant: AuthGrant | undefined;
+  /**
+   * The request reuses the id of one still in flight (see reusableIdMethods): its stream stays outside the id's
+   * routing and it answers there until its channel takes the id over.
+   */
+  readonly contending?: boolean;
+  /** A lost connection is the request's cancellation (ReplyChannel.lossCancels), as in MCP 2026-07-28. */
+  readonly lossCancels?: boolean;
+  /** The HTTP status of a response sent as the whole JSON reply; default 200. */
+  readonly statusOf?: (response: JsonRpcMessage) => number;
+}
+
 /**
  * The per-session Transport handed to `onSession`. POSTed messages arrive on onmessage with InboundInfo
  * {sessionId, principal, headers}. send() routes: a response goes to the reply of the POST that carried its
@@ -37,8 +55,10 @@ export class HttpServerTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
 
-  /** Undefined in stateless mode. */
+  /** Undefined in stateless mode and on the 2026-07-28 lane. */
   readonly sessionId: string | undefined;
+  /** True without a session id: the transport carries one POSTed message, and no handshake comes on it. */
+  readonly perRequest: boolean;
   /** The principal this session is bound to, when authentication is on. */
   readonly principal: string | undefined;
 
@@ -53,6 +73,7 @@ export class HttpServerTransport implements Transport {
   constructor(core: SessionHost, sessionId: string | undefined, principal: string | undefined) {
     this.core = core;
     this.sessionId = sessionId;
+    this.perRequest = sessionId === undefined;
     this.principal = principal;
     this.output = new SseOutput(core, sessionId, (error) => this.reportError(error));
     this.standalone = {
@@ -168,7 +189,7 @@ export class HttpServerTransport implements Transport {
     const exchange = stream.jsonReply;
     if (exchange !== undefined) {
       stream.jsonReply = undefined;
-      if (isResponse) exchange.respond(200, { ...JSON_HEADERS, ...stream.replyHeaders }, JSON.stringify(message));
+      if (isResponse) respondJson(stream, exchange, message);
       else await this.output.beginSse(stream, exchange, stream.replyHeaders, stream.grant);
     }
     if (exchange === undefined || !isResponse) await this.output.emit(stream, message);
@@ -204,18 +225,10 @@ export class HttpServerTransport implements Transport {
 
   /**
    * @internal Registers a POSTed request's reply stream (SSE mode opens and primes it at once) and returns the
-   * channel the layer above sees. `grant`: what the POST was authenticated with; the stream's connection ends when
-   * it lapses. `contending`: the request reuses the id of one still in flight (see reusableIdMethods);
-   * its stream stays outside the id's routing and it answers there until its channel takes the id over.
+   * channel the layer above sees (see RequestStreamOptions).
    */
-  openRequestStream(
-    id: RequestId,
-    exchange: HttpExchange,
-    mode: ResponseMode,
-    headers: Record<string, string>,
-    grant: AuthGrant | undefined,
-    contending = false,
-  ): Promise<ReplyChannel> {
+  openRequestStream(id: RequestId, exchange: HttpExchange, options: RequestStreamOptions): Promise<ReplyChannel> {
+    const { mode, headers, grant, contending = false } = options;
     const key = requestKey(id);
     const stream: OutStream = {
       id: newStreamId(),
@@ -226,9 +239,10 @@ export class HttpServerTransport implements Transport {
       replyHeaders: headers,
     };
     if (grant !== undefined) stream.grant = grant;
+    if (options.statusOf !== undefined) stream.statusOf = options.statusOf;
     // Before the channel, which reads its connection from the stream (a pending JSON reply counts as one).
     if (mode === "json") stream.jsonReply = exchange;
-    const channel = new HttpReplyChannel(this, stream, key, contending ? "contending" : "owner");
+    const channel = new HttpReplyChannel(this, stream, key, contending ? "contending" : "owner", options.lossCancels);
     stream.reply = channel;
     this.streams.set(stream.id, stream);
     if (!contending) this.byRequest.set(key, stream);
@@ -333,7 +347,7 @@ export class HttpServerTransport implements Transport {
       if (stream.jsonReply) {
         const exchange = stream.jsonReply;
         stream.jsonReply = undefined;
-        exchange.respond(200, { ...JSON_HEADERS, ...stream.replyHeaders }, JSON.stringify(message));
+        respondJson(stream, exchange, message);
       } else {
         await this.output.emit(stream, message);
       }
@@ -376,4 +390,10 @@ export class HttpServerTransport implements Transport {
     if (this.onerror) this.onerror(err);
     else this.core.options.onerror?.(err);
   }
+}
+
+/** A response sent as the whole reply of its POST, under the status its stream's lane gives it. */
+function respondJson(stream: OutStream, exchange: HttpExchange, message: JsonRpcMessage): void {
+  const status = stream.statusOf === undefined ? 200 : stream.statusOf(message);
+  exchange.respond(status, { ...JSON_HEADERS, ...stream.replyHeaders }, JSON.stringify(message));
 }

@@ -91,9 +91,7 @@ export class SessionTable implements SessionHost {
   ): Promise<PostedSession | undefined> {
     if (this.options.stateless) {
       if (!isInitialize && !this.versionOk(ex)) return undefined;
-      const transport = new HttpServerTransport(this, undefined, principal);
-      if (!(await this.connect(ex, transport))) return undefined;
-      return { transport, headers: {} };
+      return this.forOneMessage(ex, principal);
     }
     if (!isInitialize) {
       const found = this.lookup(ex, principal);
@@ -142,6 +140,16 @@ export class SessionTable implements SessionHost {
     return { transport, headers: { [SESSION_HEADER]: id } };
   }
 
+  /**
+   * A transport for one POSTed message and its reply (stateless mode, the 2026-07-28 lane): no session id, nothing
+   * stored, outside the session quotas (it lives as long as its request). Undefined: the POST has been answered.
+   */
+  async forOneMessage(ex: HttpExchange, principal: string | undefined): Promise<PostedSession | undefined> {
+    const transport = new HttpServerTransport(this, undefined, principal);
+    if (!(await this.connect(ex, transport))) return undefined;
+    return { transport, headers: {} };
+  }
+
   /** The session a non-initialize request names, after the session and version checks; undefined = answered. */
   lookup(ex: HttpExchange, principal: string | undefined): HttpServerTransport | undefined {
     const id = ex.headers[SESSION_HEADER];
@@ -173,6 +181,11 @@ export class SessionTable implements SessionHost {
     const oldest = sessions.values().next();
     if (oldest.done === true) return undefined;
     return Math.max(1, Math.ceil((oldest.value + this.idleTimeoutMs - Date.now()) / 1000));
+  }
+
+  /** Whether the sessionful lane accepts MCP-Protocol-Version `version` (see supportedProtocolVersions). */
+  speaks(version: string): boolean {
+    return this.versions.has(version);
   }
 
   private versionOk(ex: HttpExchange): boolean {

@@ -42,6 +42,8 @@ export interface OutStream {
   reply?: { changed(): void };
   /** Request streams: the grant of the POST that opened it, for a JSON reply that turns into SSE later. */
   grant?: AuthGrant;
+  /** Request streams: the HTTP status of a response sent as the whole JSON reply (default 200). */
+  statusOf?: (response: JsonRpcMessage) => number;
 }
 
 const BACKLOG_LIMIT = 1000;
