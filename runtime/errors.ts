@@ -1,7 +1,7 @@
 // Typed errors the runtime raises locally (timeouts, cancellation, closed connections, refused sends, failed transports).
 import { ErrorCode, RpcError } from "./jsonrpc.js";
 import type { ValidationIssue } from "./dispatch.js";
-import type { JsonRpcErrorObject, RequestId } from "./jsonrpc.js";
+import type { JsonObject, JsonRpcErrorObject, RequestId } from "./jsonrpc.js";
 
 /**
  * Codes for errors that arise on this side of the wire. They sit in the JSON-RPC
@@ -158,4 +158,26 @@ export function rpcErrorOf(error: JsonRpcErrorObject): RpcError {
   if (cause !== undefined)
     Object.defineProperty(failure, "cause", { value: cause, writable: true, configurable: true });
   return failure;
+}
+
+/**
+ * Thrown through a handler by the protocol layer that answers the request itself (an input-required round ends the
+ * handler's run): the session sends `result` as the response. Handlers let it pass, as they let cancellation pass.
+ */
+export class ReplacedAnswer extends Error {
+  constructor(readonly result: JsonObject) {
+    super("The request was answered by the protocol layer (input required)");
+    this.name = "ReplacedAnswer";
+  }
+}
+
+/**
+ * A refusal of the whole request raised inside its handler (a capability the client lacks, a forged requestState):
+ * answered as this JSON-RPC error even by handlers whose other errors become results (tools).
+ */
+export class RequestRefusedError extends RpcError {
+  constructor(code: number, message: string, data?: unknown) {
+    super(code, message, data);
+    this.name = "RequestRefusedError";
+  }
 }

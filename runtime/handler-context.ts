@@ -14,6 +14,11 @@ export class HandlerContext extends InboundOperation implements RequestContext, 
   readonly clientAddress?: string;
   /** Set by the protocol layer when the request is admitted (see SessionExtension.admit, requestStarted). */
   peerIdentity?: PeerIdentity;
+  /**
+   * @internal Where this request's asks of its peer are answered when the protocol carries them in rounds of the
+   * request itself (MCP 2026-07-28's input-required results) instead of requests of its own.
+   */
+  inputs?: { ask(method: string, params: JsonObject | undefined): Promise<JsonObject> };
   /** @internal The transport's reply path for this request, when it has one per request (HTTP). */
   readonly reply?: ReplyChannel;
 
@@ -48,6 +53,8 @@ export class HandlerContext extends InboundOperation implements RequestContext, 
   }
 
   request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
+    const inputs = this.inputs;
+    if (inputs !== undefined) return inputs.ask(method, params);
     const outlet = this.outlet;
     if (outlet !== undefined) return outlet.request(method, params, options);
     return this.session.sendRequest(method, params, options, this.id);

@@ -6,6 +6,7 @@ import type { DispatchTable } from "./dispatch.js";
 import type { PeerIdentity, RequestHandler, RequestOptions } from "./peer.js";
 import { MODERN_PROTOCOL_VERSIONS, ServerEra } from "./eras/server-era.js";
 import { DISCOVER, DISCOVER_SPEC } from "./eras/2026-07-28/wire.js";
+import { RequestStateSealer, type RequestStateOptions } from "./eras/2026-07-28/request-state.js";
 import { CapabilityError, ConnectionClosedError, ProtocolVersionError } from "./errors.js";
 import { Session, type SessionOptions } from "./session.js";
 import type { JsonRpcMessage, RequestId } from "./jsonrpc.js";
@@ -297,6 +298,11 @@ export interface ServerSessionOptions extends SessionOptions {
   instructions?: string;
   /** Versions this server speaks, latest first. */
   supportedProtocolVersions?: readonly string[];
+  /**
+   * How the requestState of MCP 2026-07-28 input-required rounds is sealed: the options, or a sealer shared by every
+   * session of a server (McpServer passes its own). Default: a random key of this session's own.
+   */
+  requestState?: RequestStateOptions | RequestStateSealer;
 }
 
 /** The server side: answers initialize and ping; server-to-client requests need the client's capability. */
@@ -345,6 +351,10 @@ export class ServerSession extends Session {
       get serverInfo() {
         return session.serverInfo as JsonObject;
       },
+      requestState:
+        options.requestState instanceof RequestStateSealer
+          ? options.requestState
+          : new RequestStateSealer(options.requestState),
     });
     this.use(this.eras);
     this.use({

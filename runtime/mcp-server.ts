@@ -5,6 +5,8 @@ import type { DispatchTable } from "./dispatch.js";
 import type { RequestContext } from "./peer.js";
 import type { Transport } from "./transport.js";
 import { ServerSession, type ServerSessionOptions } from "./lifecycle.js";
+import { ReplacedAnswer, RequestRefusedError } from "./errors.js";
+import { RequestStateSealer } from "./eras/2026-07-28/request-state.js";
 import { limitOption } from "./limits.js";
 import { McpContext, sendLog, type McpConnection } from "./mcp-context.js";
 import { compileSchema as builtInCompiler, type SchemaCheck, type SchemaCompiler } from "./mcp-schema.js";
@@ -194,6 +196,8 @@ export class McpServer {
   private readonly pendingChanges = new Set<Category>();
   private readonly methodScopes: ReadonlyMap<string, readonly string[]>;
   private readonly maxUriLength: number;
+  /** Seals input-required rounds for every connection, so a retry may land on any of them (HTTP: one per request). */
+  private readonly requestState: RequestStateSealer;
   /** Runs tools called as tasks (the `tasks` option); outlives connections. */
   readonly tasks: TaskReceiver | undefined;
 
@@ -217,6 +221,10 @@ export class McpServer {
     );
     this.tasks = options.tasks;
     this.maxUriLength = limitOption("maxUriLength", options.maxUriLength, DEFAULT_MAX_URI_LENGTH);
+    this.requestState =
+      options.requestState instanceof RequestStateSealer
+        ? options.requestState
+        : new RequestStateSealer(options.requestState);
     if (options.advertiseTasks === true && this.tasks === undefined)
       throw new TypeError("advertiseTasks needs a task receiver: pass tasks: new TaskReceiver()");
   }
@@ -417,6 +425,7 @@ export class McpServer {
       recentLimit: options.recentLimit,
       maxInFlightRequests: options.maxInFlightRequests,
       maxDetachedRequests: options.maxDetachedRequests,
+      requestState: this.requestState,
       onerror: options.onerror,
       ondebug: options.ondebug,
     };
@@ -579,6 +588,8 @@ export class McpServer {
     try {
       result = await tool.handler(args as never, new McpContext(rctx, connection));
     } catch (error) {
+      // What ends the request itself (an input-required round, a refusal) is not the tool's failure.
+      if (error instanceof ReplacedAnswer || error instanceof RequestRefusedError) throw error;
       return toolError(errorMessage(error));
     }
     const answer = handlerResult(

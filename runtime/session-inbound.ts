@@ -11,7 +11,7 @@ import {
 import type { MethodSpec } from "./dispatch.js";
 import { SENT, type InboundInfo, type ReplyChannel } from "./transport.js";
 import type { RequestHandler } from "./peer.js";
-import { ConnectionClosedError, RequestCancelledError } from "./errors.js";
+import { ConnectionClosedError, ReplacedAnswer, RequestCancelledError } from "./errors.js";
 import { HandlerContext } from "./handler-context.js";
 import type { OperationRegistry } from "./operations.js";
 import { ProgressReporter, readProgressToken } from "./progress.js";
@@ -171,7 +171,8 @@ export class InboundRequests {
     try {
       result = await handler(params, context);
     } catch (error) {
-      this.finish(context, undefined, error instanceof RpcError ? error.toJSON() : internalError(error));
+      if (error instanceof ReplacedAnswer) this.finish(context, error.result, undefined);
+      else this.finish(context, undefined, error instanceof RpcError ? error.toJSON() : internalError(error));
       return;
     }
     if (result === undefined) result = {};

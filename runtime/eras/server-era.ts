@@ -7,6 +7,8 @@ import type { InboundOperation } from "../operations.js";
 import type { SessionExtension } from "../session-extension.js";
 import { claimsModernEra, readEnvelope, MODERN_PROTOCOL_VERSIONS } from "./2026-07-28/envelope.js";
 import { DISCOVER, MODERN_CLIENT_REQUESTS, modernResponse } from "./2026-07-28/wire.js";
+import { INPUT_REQUIRED_METHODS, InputRound } from "./2026-07-28/input-rounds.js";
+import type { RequestStateSealer } from "./2026-07-28/request-state.js";
 
 /** What the era logic needs of the server session it serves. */
 export interface ServerEraHost {
@@ -20,6 +22,8 @@ export interface ServerEraHost {
   /** Whether the connection carries one request without a handshake (see Transport.perRequest). */
   readonly perRequest: boolean;
   readonly serverInfo: JsonObject;
+  /** Seals the requestState of input-required rounds (shared by every connection of a server). */
+  readonly requestState: RequestStateSealer;
 }
 
 /**
@@ -70,7 +74,10 @@ export class ServerEra implements SessionExtension {
     const context = operation as HandlerContext;
     if (this.era === "modern" || (operation.method === DISCOVER && claimsModernEra(params))) {
       const identity = readEnvelope(params);
-      if (!(identity instanceof RpcError)) context.peerIdentity = identity;
+      if (identity instanceof RpcError) return;
+      context.peerIdentity = identity;
+      if (INPUT_REQUIRED_METHODS.has(operation.method))
+        context.inputs = new InputRound(context, operation.method, params, identity, this.host.requestState);
       return;
     }
     const legacy = this.host.legacyIdentity;
@@ -82,12 +89,12 @@ export class ServerEra implements SessionExtension {
     return modernResponse(operation.method, message, { serverInfo: this.host.serverInfo });
   }
 
-  /** A modern request cannot be answered by a request to the client: its input comes in rounds (MRTR). */
+  /** A modern connection carries no requests to the client: their input comes in rounds of the request (MRTR). */
   checkOutbound(method: string): Error | undefined {
     if (this.era !== "modern" || method.startsWith("notifications/")) return undefined;
     return new RpcError(
       ErrorCode.MethodNotFound,
-      `${method} cannot be sent on ${MODERN_PROTOCOL_VERSIONS[0]}: the server asks for input through input_required rounds, which this server does not serve yet`,
+      `${method} cannot be sent on ${MODERN_PROTOCOL_VERSIONS[0]}: ask from within a tools/call, prompts/get or resources/read handler`,
     );
   }
 }

@@ -1,26 +1,14 @@
 // One McpServer, both protocol eras on a connection: pinned by the first request, server/discover, the 2026-07-28
 // envelope and result members, the 2025-11-25 handshake enforced, handlers reading the peer per request.
 import { describe, expect, it } from "vitest";
-import type { JsonObject, JsonRpcMessage } from "../../runtime/jsonrpc.js";
+import type { JsonObject } from "../../runtime/jsonrpc.js";
 import type { McpServer } from "../../runtime/mcp-server.js";
 import type { PeerIdentity } from "../../runtime/peer.js";
-import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
 import { closeAfterEach } from "../kit/cleanup.js";
-import { until } from "../kit/timing.js";
-import { makeServer } from "./helpers.js";
+import { envelope, makeServer, rawPeer } from "./helpers.js";
 
 const cleanup = closeAfterEach();
 const MODERN = "2026-07-28";
-
-/** The envelope a 2026-07-28 client puts in every request's `_meta`. */
-function envelope(extra: JsonObject = {}): JsonObject {
-  return {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
-    "io.modelcontextprotocol/clientInfo": { name: "modern-client", version: "1.0.0" },
-    ...extra,
-  };
-}
 
 /** A server with a tool that reports who called it and logs at two levels, a resource, and a tool that elicits. */
 function server(): { server: McpServer; seen: (PeerIdentity | undefined)[]; calls: () => number } {
@@ -43,30 +31,6 @@ function server(): { server: McpServer; seen: (PeerIdentity | undefined)[]; call
   return { server: s, seen, calls: () => calls };
 }
 
-/** A raw client end: sends JSON-RPC as written and collects what comes back, as a probe or a foreign client would. */
-async function rawPeer(s: McpServer) {
-  const [clientEnd, serverEnd] = createInMemoryPair();
-  const received: JsonObject[] = [];
-  clientEnd.onmessage = (message) => received.push(message as JsonObject);
-  await clientEnd.start();
-  await s.connect(serverEnd);
-  cleanup(() => clientEnd.close());
-  let next = 1;
-  return {
-    received,
-    async request(method: string, params?: JsonObject): Promise<JsonObject> {
-      const id = next++;
-      const message: JsonRpcMessage =
-        params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params };
-      await clientEnd.send(message);
-      await until(() => received.some((m) => m.id === id));
-      return received.find((m) => m.id === id)!;
-    },
-    notify: (method: string) => clientEnd.send({ jsonrpc: "2.0", method }),
-    logs: () => received.filter((m) => m.method === "notifications/message").map((m) => (m.params as JsonObject).data),
-  };
-}
-
 const initialize = {
   protocolVersion: "2025-11-25",
   capabilities: { elicitation: {} },
@@ -76,7 +40,7 @@ const initialize = {
 describe("a 2025-11-25 connection", () => {
   it("refuses requests before initialize (but ping), without running their handler; initialize then serves them", async () => {
     const s = server();
-    const peer = await rawPeer(s.server);
+    const peer = await rawPeer(cleanup, s.server);
     const early = await peer.request("tools/call", { name: "whoami", arguments: {} });
     expect(early.error).toMatchObject({ code: -32600 });
     expect((early.error as JsonObject).message).toContain("before initialize");
@@ -99,7 +63,7 @@ describe("a 2025-11-25 connection", () => {
 
   it("keeps -32002 for a missing resource and refuses an enveloped initialize-less call", async () => {
     const s = server();
-    const peer = await rawPeer(s.server);
+    const peer = await rawPeer(cleanup, s.server);
     await peer.request("initialize", initialize);
     const missing = await peer.request("resources/read", { uri: "file:///nope" });
     expect(missing.error).toMatchObject({ code: -32002, data: { uri: "file:///nope" } });
@@ -109,7 +73,7 @@ describe("a 2025-11-25 connection", () => {
 describe("server/discover", () => {
   it("answers on a fresh connection with the modern revisions and initialize's capabilities, and pins nothing", async () => {
     const s = server();
-    const peer = await rawPeer(s.server);
+    const peer = await rawPeer(cleanup, s.server);
     const discover = await peer.request("server/discover", { _meta: envelope() });
     const result = discover.result as JsonObject;
     expect(result).toMatchObject({
@@ -125,7 +89,7 @@ describe("server/discover", () => {
   });
 
   it("answers a probe without an envelope too", async () => {
-    const peer = await rawPeer(server().server);
+    const peer = await rawPeer(cleanup, server().server);
     expect((await peer.request("server/discover")).result).toMatchObject({ supportedVersions: [MODERN] });
   });
 });
@@ -133,7 +97,7 @@ describe("server/discover", () => {
 describe("a 2026-07-28 connection (pinned by an enveloped request)", () => {
   it("serves tools with resultType, serverInfo and cache hints; handlers read the envelope as the peer", async () => {
     const s = server();
-    const peer = await rawPeer(s.server);
+    const peer = await rawPeer(cleanup, s.server);
     const list = await peer.request("tools/list", { _meta: envelope() });
     expect(list.result).toMatchObject({
       resultType: "complete",
@@ -153,7 +117,7 @@ describe("a 2026-07-28 connection (pinned by an enveloped request)", () => {
 
   it("sends log messages only at or above the level a request asks for", async () => {
     const s = server();
-    const peer = await rawPeer(s.server);
+    const peer = await rawPeer(cleanup, s.server);
     await peer.request("tools/call", { name: "whoami", arguments: {}, _meta: envelope() });
     expect(peer.logs()).toEqual([]);
     await peer.request("tools/call", {
@@ -172,7 +136,7 @@ describe("a 2026-07-28 connection (pinned by an enveloped request)", () => {
     ["bad client info", envelope({ "io.modelcontextprotocol/clientInfo": "me" }), -32602],
   ])("refuses a request with %s (%s)", async (_name, meta, code) => {
     const s = server();
-    const peer = await rawPeer(s.server);
+    const peer = await rawPeer(cleanup, s.server);
     await peer.request("tools/list", { _meta: envelope() });
     const refused = await peer.request("tools/call", { name: "whoami", arguments: {}, _meta: meta });
     expect(refused.error).toMatchObject({ code });
@@ -185,7 +149,7 @@ describe("a 2026-07-28 connection (pinned by an enveloped request)", () => {
   it.each(["initialize", "ping", "logging/setLevel", "resources/subscribe"])(
     "answers %s, gone in 2026-07-28, with -32601",
     async (method) => {
-      const peer = await rawPeer(server().server);
+      const peer = await rawPeer(cleanup, server().server);
       await peer.request("tools/list", { _meta: envelope() });
       const params = method === "initialize" ? { ...initialize, _meta: envelope() } : { _meta: envelope() };
       expect((await peer.request(method, params)).error).toMatchObject({ code: -32601 });
@@ -193,17 +157,17 @@ describe("a 2026-07-28 connection (pinned by an enveloped request)", () => {
   );
 
   it("answers a missing resource -32602 with data.uri", async () => {
-    const peer = await rawPeer(server().server);
+    const peer = await rawPeer(cleanup, server().server);
     const missing = await peer.request("resources/read", { uri: "file:///nope", _meta: envelope() });
     expect(missing.error).toMatchObject({ code: -32602, data: { uri: "file:///nope" } });
     const read = await peer.request("resources/read", { uri: "file:///readme", _meta: envelope() });
     expect(read.result).toMatchObject({ resultType: "complete", ttlMs: 0, contents: [{ text: "hi" }] });
   });
 
-  it("does not send a server-to-client request (input comes in rounds): the handler's ask fails, nothing goes out", async () => {
-    const peer = await rawPeer(server().server);
+  it("refuses an ask the envelope declares no capability for: -32021 with data.requiredCapabilities, nothing sent", async () => {
+    const peer = await rawPeer(cleanup, server().server);
     const call = await peer.request("tools/call", { name: "ask", arguments: {}, _meta: envelope() });
-    expect(call.result).toMatchObject({ isError: true });
+    expect(call.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { elicitation: {} } } });
     expect(peer.received.filter((m) => m.method === "elicitation/create")).toEqual([]);
   });
 });

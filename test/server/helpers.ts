@@ -6,6 +6,8 @@ import type { ServerSession } from "../../runtime/lifecycle.js";
 import { McpServer, type McpServerInit } from "../../runtime/mcp-server.js";
 import type { InboundInfo, SendOptions, Transport } from "../../runtime/transport.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
+import type { JsonObject } from "../../runtime/jsonrpc.js";
+import { until } from "../kit/timing.js";
 
 /** An McpServer over the generated method tables, as the package's users build it. */
 export function makeServer(init: Partial<McpServerInit> = {}): McpServer {
@@ -64,5 +66,48 @@ export async function connect(server: McpServer, options: Partial<ClientOptions>
     session,
     clientSent: spy.sent,
     close: () => client.peer.close(),
+  };
+}
+
+/** The envelope a 2026-07-28 client puts in every request's `_meta`. */
+export function envelope(extra: JsonObject = {}): JsonObject {
+  return {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": { name: "modern-client", version: "1.0.0" },
+    ...extra,
+  };
+}
+
+/** A raw client end: sends JSON-RPC as written and collects what comes back, as a probe or a foreign client would. */
+export async function rawPeer(cleanup: (close: () => unknown) => void, s: McpServer, info?: InboundInfo) {
+  const [clientEnd, serverEnd] = createInMemoryPair(info === undefined ? {} : { serverInfo: info });
+  const received: JsonObject[] = [];
+  clientEnd.onmessage = (message) => received.push(message as JsonObject);
+  await clientEnd.start();
+  await s.connect(serverEnd);
+  cleanup(() => clientEnd.close());
+  let next = 1;
+  return {
+    received,
+    /** Answers the server's requests (2025-11-25) with what `answer` returns for each. */
+    answerRequests(answer: (method: string, params: JsonObject | undefined) => JsonObject): void {
+      clientEnd.onmessage = (message) => {
+        const m = message as JsonObject;
+        received.push(m);
+        if (typeof m.method === "string" && m.id !== undefined)
+          void clientEnd.send({ jsonrpc: "2.0", id: m.id as number, result: answer(m.method, m.params as JsonObject) });
+      };
+    },
+    async request(method: string, params?: JsonObject): Promise<JsonObject> {
+      const id = next++;
+      const message: JsonRpcMessage =
+        params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params };
+      await clientEnd.send(message);
+      await until(() => received.some((m) => m.id === id));
+      return received.find((m) => m.id === id)!;
+    },
+    notify: (method: string) => clientEnd.send({ jsonrpc: "2.0", method }),
+    logs: () => received.filter((m) => m.method === "notifications/message").map((m) => (m.params as JsonObject).data),
   };
 }

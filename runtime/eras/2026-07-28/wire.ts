@@ -67,7 +67,8 @@ export function modernResponse(
   const meta = isPlainObject(result._meta) ? { ...result._meta } : {};
   if (meta[SERVER_INFO_META] === undefined) meta[SERVER_INFO_META] = options.serverInfo;
   result._meta = meta;
-  if (CACHEABLE.has(method)) {
+  // An input_required round is no answer to keep.
+  if (CACHEABLE.has(method) && result.resultType === "complete") {
     if (result.ttlMs === undefined) result.ttlMs = 0;
     if (result.cacheScope === undefined) result.cacheScope = "private";
   }
