@@ -9,8 +9,10 @@ import {
   deriveMethods,
   paramsAllowTask,
   receiverCapabilities,
+  type MethodEntry,
 } from "./methods.js";
 import {
+  resolveRef,
   VALUE_KEYWORDS,
   type Definition,
   type Direction,
@@ -122,9 +124,14 @@ export function buildModel(loaded: LoadedSchema, options: BuildOptions = {}): Mo
   }
   const defs = new Map(definitions.map((d) => [d.name, d.node]));
 
-  const messages = methodTable(loaded, defs, options);
+  const { messages, inputRequests } = methodTable(loaded, defs, options);
   messages.sort((a, b) => compareCodeUnits(a.method, b.method));
-  return { source: { name: loaded.displayName, sha256: loaded.sha256 }, definitions, messages };
+  return {
+    source: { name: loaded.displayName, sha256: loaded.sha256 },
+    definitions,
+    messages,
+    ...(inputRequests.length ? { inputRequests } : {}),
+  };
 }
 
 /**
@@ -132,7 +139,11 @@ export function buildModel(loaded: LoadedSchema, options: BuildOptions = {}): Mo
  * the definitions. All problems are collected and thrown together, each pointing at the sidecar entry (or, for a
  * derived entry, the message definition) it concerns.
  */
-function methodTable(loaded: LoadedSchema, defs: Map<string, SchemaNode>, options: BuildOptions): MessageModel[] {
+function methodTable(
+  loaded: LoadedSchema,
+  defs: Map<string, SchemaNode>,
+  options: BuildOptions,
+): { messages: MessageModel[]; inputRequests: MessageModel[] } {
   const defsKey = loaded.defsPointer === "/$defs" ? "$defs" : "definitions";
   const derived = deriveMethods(loaded.definitions, defsKey);
   options.notes?.push(...derived.notes);
@@ -262,22 +273,9 @@ function methodTable(loaded: LoadedSchema, defs: Map<string, SchemaNode>, option
         "params",
       );
     }
+    if (entry.mcpName !== undefined) checkMcpName(entry, paramsNode, defs, fail);
     if (problems.length > problemsBefore) continue;
-    messages.push({
-      method: entry.method,
-      kind: entry.kind,
-      direction: entry.direction,
-      message: entry.message,
-      paramsType:
-        declaredParams ?? (props.has("params") ? `NonNullable<${entry.message}["params"]>` : "Record<string, unknown>"),
-      params: paramsNode,
-      paramsRequired: (message.required ?? []).includes("params"),
-      ...(entry.result !== undefined ? { results: entry.result } : {}),
-      ...(entry.task !== undefined ? { task: { capability: entry.task, result: TASK_RESULT } } : {}),
-      ...(entry.capability !== undefined ? { capability: entry.capability } : {}),
-      ...(entry.taskPayload ? { taskPayload: true as const } : {}),
-      stem: stemOf(entry.message),
-    });
+    messages.push(messageModel(entry, message));
   }
 
   // Every request and notification in the schema's unions needs an entry, or it could not be dispatched.
@@ -294,10 +292,85 @@ function methodTable(loaded: LoadedSchema, defs: Map<string, SchemaNode>, option
       );
     }
   }
+  // Input requests come from the schema alone; their definitions were found by the derivation itself.
+  const inputRequests: MessageModel[] = [];
+  for (const entry of derived.inputRequests) {
+    const message = defs.get(entry.message);
+    const missing = (entry.result ?? []).filter((r) => !defs.has(r));
+    if (message === undefined || missing.length) {
+      problems.push(
+        new SchemaError(
+          loaded.file,
+          `the input request ${entry.message} cannot be typed: no definition named ${message === undefined ? entry.message : missing.join(", ")}`,
+          definitionPointer(loaded.defsPointer, entry.message),
+        ),
+      );
+      continue;
+    }
+    inputRequests.push(messageModel(entry, message));
+  }
   if (problems.length) {
     // Grouped by file, and in order within each (sidecar entries by index, numbers compared as numbers).
     const key = (e: SchemaError): string => `${e.file}\0${(e.where ?? "").replace(/\d+/g, (n) => n.padStart(8, "0"))}`;
     throw new SchemaErrors(problems.sort((a, b) => compareCodeUnits(key(a), key(b))));
   }
-  return messages;
+  return { messages, inputRequests };
+}
+
+/** A method table entry, checked already, as the model holds it. */
+function messageModel(entry: MethodEntry, message: SchemaNode): MessageModel {
+  const props = new Map((message.properties ?? []).map((p) => [p.name, p.node]));
+  const paramsNode: SchemaNode = props.get("params") ?? { types: ["object"], additional: "open" };
+  return {
+    method: entry.method,
+    kind: entry.kind,
+    direction: entry.direction,
+    message: entry.message,
+    paramsType:
+      paramsNode.ref ?? (props.has("params") ? `NonNullable<${entry.message}["params"]>` : "Record<string, unknown>"),
+    params: paramsNode,
+    paramsRequired: (message.required ?? []).includes("params"),
+    ...(entry.result !== undefined ? { results: entry.result } : {}),
+    ...(entry.task !== undefined ? { task: { capability: entry.task, result: TASK_RESULT } } : {}),
+    ...(entry.capability !== undefined ? { capability: entry.capability } : {}),
+    ...(entry.taskPayload ? { taskPayload: true as const } : {}),
+    ...(entry.mcpName !== undefined ? { mcpName: entry.mcpName } : {}),
+    stem: stemOf(entry.message),
+  };
+}
+
+/**
+ * The member a sidecar says the `Mcp-Name` header carries must be one the client always sends and can put in a
+ * header: a required string of the params of a request the client sends.
+ */
+function checkMcpName(
+  entry: MethodEntry,
+  params: SchemaNode,
+  defs: Map<string, SchemaNode>,
+  fail: (msg: string, field?: string) => void,
+): void {
+  const name = entry.mcpName!;
+  if (entry.kind !== "request" || entry.direction === "server-to-client")
+    return fail(`only a request the client sends carries the Mcp-Name header; leave "mcpName" out`, "mcpName");
+  let node: SchemaNode | undefined;
+  try {
+    node = resolveRef(defs, params);
+  } catch {
+    node = undefined;
+  }
+  const member = node?.properties?.find((p) => p.name === name);
+  if (member === undefined) return fail(`the params of ${entry.message} have no member ${name}`, "mcpName");
+  if (!(node!.required ?? []).includes(name))
+    fail(
+      `${name} is optional in the params of ${entry.message}, so the Mcp-Name header could not always be sent`,
+      "mcpName",
+    );
+  let value: SchemaNode | undefined;
+  try {
+    value = resolveRef(defs, member.node);
+  } catch {
+    value = undefined;
+  }
+  if (value?.types === undefined || value.types.length !== 1 || value.types[0] !== "string")
+    fail(`${name} in the params of ${entry.message} is not a string, so it cannot be a header value`, "mcpName");
 }

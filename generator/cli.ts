@@ -10,7 +10,7 @@ import { rerunCommand } from "./rerun.js";
 import { buildCombinedText, defaultSources } from "./schema-build.js";
 import { DEFAULT_DIFF_LINES, unifiedDiff } from "./unified-diff.js";
 import { registerDiffCommands, registerRebaseCommand } from "./diff/cli.js";
-import { registerConfig } from "./config.js";
+import { configFor, registerConfig, revisionsFor, type RevisionConfig } from "./config.js";
 import { startValidators, type PendingValidators } from "./emit/validators-parallel.js";
 import { registerWatch } from "./watch.js";
 
@@ -137,19 +137,57 @@ function takePrestarted(): PendingValidators | undefined {
   return taken;
 }
 
-async function generateFrom(opts: GenerateOpts, command: string) {
+/** The schemas one generate or check run covers: the config's revisions, or the one --schema names. */
+interface Run {
+  /** Each schema with its sidecar, as the user named them (for messages). */
+  schemas: { label: string; shown: string; schema: string; methods?: string }[];
+  revisions?: RevisionConfig[];
+}
+
+/** The output directory as messages name it: as typed, or relative to the working directory when a config set it. */
+function shownOut(opts: GenerateOpts, self: Command): string {
+  if (self.getOptionValueSource("out") !== "config") return opts.out;
+  return relative(process.cwd(), opts.out).split(sep).join("/") || ".";
+}
+
+function runOf(opts: GenerateOpts, self: Command): Run {
+  const revisions = revisionsFor(self, configFor(self));
+  if (revisions === undefined)
+    return { schemas: [{ label: opts.schema, shown: opts.schema, schema: opts.schema, methods: opts.methods }] };
+  const rel = (p: string): string => relative(process.cwd(), p).split(sep).join("/") || ".";
+  return {
+    schemas: revisions.map((r) => ({
+      label: `${r.revision} (${rel(r.schema)})`,
+      shown: rel(r.schema),
+      schema: r.schema,
+      ...(r.methods !== undefined ? { methods: r.methods } : {}),
+    })),
+    revisions,
+  };
+}
+
+async function generateFrom(opts: GenerateOpts, command: string, run: Run) {
   // Loaded here, not at the top: `schema build`, `diff` and `--help` do not need the emitters.
-  const { generate } = await import("./generate.js");
+  const { generate, generateRevisions } = await import("./generate.js");
   const validators = takePrestarted();
-  return generate({
-    schemaFile: opts.schema,
+  const shared = {
     outDir: opts.out,
-    methodsFile: opts.methods,
     templatesDir: opts.templates,
     runtimeImport: opts.runtimeImport,
     command,
     ...(validators ? { validators } : {}),
-  });
+  };
+  if (run.revisions)
+    return generateRevisions({
+      ...shared,
+      revisions: run.revisions.map((r) => ({
+        revision: r.revision,
+        schemaFile: r.schema,
+        methodsFile: r.methods,
+        sdk: r.sdk === true,
+      })),
+    });
+  return generate({ ...shared, schemaFile: opts.schema, methodsFile: opts.methods });
 }
 
 export function program(io: Io = defaultIo): Command {
@@ -174,12 +212,13 @@ export function program(io: Io = defaultIo): Command {
   common(cmd.command("generate").description("write the generated SDK into --out")).action(
     async (opts, self: Command) => {
       const start = performance.now();
-      requireFile(opts.schema, "schema");
-      const { files, notes } = await generateFrom(opts, rerunCommand(self));
+      const run = runOf(opts, self);
+      for (const r of run.schemas) requireFile(r.schema, "schema");
+      const { files, notes } = await generateFrom(opts, rerunCommand(self), run);
       for (const n of notes) io.err(`note: ${n}`);
       const written = writeFiles(opts.out, files);
       for (const f of written)
-        io.out(`${f.changed ? "wrote    " : "unchanged"} ${join(opts.out, f.path)} (${f.bytes} bytes)`);
+        io.out(`${f.changed ? "wrote    " : "unchanged"} ${join(shownOut(opts, self), f.path)} (${f.bytes} bytes)`);
       io.out(
         `${written.length} files, ${written.filter((f) => f.changed).length} changed, in ${Math.round(performance.now() - start)} ms`,
       );
@@ -193,26 +232,30 @@ export function program(io: Io = defaultIo): Command {
   )
     .option("--diff-lines <n>", "most diff lines shown per file, 0 for all", diffLinesOption, DEFAULT_DIFF_LINES)
     .action(async (opts, self: Command) => {
-      requireFile(opts.schema, "schema");
+      const run = runOf(opts, self);
+      for (const r of run.schemas) requireFile(r.schema, "schema");
       const problems: string[] = [];
-      const schemaDrift = combinedSchemaDrift(opts.schema, opts.diffLines);
-      if (schemaDrift) problems.push(`stale    ${opts.schema}: ${schemaDrift.report}`);
+      const schemaDrifts = run.schemas.flatMap((r) => {
+        const drift = combinedSchemaDrift(r.schema, opts.diffLines);
+        if (drift) problems.push(`stale    ${r.shown}: ${drift.report}`);
+        return drift ? [drift] : [];
+      });
       // The files are generated with the command this check stands for, so the headers compare equal when
       // generate was run with the same options.
       const command = rerunCommand(self);
-      const { files, notes } = await generateFrom(opts, command);
+      const { files, notes } = await generateFrom(opts, command, run);
       for (const n of notes) io.err(`note: ${n}`);
       const drift = compareWithDisk(opts.out, files, { diffLines: opts.diffLines, headerLines: HEADER_LINES });
-      problems.push(...driftReport(opts.out, drift));
+      problems.push(...driftReport(shownOut(opts, self), drift));
       if (problems.length) {
         for (const p of problems) io.err(p);
-        const count = drift.stale.length + drift.missing.length + drift.extra.length + (schemaDrift ? 1 : 0);
-        const fix = schemaDrift ? `\`${schemaDrift.fix}\`, then \`${command}\`` : `\`${command}\``;
+        const count = drift.stale.length + drift.missing.length + drift.extra.length + schemaDrifts.length;
+        const fix = [...schemaDrifts.map((d) => `\`${d.fix}\``), `\`${command}\``].join(", then ");
         io.err(`${count} file${count === 1 ? " differs" : "s differ"}: run ${fix}`);
         process.exitCode = 1;
         return;
       }
-      io.out(`${files.length} files in ${opts.out} match ${opts.schema}`);
+      io.out(`${files.length} files in ${shownOut(opts, self)} match ${run.schemas.map((r) => r.label).join(", ")}`);
     });
 
   const schema = cmd.command("schema").description("maintain the combined schema").exitOverride();

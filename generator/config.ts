@@ -7,6 +7,15 @@ import { parseJsonText, readText } from "./json.js";
 import { projectSchemaValidator } from "./load.js";
 import { escapeToken } from "./pointer.js";
 
+/** One protocol revision of a multi-revision config: its combined schema and methods sidecar. */
+export interface RevisionConfig {
+  revision: string;
+  schema: string;
+  methods?: string;
+  /** The revision the stubs and handler types come from. */
+  sdk?: true;
+}
+
 export interface McpgenConfig {
   schema?: string;
   out?: string;
@@ -15,6 +24,8 @@ export interface McpgenConfig {
   patches?: string;
   templates?: string;
   emit?: { runtimeImport?: string };
+  /** Several revisions, each with its schema, in place of `schema` and `methods`. */
+  revisions?: RevisionConfig[];
 }
 
 export const CONFIG_FILE = "mcpgen.config.json";
@@ -34,6 +45,7 @@ export function loadConfig(file: string): McpgenConfig {
     throw new SchemaError(file, `${message} (see schema/mcpgen.config.schema.json)`, pointer);
   }
   const config = value as McpgenConfig;
+  if (config.revisions) checkRevisions(file, config);
   const base = dirname(resolve(file));
   const rel = (p: string | undefined): string | undefined => (p === undefined ? undefined : resolve(base, p));
   const out: McpgenConfig = {};
@@ -42,7 +54,50 @@ export function loadConfig(file: string): McpgenConfig {
     if (v !== undefined) out[key] = v;
   }
   if (config.emit) out.emit = { ...config.emit };
+  if (config.revisions) {
+    // The SDK revision is always marked, so nothing downstream repeats the default.
+    const sdk = Math.max(
+      0,
+      config.revisions.findIndex((r) => r.sdk),
+    );
+    out.revisions = config.revisions.map((r, i) => ({
+      revision: r.revision,
+      schema: resolve(base, r.schema),
+      ...(r.methods !== undefined ? { methods: resolve(base, r.methods) } : {}),
+      ...(i === sdk ? { sdk: true as const } : {}),
+    }));
+  }
   return out;
+}
+
+/** What the meta-schema cannot say clearly: one name per revision, one SDK revision, no single-schema settings beside. */
+function checkRevisions(file: string, config: McpgenConfig): void {
+  const revisions = config.revisions!;
+  for (const key of ["schema", "methods"] as const)
+    if (config[key] !== undefined)
+      throw new SchemaError(
+        file,
+        `"${key}" and "revisions" exclude each other: with revisions, each names its own ${key === "schema" ? "schema" : "methods sidecar"}`,
+        `/${key}`,
+      );
+  const seen = new Map<string, number>();
+  revisions.forEach((r, i) => {
+    const first = seen.get(r.revision);
+    if (first !== undefined)
+      throw new SchemaError(
+        file,
+        `revision ${r.revision} is listed twice (first at /revisions/${first})`,
+        `/revisions/${i}/revision`,
+      );
+    seen.set(r.revision, i);
+  });
+  const marked = revisions.map((r, i) => (r.sdk ? i : -1)).filter((i) => i >= 0);
+  if (marked.length > 1)
+    throw new SchemaError(
+      file,
+      `only one revision can be the SDK's (the stubs are one set); ${marked.map((i) => revisions[i]!.revision).join(" and ")} are marked`,
+      `/revisions/${marked[1]}/sdk`,
+    );
 }
 
 /** Command option name for each setting; settings without a flag (overlay, patches) are read by the watcher. */
@@ -70,6 +125,25 @@ export function configFor(command: Command): McpgenConfig | undefined {
   const named = command.getOptionValue("config") as string | undefined;
   if (named !== undefined) return loadConfig(named);
   return existsSync(CONFIG_FILE) ? loadConfig(CONFIG_FILE) : undefined;
+}
+
+/**
+ * The revisions a generate or check run covers: the config's, unless --schema or --methods on the command line
+ * asks for one schema (a flag always wins). Undefined: a single-schema run, as without revisions.
+ */
+export function revisionsFor(command: Command, config: McpgenConfig | undefined): RevisionConfig[] | undefined {
+  if (!config?.revisions) return undefined;
+  const fromCli = (option: string): boolean => {
+    const source = command.getOptionValueSource(option);
+    return source === "cli" || source === "env";
+  };
+  if (fromCli("schema")) return undefined;
+  if (fromCli("methods"))
+    throw new SchemaError(
+      (command.getOptionValue("config") as string | undefined) ?? CONFIG_FILE,
+      "--methods names one sidecar, but the config lists revisions, each with its own: give --schema too to generate one schema",
+    );
+  return config.revisions;
 }
 
 /** Adds --config to generate and check and applies the config before either runs. */

@@ -1,9 +1,12 @@
 // The pipeline in one place: load, build the model, run every emitter, and return the files to write.
-import { relative, resolve, sep } from "node:path";
+import { join, relative, resolve, sep } from "node:path";
 import { buildModel } from "./build-model.js";
 import { emitDispatch } from "./emit/dispatch.js";
+import { emitEras } from "./emit/eras.js";
+import { deriveEras, type RevisionModel } from "./eras.js";
 import { emitGuards } from "./emit/guards.js";
 import { header } from "./emit/header.js";
+import { compareCodeUnits } from "./json.js";
 import { startValidators, type PendingValidators } from "./emit/validators-parallel.js";
 import { loadSchema, projectRoot } from "./load.js";
 import { derivationNote, deriveMethods } from "./methods.js";
@@ -85,25 +88,31 @@ export interface Generated {
   notes: string[];
 }
 
+/** Loads the schema and builds its model; the notes say what the user should know about how. */
+function loadModel(options: GenerateOptions): { model: Model; notes: string[] } {
+  const notes: string[] = [];
+  const loaded = loadSchema(options.schemaFile, options.methodsFile, options.sourceName);
+  const model = buildModel(loaded);
+  if (options.command !== undefined) model.source.command = options.command;
+  if (loaded.sidecar === undefined) {
+    const lookedFor =
+      loaded.sidecarLookedFor && `looked for ${relative(process.cwd(), loaded.sidecarLookedFor).split(sep).join("/")}`;
+    notes.push(
+      derivationNote(
+        deriveMethods(loaded.definitions, loaded.defsPointer === "/$defs" ? "$defs" : "definitions"),
+        lookedFor,
+      ),
+    );
+  }
+  return { model, notes };
+}
+
 export async function generate(options: GenerateOptions): Promise<Generated> {
   const validators = options.validators ?? startValidators();
   let model: Model;
-  const notes: string[] = [];
+  let notes: string[];
   try {
-    const loaded = loadSchema(options.schemaFile, options.methodsFile, options.sourceName);
-    model = buildModel(loaded);
-    if (options.command !== undefined) model.source.command = options.command;
-    if (loaded.sidecar === undefined) {
-      const lookedFor =
-        loaded.sidecarLookedFor &&
-        `looked for ${relative(process.cwd(), loaded.sidecarLookedFor).split(sep).join("/")}`;
-      notes.push(
-        derivationNote(
-          deriveMethods(loaded.definitions, loaded.defsPointer === "/$defs" ? "$defs" : "definitions"),
-          lookedFor,
-        ),
-      );
-    }
+    ({ model, notes } = loadModel(options));
   } catch (error) {
     validators.cancel();
     throw error;
@@ -129,4 +138,115 @@ export async function generate(options: GenerateOptions): Promise<Generated> {
     { path: "validators.ts", content: await validatorsContent },
   ];
   return { model, files, notes };
+}
+
+/** The entry point of a revision's wire module: no stubs (the SDK's are one set, made from the SDK revision). */
+function emitWireIndex(model: Model, revision: string): string {
+  return [
+    header(
+      model,
+      `Entry point of the ${revision} wire module: types, guards and dispatch tables (the stubs are the SDK's).`,
+    ),
+    `export type * from "./types.js";`,
+    `export * from "./guards.js";`,
+    `export * from "./dispatch.js";`,
+    "",
+  ].join("\n");
+}
+
+/**
+ * A revision's wire module: what the runtime needs to speak it (types, guards, validators, dispatch tables), and
+ * no stubs, so no type of this revision reaches the handlers apps write. Paths are relative to its own folder.
+ */
+export async function generateWire(options: GenerateOptions & { revision: string }): Promise<Generated> {
+  const validators = options.validators ?? startValidators();
+  let model: Model;
+  let notes: string[];
+  try {
+    ({ model, notes } = loadModel(options));
+  } catch (error) {
+    validators.cancel();
+    throw error;
+  }
+  const runtimeImport = options.runtimeImport ?? defaultRuntimeImport(options.outDir);
+  const validatorsContent = validators.emit(model, runtimeImport);
+  const { emitTypes } = await import("./emit/types.js");
+  const files: GeneratedFile[] = [
+    { path: "dispatch.ts", content: emitDispatch(model, runtimeImport) },
+    { path: "guards.ts", content: emitGuards(model) },
+    { path: "index.ts", content: emitWireIndex(model, options.revision) },
+    { path: "types.ts", content: await emitTypes(model) },
+    { path: "validators.ts", content: await validatorsContent },
+  ];
+  return { model, files, notes };
+}
+
+/** One revision of a multi-revision run. */
+export interface RevisionSource {
+  /** Its name as the protocol version says it (2026-07-28); also the folder of its wire module. */
+  revision: string;
+  schemaFile: string;
+  methodsFile?: string;
+  sourceName?: string;
+  /** The revision the SDK (stubs, index, sdk entry) is made from; exactly one has it. */
+  sdk?: boolean;
+}
+
+export interface GenerateRevisionsOptions extends Omit<GenerateOptions, "schemaFile" | "methodsFile" | "sourceName"> {
+  revisions: RevisionSource[];
+}
+
+export interface GeneratedRevisions {
+  models: RevisionModel[];
+  files: GeneratedFile[];
+  notes: string[];
+}
+
+/** Revision names become folder names: nothing that could leave the output directory or hide in it. */
+const REVISION_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/**
+ * Several revisions into one output directory: the SDK revision as `generate` writes it, each other revision's wire
+ * module in `<revision>/`, and eras.ts, the era map derived from all their models.
+ */
+export async function generateRevisions(options: GenerateRevisionsOptions): Promise<GeneratedRevisions> {
+  const { revisions, validators, ...shared } = options;
+  const sdkCount = revisions.filter((r) => r.sdk).length;
+  const problem =
+    revisions.length === 0
+      ? "no revisions to generate"
+      : sdkCount !== 1
+        ? `exactly one revision makes the SDK, ${sdkCount} do`
+        : revisions.find((r) => !REVISION_NAME.test(r.revision))?.revision;
+  const names = new Set(revisions.map((r) => r.revision));
+  if (problem !== undefined || names.size !== revisions.length) {
+    validators?.cancel();
+    throw new Error(
+      problem === undefined
+        ? "a revision is listed twice"
+        : revisions.some((r) => r.revision === problem)
+          ? `revision name ${JSON.stringify(problem)} cannot be a folder name`
+          : problem,
+    );
+  }
+  // Every revision at once: each has its validators worker, the longest part of a run.
+  const settled = await Promise.allSettled(
+    revisions.map((r) => {
+      const own = { ...shared, schemaFile: r.schemaFile, methodsFile: r.methodsFile, sourceName: r.sourceName };
+      return r.sdk
+        ? generate({ ...own, ...(validators ? { validators } : {}) })
+        : generateWire({ ...own, outDir: join(shared.outDir, r.revision), revision: r.revision });
+    }),
+  );
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+  if (failed) throw failed.reason;
+  const results = settled.map((s) => (s as PromiseFulfilledResult<Generated>).value);
+  const models = revisions.map((r, i) => ({ revision: r.revision, model: results[i]!.model, sdk: r.sdk === true }));
+  const files = results.flatMap((g, i) =>
+    revisions[i]!.sdk ? g.files : g.files.map((f) => ({ ...f, path: `${revisions[i]!.revision}/${f.path}` })),
+  );
+  files.push({ path: "eras.ts", content: emitEras(deriveEras(models), options.command) });
+  files.sort((a, b) => compareCodeUnits(a.path, b.path));
+  const notes = results.flatMap((g, i) => g.notes.map((n) => `${revisions[i]!.revision}: ${n}`));
+  return { models, files, notes };
 }

@@ -1,6 +1,6 @@
 // The method table: derived from the schema's message unions and result definitions, with a sidecar's overrides on top.
 import { SchemaError } from "./errors.js";
-import { compareCodeUnits, isObject } from "./json.js";
+import { canonicalJson, compareCodeUnits, isObject } from "./json.js";
 import type { Direction } from "./model.js";
 import { escapeToken } from "./pointer.js";
 
@@ -18,6 +18,8 @@ export interface MethodEntry {
   capability?: string;
   /** Answers with the result of the task-augmented request whose task it names (tasks/result); sidecar only. */
   taskPayload?: true;
+  /** Requests only: the member of params whose value the `Mcp-Name` HTTP header carries (2026-07-28); sidecar only. */
+  mcpName?: string;
 }
 
 /** One entry of a sidecar: the method it changes and what it says; only `method` is required. */
@@ -33,6 +35,8 @@ export interface MethodOverride {
   /** The capability path the method needs, or false (it needs none, whatever its name says). */
   capability?: string | false;
   taskPayload?: true;
+  /** The params member the `Mcp-Name` header carries. */
+  mcpName?: string;
   /** Where the entry stands in its file, for messages: `/methods/<i>`. */
   pointer: string;
 }
@@ -46,6 +50,12 @@ export interface Sidecar {
 
 export interface DerivedMethods {
   methods: MethodEntry[];
+  /**
+   * Requests a server may put in an `input_required` result for the client to answer (2026-07-28's InputRequest
+   * union: elicitation, sampling, roots), each with its result and the client capability it needs. They travel
+   * inside results, not as messages of their own, so they are not in `methods`.
+   */
+  inputRequests: MethodEntry[];
   /** Requests answered by the empty result because the schema names no result of their own. */
   emptyResults: string[];
   /** What could not be derived, one line each (a request with no result at all, a union member with no method). */
@@ -67,6 +77,43 @@ function unionMembers(defs: Defs, union: string, prefix: string): string[] {
   const node = defs[union];
   if (!isObject(node) || !Array.isArray(node["anyOf"])) return [];
   return node["anyOf"].map((m) => refName(m, prefix)).filter((r): r is string => r !== undefined);
+}
+
+/** Keywords that only document a schema node; two nodes that differ only in them accept the same values. */
+const DOC_KEYWORDS = new Set(["description", "title", "$comment", "examples", "deprecated"]);
+
+/** A node without its documentation, for comparing shapes (member maps keep every key: a member may be named "title"). */
+function withoutDocs(node: unknown, inMap = false): unknown {
+  if (Array.isArray(node)) return node.map((n) => withoutDocs(n));
+  if (!isObject(node)) return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (inMap) out[key] = withoutDocs(value);
+    else if (DOC_KEYWORDS.has(key)) continue;
+    else if (key === "const" || key === "enum" || key === "default") out[key] = value;
+    else out[key] = withoutDocs(value, key === "properties" || key === "$defs" || key === "definitions");
+  }
+  return out;
+}
+
+/**
+ * The messages of a message union. The official schemas write a union of one member as that member: a `$ref`, or
+ * a copy of the member's definition (2026-07-28's ClientNotification is a copy of CancelledNotification). A copy
+ * counts as the definition it copies when one has the same shape, so the message is one in both directions;
+ * otherwise the union's own definition is the message.
+ */
+export function messageUnion(defs: Defs, union: string, prefix: string): string[] {
+  const node = defs[union];
+  if (!isObject(node)) return [];
+  if (Array.isArray(node["anyOf"])) return unionMembers(defs, union, prefix);
+  const single = refName(node, prefix);
+  if (single !== undefined) return [single];
+  if (methodOf(defs, union) === undefined) return [];
+  const shape = canonicalJson(withoutDocs(node));
+  const copied = Object.keys(defs)
+    .sort(compareCodeUnits)
+    .find((name) => name !== union && canonicalJson(withoutDocs(defs[name])) === shape);
+  return [copied ?? union];
 }
 
 function propertyOf(defs: Defs, name: string, property: string): unknown {
@@ -215,8 +262,8 @@ export function deriveMethods(defs: Defs, defsKey: "$defs" | "definitions"): Der
   const entries = new Map<string, MethodEntry>();
   for (const kind of ["request", "notification"] as const) {
     const suffix = kind === "request" ? "Request" : "Notification";
-    const client = unionMembers(defs, `Client${suffix}`, prefix);
-    const server = unionMembers(defs, `Server${suffix}`, prefix);
+    const client = messageUnion(defs, `Client${suffix}`, prefix);
+    const server = messageUnion(defs, `Server${suffix}`, prefix);
     for (const message of [...new Set([...client, ...server])]) {
       const method = methodOf(defs, message);
       if (method === undefined) {
@@ -249,7 +296,39 @@ export function deriveMethods(defs: Defs, defsKey: "$defs" | "definitions"): Der
   deriveTasks(defs, entries, prefix, notes);
   deriveCapabilities(defs, entries, prefix);
   const methods = [...entries.values()].sort((a, b) => compareCodeUnits(a.method, b.method));
-  return { methods, emptyResults: emptyResults.sort(compareCodeUnits), notes };
+  const inputRequests = deriveInputRequests(defs, prefix, notes);
+  return { methods, inputRequests, emptyResults: emptyResults.sort(compareCodeUnits), notes };
+}
+
+/** The union of the requests a server may ask inside an `input_required` result (2026-07-28 and later). */
+export const INPUT_REQUEST_UNION = "InputRequest";
+
+/**
+ * The input requests: members of the InputRequest union. Each is a request the server asks and the client answers,
+ * so its result is found as for any request (`<Stem>Result`) and its capability among the client's.
+ */
+function deriveInputRequests(defs: Defs, prefix: string, notes: string[]): MethodEntry[] {
+  const entries = new Map<string, MethodEntry>();
+  const answerers = ["ClientResult"].filter((u) => u in defs);
+  for (const message of messageUnion(defs, INPUT_REQUEST_UNION, prefix)) {
+    const method = methodOf(defs, message);
+    if (method === undefined) {
+      notes.push(`${message} is in ${INPUT_REQUEST_UNION} but has no constant "method"; left out`);
+      continue;
+    }
+    const entry: MethodEntry = { method, kind: "request", direction: "server-to-client", message };
+    const params = refName(propertyOf(defs, message, "params"), prefix);
+    if (params !== undefined) entry.params = params;
+    const { result } = resultOf(defs, message, answerers, prefix);
+    if (result === undefined) {
+      notes.push(`${method}: no result found for the input request ${message}; left out`);
+      continue;
+    }
+    entry.result = result;
+    entries.set(method, entry);
+  }
+  deriveCapabilities(defs, entries, prefix);
+  return [...entries.values()].sort((a, b) => compareCodeUnits(a.method, b.method));
 }
 
 const list = (items: string[]): string =>

@@ -111,6 +111,8 @@ export interface MessageModel {
   capability?: string;
   /** Answers with the result of the task-augmented request whose task it names (tasks/result): typed by that method. */
   taskPayload?: true;
+  /** Requests only: the member of params whose value the `Mcp-Name` HTTP header carries (from the sidecar). */
+  mcpName?: string;
   /** Base of the stub names: CallToolRequest -> "CallTool". */
   stem: string;
 }
@@ -120,6 +122,11 @@ export interface Model {
   source: { name: string; sha256: string; command?: string };
   definitions: Definition[];
   messages: MessageModel[];
+  /**
+   * The requests a server may ask inside an `input_required` result (2026-07-28's InputRequest union), sorted by
+   * method; absent when the schema has none. Not in `messages`: they never travel as messages of their own.
+   */
+  inputRequests?: MessageModel[];
 }
 
 export function definitionMap(model: Model): Map<string, SchemaNode> {
@@ -157,6 +164,15 @@ export function taskMethods(model: Model, side: "client" | "server"): MessageMod
 /** TypeScript type of a request's result: its definition, or the union of several; undefined for notifications. */
 export function resultType(m: MessageModel): string | undefined {
   return m.results?.join(" | ");
+}
+
+/**
+ * The messages, then the input requests whose params no message shares: the carriers of params that get a guard
+ * and an explainer, each guard once.
+ */
+export function paramsCarriers(model: Model): MessageModel[] {
+  const named = new Set(model.messages.map(paramsGuardName));
+  return [...model.messages, ...(model.inputRequests ?? []).filter((m) => !named.has(paramsGuardName(m)))];
 }
 
 /** Name of the guard and validator suffix for a message's params: its definition, or `<Message>$Params` when inline. */

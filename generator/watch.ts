@@ -1,8 +1,8 @@
 // `mcpgen generate --watch`: regenerates when the schema, overlay, patches, sidecar or templates change, and keeps going on errors.
 import { existsSync, readFileSync, watch, writeFileSync, type FSWatcher } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import type { Command } from "commander";
-import { configFor } from "./config.js";
+import { configFor, revisionsFor, type RevisionConfig } from "./config.js";
 import type { PendingValidators } from "./emit/validators-parallel.js";
 import { SchemaError } from "./errors.js";
 import { writeFiles } from "./files.js";
@@ -24,6 +24,8 @@ export interface WatchOptions {
   debounceMs?: number;
   /** A validators worker started already, for the first generation (see generate's option of that name). */
   validators?: PendingValidators;
+  /** The config's revisions, generated together in place of `schema` and `methods`. */
+  revisions?: RevisionConfig[];
 }
 
 export interface WatchIo {
@@ -41,17 +43,42 @@ function describeError(error: unknown): string {
   return error instanceof SchemaError ? error.format() : error instanceof Error ? error.message : String(error);
 }
 
+/** One schema's inputs: the combined schema, its sidecar, and the base, patches and overlay it is built from. */
+interface SchemaInputs {
+  schemaFile: string;
+  /** As the user named it, for messages. */
+  shown: string;
+  methodsFile: string;
+  /** Present when the schema is built from base + patches + overlay (all three exist). */
+  sources?: { baseFile: string; patchesFile: string; overlayFile: string };
+}
+
+function inputsOf(schema: string, methods: string | undefined, overlay?: string, patches?: string): SchemaInputs {
+  const schemaFile = resolve(schema);
+  const sources = defaultSources(dirname(schemaFile));
+  const overlayFile = resolve(overlay ?? sources.overlayFile);
+  const patchesFile = resolve(patches ?? sources.patchesFile);
+  const combined = existsSync(overlayFile) && existsSync(patchesFile) && existsSync(sources.baseFile);
+  return {
+    schemaFile,
+    shown: schema,
+    methodsFile: resolve(methods ?? defaultMethodsFile(schemaFile)),
+    ...(combined ? { sources: { baseFile: sources.baseFile, patchesFile, overlayFile } } : {}),
+  };
+}
+
 /** Starts watching; resolves to a stop function once the first generation has run. */
 export async function startWatch(options: WatchOptions, io: WatchIo): Promise<() => void> {
-  const schemaFile = resolve(options.schema);
-  const schemaDir = dirname(schemaFile);
-  const sources = defaultSources(schemaDir);
-  const overlayFile = resolve(options.overlay ?? sources.overlayFile);
-  const patchesFile = resolve(options.patches ?? sources.patchesFile);
-  const combined = existsSync(overlayFile) && existsSync(patchesFile) && existsSync(sources.baseFile);
-  const methodsFile = resolve(options.methods ?? defaultMethodsFile(schemaFile));
+  const rel = (p: string): string => relative(process.cwd(), p).split(sep).join("/") || p;
+  const schemas: SchemaInputs[] = options.revisions
+    ? options.revisions.map((r) => ({ ...inputsOf(r.schema, r.methods), shown: rel(r.schema) }))
+    : [inputsOf(options.schema, options.methods, options.overlay, options.patches)];
   const templatesDir = resolve(options.templates ?? join(projectRoot, "templates"));
-  const inputs = [schemaFile, methodsFile, ...(combined ? [overlayFile, patchesFile, sources.baseFile] : [])];
+  const inputs = schemas.flatMap((s) => [
+    s.schemaFile,
+    s.methodsFile,
+    ...(s.sources ? [s.sources.overlayFile, s.sources.patchesFile, s.sources.baseFile] : []),
+  ]);
   const byDir = new Map<string, Target>();
   for (const file of inputs) {
     const t = byDir.get(dirname(file)) ?? { dir: dirname(file), names: new Set<string>() };
@@ -66,31 +93,44 @@ export async function startWatch(options: WatchOptions, io: WatchIo): Promise<()
     if (changed.length) io.out(`changed  ${changed.join(", ")}`);
     const start = performance.now();
     try {
-      const rebuildCombined =
-        combined && changed.some((f) => f === overlayFile || f === patchesFile || f === sources.baseFile);
-      if (rebuildCombined) {
-        const { text, conflicts } = buildCombinedText({ baseFile: sources.baseFile, patchesFile, overlayFile });
+      for (const s of schemas) {
+        const sources = s.sources;
+        if (!sources || !changed.some((f) => Object.values(sources).includes(f))) continue;
+        const { text, conflicts } = buildCombinedText(sources);
         if (conflicts.length)
           throw new Error(
             `the overlay does not apply: ${conflicts.map((c) => `${c.source}#${c.pointer}: ${c.reason}`).join("; ")}`,
           );
-        if (!existsSync(schemaFile) || readFileSync(schemaFile, "utf8") !== text) {
-          writeFileSync(schemaFile, text);
-          io.out(`rebuilt  ${options.schema}`);
+        if (!existsSync(s.schemaFile) || readFileSync(s.schemaFile, "utf8") !== text) {
+          writeFileSync(s.schemaFile, text);
+          io.out(`rebuilt  ${s.shown}`);
         }
       }
-      const { generate } = await import("./generate.js");
+      const { generate, generateRevisions } = await import("./generate.js");
       const validators = firstValidators;
       firstValidators = undefined;
-      const { files, notes } = await generate({
-        schemaFile,
+      const shared = {
         outDir: options.out,
-        ...(options.methods ? { methodsFile } : {}),
         ...(options.templates ? { templatesDir } : {}),
         ...(options.runtimeImport ? { runtimeImport: options.runtimeImport } : {}),
         ...(options.command ? { command: options.command } : {}),
         ...(validators ? { validators } : {}),
-      });
+      };
+      const { files, notes } = options.revisions
+        ? await generateRevisions({
+            ...shared,
+            revisions: options.revisions.map((r, i) => ({
+              revision: r.revision,
+              schemaFile: schemas[i]!.schemaFile,
+              methodsFile: r.methods,
+              sdk: r.sdk === true,
+            })),
+          })
+        : await generate({
+            ...shared,
+            schemaFile: schemas[0]!.schemaFile,
+            ...(options.methods ? { methodsFile: schemas[0]!.methodsFile } : {}),
+          });
       // A note (no sidecar, say) is news once, not on every save.
       const noteText = notes.join("\n");
       if (noteText !== lastNotes) for (const n of notes) io.err(`note: ${n}`);
@@ -158,10 +198,12 @@ export function registerWatch(
     const opts = self.opts() as WatchOptions & { watch?: boolean };
     if (!opts.watch) return;
     const config = configFor(self);
+    const revisions = revisionsFor(self, config);
     const validators = takeValidators();
     const stop = await startWatch(
       {
         ...opts,
+        ...(revisions ? { revisions } : {}),
         command: rerunCommand(self),
         ...(config?.overlay ? { overlay: config.overlay } : {}),
         ...(config?.patches ? { patches: config.patches } : {}),

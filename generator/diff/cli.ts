@@ -1,7 +1,8 @@
 // The `mcpgen diff` and `mcpgen schema rebase` commands, registered onto the main program by generator/cli.ts.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { Option, type Command } from "commander";
+import { CONFIG_FILE, configFor, type RevisionConfig } from "../config.js";
 import { SchemaError } from "../errors.js";
 import { defaultSources } from "../schema-build.js";
 import { diffSides } from "./diff.js";
@@ -30,8 +31,14 @@ export function registerDiffCommands(program: Command, io: DiffIo): void {
     .description(
       "compare two MCP schemas (files or git:REV:path) and classify each change for clients and servers; with --api, two generated packages",
     )
-    .argument("<old>", "the OLD schema: a file or git:REV:path (with --api: a generated package directory)")
-    .argument("<new>", "the NEW schema: a file or git:REV:path (with --api: a generated package directory)")
+    .argument(
+      "<old>",
+      "the OLD schema: a file, git:REV:path, or a revision the config lists (with --api: a generated package directory)",
+    )
+    .argument(
+      "<new>",
+      "the NEW schema: a file, git:REV:path, or a revision the config lists (with --api: a generated package directory)",
+    )
     .addOption(new Option("--format <format>", "output format").choices(["text", "json", "markdown"]).default("text"))
     .addOption(
       new Option("--fail-on <what>", "exit 1 when the report has breaking changes, any change, or never")
@@ -49,27 +56,49 @@ export function registerDiffCommands(program: Command, io: DiffIo): void {
       "methods sidecar of NEW (default: methods.json beside it, else derived by convention)",
     )
     .option("--convention", "derive methods from the schemas' unions even where a sidecar exists")
+    .option(
+      "--config <file>",
+      `settings file whose revisions OLD and NEW may name (default: ${CONFIG_FILE} in the working directory, if present)`,
+    )
     .exitOverride()
-    .action(async (oldSpec: string, newSpec: string, opts: DiffOpts) => {
+    .action(async (oldSpec: string, newSpec: string, opts: DiffOpts, self: Command) => {
       let report;
       if (opts.api) {
         // ts-morph is loaded only here, so a schema diff does not pay for it.
         const { diffApi } = await import("./api.js");
         report = diffApi(oldSpec, newSpec);
       } else {
-        const oldSide = loadSide(oldSpec, "OLD", {
-          ...(opts.oldMethods !== undefined ? { methods: opts.oldMethods } : {}),
-          convention: opts.convention ?? false,
-        });
-        const newSide = loadSide(newSpec, "NEW", {
-          ...(opts.newMethods !== undefined ? { methods: opts.newMethods } : {}),
-          convention: opts.convention ?? false,
-        });
+        const revisions = revisionsNamed([oldSpec, newSpec], self);
+        const side = (spec: string, who: "OLD" | "NEW", methods: string | undefined) => {
+          const revision = revisions.get(spec);
+          // Config paths are absolute; the report names them as the user would.
+          const rel = (p: string): string => relative(process.cwd(), p) || p;
+          const sidecar = methods ?? (revision?.methods !== undefined ? rel(revision.methods) : undefined);
+          return loadSide(revision ? rel(revision.schema) : spec, who, {
+            ...(sidecar !== undefined ? { methods: sidecar } : {}),
+            convention: opts.convention ?? false,
+          });
+        };
+        const oldSide = side(oldSpec, "OLD", opts.oldMethods);
+        const newSide = side(newSpec, "NEW", opts.newMethods);
         report = diffSides(oldSide, newSide, { includeDocs: opts.includeDocs ?? false });
       }
       io.out(formatReport(report, opts.format));
       process.exitCode = exitCodeFor(report, opts.failOn);
     });
+}
+
+/**
+ * The arguments that name a revision of the config (a multi-revision config's `revision`), each with its schema
+ * and sidecar. A file of that name wins: an argument is a revision only when it is not a path that exists.
+ */
+function revisionsNamed(specs: string[], command: Command): Map<string, RevisionConfig> {
+  const named = new Map<string, RevisionConfig>();
+  const candidates = specs.filter((s) => !s.startsWith("git:") && !existsSync(s));
+  if (candidates.length === 0) return named;
+  const config = configFor(command);
+  for (const r of config?.revisions ?? []) if (candidates.includes(r.revision)) named.set(r.revision, r);
+  return named;
 }
 
 interface RebaseOpts {

@@ -55,7 +55,8 @@ function taskUnion(name: string, doc: string, methods: MessageModel[]): string[]
 export function emitDispatch(model: Model, runtimeImport: string): string {
   const guardNames = new Set<string>();
   const typeNames = new Set<string>();
-  for (const m of model.messages) {
+  const inputs = model.inputRequests ?? [];
+  for (const m of [...model.messages, ...inputs]) {
     guardNames.add(paramsGuardName(m));
     typeNames.add(m.message);
     if (m.params.ref) typeNames.add(m.params.ref);
@@ -64,7 +65,7 @@ export function emitDispatch(model: Model, runtimeImport: string): string {
       typeNames.add(r);
     }
   }
-  const unionResults = model.messages.some((m) => (m.results?.length ?? 0) > 1);
+  const unionResults = [...model.messages, ...inputs].some((m) => (m.results?.length ?? 0) > 1);
   const sorted = (s: Set<string>) => [...s].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const guards = sorted(guardNames);
   const c2s = messagesFrom(model, "client");
@@ -114,6 +115,18 @@ export function emitDispatch(model: Model, runtimeImport: string): string {
     ...s2c.map(entry),
     "} as const satisfies DispatchTable;",
     "",
+    ...(inputs.length
+      ? [
+          "/**",
+          " * Requests the server may ask inside an `input_required` result (the schema's InputRequest), which the client",
+          " * answers in the `inputResponses` of its retry; `capability` is the client's capability each needs.",
+          " */",
+          "export const inputRequests = {",
+          ...inputs.map(entry),
+          "} as const satisfies DispatchTable;",
+          "",
+        ]
+      : []),
     ...typeMap(
       "ClientRequests",
       "Requests the client sends: params and result types.",
@@ -134,6 +147,12 @@ export function emitDispatch(model: Model, runtimeImport: string): string {
       "Notifications the server sends.",
       s2c.filter((m) => m.kind === "notification"),
     ),
+    ...(inputs.length
+      ? [
+          ...typeMap("InputRequestTypes", "Requests the server may ask inside an input_required result.", inputs),
+          "export type InputRequestMethod = keyof InputRequestTypes;",
+        ]
+      : []),
     "",
     "export type ClientRequestMethod = keyof ClientRequests;",
     "export type ClientNotificationMethod = keyof ClientNotifications;",

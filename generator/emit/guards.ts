@@ -1,6 +1,6 @@
 // Emits guards.ts: a plain-code predicate isX(value): value is X for every definition, with no schema
 // interpretation at run time. Tagged unions switch on their tag; unknown keys are allowed unless closed.
-import { paramsGuardName, type JsonValue, type Model, type SchemaNode } from "../model.js";
+import { paramsCarriers, paramsGuardName, type JsonValue, type Model, type SchemaNode } from "../model.js";
 import { header } from "./header.js";
 
 const lit = (value: JsonValue): string => JSON.stringify(value);
@@ -314,7 +314,7 @@ export function emitGuards(model: Model): string {
     );
   }
   // Messages that declare params inline (older revisions, tasks/*) get a params guard of their own.
-  for (const m of model.messages) {
+  for (const m of paramsCarriers(model)) {
     if (m.params.ref !== undefined) continue;
     const body = writer.expr(m.params, "value");
     out.push(

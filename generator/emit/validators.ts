@@ -2,7 +2,7 @@
 // wrapped so each definition has explainX(value) returning JSON-pointer issues; the explainers are its only exports.
 import { _, Ajv, str, type KeywordCxt } from "ajv";
 import * as standaloneModule from "ajv/dist/standalone/index.js";
-import { paramsGuardName, type Model } from "../model.js";
+import { paramsCarriers, paramsGuardName, type Model } from "../model.js";
 import { header } from "./header.js";
 import { schemaOf } from "./schema-of.js";
 
@@ -86,7 +86,7 @@ export function emitValidators(model: Model, runtimeImport: string): string {
   const ref = (name: string) => ({ $ref: `#/definitions/${name}` });
   for (const d of model.definitions) definitions[d.name] = schemaOf(d.node, { descriptions: false, ref });
   // Params declared inline in a message get a definition of their own, named as their guard is.
-  const inline = model.messages.filter((m) => m.params.ref === undefined);
+  const inline = paramsCarriers(model).filter((m) => m.params.ref === undefined);
   for (const m of inline) definitions[paramsGuardName(m)] = schemaOf(m.params, { descriptions: false, ref });
   const ajv = new Ajv({
     code: { source: true, esm: true, lines: false, optimize: false },

@@ -426,9 +426,22 @@ describe("mcpgen schema build", () => {
     );
   });
 
-  it("keeps the vendored base byte for byte equal to the official file", () => {
-    expect(readFileSync(join(repoRoot, "schema/base/2025-11-25.schema.json"))).toEqual(
-      readFileSync(join(referenceDir, "mcp-schema/2025-11-25/schema.json")),
+  it.each(["2025-11-25", "2026-07-28"])("keeps the vendored %s base byte for byte equal to the official file", (r) => {
+    expect(readFileSync(join(repoRoot, `schema/base/${r}.schema.json`))).toEqual(
+      readFileSync(join(referenceDir, `mcp-schema/${r}/schema.json`)),
+    );
+  });
+
+  it("rebuilds the 2026-07-28 schema.json byte for byte from its base, patches and empty overlay", () => {
+    const dir = join(work, "rebuild-2026");
+    mkdirSync(dir);
+    cpSync(join(work, "schema/2026-07-28"), join(dir, "2026-07-28"), { recursive: true });
+    cpSync(join(work, "schema/base"), join(dir, "base"), { recursive: true });
+    rmSync(join(dir, "2026-07-28/schema.json"));
+    const r = runCli(["schema", "build", "--dir", join(dir, "2026-07-28")]);
+    expect(r.status).toBe(0);
+    expect(readFileSync(join(dir, "2026-07-28/schema.json"), "utf8")).toBe(
+      readFileSync(join(repoRoot, "schema/2026-07-28/schema.json"), "utf8"),
     );
   });
 
