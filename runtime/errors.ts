@@ -88,19 +88,28 @@ export class InvalidResultError extends RpcError {
   }
 }
 
-/** The peer did not advertise the capability the method needs; nothing was sent. */
+/**
+ * The peer did not advertise the capability the method needs; nothing was sent. A handler may catch it and do
+ * without; where the protocol says such a request fails as a whole (MCP 2026-07-28: -32021 with
+ * `data.requiredCapabilities`), `refusal` gives that answer, used when the handler lets the error pass.
+ */
 export class CapabilityError extends RpcError {
   readonly method: string;
   readonly capability: string;
-  constructor(method: string, capability: string, side: "server" | "client") {
+  /** The JSON-RPC error the whole request is answered with when this error leaves its handler. */
+  readonly refusal?: { readonly code: number; readonly data: unknown };
+  constructor(
+    method: string,
+    capability: string,
+    side: "server" | "client",
+    refusal?: { readonly code: number; readonly data: unknown },
+  ) {
     super(
-      LocalErrorCode.CapabilityNotSupported,
+      refusal?.code ?? LocalErrorCode.CapabilityNotSupported,
       `The ${side} does not support ${capability} (required for ${method})`,
-      {
-        method,
-        capability,
-      },
+      refusal?.data ?? { method, capability },
     );
+    if (refusal !== undefined) this.refusal = refusal;
     this.name = "CapabilityError";
     this.method = method;
     this.capability = capability;

@@ -18,7 +18,7 @@ export class HandlerContext extends InboundOperation implements RequestContext, 
    * @internal Where this request's asks of its peer are answered when the protocol carries them in rounds of the
    * request itself (MCP 2026-07-28's input-required results) instead of requests of its own.
    */
-  inputs?: { ask(method: string, params: JsonObject | undefined): Promise<JsonObject> };
+  inputs?: { ask(method: string, params: JsonObject | undefined, key?: string): Promise<JsonObject> };
   /** @internal The transport's reply path for this request, when it has one per request (HTTP). */
   readonly reply?: ReplyChannel;
 
@@ -54,7 +54,7 @@ export class HandlerContext extends InboundOperation implements RequestContext, 
 
   request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
     const inputs = this.inputs;
-    if (inputs !== undefined) return inputs.ask(method, params);
+    if (inputs !== undefined) return inputs.ask(method, params, options?.inputKey);
     const outlet = this.outlet;
     if (outlet !== undefined) return outlet.request(method, params, options);
     return this.session.sendRequest(method, params, options, this.id);

@@ -5,7 +5,7 @@ import type { DispatchTable } from "./dispatch.js";
 import type { RequestContext } from "./peer.js";
 import type { Transport } from "./transport.js";
 import { ServerSession, type ServerSessionOptions } from "./lifecycle.js";
-import { ReplacedAnswer, RequestRefusedError } from "./errors.js";
+import { CapabilityError, ReplacedAnswer, RequestRefusedError } from "./errors.js";
 import { RequestStateSealer } from "./eras/2026-07-28/request-state.js";
 import { limitOption } from "./limits.js";
 import { McpContext, sendLog, type McpConnection } from "./mcp-context.js";
@@ -589,7 +589,12 @@ export class McpServer {
       result = await tool.handler(args as never, new McpContext(rctx, connection));
     } catch (error) {
       // What ends the request itself (an input-required round, a refusal) is not the tool's failure.
-      if (error instanceof ReplacedAnswer || error instanceof RequestRefusedError) throw error;
+      if (
+        error instanceof ReplacedAnswer ||
+        error instanceof RequestRefusedError ||
+        (error instanceof CapabilityError && error.refusal !== undefined)
+      )
+        throw error;
       return toolError(errorMessage(error));
     }
     const answer = handlerResult(

@@ -19,6 +19,11 @@ export interface RequestOptions {
   resetTimeoutOnProgress?: boolean;
   /** Upper bound, in milliseconds, on the whole call however often the timeout is reset. */
   maxTotalTimeout?: number;
+  /**
+   * For an ask of the client from inside a handler, where MCP 2026-07-28 carries it in an input-required round: its
+   * key in `inputRequests` (default `q0`, `q1`... by call order). Name it when clients may answer before being asked.
+   */
+  inputKey?: string;
 }
 
 /**

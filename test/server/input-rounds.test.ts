@@ -2,7 +2,7 @@
 // complete for a modern client over rounds of the same request, and for a 2025 client through real requests.
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../runtime/jsonrpc.js";
-import { ReplacedAnswer } from "../../runtime/errors.js";
+import { CapabilityError, ReplacedAnswer } from "../../runtime/errors.js";
 import { RequestStateSealer } from "../../runtime/eras/2026-07-28/request-state.js";
 import type { McpServerInit } from "../../runtime/mcp-server.js";
 import { closeAfterEach } from "../kit/cleanup.js";
@@ -35,6 +35,23 @@ function asking(init: Partial<McpServerInit> = {}) {
       ctx.createMessage({ messages: [{ role: "user", content: { type: "text", text: "b?" } }], maxTokens: 5 }),
     ]);
     return `${String(a.content?.v)}+${(b.content as { text: string }).text}`;
+  });
+  s.tool("named", {}, async (_args, ctx) => {
+    const answer = await ctx.elicit(nameForm, { inputKey: "user_name" });
+    return `named ${String(answer.content?.name)}`;
+  });
+  s.tool("fallback", {}, async (_args, ctx) => {
+    try {
+      const answer = await ctx.elicit(nameForm);
+      return `elicited ${String(answer.content?.name)}`;
+    } catch (error) {
+      if (!(error instanceof CapabilityError)) throw error;
+      const sampled = await ctx.createMessage({
+        messages: [{ role: "user", content: { type: "text", text: "a name?" } }],
+        maxTokens: 5,
+      });
+      return `sampled ${(sampled.content as { text: string }).text}`;
+    }
   });
   s.prompt("welcome", {}, async (_args, ctx) => {
     const answer = await ctx.elicit(nameForm);
@@ -116,6 +133,40 @@ describe("input-required rounds (2026-07-28)", () => {
       _meta: meta(),
     });
     expect(again.result).toMatchObject({ resultType: "input_required", inputRequests: { q0: {} } });
+  });
+
+  it("an ask named with inputKey takes that key, and an answer sent before it was asked (no state) is used", async () => {
+    const peer = await rawPeer(cleanup, asking().server);
+    const round = (await peer.request("tools/call", { name: "named", arguments: {}, _meta: meta() }))
+      .result as JsonObject;
+    expect(Object.keys(round.inputRequests as JsonObject)).toEqual(["user_name"]);
+    const early = await peer.request("tools/call", {
+      name: "named",
+      arguments: {},
+      inputResponses: { user_name: accept({ name: "zoe" }), extra: accept({}) },
+      _meta: meta(),
+    });
+    expect(early.result).toMatchObject({ resultType: "complete", content: [{ text: "named zoe" }] });
+    // Not an answer: asked again rather than completed.
+    const bogus = await peer.request("tools/call", {
+      name: "named",
+      arguments: {},
+      inputResponses: { user_name: 12345 },
+      _meta: meta(),
+    });
+    expect(bogus.result).toMatchObject({ resultType: "input_required" });
+  });
+
+  it("a handler may catch the missing capability and ask something the client can answer", async () => {
+    const peer = await rawPeer(cleanup, asking().server);
+    const samplingOnly = envelope({ "io.modelcontextprotocol/clientCapabilities": { sampling: {} } });
+    const round = (await peer.request("tools/call", { name: "fallback", arguments: {}, _meta: samplingOnly }))
+      .result as JsonObject;
+    expect(round).toMatchObject({
+      resultType: "input_required",
+      inputRequests: { q1: { method: "sampling/createMessage" } },
+    });
+    expect(Object.keys(round.inputRequests as JsonObject)).toEqual(["q1"]);
   });
 
   it("serves prompts/get the same way", async () => {

@@ -1,7 +1,7 @@
 // Input-required rounds (MRTR) served by replay: a handler's asks of the client are answered from the retry's
 // inputResponses and its sealed requestState; an ask still unanswered ends the round with an InputRequiredResult.
 import { ErrorCode, isPlainObject, type JsonObject } from "../../jsonrpc.js";
-import { ReplacedAnswer, RequestRefusedError } from "../../errors.js";
+import { CapabilityError, ReplacedAnswer, RequestRefusedError } from "../../errors.js";
 import type { HandlerContext } from "../../handler-context.js";
 import type { PeerIdentity } from "../../peer.js";
 import { ModernErrorCode } from "./envelope.js";
@@ -22,14 +22,18 @@ interface Prior {
   readonly answers: { [key: string]: JsonObject };
   /** Digest of each ask made in earlier rounds, by key. */
   readonly asked: { readonly [key: string]: string };
+  /** Whether a sealed state came with the request. */
+  readonly sealed: boolean;
 }
 
 interface PendingAsk {
   readonly key: string;
   readonly method: string;
   readonly params: JsonObject | undefined;
-  readonly digest: string;
+  digest: string;
   readonly reject: (error: unknown) => void;
+  /** Settles once the ask was looked up: true when it is still unanswered (it goes in the round). */
+  ready: Promise<boolean>;
 }
 
 /**
@@ -40,8 +44,12 @@ interface PendingAsk {
  */
 export class InputRound {
   private next = 0;
-  private pending: PendingAsk[] = [];
-  private ending = false;
+  private readonly keys = new Set<string>();
+  /** Asks made since the last look, in call order. */
+  private waiting: PendingAsk[] = [];
+  private looking = false;
+  /** The answer that ended the run, once a round ended it. */
+  private ended: ReplacedAnswer | undefined = undefined;
   private readonly prior: Promise<Prior>;
   private readonly request: Promise<string>;
 
@@ -62,8 +70,11 @@ export class InputRound {
     this.prior.catch(() => undefined);
   }
 
-  ask(method: string, params: JsonObject | undefined): Promise<JsonObject> {
-    const key = `q${this.next++}`;
+  ask(method: string, params: JsonObject | undefined, named?: string): Promise<JsonObject> {
+    const key = named ?? `q${this.next}`;
+    this.next++;
+    if (this.keys.has(key)) return Promise.reject(new Error(`Input key ${key} was already used by this request`));
+    this.keys.add(key);
     const capability = INPUT_REQUESTS[method];
     if (capability === undefined) {
       return Promise.reject(
@@ -73,50 +84,70 @@ export class InputRound {
       );
     }
     if (!isDeclared(this.identity.capabilities, capability)) {
+      // The handler may catch it and do without; if it does not, the request fails with -32021.
       return Promise.reject(
-        new RequestRefusedError(
-          ModernErrorCode.MissingRequiredClientCapability,
-          `Missing required client capability: ${capability} (for ${method})`,
-          { requiredCapabilities: { [capability]: {} } },
-        ),
+        new CapabilityError(method, capability, "client", {
+          code: ModernErrorCode.MissingRequiredClientCapability,
+          data: { requiredCapabilities: { [capability]: {} } },
+        }),
       );
     }
-    return this.answer(key, method, params);
-  }
-
-  private async answer(key: string, method: string, params: JsonObject | undefined): Promise<JsonObject> {
-    const asked = await digest(`${method}\n${canonicalJson(params ?? {})}`);
-    const prior = await this.prior;
-    const recorded = prior.asked[key];
-    if (recorded !== undefined && recorded !== asked) {
-      throw new RequestRefusedError(
-        ErrorCode.InvalidParams,
-        `Invalid params: requestState does not match this request's input request ${key} (the handler asked something else); send the request anew`,
-      );
-    }
-    const answer = prior.answers[key];
-    if (recorded !== undefined && answer !== undefined) return answer;
-    return new Promise<JsonObject>((_resolve, reject) => {
-      this.pending.push({ key, method, params, digest: asked, reject });
-      if (!this.ending) {
-        this.ending = true;
-        // After this turn: the asks a handler makes together (Promise.all) share the round.
-        setTimeout(() => void this.end(), 0);
+    if (this.ended !== undefined) return Promise.reject(this.ended);
+    return new Promise<JsonObject>((resolve, reject) => {
+      const ask: PendingAsk = { key, method, params, digest: "", reject, ready: Promise.resolve(false) };
+      ask.ready = this.lookUp(ask, resolve, reject);
+      // Registered at once, looked at after this turn: the asks a handler makes together (Promise.all) share a round
+      // however long each lookup takes.
+      this.waiting.push(ask);
+      if (!this.looking) {
+        this.looking = true;
+        setTimeout(() => void this.look(), 0);
       }
     });
   }
 
-  /** Ends the handler's run: the pending asks go to the client with everything needed to resume in the state. */
-  private async end(): Promise<void> {
-    const pending = this.pending;
-    this.pending = [];
-    let prior: Prior;
+  /** Answers the ask from the state and this retry's responses; true when it stays unanswered. */
+  private async lookUp(
+    ask: PendingAsk,
+    resolve: (answer: JsonObject) => void,
+    reject: (error: unknown) => void,
+  ): Promise<boolean> {
     try {
-      prior = await this.prior;
+      ask.digest = await digest(`${ask.method}\n${canonicalJson(ask.params ?? {})}`);
+      const prior = await this.prior;
+      const recorded = prior.asked[ask.key];
+      if (recorded !== undefined && recorded !== ask.digest) {
+        throw new RequestRefusedError(
+          ErrorCode.InvalidParams,
+          `Invalid params: requestState does not match this request's input request ${ask.key} (the handler asked something else); send the request anew`,
+        );
+      }
+      const answer = prior.answers[ask.key];
+      // Without a state only this retry's responses count: the client answered before (or without) being asked.
+      if (answer !== undefined && (recorded !== undefined || !prior.sealed)) {
+        resolve(answer);
+        return false;
+      }
+      return true;
     } catch (error) {
-      for (const ask of pending) ask.reject(error);
+      reject(error);
+      return false;
+    }
+  }
+
+  /** After the turn that asked: the asks still unanswered end the run in one round. */
+  private async look(): Promise<void> {
+    this.looking = false;
+    const batch = this.waiting;
+    this.waiting = [];
+    const open = await Promise.all(batch.map((ask) => ask.ready));
+    const pending = batch.filter((_ask, i) => open[i]);
+    if (pending.length === 0) return;
+    if (this.ended !== undefined) {
+      for (const ask of pending) ask.reject(this.ended);
       return;
     }
+    const prior = await this.prior;
     const asked: { [key: string]: string } = { ...prior.asked };
     const inputRequests: JsonObject = {};
     for (const ask of pending) {
@@ -136,6 +167,7 @@ export class InputRound {
       inputRequests,
       requestState: await this.sealer.seal(payload),
     });
+    this.ended = answer;
     // The run is over: work it still does is wasted, and its signal says why.
     this.context.abort(answer);
     for (const ask of pending) ask.reject(answer);
@@ -143,7 +175,7 @@ export class InputRound {
 
   private async load(params: JsonObject | undefined): Promise<Prior> {
     const state = params?.requestState;
-    if (state === undefined) return { answers: {}, asked: {} };
+    if (state === undefined) return { answers: plainEntries(params?.inputResponses), asked: {}, sealed: false };
     if (typeof state !== "string")
       throw new RequestRefusedError(ErrorCode.InvalidParams, "Invalid params: requestState must be a string");
     let payload: StatePayload;
@@ -167,8 +199,16 @@ export class InputRound {
         if (Object.hasOwn(payload.q, key) && isPlainObject(value)) answers[key] = value;
       }
     }
-    return { answers, asked: payload.q };
+    return { answers, asked: payload.q, sealed: true };
   }
+}
+
+/** The object-valued entries of an inputResponses map (anything else is not an answer and is ignored). */
+function plainEntries(responses: unknown): { [key: string]: JsonObject } {
+  const out: { [key: string]: JsonObject } = {};
+  if (!isPlainObject(responses)) return out;
+  for (const [key, value] of Object.entries(responses)) if (isPlainObject(value)) out[key] = value;
+  return out;
 }
 
 function isDeclared(capabilities: JsonObject, name: string): boolean {
