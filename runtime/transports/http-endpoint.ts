@@ -173,7 +173,7 @@ export class ServerCore {
       const problem = headerMismatch(ex.headers, request, this.options.headerParams);
       if (problem !== undefined) return refuseHeaderMismatch(ex, id, problem);
     }
-    const posted = await this.table.forOneMessage(ex, grant?.principal);
+    const posted = await this.table.forOneMessage(ex, id, grant?.principal);
     if (posted === undefined) return;
     const { transport } = posted;
     const info = inboundInfo(ex, transport, grant);

@@ -51,6 +51,9 @@ export class HttpReplyChannel implements ReplyChannel {
     this.reported = now;
     if (this.stream.done || !this.stream.pending.has(this.key)) return;
     for (const listener of this.listeners) listener(now);
+    // The request is over with its connection: its stream ends (and a transport of its own closes) even when
+    // nobody above watched, so the request holds nothing of the server's any more.
+    if (!now && this.lossCancels) this.abandon();
   }
 
   watchConnection(listener: (connected: boolean) => void): void {

@@ -149,6 +149,13 @@ export interface StreamableHttpServerOptions extends HostOriginPolicy {
    */
   maxSessionsPerPrincipal?: number;
   /**
+   * Most requests served at once on a transport of their own (each POST when stateless, each MCP 2026-07-28
+   * request): each holds a session of the app's. One more is answered 503 with Retry-After and a JSON-RPC error
+   * (-32000, data `{ maxStatelessRequests }`) and opens nothing; the session quotas above do not count these.
+   * Default 10,000; 0 for no limit.
+   */
+  maxStatelessRequests?: number;
+  /**
    * Behind reverse proxies: the request header they record the client's address in (e.g. "x-forwarded-for", a
    * list each proxy appends the address it was connected from to). Default: none, and no header is believed (a
    * client writes its own); the address is the connection's peer. Set it only when every request comes through

@@ -20,6 +20,7 @@ export { HttpServerTransport, UndeliverableMessageError } from "./http-session-t
 export {
   DEFAULT_MAX_SESSIONS,
   DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+  DEFAULT_MAX_STATELESS_REQUESTS,
   DEFAULT_SESSION_IDLE_TIMEOUT_MS,
 } from "./http-sessions.js";
 
@@ -49,7 +50,7 @@ export interface StreamableHttpServer {
   readonly fetch: (request: Request, info?: FetchRequestInfo) => Promise<Response>;
   /** Live sessions by id. */
   readonly sessions: ReadonlyMap<string, HttpServerTransport>;
-  /** Ends every session (onclose fires on each). */
+  /** Ends every session and every request on a transport of its own (onclose fires on each). */
   close(): Promise<void>;
 }
 
@@ -68,7 +69,8 @@ export function createStreamableHttpServer(options: StreamableHttpServerOptions)
     },
     sessions: core.table.sessions,
     async close() {
-      await Promise.all([...core.table.sessions.values()].map((s) => s.close()));
+      const open = [...core.table.sessions.values(), ...core.table.oneShots];
+      await Promise.all(open.map((s) => s.close()));
     },
   };
 }

@@ -22,6 +22,7 @@ const DEFAULT_SSE_HIGH_WATER_MARK = 1024 * 1024;
 export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
 export const DEFAULT_MAX_SESSIONS = 10_000;
 export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 100;
+export const DEFAULT_MAX_STATELESS_REQUESTS = 10_000;
 
 /** The session a POSTed message goes to, and the headers of its reply. */
 export interface PostedSession {
@@ -37,9 +38,12 @@ export class SessionTable implements SessionHost {
   readonly idleTimeoutMs: number;
   readonly highWaterMark: number;
   readonly sessions = new Map<string, HttpServerTransport>();
+  /** The live transports of one message each (stateless mode, the 2026-07-28 lane). */
+  readonly oneShots = new Set<HttpServerTransport>();
   private readonly versions: ReadonlySet<string>;
   private readonly maxSessions: number;
   private readonly maxPerClient: number;
+  private readonly maxOneShots: number;
   /** Each client's live sessions (by clientKey), least recently requested first, with when each last was. */
   private readonly byClient = new Map<string, Map<HttpServerTransport, number>>();
   private readonly clientOf = new Map<HttpServerTransport, string>();
@@ -61,6 +65,11 @@ export class SessionTable implements SessionHost {
       options.maxSessionsPerPrincipal,
       DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
     );
+    this.maxOneShots = limitOption(
+      "maxStatelessRequests",
+      options.maxStatelessRequests,
+      DEFAULT_MAX_STATELESS_REQUESTS,
+    );
     this.highWaterMark = limitOption(
       "sseHighWaterMarkBytes",
       options.sseHighWaterMarkBytes,
@@ -69,6 +78,10 @@ export class SessionTable implements SessionHost {
   }
 
   forget(transport: HttpServerTransport): void {
+    if (transport.perRequest) {
+      this.oneShots.delete(transport);
+      return;
+    }
     if (transport.sessionId !== undefined && this.sessions.get(transport.sessionId) === transport) {
       this.sessions.delete(transport.sessionId);
     }
@@ -91,7 +104,7 @@ export class SessionTable implements SessionHost {
   ): Promise<PostedSession | undefined> {
     if (this.options.stateless) {
       if (!isInitialize && !this.versionOk(ex)) return undefined;
-      return this.forOneMessage(ex, principal);
+      return this.forOneMessage(ex, requestIdOf(message), principal);
     }
     if (!isInitialize) {
       const found = this.lookup(ex, principal);
@@ -144,8 +157,25 @@ export class SessionTable implements SessionHost {
    * A transport for one POSTed message and its reply (stateless mode, the 2026-07-28 lane): no session id, nothing
    * stored, outside the session quotas (it lives as long as its request). Undefined: the POST has been answered.
    */
-  async forOneMessage(ex: HttpExchange, principal: string | undefined): Promise<PostedSession | undefined> {
+  async forOneMessage(
+    ex: HttpExchange,
+    requestId: RequestId | undefined,
+    principal: string | undefined,
+  ): Promise<PostedSession | undefined> {
+    if (this.maxOneShots > 0 && this.oneShots.size >= this.maxOneShots) {
+      // Each holds a session of the app's and a handler: past the bound the newcomer waits, the others go on.
+      refuse(
+        ex,
+        503,
+        requestId,
+        `Server busy: too many requests in flight (maxStatelessRequests ${this.maxOneShots}); try again later`,
+        { maxStatelessRequests: this.maxOneShots },
+        { "retry-after": "1" },
+      );
+      return undefined;
+    }
     const transport = new HttpServerTransport(this, undefined, principal);
+    this.oneShots.add(transport);
     if (!(await this.connect(ex, transport))) return undefined;
     return { transport, headers: {} };
   }
@@ -211,16 +241,21 @@ export class SessionTable implements SessionHost {
   }
 }
 
-/** Answers an initialize that opens nothing: the HTTP status, and a JSON-RPC error that carries the request's id. */
+/** Answers a POST that opens nothing: the HTTP status, and a JSON-RPC error that carries the request's id. */
 function refuse(
   ex: HttpExchange,
   status: number,
-  id: RequestId,
+  id: RequestId | undefined,
   message: string,
   data?: Record<string, number>,
   headers: Record<string, string> = {},
 ): void {
   const error =
     data === undefined ? { code: ErrorCode.ServerBusy, message } : { code: ErrorCode.ServerBusy, message, data };
-  ex.respond(status, { ...JSON_HEADERS, ...headers }, JSON.stringify({ jsonrpc: "2.0", id, error }));
+  const body = id === undefined ? { jsonrpc: "2.0", error } : { jsonrpc: "2.0", id, error };
+  ex.respond(status, { ...JSON_HEADERS, ...headers }, JSON.stringify(body));
+}
+
+function requestIdOf(message: JsonRpcMessage): RequestId | undefined {
+  return "method" in message && "id" in message ? (message as { id: RequestId }).id : undefined;
 }

@@ -250,7 +250,10 @@ export class SseOutput {
   finish(stream: OutStream, sessionEnding: boolean, completed: boolean): void {
     if (stream.closeTimer) clearTimeout(stream.closeTimer);
     if (stream.jsonReply) {
-      stream.jsonReply.respond(404, JSON_HEADERS, errorBody(ErrorCode.InvalidRequest, "Session terminated"));
+      // A transport of one request has no session to lose: it ended because the server (or the app) closed it.
+      if (this.sessionId === undefined)
+        stream.jsonReply.respond(503, JSON_HEADERS, errorBody(ErrorCode.ConnectionLost, "Server closed the request"));
+      else stream.jsonReply.respond(404, JSON_HEADERS, errorBody(ErrorCode.InvalidRequest, "Session terminated"));
       stream.jsonReply = undefined;
     }
     const sink = stream.sink;

@@ -419,3 +419,81 @@ describe("what applies to both lanes, and what does not", () => {
     expect(await ok.json()).toMatchObject({ id: 30, result: { principal: "alice" } });
   });
 });
+
+describe("requests on transports of their own: maxStatelessRequests, close()", () => {
+  const wait = (id: RequestId, name: string) => modern(id, "wait", { gate: name, before: 0, after: 0 });
+
+  it("past maxStatelessRequests a POST gets 503 with Retry-After and -32000, and opens nothing; a freed place serves", async () => {
+    const server = await start({ maxStatelessRequests: 2 });
+    const held = [40, 41].map((id) => post(server.url, wait(id, "g"), mirrored("wait")));
+    await until(() => server.responder.received.length === 2);
+    const refused = await post(server.url, modern(42, "echo"), mirrored("echo"));
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("retry-after")).toBe("1");
+    expect(await refused.json()).toEqual({
+      jsonrpc: "2.0",
+      id: 42,
+      error: {
+        code: ErrorCode.ServerBusy,
+        message: expect.stringContaining("maxStatelessRequests 2"),
+        data: { maxStatelessRequests: 2 },
+      },
+    });
+    expect(server.responder.transports).toHaveLength(2);
+    // A session does not count against it.
+    const sid = await initialize(server.url);
+    expect(sid).toBeTruthy();
+    server.responder.open("g");
+    for (const res of await Promise.all(held)) expect(res.status).toBe(200);
+    await until(() => server.responder.closed.length === 2);
+    expect((await post(server.url, modern(43, "echo"), mirrored("echo"))).status).toBe(200);
+  });
+
+  it("counts stateless mode's transports too", async () => {
+    const server = await start({ stateless: true, maxStatelessRequests: 1 });
+    const held = post(server.url, {
+      jsonrpc: "2.0",
+      id: 44,
+      method: "wait",
+      params: { gate: "g", before: 0, after: 0 },
+    });
+    await until(() => server.responder.received.length === 1);
+    const refused = await post(server.url, { jsonrpc: "2.0", id: 45, method: "echo" });
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toMatchObject({ id: 45, error: { code: ErrorCode.ServerBusy } });
+    server.responder.open("g");
+    expect((await held).status).toBe(200);
+  });
+
+  it("a closed connection ends its transport even when nothing above watches it, and frees its place", async () => {
+    const server = await start({ maxStatelessRequests: 1 });
+    const abort = new AbortController();
+    const sent = fetch(server.url, {
+      method: "POST",
+      headers: {
+        accept: "application/json, text/event-stream",
+        "content-type": "application/json",
+        ...mirrored("wait"),
+      },
+      body: JSON.stringify(wait(46, "never")),
+      signal: abort.signal,
+    });
+    sent.catch(() => undefined);
+    await until(() => server.responder.received.length === 1);
+    abort.abort();
+    // The stand-in never answers and watches no connection: the transport ends on its own.
+    await until(() => server.responder.closed.length === 1, 10_000, "the transport ended");
+    expect((await post(server.url, modern(47, "echo"), mirrored("echo"))).status).toBe(200);
+  });
+
+  it("close() ends requests in flight on transports of their own: a pending JSON reply gets 503", async () => {
+    const server = await start();
+    const held = post(server.url, wait(48, "never"), mirrored("wait"));
+    await until(() => server.responder.received.length === 1);
+    await server.mcp.close();
+    const res = await held;
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ error: { code: ErrorCode.ConnectionLost } });
+    expect(server.responder.closed).toHaveLength(1);
+  });
+});
