@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFiles } from "../../generator/files.js";
 import { generate } from "../../generator/generate.js";
-import { definitionMap, type Model } from "../../generator/model.js";
+import { definitionMap, paramsGuardName, type Model } from "../../generator/model.js";
 import { Agreement, MESSAGE_UNIONS, type Subject } from "../guards/agreement.js";
 import { allMutants } from "../guards/arbitrary.js";
 import { createOracle, exported, isJsonPointer, type Explain, type Guard } from "../guards/oracle.js";
@@ -169,6 +169,37 @@ describe("the generated SDKs", () => {
     expect(clientToServer["tools/call"]!.isTaskResult!({ task })).toBe(true);
     expect(clientToServer["tools/call"]!.isTaskResult!({ content: [] })).toBe(false);
     expect(clientToServer["tools/list"]!.isTaskResult).toBeUndefined();
+  });
+
+  it("derive the input requests from the InputRequest union, each with its result and client capability: none before 2026-07-28", async () => {
+    const modern = [
+      "elicitation/create ElicitRequestParams ElicitResult elicitation",
+      "roots/list ListRootsRequest$Params ListRootsResult roots",
+      "sampling/createMessage CreateMessageRequestParams CreateMessageResult sampling",
+    ];
+    const expected: Record<Revision, string[]> = {
+      "2024-11-05": [],
+      "2025-03-26": [],
+      "2025-06-18": [],
+      "2025-11-25": [],
+      "2026-07-28": modern,
+      draft: modern,
+    };
+    for (const revision of REVISIONS) {
+      const { model } = await sdk(revision);
+      const inputs = (model.inputRequests ?? []).map(
+        (m) => `${m.method} ${paramsGuardName(m)} ${m.results!.join("|")} ${m.capability}`,
+      );
+      expect(inputs, revision).toEqual(expected[revision]);
+      // Clients cancel in every revision, also where the schema writes ClientNotification as a copy of its one member.
+      expect(model.messages.find((m) => m.method === "notifications/cancelled")?.direction, revision).toBe("both");
+    }
+    const { dir } = await sdk("2026-07-28");
+    const { inputRequests } = (await import(join(dir, "dispatch.ts"))) as {
+      inputRequests: Record<string, { isResult: (v: unknown) => boolean; capability?: string }>;
+    };
+    expect(inputRequests["roots/list"]!.isResult({ roots: [{ uri: "file:///a" }] })).toBe(true);
+    expect(inputRequests["roots/list"]!.isResult({ roots: "nope" })).toBe(false);
   });
 
   it("derive each method's capability from its category naming a member of the receiver's capabilities", async () => {
