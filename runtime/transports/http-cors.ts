@@ -2,7 +2,14 @@
 import { limitOption } from "../limits.js";
 import type { HeaderRecord, HttpExchange } from "./http-exchange.js";
 import { originAllowed } from "./http-security.js";
-import { LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER } from "./http-wire.js";
+import {
+  LAST_EVENT_ID_HEADER,
+  METHOD_HEADER,
+  NAME_HEADER,
+  PARAM_HEADER_PREFIX,
+  PROTOCOL_VERSION_HEADER,
+  SESSION_HEADER,
+} from "./http-wire.js";
 
 export interface CorsOptions {
   /**
@@ -19,11 +26,16 @@ export interface CorsOptions {
 
 export const DEFAULT_CORS_MAX_AGE_SECONDS = 600;
 
-/** What the client transport sends: MCP's own headers, content negotiation, and a bearer token. */
+/**
+ * What the client transport sends: MCP's own headers (both eras'), content negotiation, and a bearer token. The
+ * Mcp-Param-{name} headers of 2026-07-28 are named by each server's tools, so a preflight gets the ones it asks for.
+ */
 const MCP_REQUEST_HEADERS = [
   SESSION_HEADER,
   PROTOCOL_VERSION_HEADER,
   LAST_EVENT_ID_HEADER,
+  METHOD_HEADER,
+  NAME_HEADER,
   "content-type",
   "authorization",
   "accept",
@@ -89,10 +101,11 @@ export class CorsPolicy {
 
   /** The headers of a 204 answering an allowed origin's preflight. */
   preflightHeaders(origin: string, headers: HeaderRecord): Record<string, string> {
+    const params = requestedParamHeaders(headers["access-control-request-headers"]);
     const out: Record<string, string> = {
       "access-control-allow-origin": origin,
       "access-control-allow-methods": this.methods,
-      "access-control-allow-headers": this.requestHeaders,
+      "access-control-allow-headers": params.length === 0 ? this.requestHeaders : `${this.requestHeaders}, ${params}`,
       "access-control-max-age": this.maxAge,
       vary: "origin, access-control-request-method, access-control-request-headers",
     };
@@ -101,6 +114,16 @@ export class CorsPolicy {
       out["access-control-allow-private-network"] = "true";
     return out;
   }
+}
+
+/** The Mcp-Param-{name} headers a preflight asks for, lower-cased, as a list; names that are no tokens are left out. */
+function requestedParamHeaders(requested: string | undefined): string {
+  if (requested === undefined) return "";
+  const names = requested
+    .split(",")
+    .map((name) => name.trim().toLowerCase())
+    .filter((name) => name.startsWith(PARAM_HEADER_PREFIX) && /^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name));
+  return [...new Set(names)].join(", ");
 }
 
 /**

@@ -1,14 +1,10 @@
 // MCP 2026-07-28's mirrored request headers: each one checked against the body field it mirrors, Base64 form decoded.
 import { isPlainObject, type JsonObject } from "../jsonrpc.js";
 import type { HeaderRecord } from "./http-exchange.js";
+import { METHOD_HEADER, NAME_HEADER, PARAM_HEADER_PREFIX, PROTOCOL_VERSION_HEADER } from "./http-wire.js";
 
 /** The `_meta` key whose presence in a request's params claims the 2026-07-28 era (and later). */
 export const PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion";
-
-const PROTOCOL_VERSION = "mcp-protocol-version";
-const METHOD = "mcp-method";
-const NAME = "mcp-name";
-const PARAM_PREFIX = "mcp-param-";
 
 /**
  * A tool parameter the tool's inputSchema marks with `x-mcp-header`: clients mirror its value into the request
@@ -92,12 +88,12 @@ export function headerMismatch(
   const params = request.params ?? {};
   const meta = isPlainObject(params._meta) ? params._meta : {};
   const problem =
-    exact(headers, PROTOCOL_VERSION, "MCP-Protocol-Version", meta[PROTOCOL_VERSION_META]) ??
-    exact(headers, METHOD, "Mcp-Method", request.method);
+    exact(headers, PROTOCOL_VERSION_HEADER, "MCP-Protocol-Version", meta[PROTOCOL_VERSION_META]) ??
+    exact(headers, METHOD_HEADER, "Mcp-Method", request.method);
   if (problem !== undefined) return problem;
   const nameField = NAME_SOURCES.get(request.method);
   if (nameField !== undefined && typeof params[nameField] === "string") {
-    const name = mirrored(headers, NAME, "Mcp-Name", params[nameField], true);
+    const name = mirrored(headers, NAME_HEADER, "Mcp-Name", params[nameField], true);
     if (name !== undefined) return name;
   }
   if (paramHeadersOf === undefined || request.method !== TOOLS_CALL || typeof params.name !== "string") return;
@@ -107,7 +103,7 @@ export function headerMismatch(
   for (const { path, header } of mirrors) {
     const value = valueAt(params.arguments, path);
     const label = `Mcp-Param-${header}`;
-    const problem = mirrored(headers, PARAM_PREFIX + header.toLowerCase(), label, value, value !== undefined);
+    const problem = mirrored(headers, PARAM_HEADER_PREFIX + header.toLowerCase(), label, value, value !== undefined);
     if (problem !== undefined) return problem;
   }
   return;

@@ -5,6 +5,10 @@ import { isPlainObject } from "../jsonrpc.js";
 export const SESSION_HEADER = "mcp-session-id";
 export const PROTOCOL_VERSION_HEADER = "mcp-protocol-version";
 export const LAST_EVENT_ID_HEADER = "last-event-id";
+/** MCP 2026-07-28's request headers mirrored from the body: the method, the name it acts on, tool parameters. */
+export const METHOD_HEADER = "mcp-method";
+export const NAME_HEADER = "mcp-name";
+export const PARAM_HEADER_PREFIX = "mcp-param-";
 
 /** The version a server assumes when a client sends no MCP-Protocol-Version header (spec, 2025-11-25). */
 export const DEFAULT_ASSUMED_PROTOCOL_VERSION = "2025-03-26";

@@ -53,6 +53,8 @@ const MCP_HEADERS = [
   "mcp-session-id",
   "mcp-protocol-version",
   "last-event-id",
+  "mcp-method",
+  "mcp-name",
   "content-type",
   "authorization",
   "accept",

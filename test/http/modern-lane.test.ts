@@ -7,10 +7,10 @@ import type { MethodSpec } from "../../runtime/dispatch.js";
 import { RequestCancelledError } from "../../runtime/errors.js";
 import type { RequestContext } from "../../runtime/peer.js";
 import { Session } from "../../runtime/session.js";
-import type { HttpServerTransport } from "../../runtime/transports/http-server.js";
+import { createStreamableHttpServer, type HttpServerTransport } from "../../runtime/transports/http-server.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { gate, until } from "../kit/timing.js";
-import { initialize, initializeMessage, post, readSse, serverPerTest, sessionHeaders } from "./helpers.js";
+import { ACCEPT_BOTH, initialize, initializeMessage, post, readSse, serverPerTest, sessionHeaders } from "./helpers.js";
 
 const start = serverPerTest();
 const cleanup = closeAfterEach();
@@ -417,6 +417,67 @@ describe("what applies to both lanes, and what does not", () => {
     expect(server.responder.transports).toHaveLength(0);
     const ok = await post(server.url, echo, { ...mirrored("echo"), ...auth });
     expect(await ok.json()).toMatchObject({ id: 30, result: { principal: "alice" } });
+  });
+});
+
+describe("the 2026-07-28 lane through the fetch handler", () => {
+  const request = (body: JsonRpcMessage, method: string, signal?: AbortSignal) =>
+    new Request("http://127.0.0.1/mcp", {
+      method: "POST",
+      headers: { host: "127.0.0.1", accept: ACCEPT_BOTH, "content-type": "application/json", ...mirrored(method) },
+      body: JSON.stringify(body),
+      signal,
+    });
+
+  it("answers with the mapped status and no session id", async () => {
+    const mcp = createStreamableHttpServer({ onSession: answering });
+    cleanup(() => mcp.close());
+    const res = await mcp.fetch(request(modern(60, "x", { code: ErrorCode.MethodNotFound }), "x"));
+    expect(res.status).toBe(404);
+    expect(res.headers.get("mcp-session-id")).toBeNull();
+    expect(await res.json()).toMatchObject({ id: 60, error: { code: ErrorCode.MethodNotFound } });
+  });
+
+  it("a request whose signal aborts while its JSON reply is pending aborts its handler", async () => {
+    const { state, onSession } = parkingSessions();
+    const mcp = createStreamableHttpServer({ onSession });
+    cleanup(() => mcp.close());
+    const abort = new AbortController();
+    void mcp.fetch(request(modern(61, "park"), "park", abort.signal));
+    await until(() => state.started === 1);
+    abort.abort();
+    await until(() => state.aborted.length === 1, 10_000, "the handler was aborted");
+    expect(state.aborted[0]).toBeInstanceOf(RequestCancelledError);
+    state.release();
+  });
+});
+
+describe("CORS for 2026-07-28 pages", () => {
+  it("a preflight may send the mirrored headers, Mcp-Param ones included, and the request then goes through", async () => {
+    const app = "http://localhost:5173";
+    const server = await start({ cors: { allowedOrigins: [app] } });
+    const preflight = await fetch(server.url, {
+      method: "OPTIONS",
+      headers: {
+        origin: app,
+        "access-control-request-method": "POST",
+        "access-control-request-headers":
+          "content-type, mcp-protocol-version, mcp-method, mcp-name, Mcp-Param-Region, mcp-param-region, mcp-param-a(b)",
+      },
+    });
+    expect(preflight.status).toBe(204);
+    const allowed = preflight.headers.get("access-control-allow-headers")!.split(", ");
+    expect(allowed).toEqual(
+      expect.arrayContaining(["mcp-protocol-version", "mcp-method", "mcp-name", "mcp-param-region"]),
+    );
+    expect(allowed.filter((h) => h.startsWith("mcp-param-"))).toEqual(["mcp-param-region"]);
+    const res = await post(server.url, modern(50, "echo"), {
+      ...mirrored("echo"),
+      origin: app,
+      "mcp-param-region": "x",
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("access-control-allow-origin")).toBe(app);
   });
 });
 
