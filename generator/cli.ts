@@ -199,7 +199,11 @@ export function program(io: Io = defaultIo): Command {
 
   const common = (c: Command) =>
     c
-      .option("--schema <file>", "schema to read", "schema/schema.json")
+      .option(
+        "--schema <file>",
+        "schema to read; given here, it is the one schema generated even when the config lists revisions",
+        "schema/schema.json",
+      )
       .option("--out <dir>", "output directory", "generated")
       .option(
         "--methods <file>",
@@ -209,26 +213,32 @@ export function program(io: Io = defaultIo): Command {
       .option("--runtime-import <specifier>", "module specifier generated code imports the runtime from")
       .exitOverride();
 
-  common(cmd.command("generate").description("write the generated SDK into --out")).action(
-    async (opts, self: Command) => {
-      const start = performance.now();
-      const run = runOf(opts, self);
-      for (const r of run.schemas) requireFile(r.schema, "schema");
-      const { files, notes } = await generateFrom(opts, rerunCommand(self), run);
-      for (const n of notes) io.err(`note: ${n}`);
-      const written = writeFiles(opts.out, files);
-      for (const f of written)
-        io.out(`${f.changed ? "wrote    " : "unchanged"} ${join(shownOut(opts, self), f.path)} (${f.bytes} bytes)`);
-      io.out(
-        `${written.length} files, ${written.filter((f) => f.changed).length} changed, in ${Math.round(performance.now() - start)} ms`,
-      );
-    },
-  );
+  common(
+    cmd
+      .command("generate")
+      .description(
+        "write the generated SDK into --out (with the config's revisions: the SDK revision there, each other's wire module in --out/<revision>/, and eras.ts)",
+      ),
+  ).action(async (opts, self: Command) => {
+    const start = performance.now();
+    const run = runOf(opts, self);
+    for (const r of run.schemas) requireFile(r.schema, "schema");
+    const { files, notes } = await generateFrom(opts, rerunCommand(self), run);
+    for (const n of notes) io.err(`note: ${n}`);
+    const written = writeFiles(opts.out, files);
+    for (const f of written)
+      io.out(`${f.changed ? "wrote    " : "unchanged"} ${join(shownOut(opts, self), f.path)} (${f.bytes} bytes)`);
+    io.out(
+      `${written.length} files, ${written.filter((f) => f.changed).length} changed, in ${Math.round(performance.now() - start)} ms`,
+    );
+  });
 
   common(
     cmd
       .command("check")
-      .description("fail (exit 1) when --out differs from what the schema generates; prints a diff per file"),
+      .description(
+        "fail (exit 1) when --out differs from what the schema (or every revision the config lists) generates; prints a diff per file",
+      ),
   )
     .option("--diff-lines <n>", "most diff lines shown per file, 0 for all", diffLinesOption, DEFAULT_DIFF_LINES)
     .action(async (opts, self: Command) => {

@@ -56,10 +56,8 @@ export function loadConfig(file: string): McpgenConfig {
   if (config.emit) out.emit = { ...config.emit };
   if (config.revisions) {
     // The SDK revision is always marked, so nothing downstream repeats the default.
-    const sdk = Math.max(
-      0,
-      config.revisions.findIndex((r) => r.sdk),
-    );
+    const marked = config.revisions.findIndex((r) => r.sdk);
+    const sdk = marked < 0 ? 0 : marked;
     out.revisions = config.revisions.map((r, i) => ({
       revision: r.revision,
       schema: resolve(base, r.schema),
@@ -73,11 +71,17 @@ export function loadConfig(file: string): McpgenConfig {
 /** What the meta-schema cannot say clearly: one name per revision, one SDK revision, no single-schema settings beside. */
 function checkRevisions(file: string, config: McpgenConfig): void {
   const revisions = config.revisions!;
-  for (const key of ["schema", "methods"] as const)
+  const own = {
+    schema: "each names its own schema",
+    methods: "each names its own methods sidecar",
+    overlay: "each revision's overlay lies beside its schema",
+    patches: "each revision's patches lie beside its schema",
+  } as const;
+  for (const key of ["schema", "methods", "overlay", "patches"] as const)
     if (config[key] !== undefined)
       throw new SchemaError(
         file,
-        `"${key}" and "revisions" exclude each other: with revisions, each names its own ${key === "schema" ? "schema" : "methods sidecar"}`,
+        `"${key}" and "revisions" exclude each other: with revisions, ${own[key]}`,
         `/${key}`,
       );
   const seen = new Map<string, number>();

@@ -170,6 +170,11 @@ describe("a bad multi-revision config", () => {
       'mcpgen.config.json#/schema: "schema" and "revisions" exclude each other',
     ],
     [
+      "an overlay setting beside revisions",
+      { overlay: "schema/overlay.json", revisions: REVISIONS },
+      'mcpgen.config.json#/overlay: "overlay" and "revisions" exclude each other: with revisions, each revision\'s overlay lies beside its schema',
+    ],
+    [
       "a revision listed twice",
       { revisions: [REVISIONS[0], { ...REVISIONS[1], revision: "2025-11-25" }] },
       "mcpgen.config.json#/revisions/1/revision: revision 2025-11-25 is listed twice (first at /revisions/0)",
