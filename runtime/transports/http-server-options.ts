@@ -125,9 +125,10 @@ export interface StreamableHttpServerOptions extends HostOriginPolicy {
   supportedProtocolVersions?: readonly string[];
   /**
    * MCP 2026-07-28: the tool parameters clients mirror into `Mcp-Param-{name}` headers (`x-mcp-header` in a tool's
-   * inputSchema), by tool name, as read from the server's registered tools. When given, the Mcp-Param headers of each tools/call on
-   * that lane are checked against its arguments (400 and -32020 HeaderMismatch when they disagree, are missing, or
-   * come without a value in the body). Without it, or for a tool it returns undefined for, they are not checked.
+   * inputSchema), by tool name, as read from the server's registered tools. When given, the Mcp-Param headers of
+   * each tools/call on that lane are checked against its arguments (400 and -32020 HeaderMismatch when they
+   * disagree, are missing, or come without a value in the body). Without it, or for a tool it returns undefined
+   * for, they are not checked.
    */
   headerParams?: ParamHeadersOf;
   /**
