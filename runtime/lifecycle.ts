@@ -5,7 +5,7 @@ import type { Transport } from "./transport.js";
 import type { DispatchTable } from "./dispatch.js";
 import type { PeerIdentity, RequestHandler, RequestOptions } from "./peer.js";
 import { MODERN_PROTOCOL_VERSIONS, ServerEra } from "./eras/server-era.js";
-import { DISCOVER, DISCOVER_SPEC } from "./eras/2026-07-28/wire.js";
+import { DISCOVER, DISCOVER_SPEC, LISTEN, LISTEN_SPEC } from "./eras/2026-07-28/wire.js";
 import { RequestStateSealer, type RequestStateOptions } from "./eras/2026-07-28/request-state.js";
 import { CapabilityError, ConnectionClosedError, ProtocolVersionError } from "./errors.js";
 import { Session, type SessionOptions } from "./session.js";
@@ -323,9 +323,7 @@ export class ServerSession extends Session {
 
   constructor(options: ServerSessionOptions) {
     // server/discover is answered on every connection, whichever revision the tables were generated from.
-    const inbound = Object.hasOwn(options.inbound, DISCOVER)
-      ? options.inbound
-      : { ...options.inbound, [DISCOVER]: DISCOVER_SPEC };
+    const inbound = { [DISCOVER]: DISCOVER_SPEC, [LISTEN]: LISTEN_SPEC, ...options.inbound };
     super(withLifecycle({ ...options, inbound }));
     this.serverInfo = options.serverInfo;
     this.advertised = options.capabilities ?? {};

@@ -7,6 +7,8 @@ import type { Transport } from "./transport.js";
 import { ServerSession, type ServerSessionOptions } from "./lifecycle.js";
 import { CapabilityError, ReplacedAnswer, RequestRefusedError } from "./errors.js";
 import { RequestStateSealer } from "./eras/2026-07-28/request-state.js";
+import { LISTEN } from "./eras/2026-07-28/wire.js";
+import { Subscriptions } from "./mcp-subscriptions.js";
 import { limitOption } from "./limits.js";
 import { McpContext, sendLog, type McpConnection } from "./mcp-context.js";
 import { compileSchema as builtInCompiler, type SchemaCheck, type SchemaCompiler } from "./mcp-schema.js";
@@ -192,6 +194,8 @@ export class McpServer {
   private readonly listChanged: boolean;
   private readonly logging: boolean;
   private readonly subscriptions: boolean;
+  /** Open subscriptions/listen streams (MCP 2026-07-28), whichever connection carries each. */
+  private readonly listens = new Subscriptions();
   private readonly extra: JsonObject;
   private readonly pendingChanges = new Set<Category>();
   private readonly methodScopes: ReadonlyMap<string, readonly string[]>;
@@ -349,8 +353,13 @@ export class McpServer {
     return [...this.open].map((c) => c.session);
   }
 
-  /** Close every connection. */
+  /** Close every connection (listen streams first get their graceful end). */
   async close(): Promise<void> {
+    if (this.listens.size > 0) {
+      this.listens.endAll();
+      // One turn for the ended listen requests' results to be handed to their transports before those close.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
     await Promise.allSettled([...this.open].map((c) => c.session.close()));
   }
 
@@ -361,6 +370,7 @@ export class McpServer {
       if (c.subscriptions.has(uri) && c.session.isOpen)
         sends.push(c.session.notify("notifications/resources/updated", { uri }));
     }
+    sends.push(...this.listens.resourceUpdated(uri, (error) => this.report(error)));
     await Promise.all(sends);
   }
 
@@ -449,6 +459,14 @@ export class McpServer {
       if (this.serves(category)) this.install(connection, category);
     }
     if (this.tasks !== undefined && this.servesTasks()) this.tasks.install(session);
+    session.onRequest(LISTEN, (params, ctx) =>
+      this.listens.listen(params, ctx, {
+        tools: this.listChanged && this.serves("tools"),
+        prompts: this.listChanged && this.serves("prompts"),
+        resources: this.listChanged && this.serves("resources"),
+        resourceSubscriptions: this.subscriptions && this.serves("resources"),
+      }),
+    );
     if (this.logging) {
       session.onRequest("logging/setLevel", (params) => {
         const level = LOGGING_LEVELS.indexOf(params?.level as McpLoggingLevel);
@@ -515,6 +533,10 @@ export class McpServer {
   private readonly announce = (): void => {
     const categories = [...this.pendingChanges];
     this.pendingChanges.clear();
+    if (this.listChanged && this.listens.size > 0) {
+      for (const category of categories)
+        this.listens.listChanged(category, LIST_CHANGED[category], (error) => this.report(error));
+    }
     for (const c of this.open) {
       const session = c.session;
       if (!session.initialized || !session.isOpen) continue;

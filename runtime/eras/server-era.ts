@@ -6,7 +6,10 @@ import type { HandlerContext } from "../handler-context.js";
 import type { InboundOperation } from "../operations.js";
 import type { SessionExtension } from "../session-extension.js";
 import { claimsModernEra, readEnvelope, MODERN_PROTOCOL_VERSIONS } from "./2026-07-28/envelope.js";
-import { DISCOVER, MODERN_CLIENT_REQUESTS, modernResponse } from "./2026-07-28/wire.js";
+import { DISCOVER, LISTEN, MODERN_CLIENT_REQUESTS, modernResponse } from "./2026-07-28/wire.js";
+
+/** Requests only a 2026-07-28 connection serves (server/discover is answered on every connection). */
+const MODERN_ONLY: ReadonlySet<string> = new Set([LISTEN]);
 import { INPUT_REQUIRED_METHODS, InputRound } from "./2026-07-28/input-rounds.js";
 import type { RequestStateSealer } from "./2026-07-28/request-state.js";
 
@@ -61,6 +64,7 @@ export class ServerEra implements SessionExtension {
       return undefined;
     }
     if (method === DISCOVER || method === host.keepAlive || method === host.handshake) return undefined;
+    if (MODERN_ONLY.has(method)) return new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
     if (!host.initialized && !host.perRequest) {
       return new RpcError(
         ErrorCode.InvalidRequest,

@@ -107,7 +107,16 @@ export async function rawPeer(cleanup: (close: () => unknown) => void, s: McpSer
       await until(() => received.some((m) => m.id === id));
       return received.find((m) => m.id === id)!;
     },
-    notify: (method: string) => clientEnd.send({ jsonrpc: "2.0", method }),
+    /** Sends a request without waiting for its answer (a long-lived one); returns its id. */
+    send(method: string, params?: JsonObject): number {
+      const id = next++;
+      void clientEnd.send(
+        params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params },
+      );
+      return id;
+    },
+    notify: (method: string, params?: JsonObject) =>
+      clientEnd.send(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params }),
     logs: () => received.filter((m) => m.method === "notifications/message").map((m) => (m.params as JsonObject).data),
   };
 }

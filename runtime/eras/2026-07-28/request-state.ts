@@ -63,7 +63,7 @@ export class RequestStateSealer {
         id: k.id,
         key: await crypto.subtle.importKey(
           "raw",
-          typeof k.secret === "string" ? encoder.encode(k.secret) : k.secret,
+          ownBuffer(typeof k.secret === "string" ? encoder.encode(k.secret) : k.secret),
           { name: "HMAC", hash: "SHA-256" },
           false,
           ["sign", "verify"],
@@ -91,7 +91,7 @@ export class RequestStateSealer {
     const valid =
       entry !== undefined &&
       signature !== undefined &&
-      (await crypto.subtle.verify("HMAC", entry.key, signature, encoder.encode(`${id}.${body}`)));
+      (await crypto.subtle.verify("HMAC", entry.key, ownBuffer(signature), encoder.encode(`${id}.${body}`)));
     if (!valid) throw invalidState("it was not issued by this server, or was changed");
     const bytes = fromBase64Url(body);
     let payload: unknown;
@@ -137,6 +137,13 @@ export function canonicalJson(value: unknown): string {
       .join(",")}}`;
   }
   return JSON.stringify(value) ?? "null";
+}
+
+/** The bytes in an ArrayBuffer of their own (WebCrypto's types take no view of a shared or foreign buffer). */
+function ownBuffer(bytes: Uint8Array): ArrayBuffer {
+  const copy = new Uint8Array(bytes.byteLength);
+  copy.set(bytes);
+  return copy.buffer;
 }
 
 function toBase64Url(bytes: Uint8Array): string {

@@ -42,6 +42,17 @@ export const DISCOVER_SPEC: MethodSpec = {
     params === undefined || isPlainObject(params) ? [] : [{ pointer: "/params", message: "must be an object" }],
 };
 
+export const LISTEN = "subscriptions/listen";
+
+/** subscriptions/listen: its filter is read leniently (unknown kinds are left out of the acknowledgement). */
+export const LISTEN_SPEC: MethodSpec = {
+  kind: "request",
+  paramsType: "SubscriptionsListenRequestParams",
+  resultType: "SubscriptionsListenResult",
+  isParams: (params) => isPlainObject(params),
+  explainParams: (params) => (isPlainObject(params) ? [] : [{ pointer: "/params", message: "must be an object" }]),
+};
+
 /** Where the modern wire's members come from for one server. */
 export interface ModernResultOptions {
   readonly serverInfo: JsonObject;
