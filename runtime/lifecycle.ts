@@ -346,6 +346,7 @@ export class ServerSession extends Session {
       get perRequest() {
         return session.transport?.perRequest === true;
       },
+      speaksLegacy: (version) => session.supportedProtocolVersions.includes(version),
       get serverInfo() {
         return session.serverInfo as JsonObject;
       },

@@ -37,6 +37,11 @@ export interface InboundInfo {
   headers?: Readonly<Record<string, string | undefined>>;
   /** The address the message came from, when the transport knows it (HTTP: the peer, or a trusted proxy's header). */
   clientAddress?: string;
+  /**
+   * The protocol revision the transport's own metadata names for this message (HTTP: the MCP-Protocol-Version
+   * header), when the message came on a lane that serves one revision per request.
+   */
+  protocolVersion?: string;
   /** The inbound request's own reply path, on a transport that has one per request (HTTP). */
   reply?: ReplyChannel;
 }

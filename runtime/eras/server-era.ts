@@ -2,6 +2,7 @@
 // identified and answered the way that era says.
 import { ErrorCode, RpcError, type JsonObject, type JsonRpcResponse } from "../jsonrpc.js";
 import type { PeerIdentity } from "../peer.js";
+import type { InboundInfo } from "../transport.js";
 import type { HandlerContext } from "../handler-context.js";
 import type { InboundOperation } from "../operations.js";
 import type { SessionExtension } from "../session-extension.js";
@@ -25,6 +26,8 @@ export interface ServerEraHost {
   /** Whether the connection carries one request without a handshake (see Transport.perRequest). */
   readonly perRequest: boolean;
   readonly serverInfo: JsonObject;
+  /** Whether `version` is a revision of the handshake era this server speaks. */
+  speaksLegacy(version: string): boolean;
   /** Seals the requestState of input-required rounds (shared by every connection of a server). */
   readonly requestState: RequestStateSealer;
 }
@@ -46,8 +49,12 @@ export class ServerEra implements SessionExtension {
 
   constructor(private readonly host: ServerEraHost) {}
 
-  admit(method: string, params: JsonObject | undefined): RpcError | undefined {
+  admit(method: string, params: JsonObject | undefined, info: InboundInfo | undefined): RpcError | undefined {
     const host = this.host;
+    // A lane that serves one revision per request said which (HTTP's MCP-Protocol-Version): a modern one pins the
+    // connection even when the envelope is missing, so the request is told what it lacks.
+    if (this.era === undefined && info?.protocolVersion !== undefined && !host.speaksLegacy(info.protocolVersion))
+      this.era = "modern";
     if (this.era === undefined && method !== DISCOVER) {
       if (method === host.handshake) this.era = "legacy";
       else if (claimsModernEra(params)) this.era = "modern";

@@ -116,16 +116,9 @@ export class ServerCore {
     const isInitialize = kind === "request" && (message as { method: string }).method === "initialize";
     if (!isInitialize && kind !== "response" && ex.headers[SESSION_HEADER] === undefined) {
       const version = ex.headers[PROTOCOL_VERSION_HEADER];
-      if (version !== undefined && !this.table.speaks(version)) {
-        // A client of a revision this lane does not speak, without the envelope that revision's requests carry:
-        // told so in the modern lane's terms (HeaderMismatch), which such a client recognizes as a modern server.
-        return refuseHeaderMismatch(
-          ex,
-          requestIdOf(message, kind),
-          `Header mismatch: MCP-Protocol-Version header value ${JSON.stringify(version)} but the body carries no ` +
-            `params._meta["${PROTOCOL_VERSION_META}"]`,
-        );
-      }
+      // A client of a revision this lane does not speak, its envelope missing or broken: the per-request lane, whose
+      // session tells it what its request lacks (-32602) in the terms such a client recognizes.
+      if (version !== undefined && !this.table.speaks(version)) return this.postModern(ex, message, kind, grant);
     }
     const session = await this.table.forPost(ex, message, isInitialize, principal);
     if (session === undefined) return;
@@ -177,6 +170,8 @@ export class ServerCore {
     if (posted === undefined) return;
     const { transport } = posted;
     const info = inboundInfo(ex, transport, grant);
+    const claimed = ex.headers[PROTOCOL_VERSION_HEADER];
+    if (claimed !== undefined) info.protocolVersion = claimed;
     if (id === undefined) {
       ex.respond(202, {});
       transport.deliver(message, info);

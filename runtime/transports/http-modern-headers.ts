@@ -87,8 +87,10 @@ export function headerMismatch(
 ): string | undefined {
   const params = request.params ?? {};
   const meta = isPlainObject(params._meta) ? params._meta : {};
+  // A body without a version is not compared: its envelope is incomplete, which the session answers (-32602).
+  const version = meta[PROTOCOL_VERSION_META];
   const problem =
-    exact(headers, PROTOCOL_VERSION_HEADER, "MCP-Protocol-Version", meta[PROTOCOL_VERSION_META]) ??
+    (version === undefined ? undefined : exact(headers, PROTOCOL_VERSION_HEADER, "MCP-Protocol-Version", version)) ??
     exact(headers, METHOD_HEADER, "Mcp-Method", request.method);
   if (problem !== undefined) return problem;
   const nameField = NAME_SOURCES.get(request.method);

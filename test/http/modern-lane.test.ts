@@ -116,7 +116,7 @@ describe("classification: the body decides the lane", () => {
     expect(server.responder.transports.every((t) => t.perRequest)).toBe(true);
   });
 
-  it("no envelope, session or initialize: 400 -32600 as before, but -32020 when MCP-Protocol-Version names another era", async () => {
+  it("no envelope, session or initialize: 400 -32600 as before, but the per-request lane when MCP-Protocol-Version names another era", async () => {
     const server = await start();
     const plain = { jsonrpc: "2.0", id: 7, method: "echo" };
     const legacyHeaders: Record<string, string>[] = [{}, { "mcp-protocol-version": "2025-11-25" }];
@@ -127,24 +127,20 @@ describe("classification: the body decides the lane", () => {
         error: { code: ErrorCode.InvalidRequest, message: expect.stringMatching(/Mcp-Session-Id/) },
       });
     }
-    const res = await post(server.url, plain, mirrored("echo"));
-    expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({
-      jsonrpc: "2.0",
-      id: 7,
-      error: {
-        code: HEADER_MISMATCH,
-        message: expect.stringMatching(/"2026-07-28" but the body carries no params\._meta/),
-      },
-    });
     expect(server.responder.transports).toHaveLength(0);
+    // A 2026-07-28 client whose envelope is missing: its session is told so (-32602 in the session's terms).
+    const res = await post(server.url, plain, mirrored("echo"));
+    expect(res.status).toBe(200);
+    expect(server.responder.transports).toHaveLength(1);
+    expect(server.responder.transports[0]!.perRequest).toBe(true);
+    expect(server.responder.received[0]!.info?.protocolVersion).toBe(VERSION);
   });
 
-  it("stateless, too: a request naming a version the lane does not speak, without envelope, gets -32020", async () => {
+  it("stateless, too: a request naming a version the lane does not speak goes to the per-request lane", async () => {
     const server = await start({ stateless: true });
-    const res = await post(server.url, { jsonrpc: "2.0", id: 8, method: "echo" }, { "mcp-protocol-version": VERSION });
-    expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ id: 8, error: { code: HEADER_MISMATCH } });
+    await post(server.url, { jsonrpc: "2.0", id: 8, method: "echo" }, mirrored("echo"));
+    expect(server.responder.received[0]!.info?.protocolVersion).toBe(VERSION);
+    expect(server.responder.received[0]!.info?.reply?.lossCancels).toBe(true);
   });
 });
 

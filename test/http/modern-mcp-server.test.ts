@@ -106,6 +106,14 @@ describe("an McpServer over HTTP, both eras on one endpoint", () => {
     const malformed = await modernCall(url, 5, "tools/list", {}, undefined, withoutCapabilities);
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toMatchObject({ id: 5, error: { code: -32602 } });
+    // The headers say 2026-07-28, the body carries no envelope at all: -32602 (not a header mismatch) under 400.
+    const bare = await post(
+      url,
+      { jsonrpc: "2.0", id: 9, method: "server/discover", params: {} },
+      { "mcp-protocol-version": "2026-07-28", "mcp-method": "server/discover" },
+    );
+    expect(bare.status).toBe(400);
+    expect(await bare.json()).toMatchObject({ id: 9, error: { code: -32602 } });
     const dropped = await modernCall(url, 6, "logging/setLevel", { level: "info" });
     expect(dropped.status).toBe(404);
     expect(await dropped.json()).toMatchObject({ id: 6, error: { code: -32601 } });
