@@ -353,6 +353,19 @@ export class McpServer {
     return [...this.open].map((c) => c.session);
   }
 
+  /**
+   * The tool parameters marked `x-mcp-header` in a tool's inputSchema (MCP 2026-07-28: mirrored into
+   * `Mcp-Param-{name}` request headers), or undefined for a tool this server does not have. Pass it to the HTTP
+   * server as `headerParams: server.headerParams` so it checks those headers against the arguments.
+   */
+  readonly headerParams = (toolName: string): readonly { path: readonly string[]; header: string }[] | undefined => {
+    const tool = this.tools.get(toolName);
+    if (tool === undefined) return undefined;
+    const out: { path: string[]; header: string }[] = [];
+    collectHeaderParams(tool.definition.inputSchema, [], out);
+    return out;
+  };
+
   /** Close every connection (listen streams first get their graceful end). */
   async close(): Promise<void> {
     if (this.listens.size > 0) {
@@ -647,4 +660,15 @@ function toolText(text: string): JsonObject {
 
 function toolError(text: string): JsonObject {
   return { content: [{ type: "text", text }], isError: true };
+}
+
+/** The properties of an object schema (nested objects too) that carry `x-mcp-header`, by their path. */
+function collectHeaderParams(schema: unknown, path: string[], out: { path: string[]; header: string }[]): void {
+  if (!isObject(schema) || !isObject(schema.properties)) return;
+  for (const [name, property] of Object.entries(schema.properties)) {
+    if (!isObject(property)) continue;
+    const header = property["x-mcp-header"];
+    if (typeof header === "string") out.push({ path: [...path, name], header });
+    collectHeaderParams(property, [...path, name], out);
+  }
 }

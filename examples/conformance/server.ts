@@ -395,7 +395,8 @@ function addInputRequiredTools(server: McpServer): void {
     "test_input_required_result_elicitation",
     { description: "Asks the user's name, then greets them" },
     async (_args, ctx) => {
-      const answer = await ctx.elicit(oneField("What is your name?", "name", "string"));
+      // Named, so a client may answer before it is asked (the suite sends user_name on a first call).
+      const answer = await ctx.elicit(oneField("What is your name?", "name", "string"), { inputKey: "user_name" });
       return `Hello, ${String(answer.content?.name ?? "stranger")}!`;
     },
   );
@@ -575,6 +576,8 @@ export async function startConformanceServer(port: number): Promise<{ port: numb
     onSession: async (transport) => {
       transports.set(await server.connect(transport), transport);
     },
+    // 2026-07-28 requests mirror x-mcp-header parameters into Mcp-Param-* headers, checked against the arguments.
+    headerParams: server.headerParams,
     // Short, so the SEP-1699 polling scenario and clients resume quickly.
     retryMs: 500,
     onerror: (error) => console.error(`[conformance-server] ${error.message}`),

@@ -124,7 +124,14 @@ const REQUIREMENTS: Record<Revision, { required: readonly string[]; notScored: r
  * params passes when the tool fails. Look at the checks' details before adding any of them.
  */
 const MUST_PASS: Record<Revision, readonly string[]> = {
-  "2026-07-28": [],
+  // Every required scenario (each checked for its real reason: refusals now carry the codes they test, the
+  // input-required tools complete with the answer, not an error), and the pending ones but the Tasks extension's.
+  "2026-07-28": [
+    ...REQUIREMENTS["2026-07-28"].required,
+    "json-schema-2020-12",
+    "http-header-validation",
+    "http-custom-header-server-validation",
+  ],
   "2025-11-25": [...REQUIREMENTS["2025-11-25"].required, ...REQUIREMENTS["2025-11-25"].notScored],
 };
 
