@@ -9,6 +9,7 @@ import { CapabilityError, ReplacedAnswer, RequestRefusedError } from "./errors.j
 import { RequestStateSealer } from "./eras/2026-07-28/request-state.js";
 import { LISTEN } from "./eras/2026-07-28/wire.js";
 import { Subscriptions } from "./mcp-subscriptions.js";
+import type { ChangeFeed, ServerChange } from "./change-feed.js";
 import { limitOption } from "./limits.js";
 import { McpContext, sendLog, type McpConnection } from "./mcp-context.js";
 import { compileSchema as builtInCompiler, type SchemaCheck, type SchemaCompiler } from "./mcp-schema.js";
@@ -88,6 +89,11 @@ export interface McpServerInit extends Omit<McpSessionSettings, "capabilities"> 
   tasks?: TaskReceiver;
   /** Advertise tasks even while no tool allows them (tools added later may); default false. */
   advertiseTasks?: boolean;
+  /**
+   * Where this server publishes its list changes and resource updates and hears those of the other nodes behind the
+   * same endpoint (`redisStore.changeFeed()`), so a `subscriptions/listen` stream on any node hears them. Default: none.
+   */
+  changes?: ChangeFeed;
   /**
    * The longest resource URI served, in characters (UTF-16 code units): resources/read, subscribe and unsubscribe
    * with a longer one are answered -32602 with data `{ maxUriLength }` before any lookup or template match.
@@ -202,6 +208,8 @@ export class McpServer {
   private readonly maxUriLength: number;
   /** Seals input-required rounds for every connection, so a retry may land on any of them (HTTP: one per request). */
   private readonly requestState: RequestStateSealer;
+  /** Stops hearing the `changes` feed (on close). */
+  private readonly unhear: (() => void) | undefined;
   /** Runs tools called as tasks (the `tasks` option); outlives connections. */
   readonly tasks: TaskReceiver | undefined;
 
@@ -229,6 +237,7 @@ export class McpServer {
       options.requestState instanceof RequestStateSealer
         ? options.requestState
         : new RequestStateSealer(options.requestState);
+    this.unhear = options.changes?.subscribe((change) => this.heard(change));
     if (options.advertiseTasks === true && this.tasks === undefined)
       throw new TypeError("advertiseTasks needs a task receiver: pass tasks: new TaskReceiver()");
   }
@@ -368,6 +377,7 @@ export class McpServer {
 
   /** Close every connection (listen streams first get their graceful end). */
   async close(): Promise<void> {
+    this.unhear?.();
     if (this.listens.size > 0) {
       this.listens.endAll();
       // One turn for the ended listen requests' results to be handed to their transports before those close.
@@ -378,6 +388,11 @@ export class McpServer {
 
   /** Tell every client subscribed to `uri` that the resource changed (notifications/resources/updated). */
   async resourceUpdated(uri: string): Promise<void> {
+    this.options.changes?.publish({ kind: "resourceUpdated", uri });
+    await this.updated(uri);
+  }
+
+  private async updated(uri: string): Promise<void> {
     const sends: Promise<void>[] = [];
     for (const c of this.open) {
       if (c.subscriptions.has(uri) && c.session.isOpen)
@@ -532,7 +547,8 @@ export class McpServer {
    * category; initialized ones that advertised listChanged get one notification per category per tick.
    */
   private changed(category: Category): void {
-    if (this.open.size === 0) return;
+    // With a change feed the other nodes hear of it even when nobody is connected here.
+    if (this.open.size === 0 && this.options.changes === undefined) return;
     for (const c of this.open) {
       if (!c.categories.has(category) && c.session.clientInfo === undefined && this.serves(category)) {
         c.session.registerCapabilities({ [category]: this.categoryCapability(category) });
@@ -546,6 +562,14 @@ export class McpServer {
   private readonly announce = (): void => {
     const categories = [...this.pendingChanges];
     this.pendingChanges.clear();
+    const feed = this.options.changes;
+    if (feed !== undefined && this.listChanged)
+      for (const category of categories) feed.publish({ kind: "listChanged", category });
+    this.tell(categories);
+  };
+
+  /** Tells this node's listen streams and 2025 sessions that lists changed (here, or on another node). */
+  private tell(categories: readonly Category[]): void {
     if (this.listChanged && this.listens.size > 0) {
       for (const category of categories)
         this.listens.listChanged(category, LIST_CHANGED[category], (error) => this.report(error));
@@ -560,7 +584,13 @@ export class McpServer {
         session.notify(LIST_CHANGED[category]).catch((error: unknown) => this.report(error));
       }
     }
-  };
+  }
+
+  /** A change another node announced on the `changes` feed. */
+  private heard(change: ServerChange): void {
+    if (change.kind === "listChanged") this.tell([change.category]);
+    else void this.updated(change.uri).catch((error: unknown) => this.report(error));
+  }
 
   private report(error: unknown): void {
     this.options.onerror?.(error instanceof Error ? error : new Error(String(error)));

@@ -1,4 +1,5 @@
 // Operation store in Redis, shared by every node behind a load balancer; the only runtime module that imports ioredis.
+import { isServerChange, type ChangeFeed, type ServerChange } from "../change-feed.js";
 import { randomBytes } from "node:crypto";
 import { Redis, type RedisOptions } from "ioredis";
 import type { JsonRpcMessage, RequestId } from "../jsonrpc.js";
@@ -92,6 +93,8 @@ export class RedisOperationStore implements SharedOperationStore {
   private readonly subscribed = new Map<string, Promise<unknown>>();
   private readonly signalListeners = new Set<(key: string, signal: OwnerSignal) => void>();
   private signalSubscription: Promise<unknown> | undefined = undefined;
+  private readonly changeListeners = new Set<(change: ServerChange) => void>();
+  private changeSubscription: Promise<unknown> | undefined = undefined;
   private leaseTimer: ReturnType<typeof setInterval>;
   private renewTimer: ReturnType<typeof setInterval>;
   private watchTimer: ReturnType<typeof setInterval> | undefined = undefined;
@@ -427,6 +430,7 @@ export class RedisOperationStore implements SharedOperationStore {
 
   private heard(channel: string, payload: string): void {
     const prefix = this.prefix;
+    if (channel === `${prefix}changes`) return this.heardChange(payload);
     if (channel.startsWith(`${prefix}w:`)) {
       const set = this.followers.get(channel.slice(prefix.length + 2));
       if (set !== undefined) for (const follower of set) void this.pull(follower);
@@ -444,6 +448,46 @@ export class RedisOperationStore implements SharedOperationStore {
       const { key, ...signal } = parsed as { key: string } & OwnerSignal;
       for (const listener of [...this.signalListeners]) listener(key, signal);
     }
+  }
+
+  /**
+   * A change feed over this store's Redis (pub/sub on `<prefix>changes`): what McpServer's `changes` option takes so
+   * that every node's listen streams hear a change raised on any node. Best effort, as pub/sub is.
+   */
+  changeFeed(): ChangeFeed {
+    const channel = `${this.prefix}changes`;
+    const origin = this.nodeId;
+    return {
+      publish: (change) => {
+        if (this.closed) return;
+        this.redis.publish(channel, JSON.stringify({ origin, change })).catch((error: unknown) => this.report(error));
+      },
+      subscribe: (listener) => {
+        this.changeListeners.add(listener);
+        if (this.changeSubscription === undefined) {
+          this.changeSubscription = this.sub.subscribe(channel);
+          this.changeSubscription.catch((error: unknown) => this.report(error));
+        }
+        return () => this.changeListeners.delete(listener);
+      },
+    };
+  }
+
+  /** Resolves once this node hears the change feed (a change published before then is not heard here). */
+  async changesReady(): Promise<void> {
+    await this.changeSubscription;
+  }
+
+  private heardChange(payload: string): void {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(payload);
+    } catch {
+      return;
+    }
+    const { origin, change } = (parsed ?? {}) as { origin?: unknown; change?: unknown };
+    if (origin === this.nodeId || !isServerChange(change)) return;
+    for (const listener of [...this.changeListeners]) listener(change);
   }
 
   private renewLease(): void {
