@@ -1,4 +1,4 @@
-// Example: the stdio example's tools (add, slow_count) served over Streamable HTTP at http://127.0.0.1:PORT/mcp (`PORT=N npm run -s example:http-server`; with REDIS_URL, nodes share a Redis store; with AUTH_ISSUER, only bearer tokens from that issuer get in).
+// Example: the stdio example's tools (add, slow_count, greet) served over Streamable HTTP at http://127.0.0.1:PORT/mcp (`PORT=N npm run -s example:http-server`; with REDIS_URL, nodes share a Redis store; with AUTH_ISSUER, only bearer tokens from that issuer get in).
 import type { RequestListener } from "node:http";
 import { pathToFileURL } from "node:url";
 import {
@@ -52,7 +52,8 @@ export function createExampleNode(options: ExampleServerOptions = {}): ExampleSe
       asyncTools.install(session);
     },
     serverInfo: { name: "mcpgen-example-http", version: "1.0.0" },
-    instructions: "Arithmetic and a slow counter, to try tools, progress and cancellation over HTTP.",
+    instructions:
+      "Arithmetic, a slow counter and a greeting, to try tools, progress, cancellation and elicitation over HTTP.",
     logging: true,
     progressInterval: 0,
     onerror: (error) => console.error("[example http server]", error.message),

@@ -5,7 +5,8 @@ import { addExampleTools } from "./tools.js";
 // createMcpServer fills in the generated SDK's method tables: every message is checked against the MCP schema.
 const server = createMcpServer({
   serverInfo: { name: "mcpgen-example", version: "1.0.0" },
-  instructions: "Arithmetic and a slow counter, to try tools, progress, cancellation and tasks.",
+  instructions:
+    "Arithmetic, a slow counter and a greeting, to try tools, progress, cancellation, tasks and elicitation.",
   logging: true,
   // Runs tools clients call as tasks (slow_count allows it): tasks/get, tasks/result, tasks/list, tasks/cancel.
   tasks: new TaskReceiver(),
@@ -20,7 +21,7 @@ addExampleTools(server);
 server.resource(
   "example://readme",
   { name: "readme", title: "About this server", mimeType: "text/markdown" },
-  () => "# mcpgen example\n\nTools: `add`, `slow_count`. Prompt: `explain_sum`.",
+  () => "# mcpgen example\n\nTools: `add`, `slow_count`, `greet`. Prompt: `explain_sum`.",
 );
 
 server.prompt(

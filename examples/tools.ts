@@ -1,4 +1,4 @@
-// The example tools both example servers offer: `add` and `slow_count` (progress, cancellation, tasks).
+// The example tools both example servers offer: `add`, `slow_count` (progress, cancellation, tasks) and `greet` (elicitation).
 import type { McpServer } from "mcpgen";
 
 export function addExampleTools(server: McpServer): void {
@@ -46,6 +46,34 @@ export function addExampleTools(server: McpServer): void {
       }
       await ctx.log("info", `counted to ${count}`, "slow_count");
       return `done ${count}`;
+    },
+  );
+
+  server.tool(
+    "greet",
+    {
+      title: "Greet the user",
+      description:
+        "Asks the user's name (elicitation), then sends `steps` progress notifications and returns `hello <name>`.",
+      inputSchema: {
+        type: "object",
+        properties: { steps: { type: "integer", description: "Progress steps after the answer (default 2)" } },
+      },
+    },
+    async ({ steps = 2 }, ctx) => {
+      // The question comes first: an MCP 2026-07-28 client answers it by calling again, and the handler then runs
+      // again from the start, so work placed after the answer (the progress here) runs once.
+      const answer = await ctx.elicit({
+        message: "What is your name?",
+        requestedSchema: {
+          type: "object",
+          properties: { name: { type: "string", description: "Your name" } },
+          required: ["name"],
+        },
+      });
+      if (answer.action !== "accept") return `no name given (${answer.action})`;
+      for (let i = 1; i <= steps; i++) await ctx.progress(i, steps, `greeting ${i} of ${steps}`);
+      return `hello ${String(answer.content?.name)}`;
     },
   );
 }

@@ -71,7 +71,7 @@ describe("official SDK client -> our server (McpServer over createStreamableHttp
     expect(transport.sessionId).toBeDefined();
     expect([...mcp.sessions.keys()]).toEqual([transport.sessionId]);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["add", "slow_count"]);
+    expect(tools.map((t) => t.name).sort()).toEqual(["add", "greet", "slow_count"]);
     expect(textOf(await client.callTool({ name: "add", arguments: { a: 2, b: 40 } }))).toBe("42");
   });
 
