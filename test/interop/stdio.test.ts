@@ -9,6 +9,7 @@ import { RequestCancelledError } from "../../runtime/errors.js";
 import { StdioClientTransport } from "../../runtime/transports/stdio.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { sleep } from "../kit/timing.js";
+import { PROGRESS_SPACING_MS, expectProgressPrefix } from "./progress.js";
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const exampleServer = fileURLToPath(new URL("../../dist/examples/stdio-server.js", import.meta.url));
@@ -19,25 +20,6 @@ function text(result: unknown): string {
   const content = (result as { content: { type: string; text?: string }[] }).content;
   return content.map((c) => c.text ?? "").join("");
 }
-
-/**
- * The SDK client runs notification handlers a microtask late but settles responses at once, so a last
- * progress notification that arrives in the same read as the response is dropped on its side. What it
- * reports must still be the server's sequence from the start, missing at most that last value.
- */
-function expectProgressPrefix(seen: number[], count: number): void {
-  // Every value that shares the response's read is lost, not just the last: see PROGRESS_SPACING_MS.
-  const all = Array.from({ length: count }, (_, i) => i + 1);
-  expect(seen.length).toBeGreaterThanOrEqual(count - 1);
-  expect(seen).toEqual(all.slice(0, seen.length));
-}
-
-/**
- * Progress spacing in the calls checked with expectProgressPrefix. With values 5-10 ms apart, a client whose
- * event loop stalled that long under a loaded test run read two of them with the response and lost both (seen
- * once in a full run); 50 ms apart, only the last can share the response's read.
- */
-const PROGRESS_SPACING_MS = 50;
 
 /** Poll a tool until it reports `expected` (the server learns of a cancellation asynchronously). */
 async function eventuallyText(call: () => Promise<string>, expected: string): Promise<void> {
