@@ -68,6 +68,8 @@ export class ServerEra implements SessionExtension {
           ErrorCode.MethodNotFound,
           `Method not found: ${method} (not part of ${identity.protocolVersion})`,
         );
+      // 2026-07-28 has no task member (tasks are an extension there): a 2025-style task request is a plain call.
+      if (params !== undefined && Object.hasOwn(params, "task")) delete params.task;
       return undefined;
     }
     if (method === DISCOVER || method === host.keepAlive || method === host.handshake) return undefined;

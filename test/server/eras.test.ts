@@ -6,6 +6,7 @@ import type { McpServer } from "../../runtime/mcp-server.js";
 import type { PeerIdentity } from "../../runtime/peer.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { envelope, makeServer, rawPeer } from "./helpers.js";
+import { makeServer as tasksServer } from "../tasks/helpers.js";
 
 const cleanup = closeAfterEach();
 const MODERN = "2026-07-28";
@@ -169,5 +170,25 @@ describe("a 2026-07-28 connection (pinned by an enveloped request)", () => {
     const call = await peer.request("tools/call", { name: "ask", arguments: {}, _meta: envelope() });
     expect(call.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { elicitation: {} } } });
     expect(peer.received.filter((m) => m.method === "elicitation/create")).toEqual([]);
+  });
+});
+
+describe("what only 2025-11-25 has stays out of a 2026 connection", () => {
+  it("serves a task-augmented call as a plain one, and advertises neither core tasks nor taskSupport", async () => {
+    const s = tasksServer({ logging: true });
+    cleanup(() => s.tasks.close());
+    cleanup(() => s.close());
+    s.tool("count", { taskSupport: "optional" }, async (_args, ctx) => {
+      await ctx.log("info", "counted");
+      return "done";
+    });
+    const peer = await rawPeer(cleanup, s);
+    const discover = (await peer.request("server/discover", { _meta: envelope() })).result as JsonObject;
+    expect(discover.capabilities).not.toHaveProperty("tasks");
+    const list = (await peer.request("tools/list", { _meta: envelope() })).result as { tools: JsonObject[] };
+    expect(list.tools[0]).not.toHaveProperty("execution");
+    const call = await peer.request("tools/call", { name: "count", arguments: {}, task: {}, _meta: envelope() });
+    expect(call.result).toMatchObject({ resultType: "complete", content: [{ type: "text", text: "done" }] });
+    expect(peer.received.filter((m) => String(m.method).startsWith("notifications/"))).toEqual([]);
   });
 });

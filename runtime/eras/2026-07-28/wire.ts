@@ -75,6 +75,19 @@ export function modernResponse(
   }
   const result: JsonObject = { ...message.result };
   if (result.resultType === undefined) result.resultType = "complete";
+  // What only 2025-11-25 has stays out of a 2026 answer: core tasks and async tool calls (the revision moved tasks to
+  // an extension) in the capabilities, and the tools' execution.taskSupport that goes with them.
+  if (method === DISCOVER && isPlainObject(result.capabilities)) {
+    const { tasks: _tasks, async: _async, ...capabilities } = result.capabilities;
+    result.capabilities = capabilities;
+  }
+  if (method === "tools/list" && Array.isArray(result.tools)) {
+    result.tools = result.tools.map((tool) => {
+      if (!isPlainObject(tool) || tool.execution === undefined) return tool;
+      const { execution: _execution, ...rest } = tool;
+      return rest;
+    });
+  }
   const meta = isPlainObject(result._meta) ? { ...result._meta } : {};
   if (meta[SERVER_INFO_META] === undefined) meta[SERVER_INFO_META] = options.serverInfo;
   result._meta = meta;
