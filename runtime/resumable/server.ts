@@ -11,7 +11,7 @@ import { InboundOperation } from "../operations.js";
 import { RequestCancelledError } from "../errors.js";
 import { HandlerContext } from "../handler-context.js";
 import { SessionStateKey } from "../session.js";
-import type { ServerSession } from "../lifecycle.js";
+import { INITIALIZE, PING, type ServerSession } from "../lifecycle.js";
 import { MemoryOperationStore } from "../store/memory.js";
 import type { OperationStore, OwnerSignal } from "../store/types.js";
 import {
@@ -45,7 +45,7 @@ function handlerContext(context: RequestContext): HandlerContext {
 }
 
 /** Requests that are about resumable requests, or too short-lived to be worth it. */
-const NEVER_RESUMABLE = new Set([RESUME_REQUEST, GET_STATUS_REQUEST, "initialize", "ping"]);
+const NEVER_RESUMABLE = new Set([RESUME_REQUEST, GET_STATUS_REQUEST, INITIALIZE, PING]);
 
 /**
  * Makes requests resumable (SEP-975) and serves requests/resume and requests/getStatus. One instance per server
