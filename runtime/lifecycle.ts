@@ -5,7 +5,7 @@ import type { Transport } from "./transport.js";
 import type { DispatchTable } from "./dispatch.js";
 import type { PeerIdentity, RequestHandler, RequestOptions } from "./peer.js";
 import { MODERN_PROTOCOL_VERSIONS, ServerEra } from "./eras/server-era.js";
-import { DISCOVER, DISCOVER_SPEC, LISTEN, LISTEN_SPEC } from "./eras/2026-07-28/wire.js";
+import { DISCOVER, DISCOVER_SPEC, LISTEN, LISTEN_SPEC, type CacheHints } from "./eras/2026-07-28/wire.js";
 import { RequestStateSealer, type RequestStateOptions } from "./eras/2026-07-28/request-state.js";
 import { CapabilityError, ConnectionClosedError, ProtocolVersionError } from "./errors.js";
 import { Session, type SessionOptions } from "./session.js";
@@ -303,6 +303,13 @@ export interface ServerSessionOptions extends SessionOptions {
    * session of a server (McpServer passes its own). Default: a random key of this session's own.
    */
   requestState?: RequestStateOptions | RequestStateSealer;
+  /**
+   * MCP 2026-07-28 cache hints by method (`tools/list`, `prompts/list`, `resources/list`, `resources/templates/list`,
+   * `resources/read`, `server/discover`): `{ ttlMs, scope }`. Default `ttlMs: 0`, `"private"`; a handler's own
+   * `ttlMs`/`cacheScope` in its result win. Lists change with registrations, so keep their ttl short or rely on
+   * listChanged.
+   */
+  cache?: CacheHints;
 }
 
 /** The server side: answers initialize and ping; server-to-client requests need the client's capability. */
@@ -347,6 +354,7 @@ export class ServerSession extends Session {
         return session.transport?.perRequest === true;
       },
       speaksLegacy: (version) => session.supportedProtocolVersions.includes(version),
+      cache: options.cache,
       get serverInfo() {
         return session.serverInfo as JsonObject;
       },

@@ -464,6 +464,7 @@ export class McpServer {
       maxInFlightRequests: options.maxInFlightRequests,
       maxDetachedRequests: options.maxDetachedRequests,
       requestState: this.requestState,
+      cache: options.cache,
       onerror: options.onerror,
       ondebug: options.ondebug,
     };

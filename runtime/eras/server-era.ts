@@ -7,7 +7,7 @@ import type { HandlerContext } from "../handler-context.js";
 import type { InboundOperation } from "../operations.js";
 import type { SessionExtension } from "../session-extension.js";
 import { claimsModernEra, readEnvelope, MODERN_PROTOCOL_VERSIONS } from "./2026-07-28/envelope.js";
-import { DISCOVER, LISTEN, MODERN_CLIENT_REQUESTS, modernResponse } from "./2026-07-28/wire.js";
+import { DISCOVER, LISTEN, MODERN_CLIENT_REQUESTS, modernResponse, type CacheHints } from "./2026-07-28/wire.js";
 
 /** Requests only a 2026-07-28 connection serves (server/discover is answered on every connection). */
 const MODERN_ONLY: ReadonlySet<string> = new Set([LISTEN]);
@@ -26,6 +26,8 @@ export interface ServerEraHost {
   /** Whether the connection carries one request without a handshake (see Transport.perRequest). */
   readonly perRequest: boolean;
   readonly serverInfo: JsonObject;
+  /** Cache hints of cacheable results on 2026-07-28, by method. */
+  readonly cache: CacheHints | undefined;
   /** Whether `version` is a revision of the handshake era this server speaks. */
   speaksLegacy(version: string): boolean;
   /** Seals the requestState of input-required rounds (shared by every connection of a server). */
@@ -99,7 +101,7 @@ export class ServerEra implements SessionExtension {
 
   respond(operation: InboundOperation, message: JsonRpcResponse): JsonRpcResponse {
     if (this.era !== "modern" && operation.method !== DISCOVER) return message;
-    return modernResponse(operation.method, message, { serverInfo: this.host.serverInfo });
+    return modernResponse(operation.method, message, { serverInfo: this.host.serverInfo, cache: this.host.cache });
   }
 
   /** A modern connection carries no requests to the client: their input comes in rounds of the request (MRTR). */

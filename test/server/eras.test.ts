@@ -192,3 +192,28 @@ describe("what only 2025-11-25 has stays out of a 2026 connection", () => {
     expect(peer.received.filter((m) => String(m.method).startsWith("notifications/"))).toEqual([]);
   });
 });
+
+describe("cache hints (2026-07-28)", () => {
+  it("cacheable results carry the server's hint for their method, else ttlMs 0 and private; 2025 results none", async () => {
+    const s = makeServer({ cache: { "tools/list": { ttlMs: 60_000, scope: "public" } } });
+    s.tool("t", {}, () => "x");
+    s.resource("file:///r", { name: "r" }, async () => ({ contents: [{ uri: "file:///r", text: "r" }] }));
+    cleanup(() => s.close());
+    const modern = await rawPeer(cleanup, s);
+    expect((await modern.request("tools/list", { _meta: envelope() })).result).toMatchObject({
+      ttlMs: 60_000,
+      cacheScope: "public",
+    });
+    expect((await modern.request("resources/read", { uri: "file:///r", _meta: envelope() })).result).toMatchObject({
+      ttlMs: 0,
+      cacheScope: "private",
+    });
+    const legacy = await rawPeer(cleanup, s);
+    await legacy.request("initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "l", version: "1" },
+    });
+    expect((await legacy.request("tools/list")).result).not.toHaveProperty("ttlMs");
+  });
+});

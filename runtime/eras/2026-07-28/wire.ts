@@ -56,7 +56,18 @@ export const LISTEN_SPEC: MethodSpec = {
 /** Where the modern wire's members come from for one server. */
 export interface ModernResultOptions {
   readonly serverInfo: JsonObject;
+  /** Cache hints by method, for the cacheable results (see CacheHint); the rest get `ttlMs: 0`, private. */
+  readonly cache?: CacheHints;
 }
+
+/** How long a cacheable result is fresh, ms, and who may keep it ("public": shared caches too). */
+export interface CacheHint {
+  readonly ttlMs: number;
+  readonly scope?: "public" | "private";
+}
+
+/** Per method (`tools/list`, `resources/read`...): the hint its results carry on 2026-07-28. */
+export type CacheHints = { readonly [method: string]: CacheHint };
 
 /**
  * A response as 2026-07-28 sends it: `resultType: "complete"` on every result (a handler's own `resultType` stands),
@@ -93,8 +104,10 @@ export function modernResponse(
   result._meta = meta;
   // An input_required round is no answer to keep.
   if (CACHEABLE.has(method) && result.resultType === "complete") {
-    if (result.ttlMs === undefined) result.ttlMs = 0;
-    if (result.cacheScope === undefined) result.cacheScope = "private";
+    const hint =
+      options.cache !== undefined && Object.hasOwn(options.cache, method) ? options.cache[method] : undefined;
+    if (result.ttlMs === undefined) result.ttlMs = hint?.ttlMs ?? 0;
+    if (result.cacheScope === undefined) result.cacheScope = hint?.scope ?? "private";
   }
   return { ...message, result };
 }
