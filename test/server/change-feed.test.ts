@@ -22,12 +22,17 @@ async function node() {
   });
   await store.changesReady();
   cleanup(() => server.close());
-  return server;
+  return Object.assign(server, { feed: store.changeFeed() });
 }
 
 describe("two nodes behind one Redis", () => {
   it("a listen stream on node A hears tools/list_changed and resources/updated raised on node B, once each", async () => {
-    const [a, b] = [await node(), await node()];
+    const a = await node();
+    let heardOnA = 0;
+    a.feed.subscribe(() => heardOnA++);
+    const b = await node();
+    // B's own registration (its ask tool) is announced too: let A hear it before the stream opens.
+    await until(() => heardOnA === 1);
     const peer = await rawPeer(cleanup, a);
     const id = peer.send("subscriptions/listen", {
       _meta: envelope(),
@@ -37,10 +42,10 @@ describe("two nodes behind one Redis", () => {
       peer.received.filter(
         (m) => ((m.params as JsonObject | undefined)?._meta as JsonObject | undefined)?.[SUB] === id,
       );
-    await until(() => stream().length === 1);
+    await until(() => stream().length === 1, 10_000, JSON.stringify(peer.received));
     b.tool("added-on-b", {}, () => "b");
     await b.resourceUpdated("file:///shared");
-    await until(() => stream().length === 3);
+    await until(() => stream().length === 3, 10_000, JSON.stringify(peer.received));
     expect(
       stream()
         .slice(1)
@@ -49,7 +54,7 @@ describe("two nodes behind one Redis", () => {
     ).toEqual(["notifications/resources/updated", "notifications/tools/list_changed"]);
     // A node does not hear its own publications twice.
     a.tool("added-on-a", {}, () => "a");
-    await until(() => stream().length === 4);
+    await until(() => stream().length === 4, 10_000, JSON.stringify(peer.received));
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(stream()).toHaveLength(4);
   });
