@@ -330,7 +330,7 @@ export class ServerSession extends Session {
 
   constructor(options: ServerSessionOptions) {
     // server/discover is answered on every connection, whichever revision the tables were generated from.
-    const inbound = { [DISCOVER]: DISCOVER_SPEC, [LISTEN]: LISTEN_SPEC, ...options.inbound };
+    const inbound = withModernMethods(options.inbound);
     super(withLifecycle({ ...options, inbound }));
     this.serverInfo = options.serverInfo;
     this.advertised = options.capabilities ?? {};
@@ -442,4 +442,15 @@ export class ServerSession extends Session {
     if (this.instructions !== undefined) result.instructions = this.instructions;
     return result;
   }
+}
+
+const WITH_MODERN = new WeakMap<DispatchTable, DispatchTable>();
+/** `table` with server/discover and subscriptions/listen, made once per table (a session per request shares it). */
+function withModernMethods(table: DispatchTable): DispatchTable {
+  let extended = WITH_MODERN.get(table);
+  if (extended === undefined) {
+    extended = { [DISCOVER]: DISCOVER_SPEC, [LISTEN]: LISTEN_SPEC, ...table };
+    WITH_MODERN.set(table, extended);
+  }
+  return extended;
 }

@@ -49,7 +49,7 @@ export class InboundRequests {
     private readonly link: SessionLink,
     private readonly operations: OperationRegistry,
     /** Methods the peer may send us (the requests we serve and the notifications we accept). */
-    private readonly specs: Map<string, MethodSpec>,
+    private readonly specs: ReadonlyMap<string, MethodSpec>,
     private readonly hooks: ExtensionHooks,
     private readonly limits: InboundLimits,
   ) {}

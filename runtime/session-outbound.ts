@@ -31,7 +31,7 @@ export class OutboundRequests {
     private readonly link: SessionLink,
     private readonly operations: OperationRegistry,
     /** Methods we send; when an entry has `isResult`, responses are checked with it. */
-    private readonly specs: Map<string, MethodSpec>,
+    private readonly specs: ReadonlyMap<string, MethodSpec>,
     private readonly defaultTimeout: number,
     /** Methods whose cancellation is never sent (the call still rejects locally). */
     private readonly uncancellable: ReadonlySet<string>,

@@ -74,6 +74,21 @@ export interface SessionOptions {
 
 type Fields = { [key: string]: unknown };
 
+const EMPTY_TABLE: DispatchTable = {};
+/**
+ * A table's entries as a Map, made once per table object and shared by every session over it (they only read it):
+ * a server that makes a session per request (HTTP's per-request lane) would otherwise rebuild it each time.
+ */
+const SPECS = new WeakMap<DispatchTable, ReadonlyMap<string, MethodSpec>>();
+function specsOf(table: DispatchTable): ReadonlyMap<string, MethodSpec> {
+  let specs = SPECS.get(table);
+  if (specs === undefined) {
+    specs = new Map(Object.entries(table));
+    SPECS.set(table, specs);
+  }
+  return specs;
+}
+
 /**
  * One side of a JSON-RPC connection. Implements Peer for the generated stubs; the lifecycle layer
  * (ClientSession, ServerSession) adds the initialize handshake and capability checks on top.
@@ -87,7 +102,7 @@ export class Session implements Peer, ProgressSink {
   protected transport: Transport | undefined = undefined;
   private status: "new" | "open" | "closed" = "new";
   private closingByApp = false;
-  private readonly inboundSpecs: Map<string, MethodSpec>;
+  private readonly inboundSpecs: ReadonlyMap<string, MethodSpec>;
   private readonly notificationHandlers = new Map<string, NotificationHandler>();
   private readonly observers = new Map<string, Set<(params: JsonObject | undefined) => void>>();
   private readonly isMessage: (value: unknown) => boolean;
@@ -99,7 +114,7 @@ export class Session implements Peer, ProgressSink {
 
   constructor(options: SessionOptions) {
     // Maps, not the table objects: a method named "constructor" or "__proto__" must not hit Object.prototype.
-    this.inboundSpecs = new Map(Object.entries(options.inbound));
+    this.inboundSpecs = specsOf(options.inbound);
     this.isMessage = options.isMessage ?? isJsonRpcMessage;
     const maxInFlight = limitOption("maxInFlightRequests", options.maxInFlightRequests, DEFAULT_MAX_IN_FLIGHT_REQUESTS);
     const maxDetached = limitOption("maxDetachedRequests", options.maxDetachedRequests, DEFAULT_MAX_DETACHED_REQUESTS);
@@ -126,7 +141,7 @@ export class Session implements Peer, ProgressSink {
     this.outbound = new OutboundRequests(
       this.link,
       this.operations,
-      new Map(Object.entries(options.outbound ?? {})),
+      specsOf(options.outbound ?? EMPTY_TABLE),
       options.defaultTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS,
       uncancellable,
     );
@@ -421,10 +436,13 @@ export class Session implements Peer, ProgressSink {
     if (this.status === "closed") return;
     this.status = "closed";
     const byApp = this.closingByApp;
-    // A transport that knows why it closed (a child process that exited) says so to every pending call.
-    const closeError = this.transport?.closeError ?? new ConnectionClosedError();
-    this.outbound.connectionClosed(closeError, byApp);
-    this.inbound.connectionClosed(closeError, byApp);
+    // A transport that knows why it closed (a child process that exited) says so to every pending call. Made only
+    // when something is pending: an error's stack is not free, and a per-request connection closes after each one.
+    if (this.operations.size > 0) {
+      const closeError = this.transport?.closeError ?? new ConnectionClosedError();
+      this.outbound.connectionClosed(closeError, byApp);
+      this.inbound.connectionClosed(closeError, byApp);
+    }
     this.outbound.forgetClosedProgressTokens();
     if (this.hooks.closed(byApp)) return;
     const onclose = this.onclose;

@@ -51,7 +51,9 @@ export class InputRound {
   /** The answer that ended the run, once a round ended it. */
   private ended: ReplacedAnswer | undefined = undefined;
   private readonly prior: Promise<Prior>;
-  private readonly request: Promise<string>;
+  private readonly method: string;
+  private readonly params: JsonObject | undefined;
+  private requestDigest: Promise<string> | undefined = undefined;
 
   constructor(
     private readonly context: HandlerContext,
@@ -60,11 +62,8 @@ export class InputRound {
     private readonly identity: PeerIdentity,
     private readonly sealer: RequestStateSealer,
   ) {
-    const salient: JsonObject = { ...params };
-    delete salient._meta;
-    delete salient.inputResponses;
-    delete salient.requestState;
-    this.request = digest(`${method}\n${canonicalJson(salient)}`);
+    this.method = method;
+    this.params = params;
     this.prior = this.load(params);
     // Read only when the handler asks; a state nobody uses cannot do harm, so its refusal is not reported.
     this.prior.catch(() => undefined);
@@ -157,7 +156,7 @@ export class InputRound {
     }
     const payload: StatePayload = {
       p: this.context.principal ?? null,
-      r: await this.request,
+      r: await this.request(),
       e: Date.now() + this.sealer.ttlMs,
       q: asked,
       a: prior.answers,
@@ -173,6 +172,21 @@ export class InputRound {
     for (const ask of pending) ask.reject(answer);
   }
 
+  /**
+   * Digest of the request's method and salient params (what a state is bound to). Made only when a state is read or
+   * sealed: most requests never ask, and a digest is a WebCrypto job.
+   */
+  private request(): Promise<string> {
+    if (this.requestDigest === undefined) {
+      const salient: JsonObject = { ...this.params };
+      delete salient._meta;
+      delete salient.inputResponses;
+      delete salient.requestState;
+      this.requestDigest = digest(`${this.method}\n${canonicalJson(salient)}`);
+    }
+    return this.requestDigest;
+  }
+
   private async load(params: JsonObject | undefined): Promise<Prior> {
     const state = params?.requestState;
     if (state === undefined) return { answers: plainEntries(params?.inputResponses), asked: {}, sealed: false };
@@ -185,7 +199,7 @@ export class InputRound {
       const e = error as { code: number; message: string };
       throw new RequestRefusedError(e.code, e.message);
     }
-    if (payload.p !== (this.context.principal ?? null) || payload.r !== (await this.request)) {
+    if (payload.p !== (this.context.principal ?? null) || payload.r !== (await this.request())) {
       throw new RequestRefusedError(
         ErrorCode.InvalidParams,
         "Invalid params: requestState refused (it was issued for another request or caller); send the request anew",
