@@ -77,7 +77,7 @@ export class HttpServerTransport implements Transport {
     this.principal = principal;
     this.output = new SseOutput(core, sessionId, (error) => this.reportError(error));
     this.standalone = {
-      id: newStreamId(),
+      id: this.newStreamId(),
       kind: "standalone",
       pending: new Set(),
       backlog: [],
@@ -85,6 +85,15 @@ export class HttpServerTransport implements Transport {
       replyHeaders: {},
     };
   }
+
+  /**
+   * A stream id: random where the event store keys events by it (a session), a counter where nothing is stored and
+   * the id only tells this transport's streams apart (per-request transports: two random ids per request otherwise).
+   */
+  private newStreamId(): string {
+    return this.sessionId === undefined ? String(++this.streamCount) : newStreamId();
+  }
+  private streamCount = 0;
 
   get isClosed(): boolean {
     return this.closed;
@@ -231,7 +240,7 @@ export class HttpServerTransport implements Transport {
     const { mode, headers, grant, contending = false } = options;
     const key = requestKey(id);
     const stream: OutStream = {
-      id: newStreamId(),
+      id: this.newStreamId(),
       kind: "request",
       pending: new Set([key]),
       backlog: [],
