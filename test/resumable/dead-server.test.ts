@@ -1,6 +1,4 @@
 // A resumable call whose server dies for good: every retry waits, the call fails with ResumeFailedError within maxWait, attempts stay few.
-import { subscribe, unsubscribe } from "node:diagnostics_channel";
-import type { Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { ClientSession } from "../../runtime/lifecycle.js";
 import { ResumableRequests } from "../../runtime/resumable/server.js";
@@ -8,31 +6,9 @@ import { StreamableHttpClientTransport } from "../../runtime/transports/http-cli
 import { startResumableHttp, type ResumableHttp } from "./harness.js";
 import { clientSession } from "../kit/mcp-sessions.js";
 import { resumableClient } from "../../runtime/resumable/client.js";
+import { countConnections } from "../kit/net.js";
 
 const MAX_WAIT_S = 2;
-
-/** Counts TCP connection attempts to `port` (each socket the process opens to it, whether it connects or not). */
-function countConnections(port: number): { readonly count: number; stop(): void } {
-  let count = 0;
-  const seen = new WeakSet<Socket>();
-  const onSocket = (message: unknown) => {
-    const socket = (message as { socket: Socket }).socket;
-    const note = () => {
-      if (seen.has(socket)) return;
-      seen.add(socket);
-      count++;
-    };
-    socket.once("connect", () => socket.remotePort === port && note());
-    socket.once("error", (error: Error & { port?: number }) => error.port === port && note());
-  };
-  subscribe("net.client.socket", onSocket);
-  return {
-    get count() {
-      return count;
-    },
-    stop: () => unsubscribe("net.client.socket", onSocket),
-  };
-}
 
 let server: ResumableHttp | undefined;
 const clients: ClientSession[] = [];
