@@ -190,3 +190,17 @@ export class RequestRefusedError extends RpcError {
     this.name = "RequestRefusedError";
   }
 }
+
+/**
+ * Thrown by `ctx.inputRequired(...)` where the client takes requests of the server's (MCP 2025-11-25): McpServer sends
+ * each input request for real and runs the handler again with the answers, as a 2026 client's retry would.
+ */
+export class InputRequiredSignal extends Error {
+  constructor(
+    readonly inputRequests: { readonly [key: string]: { method: string; params?: JsonObject } },
+    readonly requestState: string | undefined,
+  ) {
+    super("The handler needs input from the client");
+    this.name = "InputRequiredSignal";
+  }
+}

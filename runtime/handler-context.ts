@@ -6,6 +6,16 @@ import { InboundOperation } from "./operations.js";
 import { PROGRESS_NOTIFICATION, type ProgressSink } from "./progress.js";
 import type { Session } from "./session.js";
 
+/** @internal Where a request's input rounds are served (MCP 2026-07-28): replayed asks, or explicit rounds. */
+export interface InputSource {
+  ask(method: string, params: JsonObject | undefined, key?: string): Promise<JsonObject>;
+  /** This retry's inputResponses and requestState, as the client sent them. */
+  readonly responses: JsonObject | undefined;
+  readonly state: string | undefined;
+  /** The answer that ends the request with these input requests (or the error refusing one the client cannot serve). */
+  required(inputRequests: { readonly [key: string]: { method: string; params?: JsonObject } }, state?: string): Error;
+}
+
 /** The context a request handler receives; it is also the operation's registry entry. */
 export class HandlerContext extends InboundOperation implements RequestContext, ProgressSink {
   readonly principal?: string;
@@ -18,7 +28,7 @@ export class HandlerContext extends InboundOperation implements RequestContext, 
    * @internal Where this request's asks of its peer are answered when the protocol carries them in rounds of the
    * request itself (MCP 2026-07-28's input-required results) instead of requests of its own.
    */
-  inputs?: { ask(method: string, params: JsonObject | undefined, key?: string): Promise<JsonObject> };
+  inputs?: InputSource;
   /** @internal The transport's reply path for this request, when it has one per request (HTTP). */
   readonly reply?: ReplyChannel;
 

@@ -21,6 +21,8 @@ import {
 } from "./mcp-types.js";
 import { taskControlOf } from "./tasks/tools.js";
 import type { TaskControl } from "./tasks/task.js";
+import { InputRequiredSignal } from "./errors.js";
+import type { InputSource } from "./handler-context.js";
 
 /** @internal */
 export const LOGGING_MESSAGE_NOTIFICATION = "notifications/message";
@@ -99,6 +101,8 @@ export class McpContext {
   constructor(
     private readonly inner: RequestContext,
     private readonly connection: McpConnection,
+    /** @internal The answers a 2025 client gave to the handler's last `inputRequired` (see McpServer). */
+    private readonly round?: { readonly responses: JsonObject; readonly state: string | undefined },
   ) {}
 
   /** The connection's session (client info, client capabilities, protocol version). */
@@ -138,6 +142,34 @@ export class McpContext {
    */
   get task(): TaskControl | undefined {
     return taskControlOf(this.inner);
+  }
+
+  /**
+   * The explicit style of asking for input, beside `await ctx.elicit()`: the answers to the input requests of the
+   * round before (keys as the handler named them), or undefined on the first run.
+   */
+  get inputResponses(): JsonObject | undefined {
+    return this.round?.responses ?? this.inputs?.responses;
+  }
+  /** The state the handler returned with its last `inputRequired`, as the client echoed it (protect what matters). */
+  get requestState(): string | undefined {
+    return this.round?.state ?? this.inputs?.state;
+  }
+  /**
+   * Ends this run asking the client for input: `return ctx.inputRequired({ inputRequests: { key: { method, params } },
+   * requestState })`. A 2026-07-28 client answers with a retry; for a 2025-11-25 client the server sends each request
+   * itself and runs the handler again with the answers. Either way the handler then reads `ctx.inputResponses`.
+   */
+  inputRequired(request: {
+    inputRequests: { readonly [key: string]: { method: string; params?: JsonObject } };
+    requestState?: string;
+  }): never {
+    const inputs = this.inputs;
+    if (inputs !== undefined) throw inputs.required(request.inputRequests, request.requestState);
+    throw new InputRequiredSignal(request.inputRequests, request.requestState);
+  }
+  private get inputs(): InputSource | undefined {
+    return (this.inner as { inputs?: InputSource }).inputs;
   }
 
   /** Report progress when the client asked for it (a no-op otherwise); values must increase. */

@@ -5,7 +5,7 @@ import type { DispatchTable } from "./dispatch.js";
 import type { RequestContext } from "./peer.js";
 import type { Transport } from "./transport.js";
 import { ServerSession, type ServerSessionOptions } from "./lifecycle.js";
-import { CapabilityError, ReplacedAnswer, RequestRefusedError } from "./errors.js";
+import { CapabilityError, InputRequiredSignal, ReplacedAnswer, RequestRefusedError } from "./errors.js";
 import { RequestStateSealer } from "./eras/2026-07-28/request-state.js";
 import { LISTEN } from "./eras/2026-07-28/wire.js";
 import { Subscriptions } from "./mcp-subscriptions.js";
@@ -55,6 +55,9 @@ export type { McpPromptConfig, McpPromptHandler, PromptArguments } from "./mcp-p
 import type { TaskReceiver } from "./tasks/receiver.js";
 import { TOOLS_CALL, allowsTasks, callsAsTask, taskSupportOption, type TaskSupport } from "./tasks/tools.js";
 
+/** Default of McpServerInit.maxInputRounds. */
+const DEFAULT_MAX_INPUT_ROUNDS = 10;
+
 /** Session settings McpServer passes to a session factory; matches the generated `ServerOptions`. */
 export type McpSessionSettings = Omit<ServerSessionOptions, "inbound" | "outbound" | "isMessage">;
 
@@ -89,6 +92,11 @@ export interface McpServerInit extends Omit<McpSessionSettings, "capabilities"> 
   tasks?: TaskReceiver;
   /** Advertise tasks even while no tool allows them (tools added later may); default false. */
   advertiseTasks?: boolean;
+  /**
+   * How many times one request's handler may end with `ctx.inputRequired(...)` for a 2025-11-25 client (each time the
+   * server sends the input requests and runs the handler again); one more fails the request. Default 10.
+   */
+  maxInputRounds?: number;
   /**
    * Where this server publishes its list changes and resource updates and hears those of the other nodes behind the
    * same endpoint (`redisStore.changeFeed()`), so a `subscriptions/listen` stream on any node hears them. Default: none.
@@ -206,6 +214,7 @@ export class McpServer {
   private readonly pendingChanges = new Set<Category>();
   private readonly methodScopes: ReadonlyMap<string, readonly string[]>;
   private readonly maxUriLength: number;
+  private readonly maxInputRounds: number;
   /** Seals input-required rounds for every connection, so a retry may land on any of them (HTTP: one per request). */
   private readonly requestState: RequestStateSealer;
   /** Stops hearing the `changes` feed (on close). */
@@ -233,6 +242,7 @@ export class McpServer {
     );
     this.tasks = options.tasks;
     this.maxUriLength = limitOption("maxUriLength", options.maxUriLength, DEFAULT_MAX_URI_LENGTH);
+    this.maxInputRounds = limitOption("maxInputRounds", options.maxInputRounds, DEFAULT_MAX_INPUT_ROUNDS);
     this.requestState =
       options.requestState instanceof RequestStateSealer
         ? options.requestState
@@ -374,6 +384,28 @@ export class McpServer {
     collectHeaderParams(tool.definition.inputSchema, [], out);
     return out;
   };
+
+  /**
+   * Runs a handler that may end with `ctx.inputRequired(...)` for a client that takes server requests (2025-11-25):
+   * each input request is sent for real and the handler runs again with the answers, at most maxInputRounds times.
+   */
+  private async withRounds<T>(
+    rctx: RequestContext,
+    run: (round: { responses: JsonObject; state: string | undefined } | undefined) => Promise<T> | T,
+  ): Promise<T> {
+    let round: { responses: JsonObject; state: string | undefined } | undefined;
+    for (let i = 0; ; i++) {
+      try {
+        return await run(round);
+      } catch (error) {
+        if (!(error instanceof InputRequiredSignal) || i >= this.maxInputRounds) throw error;
+        const responses: JsonObject = {};
+        for (const [key, request] of Object.entries(error.inputRequests))
+          responses[key] = await rctx.request(request.method, request.params);
+        round = { responses, state: error.requestState };
+      }
+    }
+  }
 
   /** Close every connection (listen streams first get their graceful end). */
   async close(): Promise<void> {
@@ -521,7 +553,15 @@ export class McpServer {
         session.onRequest("resources/list", () => this.list(this.resources, "resources"));
         session.onRequest("resources/templates/list", () => this.list(this.templates, "resourceTemplates"));
         session.onRequest("resources/read", (params, ctx) =>
-          readResource(this.resources, this.templates, params, new McpContext(ctx, connection), this.maxUriLength),
+          this.withRounds(ctx, (round) =>
+            readResource(
+              this.resources,
+              this.templates,
+              params,
+              new McpContext(ctx, connection, round),
+              this.maxUriLength,
+            ),
+          ),
         );
         if (this.subscriptions) {
           session.onRequest("resources/subscribe", (params) => {
@@ -537,7 +577,7 @@ export class McpServer {
       case "prompts":
         session.onRequest("prompts/list", () => this.list(this.prompts, "prompts"));
         session.onRequest("prompts/get", (params, ctx) =>
-          getPrompt(this.prompts, params, new McpContext(ctx, connection)),
+          this.withRounds(ctx, (round) => getPrompt(this.prompts, params, new McpContext(ctx, connection, round))),
         );
         break;
     }
@@ -652,7 +692,9 @@ export class McpServer {
     if (problems.length > 0) return toolError(`Invalid arguments for tool ${name}: ${problems.join("; ")}`);
     let result: McpToolResult | string;
     try {
-      result = await tool.handler(args as never, new McpContext(rctx, connection));
+      result = await this.withRounds(rctx, (round) =>
+        tool.handler(args as never, new McpContext(rctx, connection, round)),
+      );
     } catch (error) {
       // What ends the request itself (an input-required round, a refusal) is not the tool's failure.
       if (

@@ -104,8 +104,8 @@ export async function rawPeer(cleanup: (close: () => unknown) => void, s: McpSer
       const message: JsonRpcMessage =
         params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params };
       await clientEnd.send(message);
-      await until(() => received.some((m) => m.id === id));
-      return received.find((m) => m.id === id)!;
+      await until(() => received.some((m) => m.id === id && m.method === undefined));
+      return received.find((m) => m.id === id && m.method === undefined)!;
     },
     /** Sends a request without waiting for its answer (a long-lived one); returns its id. */
     send(method: string, params?: JsonObject): number {

@@ -272,3 +272,66 @@ describe("the same handler for a 2025-11-25 client", () => {
     expect(peer.received.filter((m) => m.method === "elicitation/create")).toHaveLength(1);
   });
 });
+
+describe("the explicit style: return ctx.inputRequired(...)", () => {
+  /** A tool that asks once, names its request and state, and greets with what came back. */
+  function explicit(init: Partial<McpServerInit> = {}) {
+    const s = makeServer(init);
+    let runs = 0;
+    s.tool("explicit", {}, async (_args, ctx) => {
+      runs++;
+      const who = ctx.inputResponses?.who as { content?: { name?: string } } | undefined;
+      if (who === undefined)
+        return ctx.inputRequired({
+          inputRequests: { who: { method: "elicitation/create", params: nameForm } },
+          requestState: "step-1",
+        });
+      return `hello ${String(who.content?.name)} after ${String(ctx.requestState)}`;
+    });
+    s.tool("never-satisfied", {}, async (_args, ctx) =>
+      ctx.inputRequired({ inputRequests: { again: { method: "elicitation/create", params: nameForm } } }),
+    );
+    cleanup(() => s.close());
+    return { server: s, runs: () => runs };
+  }
+
+  it("a 2026 client gets the handler's own input requests and state, and its retry completes", async () => {
+    const peer = await rawPeer(cleanup, explicit().server);
+    const round = (await peer.request("tools/call", { name: "explicit", arguments: {}, _meta: meta() }))
+      .result as JsonObject;
+    expect(round).toEqual(
+      expect.objectContaining({
+        resultType: "input_required",
+        inputRequests: { who: { method: "elicitation/create", params: nameForm } },
+        requestState: "step-1",
+      }),
+    );
+    const done = await peer.request("tools/call", {
+      name: "explicit",
+      arguments: {},
+      inputResponses: { who: accept({ name: "kim" }) },
+      requestState: "step-1",
+      _meta: meta(),
+    });
+    expect(done.result).toMatchObject({ resultType: "complete", content: [{ text: "hello kim after step-1" }] });
+  });
+
+  it("a 2025 client is asked with real requests and the handler runs again with the answers, in one call", async () => {
+    const s = explicit({ maxInputRounds: 3 });
+    const peer = await rawPeer(cleanup, s.server);
+    peer.answerRequests(() => accept({ name: "lee" }));
+    await peer.request("initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: { elicitation: {} },
+      clientInfo: { name: "legacy", version: "1" },
+    });
+    await peer.notify("notifications/initialized");
+    const call = await peer.request("tools/call", { name: "explicit", arguments: {} });
+    expect(call.result).toMatchObject({ content: [{ text: "hello lee after step-1" }] });
+    expect(s.runs()).toBe(2);
+    // A handler that never has enough stops after maxInputRounds rounds, as a tool error.
+    const endless = await peer.request("tools/call", { name: "never-satisfied", arguments: {} });
+    expect(endless).toMatchObject({ result: { isError: true } });
+    expect(peer.received.filter((m) => m.method === "elicitation/create")).toHaveLength(1 + 3);
+  });
+});

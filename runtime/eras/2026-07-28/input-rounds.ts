@@ -2,7 +2,7 @@
 // inputResponses and its sealed requestState; an ask still unanswered ends the round with an InputRequiredResult.
 import { ErrorCode, isPlainObject, type JsonObject } from "../../jsonrpc.js";
 import { CapabilityError, ReplacedAnswer, RequestRefusedError } from "../../errors.js";
-import type { HandlerContext } from "../../handler-context.js";
+import type { HandlerContext, InputSource } from "../../handler-context.js";
 import type { PeerIdentity } from "../../peer.js";
 import { ModernErrorCode } from "./envelope.js";
 import { canonicalJson, digest, type RequestStateSealer, type StatePayload } from "./request-state.js";
@@ -42,7 +42,7 @@ interface PendingAsk {
  * from what the state recorded under its key is refused (-32602). The asks made in one turn (`Promise.all` of two)
  * go out in one round.
  */
-export class InputRound {
+export class InputRound implements InputSource {
   private next = 0;
   private readonly keys = new Set<string>();
   /** Asks made since the last look, in call order. */
@@ -67,6 +67,36 @@ export class InputRound {
     this.prior = this.load(params);
     // Read only when the handler asks; a state nobody uses cannot do harm, so its refusal is not reported.
     this.prior.catch(() => undefined);
+  }
+
+  get responses(): JsonObject | undefined {
+    const responses = this.params?.inputResponses;
+    return isPlainObject(responses) ? responses : undefined;
+  }
+
+  get state(): string | undefined {
+    const state = this.params?.requestState;
+    return typeof state === "string" ? state : undefined;
+  }
+
+  /**
+   * The explicit style (`return ctx.inputRequired(...)`): the handler names its input requests and its own state,
+   * which the client echoes as is (protecting it is the handler's business, as the specification says).
+   */
+  required(inputRequests: { readonly [key: string]: { method: string; params?: JsonObject } }, state?: string): Error {
+    for (const { method } of Object.values(inputRequests)) {
+      const capability = INPUT_REQUESTS[method];
+      if (capability === undefined) return new Error(`${method} cannot be an input request`);
+      if (!isDeclared(this.identity.capabilities, capability)) {
+        return new CapabilityError(method, capability, "client", {
+          code: ModernErrorCode.MissingRequiredClientCapability,
+          data: { requiredCapabilities: { [capability]: {} } },
+        });
+      }
+    }
+    const result: JsonObject = { resultType: "input_required", inputRequests: inputRequests as JsonObject };
+    if (state !== undefined) result.requestState = state;
+    return new ReplacedAnswer(result);
   }
 
   ask(method: string, params: JsonObject | undefined, named?: string): Promise<JsonObject> {
