@@ -101,7 +101,7 @@ export class McpContext {
   constructor(
     private readonly inner: RequestContext,
     private readonly connection: McpConnection,
-    /** @internal The answers a 2025 client gave to the handler's last `inputRequired` (see McpServer). */
+    /** The answers a 2025 client gave to the handler's last `inputRequired`, when McpServer ran it again. */
     private readonly round?: { readonly responses: JsonObject; readonly state: string | undefined },
   ) {}
 
