@@ -48,11 +48,14 @@ export type Era = "legacy" | "modern";
  */
 export class ServerEra implements SessionExtension {
   era: Era | undefined = undefined;
+  /** The identity admit read from the request it just let in, for requestStarted to hand over. */
+  private admitted: PeerIdentity | undefined = undefined;
 
   constructor(private readonly host: ServerEraHost) {}
 
   admit(method: string, params: JsonObject | undefined, info: InboundInfo | undefined): RpcError | undefined {
     const host = this.host;
+    this.admitted = undefined;
     // A lane that serves one revision per request said which (HTTP's MCP-Protocol-Version): a modern one pins the
     // connection even when the envelope is missing, so the request is told what it lacks.
     if (this.era === undefined && info?.protocolVersion !== undefined && !host.speaksLegacy(info.protocolVersion))
@@ -72,6 +75,7 @@ export class ServerEra implements SessionExtension {
         );
       // 2026-07-28 has no task member (tasks are an extension there): a 2025-style task request is a plain call.
       if (params !== undefined && Object.hasOwn(params, "task")) delete params.task;
+      this.admitted = identity;
       return undefined;
     }
     if (method === DISCOVER || method === host.keepAlive || method === host.handshake) return undefined;
@@ -88,8 +92,10 @@ export class ServerEra implements SessionExtension {
   requestStarted(operation: InboundOperation, params: JsonObject | undefined): void {
     const context = operation as HandlerContext;
     if (this.era === "modern" || (operation.method === DISCOVER && claimsModernEra(params))) {
-      const identity = readEnvelope(params);
-      if (identity instanceof RpcError) return;
+      // Read by admit just before (the session calls the two in a row for one request).
+      const identity = this.admitted;
+      this.admitted = undefined;
+      if (identity === undefined) return;
       context.peerIdentity = identity;
       if (INPUT_REQUIRED_METHODS.has(operation.method))
         context.inputs = new InputRound(context, operation.method, params, identity, this.host.requestState);

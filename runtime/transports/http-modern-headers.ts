@@ -2,9 +2,9 @@
 import { isPlainObject, type JsonObject } from "../jsonrpc.js";
 import type { HeaderRecord } from "./http-exchange.js";
 import { METHOD_HEADER, NAME_HEADER, PARAM_HEADER_PREFIX, PROTOCOL_VERSION_HEADER } from "./http-wire.js";
+import { PROTOCOL_VERSION_META, claimsModernEra as paramsClaimModernEra } from "../eras/2026-07-28/envelope.js";
 
-/** The `_meta` key whose presence in a request's params claims the 2026-07-28 era (and later). */
-export const PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion";
+export { PROTOCOL_VERSION_META };
 
 /**
  * A tool parameter the tool's inputSchema marks with `x-mcp-header`: clients mirror its value into the request
@@ -42,9 +42,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** Whether a POSTed request or notification claims the modern era: its `params._meta` names a protocol version. */
 export function claimsModernEra(message: unknown): boolean {
-  if (!isPlainObject(message) || !isPlainObject(message.params)) return false;
-  const meta = message.params._meta;
-  return isPlainObject(meta) && Object.hasOwn(meta, PROTOCOL_VERSION_META);
+  return isPlainObject(message) && isPlainObject(message.params) && paramsClaimModernEra(message.params);
 }
 
 /**

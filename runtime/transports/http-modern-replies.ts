@@ -2,11 +2,12 @@
 import { ErrorCode, type JsonRpcMessage, type RequestId } from "../jsonrpc.js";
 import type { HttpExchange } from "./http-exchange.js";
 import { JSON_HEADERS } from "./http-replies.js";
+import { ModernErrorCode } from "../eras/2026-07-28/envelope.js";
 
 /** The codes MCP 2026-07-28 defines (the range -32020..-32099 is the specification's). */
-export const HEADER_MISMATCH = -32020;
-const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
-const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+export const HEADER_MISMATCH = ModernErrorCode.HeaderMismatch;
+const MISSING_REQUIRED_CLIENT_CAPABILITY = ModernErrorCode.MissingRequiredClientCapability;
+const UNSUPPORTED_PROTOCOL_VERSION = ModernErrorCode.UnsupportedProtocolVersion;
 
 /**
  * The HTTP status of an error answered as a single JSON body: the binding requires 400 for a malformed request, an
