@@ -23,6 +23,27 @@ module.exports = {
       from: { path: "^generated/" },
       to: { path: "^(generator|examples|test|bench)/" },
     },
+    {
+      name: "rpc-is-the-floor",
+      severity: "error",
+      comment: "The JSON-RPC layer knows no MCP, no era, no server and no concrete transport.",
+      from: { path: "^runtime/rpc/" },
+      to: { path: "^runtime/(mcp|eras|server|transports|durable|store|auth)/" },
+    },
+    {
+      name: "mcp-below-server",
+      severity: "error",
+      comment: "Era-neutral MCP and the eras sit below McpServer and the concrete transports.",
+      from: { path: "^runtime/(mcp|eras)/" },
+      to: { path: "^runtime/(server|transports)/" },
+    },
+    {
+      name: "transports-below-mcp",
+      severity: "error",
+      comment: "Transports move messages: they know the JSON-RPC layer and the HTTP entry's era rules, not McpServer.",
+      from: { path: "^runtime/transports/" },
+      to: { path: "^runtime/server/" },
+    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },

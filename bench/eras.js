@@ -49,12 +49,14 @@ const ADD_SCHEMA = {
 // ---- servers (child processes) -------------------------------------------------------------------------------
 
 async function oursServer() {
-  const { McpServer, clientToServer, serverToClient, isMessage } = await import("../dist/generated/sdk.js");
+  const { McpServer, clientToServer, serverToClient, isMessage, revisionTables } =
+    await import("../dist/generated/sdk.js");
   const server = new McpServer({
     serverInfo: { name: "bench-ours", version: "1" },
     inbound: clientToServer,
     outbound: serverToClient,
     isMessage,
+    revisions: revisionTables,
   });
   server.tool("add", { description: "Adds", inputSchema: ADD_SCHEMA }, ({ a, b }) => ({
     content: [{ type: "text", text: String(a + b) }],

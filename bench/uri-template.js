@@ -54,7 +54,7 @@ if (!isMainThread) {
     if (refused) break;
   }
 } else {
-  const { compileUriTemplate } = await import(path.join(root, "dist/runtime/mcp-uri-template.js"));
+  const { compileUriTemplate } = await import(path.join(root, "dist/runtime/server/uri-template.js"));
   const rounds = Number(process.env.ROUNDS ?? 5);
   const sdkBudgetMs = Number(process.env.SDK_BUDGET_MS ?? 4000);
   const SIZES = [KB, 16 * KB, 256 * KB, 1024 * KB, 4096 * KB];

@@ -7,3 +7,4 @@ export * from "./guards.js";
 export * from "./dispatch.js";
 export { Client, type ClientOptions } from "./client.js";
 export { Server, createMcpServer, type ServerOptions } from "./server.js";
+export { revisionTables } from "./revisions.js";

@@ -5,6 +5,7 @@
 import { ServerSession, McpServer, requestPeer, requestAsTask, requestOrTask } from "../runtime/web.js";
 import type { McpServerInit, ServerSessionOptions, JsonObject, NotificationHandler, Peer, RequestContext, RequestHandler, RequestOptions, RequestOrTaskOptions, TaskHandle, TaskRequestOptions, Transport } from "../runtime/web.js";
 import { clientToServer, isMessage, serverToClient } from "./dispatch.js";
+import { revisionTables } from "./revisions.js";
 import type { ServerTaskMethod, ResultOf } from "./dispatch.js";
 import type { CallToolAsyncRequestParams, CallToolAsyncResult, CallToolRequestParams, CallToolResult, CancelTaskRequest, CancelTaskResult, CancelToolAsyncNotificationParams, CancelledNotificationParams, CompleteRequestParams, CompleteResult, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ElicitationCompleteNotification, EmptyResult, GetPromptRequestParams, GetPromptResult, GetRequestStatusRequestParams, GetRequestStatusResult, GetTaskPayloadRequest, GetTaskPayloadResult, GetTaskRequest, GetTaskResult, GetToolAsyncResultRequestParams, InitializeRequestParams, InitializeResult, JoinCallToolAsyncRequestParams, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListRootsResult, ListTasksResult, ListToolsResult, LoggingMessageNotificationParams, NotificationParams, PaginatedRequestParams, ProgressNotificationParams, ReadResourceRequestParams, ReadResourceResult, RequestParams, RequestsReceivedNotificationParams, ResourceUpdatedNotificationParams, ResumePolicyNotificationParams, ResumeRequestParams, ServerResult, SetLevelRequestParams, SubscribeRequestParams, TaskStatusNotificationParams, UnsubscribeRequestParams } from "./types.js";
 
@@ -20,7 +21,7 @@ export class Server {
 
   /** A server session with this SDK's method tables; register handlers, then `peer.connect(transport)`. */
   static create(options: ServerOptions): Server & { readonly peer: ServerSession } {
-    return new Server(new ServerSession({ ...options, inbound: clientToServer, outbound: serverToClient, isMessage })) as Server & { readonly peer: ServerSession };
+    return new Server(new ServerSession({ ...options, inbound: clientToServer, outbound: serverToClient, isMessage, revisions: revisionTables })) as Server & { readonly peer: ServerSession };
   }
 
   /** Typed senders on behalf of a request being served (sampling, elicitation, logging from inside a handler). */

@@ -2,7 +2,7 @@
 import { join, relative, resolve, sep } from "node:path";
 import { buildModel } from "./build-model.js";
 import { emitDispatch } from "./emit/dispatch.js";
-import { emitEras } from "./emit/eras.js";
+import { emitEras, emitRevisionTables } from "./emit/eras.js";
 import { deriveEras, type RevisionModel } from "./eras.js";
 import { emitGuards } from "./emit/guards.js";
 import { header } from "./emit/header.js";
@@ -29,6 +29,8 @@ export interface GenerateOptions {
    * so the worker's start-up overlaps theirs); by default generate starts its own.
    */
   validators?: PendingValidators;
+  /** Other revisions are generated beside the SDK's: its stubs and index take their tables from revisions.ts. */
+  revisionTables?: boolean;
 }
 
 export interface GeneratedFile {
@@ -52,7 +54,7 @@ export function defaultRuntimeImport(outDir: string, entry: "index" | "web" = "i
  * The detailed validators (validators.ts) are left out: a static export would put them in every bundle, and the
  * dispatch tables load them on demand. Code that wants them synchronously imports that module itself.
  */
-function emitIndex(model: Model): string {
+function emitIndex(model: Model, revisionTables: boolean): string {
   return [
     header(model, "Entry point of the generated SDK."),
     `export type * from "./types.js";`,
@@ -60,6 +62,7 @@ function emitIndex(model: Model): string {
     `export * from "./dispatch.js";`,
     `export { Client, type ClientOptions } from "./client.js";`,
     `export { Server, createMcpServer, type ServerOptions } from "./server.js";`,
+    ...(revisionTables ? [`export { revisionTables } from "./revisions.js";`] : []),
     "",
   ].join("\n");
 }
@@ -128,12 +131,15 @@ export async function generate(options: GenerateOptions): Promise<Generated> {
   ]);
   const template = loadStubTemplate(options.templatesDir ?? resolve(projectRoot, "templates"));
   const files: GeneratedFile[] = [
-    { path: "client.ts", content: emitStub(model, "client", template, stubRuntimeImport) },
+    { path: "client.ts", content: emitStub(model, "client", template, stubRuntimeImport, false) },
     { path: "dispatch.ts", content: emitDispatch(model, runtimeImport) },
     { path: "guards.ts", content: emitGuards(model) },
-    { path: "index.ts", content: emitIndex(model) },
+    { path: "index.ts", content: emitIndex(model, options.revisionTables === true) },
     { path: "sdk.ts", content: emitSdk(model, runtimeImport) },
-    { path: "server.ts", content: emitStub(model, "server", template, stubRuntimeImport) },
+    {
+      path: "server.ts",
+      content: emitStub(model, "server", template, stubRuntimeImport, options.revisionTables === true),
+    },
     { path: "types.ts", content: await emitTypes(model) },
     { path: "validators.ts", content: await validatorsContent },
   ];
@@ -234,7 +240,7 @@ export async function generateRevisions(options: GenerateRevisionsOptions): Prom
     revisions.map((r) => {
       const own = { ...shared, schemaFile: r.schemaFile, methodsFile: r.methodsFile, sourceName: r.sourceName };
       return r.sdk
-        ? generate({ ...own, ...(validators ? { validators } : {}) })
+        ? generate({ ...own, revisionTables: revisions.length > 1, ...(validators ? { validators } : {}) })
         : generateWire({ ...own, outDir: join(shared.outDir, r.revision), revision: r.revision });
     }),
   );
@@ -245,7 +251,12 @@ export async function generateRevisions(options: GenerateRevisionsOptions): Prom
   const files = results.flatMap((g, i) =>
     revisions[i]!.sdk ? g.files : g.files.map((f) => ({ ...f, path: `${revisions[i]!.revision}/${f.path}` })),
   );
-  files.push({ path: "eras.ts", content: emitEras(deriveEras(models), options.command) });
+  const eras = deriveEras(models);
+  files.push({ path: "eras.ts", content: emitEras(eras, options.command) });
+  if (revisions.length > 1) {
+    const runtimeImport = options.runtimeImport ?? defaultRuntimeImport(options.outDir, "web");
+    files.push({ path: "revisions.ts", content: emitRevisionTables(eras, runtimeImport) });
+  }
   files.sort((a, b) => compareCodeUnits(a.path, b.path));
   const notes = results.flatMap((g, i) => g.notes.map((n) => `${revisions[i]!.revision}: ${n}`));
   return { models, files, notes };

@@ -13,16 +13,16 @@ export {
   StdioClientTransport,
   StdioServerTransport,
   defaultChildEnvironment,
-} from "./transports/stdio.js";
-export type { StdioClientTransportOptions, StdioServerTransportOptions } from "./transports/stdio.js";
-export { DEFAULT_BUSY_POLL_MICROS } from "./transports/busy-poll.js";
-export { DEFAULT_HTTP_SERVER_TIMEOUTS, createHttpServer, listenHttp } from "./transports/http-listen.js";
-export type { HttpServerTimeouts, ListenHttpOptions, ListeningHttpServer } from "./transports/http-listen.js";
+} from "./transports/stdio/stdio.js";
+export type { StdioClientTransportOptions, StdioServerTransportOptions } from "./transports/stdio/stdio.js";
+export { DEFAULT_BUSY_POLL_MICROS } from "./transports/stdio/busy-poll.js";
+export { DEFAULT_HTTP_SERVER_TIMEOUTS, createHttpServer, listenHttp } from "./transports/http/server/listen.js";
+export type { HttpServerTimeouts, ListenHttpOptions, ListeningHttpServer } from "./transports/http/server/listen.js";
 
-export { ResumableRequests } from "./resumable/server.js";
-export type { ResumableServerOptions, ResumePolicy } from "./resumable/server.js";
-export { AsyncTools } from "./async-tools/server.js";
-export type { AsyncToolRunner, AsyncToolsOptions } from "./async-tools/server.js";
+export { ResumableRequests } from "./eras/2025-11-25/resumable/server.js";
+export type { ResumableServerOptions, ResumePolicy } from "./eras/2025-11-25/resumable/server.js";
+export { AsyncTools } from "./eras/2025-11-25/async-tools/server.js";
+export type { AsyncToolRunner, AsyncToolsOptions } from "./eras/2025-11-25/async-tools/server.js";
 export {
   AsyncCallRejectedError,
   AsyncToolCall,
@@ -30,9 +30,9 @@ export {
   callToolPreferAsync,
   joinToolAsync,
   serverSupportsAsync,
-} from "./async-tools/client.js";
-export type { AsyncCallOptions } from "./async-tools/client.js";
+} from "./eras/2025-11-25/async-tools/client.js";
+export type { AsyncCallOptions } from "./eras/2025-11-25/async-tools/client.js";
 
 // Tasks (2025-11-25), receiver side: task-augmented requests run as durable operations.
-export { TaskReceiver } from "./tasks/receiver.js";
-export type { CreateTaskOptions, TaskReceiverOptions, TaskRunner } from "./tasks/receiver.js";
+export { TaskReceiver } from "./eras/2025-11-25/tasks/receiver.js";
+export type { CreateTaskOptions, TaskReceiverOptions, TaskRunner } from "./eras/2025-11-25/tasks/receiver.js";

@@ -2,7 +2,7 @@
 // Named exports only: a module's other exports serve the runtime's own modules and are not API (see test/package).
 
 // JSON-RPC messages, errors and the guard a custom transport needs.
-export { ErrorCode, RpcError, isJsonRpcMessage } from "./jsonrpc.js";
+export { ErrorCode, RpcError, isJsonRpcMessage } from "./rpc/jsonrpc.js";
 export type {
   JsonObject,
   JsonRpcErrorObject,
@@ -13,7 +13,7 @@ export type {
   JsonRpcResponse,
   JsonRpcResultResponse,
   RequestId,
-} from "./jsonrpc.js";
+} from "./rpc/jsonrpc.js";
 export {
   CapabilityError,
   ConnectionClosedError,
@@ -24,11 +24,11 @@ export {
   ProtocolVersionError,
   RequestCancelledError,
   RequestTimeoutError,
-} from "./errors.js";
+} from "./rpc/errors.js";
 
 // The contracts a transport, a dispatch table (generated code) and a handler see.
-export type { AuthGrant, InboundInfo, ReplyChannel, SendOptions, Transport } from "./transport.js";
-export type { DispatchTable, Explanation, MethodSpec, ValidationIssue } from "./dispatch.js";
+export type { AuthGrant, InboundInfo, ReplyChannel, SendOptions, Transport } from "./rpc/transport.js";
+export type { DispatchTable, Explanation, MethodSpec, ValidationIssue } from "./rpc/dispatch.js";
 export type {
   NotificationContext,
   NotificationHandler,
@@ -37,21 +37,27 @@ export type {
   RequestContext,
   RequestHandler,
   RequestOptions,
-} from "./peer.js";
-export type { ProgressToken } from "./operations.js";
-export { DEFAULT_PROGRESS_INTERVAL_MS } from "./progress.js";
+} from "./rpc/peer.js";
+export type { ProgressToken } from "./rpc/operations.js";
+export { DEFAULT_PROGRESS_INTERVAL_MS } from "./rpc/progress.js";
 
 // Sessions: JSON-RPC, then the MCP lifecycle on each side, and the one way to extend a session.
-export { DEFAULT_MAX_IN_FLIGHT_REQUESTS, DEFAULT_REQUEST_TIMEOUT_MS, Session, SessionStateKey } from "./session.js";
-export type { SessionDebugEvent, SessionExtension, SessionOptions } from "./session.js";
+export {
+  DEFAULT_MAX_IN_FLIGHT_REQUESTS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  Session,
+  SessionStateKey,
+} from "./rpc/session/session.js";
+export type { SessionDebugEvent, SessionExtension, SessionOptions } from "./rpc/session/session.js";
 export {
   ClientSession,
   LATEST_PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_VERSIONS,
   ServerSession,
   hasCapability,
-} from "./lifecycle.js";
-export type { ClientSessionOptions, ImplementationInfo, ServerSessionOptions } from "./lifecycle.js";
+} from "./mcp/lifecycle.js";
+export type { ClientSessionOptions, ImplementationInfo, ServerSessionOptions } from "./mcp/lifecycle.js";
+export type { CacheHint, CacheHints, RevisionTableMap, RevisionTables } from "./eras/2026-07-28/wire.js";
 
 // Transports that need no Node built-ins.
 export { InMemoryLink, InMemoryTransport, createInMemoryPair } from "./transports/in-memory.js";
@@ -62,7 +68,7 @@ export {
   HttpServerTransport,
   UndeliverableMessageError,
   createStreamableHttpServer,
-} from "./transports/http-server.js";
+} from "./transports/http/server/server.js";
 export type {
   FetchRequestInfo,
   HttpAuthResult,
@@ -73,7 +79,7 @@ export type {
   ResponseMode,
   StreamableHttpServer,
   StreamableHttpServerOptions,
-} from "./transports/http-server.js";
+} from "./transports/http/server/server.js";
 export {
   CONNECTION_LOST_CODE,
   DEFAULT_AUTHORIZATION_RETRIES,
@@ -81,15 +87,15 @@ export {
   SessionExpiredError,
   StreamLostError,
   StreamableHttpClientTransport,
-} from "./transports/http-client.js";
+} from "./transports/http/client/transport.js";
 export type {
   HttpAuthChallenge,
   HttpAuthorizer,
   ReconnectOptions,
   ResumptionInfo,
   StreamableHttpClientOptions,
-} from "./transports/http-client.js";
-export { EventReplayError, InMemoryEventStore } from "./transports/event-store.js";
+} from "./transports/http/client/transport.js";
+export { EventReplayError, InMemoryEventStore } from "./transports/http/server/event-store.js";
 export type {
   EventReplayFailure,
   EventStore,
@@ -97,13 +103,13 @@ export type {
   InMemoryEventStoreOptions,
   ReplayResult,
   StoredEvent,
-} from "./transports/event-store.js";
-export { checkHostAndOrigin } from "./transports/http-security.js";
-export type { HostOriginPolicy, SecurityRejection } from "./transports/http-security.js";
-export type { CorsOptions } from "./transports/http-cors.js";
+} from "./transports/http/server/event-store.js";
+export { checkHostAndOrigin } from "./transports/http/server/security.js";
+export type { HostOriginPolicy, SecurityRejection } from "./transports/http/server/security.js";
+export type { CorsOptions } from "./transports/http/server/cors.js";
 
 // McpServer: tools, resources and prompts with their context and types.
-export { LOGGING_LEVELS } from "./mcp-types.js";
+export { LOGGING_LEVELS } from "./server/types.js";
 export type {
   FromSchema,
   JsonSchema,
@@ -131,12 +137,12 @@ export type {
   McpToolResult,
   ObjectJsonSchema,
   ToolArguments,
-} from "./mcp-types.js";
-export { compileSchema } from "./mcp-schema.js";
-export type { SchemaCheck, SchemaCompiler } from "./mcp-schema.js";
-export { LoggingDisabledError, McpContext, requestPeer } from "./mcp-context.js";
-export type { McpConnection } from "./mcp-context.js";
-export { McpServer } from "./mcp-server.js";
+} from "./server/types.js";
+export { compileSchema } from "./server/tool-schema.js";
+export type { SchemaCheck, SchemaCompiler } from "./server/tool-schema.js";
+export { LoggingDisabledError, McpContext, requestPeer } from "./server/context.js";
+export type { McpConnection } from "./server/context.js";
+export { McpServer } from "./server/mcp-server.js";
 export type {
   McpPromptConfig,
   McpPromptHandler,
@@ -151,7 +157,7 @@ export type {
   McpToolConfig,
   McpToolHandler,
   PromptArguments,
-} from "./mcp-server.js";
+} from "./server/mcp-server.js";
 
 // Where operations that outlive a connection are kept.
 export { MemoryOperationStore } from "./store/memory.js";
@@ -170,11 +176,11 @@ export type {
 } from "./store/types.js";
 
 // Resumable requests, client side (the server side needs Node: runtime/index.ts).
-export { RESUMABLE_FAILED_CODE, ResumeFailedError } from "./resumable/protocol.js";
-export type { ClientResumer, ResumableClientOptions } from "./resumable/client.js";
-export { resumableClient, resumerOf } from "./resumable/client.js";
-export type { ClientExtension, ClientSessionHost } from "./client-extension.js";
-export type { ReconnectOptions as ClientReconnectOptions } from "./client-recovery.js";
+export { RESUMABLE_FAILED_CODE, ResumeFailedError } from "./eras/2025-11-25/resumable/protocol.js";
+export type { ClientResumer, ResumableClientOptions } from "./eras/2025-11-25/resumable/client.js";
+export { resumableClient, resumerOf } from "./eras/2025-11-25/resumable/client.js";
+export type { ClientExtension, ClientSessionHost } from "./mcp/client-extension.js";
+export type { ReconnectOptions as ClientReconnectOptions } from "./mcp/client-recovery.js";
 
 // Tasks (2025-11-25), requestor side: task handles, and tools that require a task called as one.
 export {
@@ -189,8 +195,13 @@ export {
   requestAsTask,
   requestOrTask,
   watchToolTaskSupport,
-} from "./tasks/requestor.js";
-export type { RequestOrTaskOptions, TaskRequestOptions, TaskWaitOptions, ToolTaskSupport } from "./tasks/requestor.js";
-export { MODEL_IMMEDIATE_RESPONSE_META, RELATED_TASK_META } from "./tasks/protocol.js";
-export type { CreateTaskReply, TaskState } from "./tasks/protocol.js";
-export type { TaskSupport } from "./tasks/tools.js";
+} from "./eras/2025-11-25/tasks/requestor.js";
+export type {
+  RequestOrTaskOptions,
+  TaskRequestOptions,
+  TaskWaitOptions,
+  ToolTaskSupport,
+} from "./eras/2025-11-25/tasks/requestor.js";
+export { MODEL_IMMEDIATE_RESPONSE_META, RELATED_TASK_META } from "./eras/2025-11-25/tasks/protocol.js";
+export type { CreateTaskReply, TaskState } from "./eras/2025-11-25/tasks/protocol.js";
+export type { TaskSupport } from "./eras/2025-11-25/tasks/tools.js";

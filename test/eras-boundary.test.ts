@@ -9,9 +9,8 @@ import { repoRoot } from "./kit/paths.js";
 
 const ALLOWED = [
   /^runtime\/eras\//,
-  /^runtime\/lifecycle\.ts$/,
-  /^runtime\/protocol-versions\.ts$/,
-  /^runtime\/transports\/http-(endpoint|wire|client)\.ts$/,
+  /^runtime\/mcp\/(lifecycle|protocol-versions)\.ts$/,
+  /^runtime\/transports\/http\/(server\/endpoint|wire|client\/transport)\.ts$/,
   /^runtime\/auth\//,
 ];
 

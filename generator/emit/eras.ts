@@ -100,3 +100,45 @@ export function emitEras(eras: EraMap, command: string | undefined): string {
     "",
   ].join("\n");
 }
+
+/** A name a revision can take inside an identifier (2026-07-28 -> 2026_07_28). */
+const ident = (revision: string): string => revision.replace(/[^A-Za-z0-9_$]/g, "_");
+
+/**
+ * Emits revisions.ts: the tables of each revision after the SDK's, as the runtime's era modules take them (its
+ * client-to-server table, its input requests, its cacheable results). The server stub passes them to every session.
+ */
+export function emitRevisionTables(eras: EraMap, runtimeImport: string): string {
+  const sdk = eras.revisions.find((r) => r.sdk) ?? eras.revisions[0]!;
+  const others = eras.revisions.filter((r) => !r.sdk);
+  const imports = others.map((r) => {
+    const names = [`clientToServer as inbound_${ident(r.revision)}`];
+    if (r.inputRequests.size > 0) names.push(`inputRequests as inputRequests_${ident(r.revision)}`);
+    return `import { ${names.join(", ")} } from "${moduleFolder(r)}/dispatch.js";`;
+  });
+  const entries = others.map((r) => {
+    const members = [`inbound: inbound_${ident(r.revision)}`];
+    if (r.inputRequests.size > 0) members.push(`inputRequests: inputRequests_${ident(r.revision)}`);
+    members.push(`cacheable: eras[${q(r.revision)}].cacheable`);
+    return `  ${q(r.revision)}: { ${members.join(", ")} },`;
+  });
+  return [
+    headerOf(
+      eras.revisions.map((r) => r.source),
+      sdk.source.command,
+      "The tables of each revision after the SDK's, for the runtime's era modules.",
+    ),
+    `import type { RevisionTableMap } from "${runtimeImport}";`,
+    ...imports,
+    `import { eras } from "./eras.js";`,
+    "",
+    "/**",
+    " * Pass as `revisions` to a ServerSession or McpServer built from the tables by hand; the generated `Server.create`",
+    " * and `createMcpServer` pass them. A server speaks a revision after the SDK's only when it has its tables.",
+    " */",
+    "export const revisionTables: RevisionTableMap = {",
+    ...entries,
+    "};",
+    "",
+  ].join("\n");
+}

@@ -34,9 +34,11 @@ interface StubData {
   notifications: object[];
   handlers: object[];
   listeners: object[];
+  /** The server passes the other revisions' tables (revisions.ts) to its sessions. */
+  revisionTables: boolean;
 }
 
-function stubData(model: Model, side: "client" | "server", runtimeImport: string): StubData {
+function stubData(model: Model, side: "client" | "server", runtimeImport: string, revisionTables: boolean): StubData {
   const other = side === "client" ? "server" : "client";
   const defs = definitionMap(model);
   const outbound = messagesFrom(model, side);
@@ -93,6 +95,7 @@ function stubData(model: Model, side: "client" | "server", runtimeImport: string
       .filter((m) => m.kind === "notification")
       .map(use)
       .map((m) => ({ ...base(m), name: claim(`on${m.stem}`, m.method) })),
+    revisionTables: revisionTables && side === "server",
     typeImports: [...types].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).join(", "),
   };
 }
@@ -107,8 +110,9 @@ export function emitStub(
   side: "client" | "server",
   template: HandlebarsTemplateDelegate,
   runtimeImport: string,
+  revisionTables = false,
 ): string {
-  return template(stubData(model, side, runtimeImport))
+  return template(stubData(model, side, runtimeImport, revisionTables))
     .replace(/\r\n/g, "\n")
     .replace(/\n{3,}/g, "\n\n");
 }

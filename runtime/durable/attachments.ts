@@ -1,5 +1,5 @@
 // Sessions attached to durable operations: which session follows which operation, ended when its connection closes.
-import { SessionStateKey, type Session } from "../session.js";
+import { SessionStateKey, type Session } from "../rpc/session/session.js";
 
 /**
  * The attachments of one engine's operations, kept on each session (typed session state). A session attaches to

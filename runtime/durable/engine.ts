@@ -1,6 +1,6 @@
 // The durable-operation engine: operations that outlive their connection, held by store key and found by token.
-import { IdleWaiters } from "../idle-waiters.js";
-import { StableMap } from "../stable-map.js";
+import { IdleWaiters } from "../rpc/idle-waiters.js";
+import { StableMap } from "../rpc/stable-map.js";
 import {
   isSharedStore,
   isSyncStore,

@@ -1,5 +1,5 @@
 // The errors every durable-operation protocol shares (one code for "failed on the server side").
-import { RpcError } from "../jsonrpc.js";
+import { RpcError } from "../rpc/jsonrpc.js";
 
 /** Code of a durable operation that failed on the server side (queue limit, node lost, expiry, shutdown). */
 export const DURABLE_FAILED_CODE = -32010;

@@ -1,10 +1,10 @@
 // Server-to-client requests a durable operation made that still await an answer: they outlive connections, follow
 // the operation from session to session, and may be answered through another node.
 import { randomBytes } from "node:crypto";
-import type { JsonObject, JsonRpcMessage, RequestId } from "../jsonrpc.js";
-import { OutboundOperation, type OperationKeeper } from "../operations.js";
-import { RequestCancelledError } from "../errors.js";
-import type { Session } from "../session.js";
+import type { JsonObject, JsonRpcMessage, RequestId } from "../rpc/jsonrpc.js";
+import { OutboundOperation, type OperationKeeper } from "../rpc/operations.js";
+import { RequestCancelledError } from "../rpc/errors.js";
+import type { Session } from "../rpc/session/session.js";
 import { asResponse, outcome } from "./messages.js";
 
 /** Keeps such a request pending when its connection closes: a later attachment carries its answer. */

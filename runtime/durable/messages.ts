@@ -6,7 +6,7 @@ import {
   type JsonRpcMessage,
   type JsonRpcResponse,
   type JsonRpcResultResponse,
-} from "../jsonrpc.js";
+} from "../rpc/jsonrpc.js";
 
 /** The final response of an operation (a result or an error), as opposed to a notification or a request it sent. */
 export function isResponse(message: JsonRpcMessage): message is JsonRpcResponse {

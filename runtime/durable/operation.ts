@@ -1,6 +1,6 @@
 // A durable operation's record and message queue in the store: created, appended to in seq order, finished,
 // confirmed and deleted, every write in the operation's own order.
-import type { JsonRpcMessage } from "../jsonrpc.js";
+import type { JsonRpcMessage } from "../rpc/jsonrpc.js";
 import type { StoredOperation, StoredStatus, SyncRecord } from "../store/types.js";
 import type { DurableEngine, DurableOperation } from "./engine.js";
 

@@ -1,8 +1,8 @@
 // Serving an operation another node runs (shared store): its record, its queue followed live, signals to its node,
 // answers to its server-to-client requests proxied there, and the order of competing attachments.
-import { ErrorCode, RpcError, type JsonRpcResponse, type RequestId } from "../jsonrpc.js";
-import { OutboundOperation } from "../operations.js";
-import type { Session } from "../session.js";
+import { ErrorCode, RpcError, type JsonRpcResponse, type RequestId } from "../rpc/jsonrpc.js";
+import { OutboundOperation } from "../rpc/operations.js";
+import type { Session } from "../rpc/session/session.js";
 import type { Following, OwnerSignal, QueuedMessage, SharedOperationStore, StoredOperation } from "../store/types.js";
 import type { DurableEngine, DurableOperation } from "./engine.js";
 import { SURVIVES_CLOSE } from "./input.js";

@@ -1,17 +1,23 @@
 // Which protocol era a server connection speaks: pinned by its first request, then each request admitted,
 // identified and answered the way that era says.
-import { ErrorCode, RpcError, type JsonObject, type JsonRpcResponse } from "../jsonrpc.js";
-import type { PeerIdentity } from "../peer.js";
-import type { InboundInfo } from "../transport.js";
-import type { HandlerContext } from "../handler-context.js";
-import type { InboundOperation } from "../operations.js";
-import type { SessionExtension } from "../session-extension.js";
-import { claimsModernEra, readEnvelope, MODERN_PROTOCOL_VERSIONS } from "./2026-07-28/envelope.js";
-import { DISCOVER, LISTEN, MODERN_CLIENT_REQUESTS, modernResponse, type CacheHints } from "./2026-07-28/wire.js";
+import { ErrorCode, RpcError, type JsonObject, type JsonRpcResponse } from "../rpc/jsonrpc.js";
+import type { PeerIdentity } from "../rpc/peer.js";
+import type { InboundInfo } from "../rpc/transport.js";
+import type { HandlerContext } from "../rpc/handler-context.js";
+import type { InboundOperation } from "../rpc/operations.js";
+import type { SessionExtension } from "../rpc/session/extension.js";
+import {
+  claimsModernEra,
+  readEnvelope,
+  MODERN_PROTOCOL_VERSIONS,
+  ModernErrorCode,
+  PROTOCOL_VERSION_META,
+} from "./2026-07-28/envelope.js";
+import { DISCOVER, LISTEN, modernResponse, type CacheHints, type ModernWire } from "./2026-07-28/wire.js";
+import { InputRound } from "./2026-07-28/input-rounds.js";
 
 /** Requests only a 2026-07-28 connection serves (server/discover is answered on every connection). */
 const MODERN_ONLY: ReadonlySet<string> = new Set([LISTEN]);
-import { INPUT_REQUIRED_METHODS, InputRound } from "./2026-07-28/input-rounds.js";
 import type { RequestStateSealer } from "./2026-07-28/request-state.js";
 
 /** What the era logic needs of the server session it serves. */
@@ -30,6 +36,10 @@ export interface ServerEraHost {
   readonly cache: CacheHints | undefined;
   /** Whether `version` is a revision of the handshake era this server speaks. */
   speaksLegacy(version: string): boolean;
+  /** The revisions of the handshake era this server speaks, latest first. */
+  readonly legacyVersions: readonly string[];
+  /** The 2026-07-28 wire from the generated tables; undefined: the SDK has no such revision, so neither has the server. */
+  readonly modern: ModernWire | undefined;
   /** Seals the requestState of input-required rounds (shared by every connection of a server). */
   readonly requestState: RequestStateSealer;
 }
@@ -65,10 +75,25 @@ export class ServerEra implements SessionExtension {
       else if (claimsModernEra(params)) this.era = "modern";
       else if (host.perRequest) this.era = "legacy";
     }
+    const modern = host.modern;
+    if (this.era === "modern" && modern === undefined) {
+      // A server generated without the revision: the client is told which revisions it can have instead.
+      const version = (params?._meta as JsonObject | undefined)?.[PROTOCOL_VERSION_META] ?? info?.protocolVersion;
+      return new RpcError(
+        ModernErrorCode.UnsupportedProtocolVersion,
+        `Unsupported protocol version: ${String(version)}`,
+        {
+          supported: [...host.legacyVersions],
+          requested: version ?? null,
+        },
+      );
+    }
+    if (modern === undefined && (method === DISCOVER || MODERN_ONLY.has(method)))
+      return new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
     if (this.era === "modern" || (this.era === undefined && method === DISCOVER && claimsModernEra(params))) {
       const identity = readEnvelope(params);
       if (identity instanceof RpcError) return identity;
-      if (!MODERN_CLIENT_REQUESTS.has(method))
+      if (!modern!.requests.has(method))
         return new RpcError(
           ErrorCode.MethodNotFound,
           `Method not found: ${method} (not part of ${identity.protocolVersion})`,
@@ -97,8 +122,16 @@ export class ServerEra implements SessionExtension {
       this.admitted = undefined;
       if (identity === undefined) return;
       context.peerIdentity = identity;
-      if (INPUT_REQUIRED_METHODS.has(operation.method))
-        context.inputs = new InputRound(context, operation.method, params, identity, this.host.requestState);
+      const modern = this.host.modern!;
+      if (modern.inputRequired.has(operation.method))
+        context.inputs = new InputRound(
+          context,
+          operation.method,
+          params,
+          identity,
+          this.host.requestState,
+          modern.inputRequests,
+        );
       return;
     }
     const legacy = this.host.legacyIdentity;
@@ -107,7 +140,13 @@ export class ServerEra implements SessionExtension {
 
   respond(operation: InboundOperation, message: JsonRpcResponse): JsonRpcResponse {
     if (this.era !== "modern" && operation.method !== DISCOVER) return message;
-    return modernResponse(operation.method, message, { serverInfo: this.host.serverInfo, cache: this.host.cache });
+    const wire = this.host.modern;
+    if (wire === undefined) return message;
+    return modernResponse(operation.method, message, {
+      serverInfo: this.host.serverInfo,
+      wire,
+      cache: this.host.cache,
+    });
   }
 
   /** A modern connection carries no requests to the client: their input comes in rounds of the request (MRTR). */
@@ -121,3 +160,4 @@ export class ServerEra implements SessionExtension {
 }
 
 export { MODERN_PROTOCOL_VERSIONS };
+export { ModernWire, type RevisionTableMap, type RevisionTables } from "./2026-07-28/wire.js";

@@ -1,5 +1,5 @@
 // The default operation store: plain maps in this process, synchronous, nothing shared between nodes.
-import { StableMap } from "../stable-map.js";
+import { StableMap } from "../rpc/stable-map.js";
 import type { QueuedMessage, StoredOperation, SyncOperationStore, SyncRecord } from "./types.js";
 
 export class MemoryOperationStore implements SyncOperationStore {

@@ -1,8 +1,8 @@
 // Operation store in Redis, shared by every node behind a load balancer; the only runtime module that imports ioredis.
-import { isServerChange, type ChangeFeed, type ServerChange } from "../change-feed.js";
+import { isServerChange, type ChangeFeed, type ServerChange } from "./change-feed.js";
 import { randomBytes } from "node:crypto";
 import { Redis, type RedisOptions } from "ioredis";
-import type { JsonRpcMessage, RequestId } from "../jsonrpc.js";
+import type { JsonRpcMessage, RequestId } from "../rpc/jsonrpc.js";
 import type {
   FollowEvents,
   Following,

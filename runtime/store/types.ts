@@ -1,5 +1,5 @@
 // The one store interface for operations that outlive a connection: their state and their per-request message queues.
-import type { JsonRpcMessage, RequestId } from "../jsonrpc.js";
+import type { JsonRpcMessage, RequestId } from "../rpc/jsonrpc.js";
 
 /** A value now, or later: the in-memory store answers synchronously, a networked store does not. */
 export type Awaitable<T> = T | Promise<T>;

@@ -1,6 +1,6 @@
 // In-process transport pair for tests and embedding: asynchronous delivery, messages passed by reference.
-import type { JsonRpcMessage } from "../jsonrpc.js";
-import { SENT, type InboundInfo, type SendOptions, type Transport } from "../transport.js";
+import type { JsonRpcMessage } from "../rpc/jsonrpc.js";
+import { SENT, type InboundInfo, type SendOptions, type Transport } from "../rpc/transport.js";
 
 /** Queued behind earlier messages so a close never overtakes data sent before it. */
 const CLOSE = Symbol("close");

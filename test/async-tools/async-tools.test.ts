@@ -1,12 +1,12 @@
 // Async tool calls over in-memory links: call, progress fan-out to joined sessions, get with/without timeout, cancel, keepAlive, refusal.
 import { describe, expect, it } from "vitest";
-import { AsyncTools } from "../../runtime/async-tools/server.js";
+import { AsyncTools } from "../../runtime/eras/2025-11-25/async-tools/server.js";
 import {
   AsyncCallRejectedError,
   callToolAsync,
   callToolPreferAsync,
   joinToolAsync,
-} from "../../runtime/async-tools/client.js";
+} from "../../runtime/eras/2025-11-25/async-tools/client.js";
 import { connect, gate, makeTools, type Gate } from "./helpers.js";
 import { until } from "../kit/timing.js";
 

@@ -1,7 +1,7 @@
 // tools/async/cancel is honoured only from the principal that started the run, on its node and through Redis.
 import { describe, expect, it } from "vitest";
-import { AsyncTools } from "../../runtime/async-tools/server.js";
-import { callToolAsync, joinToolAsync } from "../../runtime/async-tools/client.js";
+import { AsyncTools } from "../../runtime/eras/2025-11-25/async-tools/server.js";
+import { callToolAsync, joinToolAsync } from "../../runtime/eras/2025-11-25/async-tools/client.js";
 import { redisForTests } from "../store/redis-server.js";
 import { connect, gate, makeTools, type Gate } from "./helpers.js";
 import { until } from "../kit/timing.js";

@@ -1,10 +1,10 @@
 // The HTTP example server: slow_count is resumable for clients that advertise it, and callable with tools/async/call.
 import { describe, expect, it } from "vitest";
-import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
-import { callToolAsync } from "../../runtime/async-tools/client.js";
+import { StreamableHttpClientTransport } from "../../runtime/transports/http/client/transport.js";
+import { callToolAsync } from "../../runtime/eras/2025-11-25/async-tools/client.js";
 import { startExampleHttpServer } from "../../examples/http-server.js";
 import { clientSession } from "../kit/mcp-sessions.js";
-import { resumableClient } from "../../runtime/resumable/client.js";
+import { resumableClient } from "../../runtime/eras/2025-11-25/resumable/client.js";
 
 describe("examples/http-server.ts", () => {
   it("advertises async, makes slow_count resumable and runs it with tools/async/call", async () => {

@@ -1,7 +1,7 @@
 // Test helpers for async tool calls: gates a tool waits on, a counting tool, sessions over in-memory links.
-import type { JsonObject } from "../../runtime/jsonrpc.js";
-import type { RequestContext } from "../../runtime/peer.js";
-import type { AsyncTools } from "../../runtime/async-tools/server.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import type { RequestContext } from "../../runtime/rpc/peer.js";
+import type { AsyncTools } from "../../runtime/eras/2025-11-25/async-tools/server.js";
 import { connectedPair, type ConnectedPair } from "../kit/mcp-sessions.js";
 
 import { gate, type Gate } from "../kit/timing.js";

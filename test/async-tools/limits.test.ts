@@ -1,9 +1,13 @@
 // Async tool call limits: running calls capped per principal (or session) and in all, refusals and kept results bounded.
 import { describe, expect, it } from "vitest";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
-import type { RequestContext } from "../../runtime/peer.js";
-import { AsyncTools } from "../../runtime/async-tools/server.js";
-import { AsyncCallRejectedError, callToolAsync, joinToolAsync } from "../../runtime/async-tools/client.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import type { RequestContext } from "../../runtime/rpc/peer.js";
+import { AsyncTools } from "../../runtime/eras/2025-11-25/async-tools/server.js";
+import {
+  AsyncCallRejectedError,
+  callToolAsync,
+  joinToolAsync,
+} from "../../runtime/eras/2025-11-25/async-tools/client.js";
 import { connect, gate, makeTools, type Gate } from "./helpers.js";
 import { until } from "../kit/timing.js";
 

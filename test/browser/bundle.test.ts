@@ -14,9 +14,9 @@ const client = await Client.connect(new StreamableHttpClientTransport({ url: "ht
 console.log(await client.callTool({ name: "add", arguments: { a: 2, b: 3 } }, { onProgress: console.log }));
 `,
     reaches: [
-      "runtime/transports/http-client.ts",
-      "runtime/transports/fetch-requester.ts",
-      "runtime/transports/sse.ts",
+      "runtime/transports/http/client/transport.ts",
+      "runtime/transports/http/client/fetch-requester.ts",
+      "runtime/transports/http/sse.ts",
       "generated/client.ts",
     ],
   },
@@ -34,10 +34,10 @@ const mcp = createStreamableHttpServer({
 globalThis.handle = (request) => mcp.fetch(request);
 `,
     reaches: [
-      "runtime/transports/http-server.ts",
-      "runtime/transports/http-exchange.ts",
-      "runtime/transports/http-cors.ts",
-      "runtime/mcp-server.ts",
+      "runtime/transports/http/server/server.ts",
+      "runtime/transports/http/server/exchange.ts",
+      "runtime/transports/http/server/cors.ts",
+      "runtime/server/mcp-server.ts",
     ],
   },
 };

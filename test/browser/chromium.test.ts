@@ -3,13 +3,13 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMcpServer } from "../../generated/index.js";
-import type { McpServer } from "../../runtime/mcp-server.js";
+import type { McpServer } from "../../runtime/server/mcp-server.js";
 import {
   createStreamableHttpServer,
   type HttpServerTransport,
   type StreamableHttpServer,
-} from "../../runtime/transports/http-server.js";
-import { listenHttp, type ListeningHttpServer } from "../../runtime/transports/http-listen.js";
+} from "../../runtime/transports/http/server/server.js";
+import { listenHttp, type ListeningHttpServer } from "../../runtime/transports/http/server/listen.js";
 import { addCountTool } from "./count-tool.js";
 import { bundleForBrowser, launchChromium, source } from "./helpers.js";
 

@@ -1,6 +1,6 @@
 // The tool the browser tests serve, from Node and from inside the page: progress, its SSE connection cut mid-call, more progress.
-import type { McpServer } from "../../runtime/mcp-server.js";
-import type { HttpServerTransport } from "../../runtime/transports/http-server.js";
+import type { McpServer } from "../../runtime/server/mcp-server.js";
+import type { HttpServerTransport } from "../../runtime/transports/http/server/server.js";
 
 /**
  * `count` reports progress 1 and 2, then has the server close the connection carrying its reply (the stream

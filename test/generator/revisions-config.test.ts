@@ -23,7 +23,7 @@ const SDK_FILES = [
   "validators.ts",
 ];
 const WIRE_FILES = ["dispatch.ts", "guards.ts", "index.ts", "types.ts", "validators.ts"].map((f) => `2026-07-28/${f}`);
-const ALL_FILES = [...WIRE_FILES, ...SDK_FILES, "eras.ts"].sort();
+const ALL_FILES = [...WIRE_FILES, ...SDK_FILES, "eras.ts", "revisions.ts"].sort();
 
 /** A project of the user's: a copy of our schema directory and a config listing both revisions, output in sdk/. */
 function project(config: Record<string, unknown> = { out: "sdk", revisions: REVISIONS }): string {
@@ -45,7 +45,7 @@ describe("generate and check with the config's revisions", () => {
     expect(r.status).toBe(0);
     const lines = r.stdout.trim().split("\n");
     expect(lines.slice(0, -1).map((l) => /^wrote +sdk\/(\S+) \(\d+ bytes\)$/.exec(l)?.[1])).toEqual(ALL_FILES);
-    expect(lines.at(-1)).toMatch(/^14 files, 14 changed, in \d+ ms$/);
+    expect(lines.at(-1)).toMatch(/^15 files, 15 changed, in \d+ ms$/);
     // Headers name the command without the settings the config supplied, as for a single schema.
     for (const f of ["eras.ts", "types.ts", "2026-07-28/types.ts"])
       expect(readFileSync(join(dir, "sdk", f), "utf8").split("\n")[2], f).toBe(
@@ -66,7 +66,7 @@ describe("generate and check with the config's revisions", () => {
     expect(ok.stderr).toBe("");
     expect(ok.status).toBe(0);
     expect(ok.stdout.trim()).toBe(
-      "14 files in sdk match 2025-11-25 (schema/schema.json), 2026-07-28 (schema/2026-07-28/schema.json)",
+      "15 files in sdk match 2025-11-25 (schema/schema.json), 2026-07-28 (schema/2026-07-28/schema.json)",
     );
 
     const types = join(dir, "sdk/2026-07-28/types.ts");
@@ -273,14 +273,14 @@ describe("mcpgen generate --watch with the config's revisions", () => {
     const dir = project();
     child = spawn(process.execPath, [join(repoRoot, "bin/mcpgen.js"), "generate", "--watch"], { cwd: dir });
     const stdout = follow(child.stdout);
-    await stdout(/regenerated 14 files, 14 changed/);
+    await stdout(/regenerated 15 files, 15 changed/);
     await stdout(/watching .*2026-07-28\/overlay\.json/);
     const overlayFile = join(dir, "schema/2026-07-28/overlay.json");
     const overlay = JSON.parse(readFileSync(overlayFile, "utf8"));
     overlay.definitions.RegionHint = { type: "string", description: "Where to run." };
     writeFileSync(overlayFile, JSON.stringify(overlay));
     await stdout(/rebuilt {2}schema\/2026-07-28\/schema\.json/);
-    const line = await stdout(/regenerated 14 files, \d+ changed[^\n]*/);
+    const line = await stdout(/regenerated 15 files, \d+ changed[^\n]*/);
     expect(line).toContain("2026-07-28/types.ts");
     expect(line).toContain("eras.ts");
     expect(line).not.toMatch(/[ (]types\.ts/);

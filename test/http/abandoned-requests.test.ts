@@ -1,11 +1,11 @@
 // Requests whose reply stream closed before their response: they stop taking in-flight places, their number is
 // bounded on its own (maxDetachedRequests), and ping and tasks/cancel are served even at the cap.
 import { describe, expect, it } from "vitest";
-import { ErrorCode, type JsonObject } from "../../runtime/jsonrpc.js";
-import { RequestCancelledError } from "../../runtime/errors.js";
-import type { ReplyChannel } from "../../runtime/transport.js";
+import { ErrorCode, type JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import { RequestCancelledError } from "../../runtime/rpc/errors.js";
+import type { ReplyChannel } from "../../runtime/rpc/transport.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
-import type { ResponseMode } from "../../runtime/transports/http-server-options.js";
+import type { ResponseMode } from "../../runtime/transports/http/server/options.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { gate, sleep, until } from "../kit/timing.js";
 import { makeServer, serveOverHttp, type TaskServer } from "../tasks/helpers.js";

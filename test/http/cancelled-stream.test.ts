@@ -1,6 +1,6 @@
 // A request the client cancels gets no response, so its SSE stream ends at once instead of being held until the session ends.
 import { afterEach, describe, expect, it } from "vitest";
-import { ResumableRequests } from "../../runtime/resumable/server.js";
+import { ResumableRequests } from "../../runtime/eras/2025-11-25/resumable/server.js";
 import { startResumableHttp, type ResumableHttp } from "../resumable/harness.js";
 import { post, readSse, sessionHeaders, type SseRead } from "./helpers.js";
 import { until } from "../kit/timing.js";

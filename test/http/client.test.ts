@@ -1,15 +1,15 @@
 // The client transport against the real server transport: replies, standalone stream, resumption, expiry.
 import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
-import type { JsonObject, JsonRpcMessage, RequestId } from "../../runtime/jsonrpc.js";
+import type { JsonObject, JsonRpcMessage, RequestId } from "../../runtime/rpc/jsonrpc.js";
 import {
   CONNECTION_LOST_CODE,
   SessionExpiredError,
   StreamLostError,
   StreamableHttpClientTransport,
   type StreamableHttpClientOptions,
-} from "../../runtime/transports/http-client.js";
-import { InMemoryEventStore } from "../../runtime/transports/event-store.js";
+} from "../../runtime/transports/http/client/transport.js";
+import { InMemoryEventStore } from "../../runtime/transports/http/server/event-store.js";
 import { initializeMessage, startServer, type RunningServer } from "./helpers.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { sleep, until } from "../kit/timing.js";

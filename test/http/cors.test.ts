@@ -1,6 +1,9 @@
 // CORS for browser pages on other origins: preflights, the headers on every answer, and agreement with the Origin check.
 import { afterEach, describe, expect, it } from "vitest";
-import { createStreamableHttpServer, type StreamableHttpServerOptions } from "../../runtime/transports/http-server.js";
+import {
+  createStreamableHttpServer,
+  type StreamableHttpServerOptions,
+} from "../../runtime/transports/http/server/server.js";
 import { ACCEPT_BOTH, initializeMessage, makeResponder, startServer } from "./helpers.js";
 
 interface Answer {

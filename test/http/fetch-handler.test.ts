@@ -1,8 +1,8 @@
 // The web-standard handler (Request -> Response): a POST round trip, a GET SSE stream, and the client over it.
 import { afterEach, describe, expect, it } from "vitest";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
-import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
-import { createStreamableHttpServer, type StreamableHttpServer } from "../../runtime/transports/http-server.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import { StreamableHttpClientTransport } from "../../runtime/transports/http/client/transport.js";
+import { createStreamableHttpServer, type StreamableHttpServer } from "../../runtime/transports/http/server/server.js";
 import { ACCEPT_BOTH, initializeMessage, makeResponder, readSse, sessionHeaders } from "./helpers.js";
 import { until } from "../kit/timing.js";
 

@@ -1,7 +1,7 @@
 // SSE streams end when the grant they were opened with lapses (AuthGrant.expiresAt, AuthGrant.whenRevoked): with `retry`, resumable.
 import { afterEach, describe, expect, it } from "vitest";
-import type { AuthGrant } from "../../runtime/transport.js";
-import { MAX_TIMER_MS } from "../../runtime/limits.js";
+import type { AuthGrant } from "../../runtime/rpc/transport.js";
+import { MAX_TIMER_MS } from "../../runtime/rpc/limits.js";
 import { initialize, post, readSse, sessionHeaders, startServer, type RunningServer, type SseRead } from "./helpers.js";
 import { sleep, until } from "../kit/timing.js";
 

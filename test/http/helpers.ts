@@ -1,16 +1,16 @@
 // Test fixtures for the HTTP transport: a real node:http server on 127.0.0.1, a tiny responder, raw fetch helpers.
 import { afterEach } from "vitest";
 import type { IncomingMessage, Server } from "node:http";
-import type { InboundInfo } from "../../runtime/transport.js";
-import type { JsonObject, JsonRpcMessage, RequestId } from "../../runtime/jsonrpc.js";
+import type { InboundInfo } from "../../runtime/rpc/transport.js";
+import type { JsonObject, JsonRpcMessage, RequestId } from "../../runtime/rpc/jsonrpc.js";
 import {
   createStreamableHttpServer,
   type HttpServerTransport,
   type StreamableHttpServer,
   type StreamableHttpServerOptions,
-} from "../../runtime/transports/http-server.js";
-import { listenHttp, type HttpServerTimeouts } from "../../runtime/transports/http-listen.js";
-import { SseDecoder } from "../../runtime/transports/sse.js";
+} from "../../runtime/transports/http/server/server.js";
+import { listenHttp, type HttpServerTimeouts } from "../../runtime/transports/http/server/listen.js";
+import { SseDecoder } from "../../runtime/transports/http/sse.js";
 
 export interface Received {
   message: unknown;

@@ -1,13 +1,13 @@
 // DNS-rebinding defaults: one table of Host/Origin cases, the same verdicts from the Node listener and the fetch handler.
 import { request as httpRequest } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import { checkHostAndOrigin } from "../../runtime/transports/http-security.js";
+import { checkHostAndOrigin } from "../../runtime/transports/http/server/security.js";
 import {
   createStreamableHttpServer,
   type FetchRequestInfo,
   type StreamableHttpServer,
   type StreamableHttpServerOptions,
-} from "../../runtime/transports/http-server.js";
+} from "../../runtime/transports/http/server/server.js";
 import { ACCEPT_BOTH, initializeMessage, makeResponder, readBody, startServer, type RunningServer } from "./helpers.js";
 
 interface Outcome {

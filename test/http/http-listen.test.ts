@@ -1,7 +1,11 @@
 // The project's http.Server: slow clients are cut off by its header/body timeouts, long SSE responses are not.
 import { connect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { DEFAULT_HTTP_SERVER_TIMEOUTS, createHttpServer, listenHttp } from "../../runtime/transports/http-listen.js";
+import {
+  DEFAULT_HTTP_SERVER_TIMEOUTS,
+  createHttpServer,
+  listenHttp,
+} from "../../runtime/transports/http/server/listen.js";
 import { initialize, post, readSse, sessionHeaders, startServer, type RunningServer } from "./helpers.js";
 import { sleep, until } from "../kit/timing.js";
 

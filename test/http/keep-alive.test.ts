@@ -2,7 +2,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { nodeRequester, type WireRequester } from "../../runtime/transports/http-requester.js";
+import { nodeRequester, type WireRequester } from "../../runtime/transports/http/client/node-requester.js";
 import { listen as listenLoopback } from "../kit/net.js";
 import { rng } from "../kit/random.js";
 import { settle, sleep, until } from "../kit/timing.js";

@@ -1,12 +1,12 @@
 // The MCP 2026-07-28 mirrored-header rules as a table: each header against the body field it mirrors, Base64 decoded.
 import { describe, expect, it } from "vitest";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
 import {
   claimsModernEra,
   decodeHeaderValue,
   headerMismatch,
   type ParamHeader,
-} from "../../runtime/transports/http-modern-headers.js";
+} from "../../runtime/transports/http/modern-headers.js";
 
 const base64 = (text: string) => `=?base64?${Buffer.from(text, "utf8").toString("base64")}?=`;
 const meta = {

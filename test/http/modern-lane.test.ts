@@ -2,12 +2,12 @@
 // checked, its replies (JSON first, error statuses, SSE when needed) and a closed stream cancelling its request.
 import { describe, expect, it } from "vitest";
 import type { Socket } from "node:net";
-import { ErrorCode, type JsonObject, type JsonRpcMessage, type RequestId } from "../../runtime/jsonrpc.js";
-import type { MethodSpec } from "../../runtime/dispatch.js";
-import { RequestCancelledError } from "../../runtime/errors.js";
-import type { RequestContext } from "../../runtime/peer.js";
-import { Session } from "../../runtime/session.js";
-import { createStreamableHttpServer, type HttpServerTransport } from "../../runtime/transports/http-server.js";
+import { ErrorCode, type JsonObject, type JsonRpcMessage, type RequestId } from "../../runtime/rpc/jsonrpc.js";
+import type { MethodSpec } from "../../runtime/rpc/dispatch.js";
+import { RequestCancelledError } from "../../runtime/rpc/errors.js";
+import type { RequestContext } from "../../runtime/rpc/peer.js";
+import { Session } from "../../runtime/rpc/session/session.js";
+import { createStreamableHttpServer, type HttpServerTransport } from "../../runtime/transports/http/server/server.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { gate, until } from "../kit/timing.js";
 import { ACCEPT_BOTH, initialize, initializeMessage, post, readSse, serverPerTest, sessionHeaders } from "./helpers.js";

@@ -1,12 +1,12 @@
 // One McpServer process over Streamable HTTP speaking 2026-07-28 and 2025-11-25 at once, with `onSession: connect`:
 // the modern lane's statuses for the session's own refusals, SSE for logs, and a closed stream aborting a tool.
 import { describe, expect, it } from "vitest";
-import type { JsonObject, RequestId } from "../../runtime/jsonrpc.js";
-import { RequestCancelledError } from "../../runtime/errors.js";
-import type { McpServer } from "../../runtime/mcp-server.js";
-import { createStreamableHttpServer } from "../../runtime/transports/http-server.js";
-import type { StreamableHttpServerOptions } from "../../runtime/transports/http-server-options.js";
-import { listenHttp } from "../../runtime/transports/http-listen.js";
+import type { JsonObject, RequestId } from "../../runtime/rpc/jsonrpc.js";
+import { RequestCancelledError } from "../../runtime/rpc/errors.js";
+import type { McpServer } from "../../runtime/server/mcp-server.js";
+import { createStreamableHttpServer } from "../../runtime/transports/http/server/server.js";
+import type { StreamableHttpServerOptions } from "../../runtime/transports/http/server/options.js";
+import { listenHttp } from "../../runtime/transports/http/server/listen.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { gate, until } from "../kit/timing.js";
 import { envelope, makeServer } from "../server/helpers.js";

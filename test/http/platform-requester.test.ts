@@ -1,9 +1,9 @@
 // Which HTTP stack the client takes when given no fetch: the node:http pool on Node, the platform's fetch where Node's modules are absent.
 import { afterEach, describe, expect, it } from "vitest";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
 import { nodeBuiltin } from "../../runtime/node-builtin.js";
-import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
-import { randomId, utf8ByteLength } from "../../runtime/transports/http-wire.js";
+import { StreamableHttpClientTransport } from "../../runtime/transports/http/client/transport.js";
+import { randomId, utf8ByteLength } from "../../runtime/transports/http/wire.js";
 import { initializeMessage, startServer, type RunningServer } from "./helpers.js";
 import { until } from "../kit/timing.js";
 

@@ -1,13 +1,13 @@
 // Per-client session quotas: a greedy client is refused 429 while others get in; who a client is (principal, address, proxy header).
 import { request as httpRequest } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import { addressGroup, clientKey } from "../../runtime/quotas.js";
+import { addressGroup, clientKey } from "../../runtime/mcp/quotas.js";
 import {
   DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
   createStreamableHttpServer,
   type StreamableHttpServer,
   type StreamableHttpServerOptions,
-} from "../../runtime/transports/http-server.js";
+} from "../../runtime/transports/http/server/server.js";
 import {
   ACCEPT_BOTH,
   initialize,

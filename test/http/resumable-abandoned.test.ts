@@ -2,7 +2,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { ResumableRequests } from "../../runtime/resumable/server.js";
+import { ResumableRequests } from "../../runtime/eras/2025-11-25/resumable/server.js";
 import { startResumableHttp, type ResumableHttp } from "../resumable/harness.js";
 import { post, readSse, sessionHeaders } from "./helpers.js";
 import { sleep, until } from "../kit/timing.js";

@@ -1,7 +1,7 @@
 // A requests/resume that reuses the id of a live request changes nothing about it until it is accepted.
 import { afterEach, describe, expect, it } from "vitest";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
-import { ResumableRequests } from "../../runtime/resumable/server.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import { ResumableRequests } from "../../runtime/eras/2025-11-25/resumable/server.js";
 import { startResumableHttp, type ResumableHttp } from "../resumable/harness.js";
 import { post, readSse, sessionHeaders, type SseRead } from "./helpers.js";
 import { until } from "../kit/timing.js";

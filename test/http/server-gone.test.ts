@@ -3,15 +3,15 @@
 // name their last error.
 import type { RequestListener } from "node:http";
 import { describe, expect, it } from "vitest";
-import type { ClientSession } from "../../runtime/lifecycle.js";
+import type { ClientSession } from "../../runtime/mcp/lifecycle.js";
 import {
   CONNECTION_LOST_CODE,
   HttpStatusError,
   StreamLostError,
   StreamableHttpClientTransport,
   type StreamableHttpClientOptions,
-} from "../../runtime/transports/http-client.js";
-import { serverGone } from "../../runtime/transports/http-client-errors.js";
+} from "../../runtime/transports/http/client/transport.js";
+import { serverGone } from "../../runtime/transports/http/client/errors.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { clientSession } from "../kit/mcp-sessions.js";
 import { countConnections } from "../kit/net.js";

@@ -1,6 +1,6 @@
 // SEP-1699 polling and resumption on the server: close with retry, GET + Last-Event-ID replay, standalone stream.
 import { afterEach, describe, expect, it } from "vitest";
-import { InMemoryEventStore } from "../../runtime/transports/event-store.js";
+import { InMemoryEventStore } from "../../runtime/transports/http/server/event-store.js";
 import { initialize, post, readSse, sessionHeaders, startServer, type RunningServer, type SseRead } from "./helpers.js";
 import { until } from "../kit/timing.js";
 

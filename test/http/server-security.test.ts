@@ -1,7 +1,7 @@
 // Host/Origin allow-lists (DNS rebinding) and principal-bound sessions on the HTTP server.
 import { request as httpRequest } from "node:http";
 import { describe, expect, it } from "vitest";
-import { checkHostAndOrigin } from "../../runtime/transports/http-security.js";
+import { checkHostAndOrigin } from "../../runtime/transports/http/server/security.js";
 import { initialize, initializeMessage, post, readBody, readSse, sessionHeaders, serverPerTest } from "./helpers.js";
 
 const start = serverPerTest();

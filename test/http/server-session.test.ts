@@ -1,7 +1,7 @@
 // Session lifecycle, stateless mode and reply modes (JSON vs SSE, 202) of the HTTP server, driven by raw fetch.
 import { createServer } from "node:http";
 import { describe, expect, it } from "vitest";
-import { createStreamableHttpServer } from "../../runtime/transports/http-server.js";
+import { createStreamableHttpServer } from "../../runtime/transports/http/server/server.js";
 import {
   initialize,
   initializeMessage,

@@ -1,16 +1,16 @@
 // End to end: the runtime's ClientSession and ServerSession talking over the Streamable HTTP transports.
 import { createServer, type Server } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import type { DispatchTable, MethodSpec } from "../../runtime/dispatch.js";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
-import { ClientSession, ServerSession } from "../../runtime/lifecycle.js";
-import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
+import type { DispatchTable, MethodSpec } from "../../runtime/rpc/dispatch.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import { ClientSession, ServerSession } from "../../runtime/mcp/lifecycle.js";
+import { StreamableHttpClientTransport } from "../../runtime/transports/http/client/transport.js";
 import {
   createStreamableHttpServer,
   type HttpServerTransport,
   type StreamableHttpServer,
   type StreamableHttpServerOptions,
-} from "../../runtime/transports/http-server.js";
+} from "../../runtime/transports/http/server/server.js";
 import { listen } from "../kit/net.js";
 import { until } from "../kit/timing.js";
 import { serverSession, clientSession } from "../kit/mcp-sessions.js";

@@ -6,7 +6,7 @@ import {
   createStreamableHttpServer,
   type StreamableHttpServer,
   type StreamableHttpServerOptions,
-} from "../../runtime/transports/http-server.js";
+} from "../../runtime/transports/http/server/server.js";
 import {
   ACCEPT_BOTH,
   initialize,

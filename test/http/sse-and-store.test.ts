@@ -1,8 +1,12 @@
 // Unit tests of the SSE codec and the in-memory event store.
 import { describe, expect, it } from "vitest";
 import { until } from "../kit/timing.js";
-import { EventReplayError, InMemoryEventStore, parseEventId } from "../../runtime/transports/event-store.js";
-import { SseDecoder, encodeSseEvent, type SseEvent } from "../../runtime/transports/sse.js";
+import {
+  EventReplayError,
+  InMemoryEventStore,
+  parseEventId,
+} from "../../runtime/transports/http/server/event-store.js";
+import { SseDecoder, encodeSseEvent, type SseEvent } from "../../runtime/transports/http/sse.js";
 
 function decodeAll(chunks: string[], initial = ""): { events: SseEvent[]; ids: string[]; retries: number[] } {
   const out = { events: [] as SseEvent[], ids: [] as string[], retries: [] as number[] };

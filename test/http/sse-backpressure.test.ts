@@ -2,10 +2,10 @@
 // `retry`, and the client gets every event by resuming from its Last-Event-ID once it reads again.
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import type { JsonObject, JsonRpcMessage } from "../../runtime/jsonrpc.js";
-import { InMemoryEventStore } from "../../runtime/transports/event-store.js";
-import { UndeliverableMessageError } from "../../runtime/transports/http-server.js";
-import { SseDecoder } from "../../runtime/transports/sse.js";
+import type { JsonObject, JsonRpcMessage } from "../../runtime/rpc/jsonrpc.js";
+import { InMemoryEventStore } from "../../runtime/transports/http/server/event-store.js";
+import { UndeliverableMessageError } from "../../runtime/transports/http/server/server.js";
+import { SseDecoder } from "../../runtime/transports/http/sse.js";
 import {
   ACCEPT_BOTH,
   initialize,

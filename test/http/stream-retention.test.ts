@@ -3,11 +3,11 @@ import { Agent, request as httpRequest } from "node:http";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
-import type { JsonObject, JsonRpcMessage, RequestId } from "../../runtime/jsonrpc.js";
-import { InMemoryEventStore } from "../../runtime/transports/event-store.js";
-import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
-import type { HttpServerTransport } from "../../runtime/transports/http-server.js";
-import { SseDecoder } from "../../runtime/transports/sse.js";
+import type { JsonObject, JsonRpcMessage, RequestId } from "../../runtime/rpc/jsonrpc.js";
+import { InMemoryEventStore } from "../../runtime/transports/http/server/event-store.js";
+import { StreamableHttpClientTransport } from "../../runtime/transports/http/client/transport.js";
+import type { HttpServerTransport } from "../../runtime/transports/http/server/server.js";
+import { SseDecoder } from "../../runtime/transports/http/sse.js";
 import {
   ACCEPT_BOTH,
   initialize,

@@ -5,8 +5,8 @@ import { StdioClientTransport as SdkStdioClientTransport } from "@modelcontextpr
 import { CreateMessageRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { Client } from "../../generated/client.js";
-import { RequestCancelledError } from "../../runtime/errors.js";
-import { StdioClientTransport } from "../../runtime/transports/stdio.js";
+import { RequestCancelledError } from "../../runtime/rpc/errors.js";
+import { StdioClientTransport } from "../../runtime/transports/stdio/stdio.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { sleep } from "../kit/timing.js";
 import { PROGRESS_SPACING_MS, expectProgressPrefix } from "./progress.js";

@@ -1,13 +1,13 @@
 // Sessions wired to a pair of method tables (client-to-server, server-to-client), and a connected in-memory pair.
-import type { DispatchTable } from "../../runtime/dispatch.js";
-import type { InboundInfo } from "../../runtime/transport.js";
+import type { DispatchTable } from "../../runtime/rpc/dispatch.js";
+import type { InboundInfo } from "../../runtime/rpc/transport.js";
 import {
   ClientSession,
   ServerSession,
   type ClientSessionOptions,
   type ServerSessionOptions,
-} from "../../runtime/lifecycle.js";
-import { Session, type SessionOptions } from "../../runtime/session.js";
+} from "../../runtime/mcp/lifecycle.js";
+import { Session, type SessionOptions } from "../../runtime/rpc/session/session.js";
 import { createInMemoryPair, type InMemoryTransport } from "../../runtime/transports/in-memory.js";
 
 /** The method tables a client and a server are built on; without `isMessage` the session's own check applies. */

@@ -1,13 +1,17 @@
 // Resumable requests over an in-memory link: policy first, resume after a cut, deduplicated progress, status, expiry, errors.
 import { describe, expect, it } from "vitest";
-import { ResumableRequests } from "../../runtime/resumable/server.js";
-import { LAST_SEQ_META_KEY, RESUME_ATTEMPT_META_KEY, SEQ_META_KEY } from "../../runtime/resumable/protocol.js";
+import { ResumableRequests } from "../../runtime/eras/2025-11-25/resumable/server.js";
+import {
+  LAST_SEQ_META_KEY,
+  RESUME_ATTEMPT_META_KEY,
+  SEQ_META_KEY,
+} from "../../runtime/eras/2025-11-25/resumable/protocol.js";
 import { InMemoryLink } from "../../runtime/transports/in-memory.js";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
-import type { ProgressInfo } from "../../runtime/peer.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import type { ProgressInfo } from "../../runtime/rpc/peer.js";
 import { connectInMemory, newServerSession, recordInbound, stampOf } from "./harness.js";
 import { clientSession } from "../kit/mcp-sessions.js";
-import { resumableClient } from "../../runtime/resumable/client.js";
+import { resumableClient } from "../../runtime/eras/2025-11-25/resumable/client.js";
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;

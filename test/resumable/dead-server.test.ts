@@ -1,11 +1,11 @@
 // A resumable call whose server dies for good: every retry waits, the call fails with ResumeFailedError within maxWait, attempts stay few.
 import { afterEach, describe, expect, it } from "vitest";
-import { ClientSession } from "../../runtime/lifecycle.js";
-import { ResumableRequests } from "../../runtime/resumable/server.js";
-import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
+import { ClientSession } from "../../runtime/mcp/lifecycle.js";
+import { ResumableRequests } from "../../runtime/eras/2025-11-25/resumable/server.js";
+import { StreamableHttpClientTransport } from "../../runtime/transports/http/client/transport.js";
 import { startResumableHttp, type ResumableHttp } from "./harness.js";
 import { clientSession } from "../kit/mcp-sessions.js";
-import { resumableClient } from "../../runtime/resumable/client.js";
+import { resumableClient } from "../../runtime/eras/2025-11-25/resumable/client.js";
 import { countConnections } from "../kit/net.js";
 
 const MAX_WAIT_S = 2;

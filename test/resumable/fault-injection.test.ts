@@ -2,17 +2,17 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { ClientSession } from "../../runtime/lifecycle.js";
-import { ConnectionClosedError } from "../../runtime/errors.js";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
-import type { RequestContext } from "../../runtime/peer.js";
-import { ResumableRequests } from "../../runtime/resumable/server.js";
-import { createStreamableHttpServer, type StreamableHttpServer } from "../../runtime/transports/http-server.js";
-import { HttpStatusError, StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
+import { ClientSession } from "../../runtime/mcp/lifecycle.js";
+import { ConnectionClosedError } from "../../runtime/rpc/errors.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import type { RequestContext } from "../../runtime/rpc/peer.js";
+import { ResumableRequests } from "../../runtime/eras/2025-11-25/resumable/server.js";
+import { createStreamableHttpServer, type StreamableHttpServer } from "../../runtime/transports/http/server/server.js";
+import { HttpStatusError, StreamableHttpClientTransport } from "../../runtime/transports/http/client/transport.js";
 import { rng } from "../kit/random.js";
 import { connectInMemory, newServerSession } from "./harness.js";
 import { clientSession } from "../kit/mcp-sessions.js";
-import { resumableClient, resumerOf } from "../../runtime/resumable/client.js";
+import { resumableClient, resumerOf } from "../../runtime/eras/2025-11-25/resumable/client.js";
 
 const CLIENTS = Number(process.env.FI_CLIENTS ?? 20);
 const CALLS_PER_CLIENT = Number(process.env.FI_CALLS ?? 10);

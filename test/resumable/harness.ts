@@ -1,20 +1,20 @@
 // Test fixtures for resumable requests: a tool server on the generated tables, in-memory links that can be cut, an HTTP server, a seeded RNG.
 import { createServer, type Server } from "node:http";
-import { ClientSession, ServerSession, type ClientSessionOptions } from "../../runtime/lifecycle.js";
+import { ClientSession, ServerSession, type ClientSessionOptions } from "../../runtime/mcp/lifecycle.js";
 import { InMemoryLink } from "../../runtime/transports/in-memory.js";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
-import type { RequestContext } from "../../runtime/peer.js";
-import type { Transport } from "../../runtime/transport.js";
-import { ResumableRequests } from "../../runtime/resumable/server.js";
-import { SEQ_META_KEY, type SeqStamp } from "../../runtime/resumable/protocol.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import type { RequestContext } from "../../runtime/rpc/peer.js";
+import type { Transport } from "../../runtime/rpc/transport.js";
+import { ResumableRequests } from "../../runtime/eras/2025-11-25/resumable/server.js";
+import { SEQ_META_KEY, type SeqStamp } from "../../runtime/eras/2025-11-25/resumable/protocol.js";
 import {
   createStreamableHttpServer,
   type StreamableHttpServer,
   type StreamableHttpServerOptions,
-} from "../../runtime/transports/http-server.js";
+} from "../../runtime/transports/http/server/server.js";
 import { serverSession, clientSession } from "../kit/mcp-sessions.js";
 import { listen } from "../kit/net.js";
-import { resumableClient } from "../../runtime/resumable/client.js";
+import { resumableClient } from "../../runtime/eras/2025-11-25/resumable/client.js";
 
 export interface ToolBehaviour {
   /** Called between progress steps; await it to let the test act (cut, close) at a precise point. */

@@ -1,9 +1,9 @@
 // deferPolicy: a selected call answered within its first tick goes out plain; a slower one gets the policy first. Default: eager.
 import { describe, expect, it } from "vitest";
-import { ResumableRequests } from "../../runtime/resumable/server.js";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
+import { ResumableRequests } from "../../runtime/eras/2025-11-25/resumable/server.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
 import { connectInMemory, recordInbound as record, stampOf } from "./harness.js";
-import { resumerOf } from "../../runtime/resumable/client.js";
+import { resumerOf } from "../../runtime/eras/2025-11-25/resumable/client.js";
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 

@@ -1,16 +1,16 @@
 // Long resumable requests on a healthy connection: what reached the client leaves the queue, so the queue limit bounds only what did not.
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { ClientSession } from "../../runtime/lifecycle.js";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
-import { ResumableRequests } from "../../runtime/resumable/server.js";
-import { RECEIVED_NOTIFICATION, RESUMABLE_FAILED_CODE } from "../../runtime/resumable/protocol.js";
+import { ClientSession } from "../../runtime/mcp/lifecycle.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import { ResumableRequests } from "../../runtime/eras/2025-11-25/resumable/server.js";
+import { RECEIVED_NOTIFICATION, RESUMABLE_FAILED_CODE } from "../../runtime/eras/2025-11-25/resumable/protocol.js";
 import type { MemoryOperationStore } from "../../runtime/store/memory.js";
-import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
-import { StdioServerTransport } from "../../runtime/transports/stdio.js";
+import { StreamableHttpClientTransport } from "../../runtime/transports/http/client/transport.js";
+import { StdioServerTransport } from "../../runtime/transports/stdio/stdio.js";
 import { connectInMemory, cuttableFetch, newServerSession, startResumableHttp, type ToolBehaviour } from "./harness.js";
 import { clientSession } from "../kit/mcp-sessions.js";
-import { resumableClient } from "../../runtime/resumable/client.js";
+import { resumableClient } from "../../runtime/eras/2025-11-25/resumable/client.js";
 
 const STEPS = 20_000;
 const CUT_AT = 10_000;

@@ -1,7 +1,12 @@
 // The per-request sequence stamp: written into a copy of each message, read back by the client.
 import { describe, expect, it } from "vitest";
-import { readSeqStamp, SEQ_META_KEY, stampMessage, stampOwned } from "../../runtime/resumable/protocol.js";
-import type { JsonObject, JsonRpcMessage } from "../../runtime/jsonrpc.js";
+import {
+  readSeqStamp,
+  SEQ_META_KEY,
+  stampMessage,
+  stampOwned,
+} from "../../runtime/eras/2025-11-25/resumable/protocol.js";
+import type { JsonObject, JsonRpcMessage } from "../../runtime/rpc/jsonrpc.js";
 
 describe("sequence stamps", () => {
   it("stamps a result in a copy, keeping the handler's own _meta entries and leaving its objects untouched", () => {

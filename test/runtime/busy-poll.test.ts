@@ -1,6 +1,6 @@
 // BusyPoller: polls after a send only with two or more cores, counts replies caught while polling, backs off after an expired window.
 import { describe, expect, it } from "vitest";
-import { BusyPoller } from "../../runtime/transports/busy-poll.js";
+import { BusyPoller } from "../../runtime/transports/stdio/busy-poll.js";
 import { sleep } from "../kit/timing.js";
 
 // Past a window of `micros` microseconds, with a few milliseconds to spare.

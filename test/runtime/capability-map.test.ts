@@ -2,8 +2,8 @@
 // hand-written map before (plus the Tasks capabilities), and the sessions refuse what the table says, nothing else.
 import { describe, expect, it } from "vitest";
 import { clientToServer, serverToClient } from "../../generated/dispatch.js";
-import type { DispatchTable } from "../../runtime/dispatch.js";
-import { CapabilityError } from "../../runtime/errors.js";
+import type { DispatchTable } from "../../runtime/rpc/dispatch.js";
+import { CapabilityError } from "../../runtime/rpc/errors.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { connectedPair } from "../kit/mcp-sessions.js";
 import { sessionKit } from "../kit/sessions.js";

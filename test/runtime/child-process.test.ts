@@ -5,8 +5,8 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ErrorCode } from "../../runtime/jsonrpc.js";
-import { FrameTooLargeError, InvalidUtf8Error, StdioClientTransport } from "../../runtime/transports/stdio.js";
+import { ErrorCode } from "../../runtime/rpc/jsonrpc.js";
+import { FrameTooLargeError, InvalidUtf8Error, StdioClientTransport } from "../../runtime/transports/stdio/stdio.js";
 import { clientSession } from "./helpers.js";
 import { sleep, until } from "../kit/timing.js";
 

@@ -1,8 +1,8 @@
 // Client session extensions: what they advertise, the hooks they install, and the reconnection settings they share.
 import { describe, expect, it } from "vitest";
-import type { ClientExtension } from "../../runtime/client-extension.js";
-import { resumableClient } from "../../runtime/resumable/client.js";
-import { RESUMABLE_CAPABILITY } from "../../runtime/resumable/protocol.js";
+import type { ClientExtension } from "../../runtime/mcp/client-extension.js";
+import { resumableClient } from "../../runtime/eras/2025-11-25/resumable/client.js";
+import { RESUMABLE_CAPABILITY } from "../../runtime/eras/2025-11-25/resumable/protocol.js";
 import { InMemoryLink } from "../../runtime/transports/in-memory.js";
 import { clientSession, connectedPair, serverSession } from "../kit/mcp-sessions.js";
 import { until } from "../kit/timing.js";

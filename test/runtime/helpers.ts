@@ -1,8 +1,8 @@
 // Hand-written dispatch tables and wiring helpers for the runtime tests (no generated code involved).
-import type { DispatchTable, MethodSpec, ValidationIssue } from "../../runtime/dispatch.js";
-import type { JsonObject, JsonRpcMessage } from "../../runtime/jsonrpc.js";
-import type { SendOptions, Transport } from "../../runtime/transport.js";
-import { Session, type SessionOptions } from "../../runtime/session.js";
+import type { DispatchTable, MethodSpec, ValidationIssue } from "../../runtime/rpc/dispatch.js";
+import type { JsonObject, JsonRpcMessage } from "../../runtime/rpc/jsonrpc.js";
+import type { SendOptions, Transport } from "../../runtime/rpc/transport.js";
+import { Session, type SessionOptions } from "../../runtime/rpc/session/session.js";
 import { sessionKit } from "../kit/sessions.js";
 import { createInMemoryPair, type InMemoryTransport } from "../../runtime/transports/in-memory.js";
 

@@ -1,7 +1,7 @@
 // The per-session cap on requests served at once (maxInFlightRequests): refusals, freed places, defaults, McpServer.
 import { describe, expect, it } from "vitest";
-import { ErrorCode, RpcError } from "../../runtime/jsonrpc.js";
-import { DEFAULT_MAX_IN_FLIGHT_REQUESTS } from "../../runtime/session.js";
+import { ErrorCode, RpcError } from "../../runtime/rpc/jsonrpc.js";
+import { DEFAULT_MAX_IN_FLIGHT_REQUESTS } from "../../runtime/rpc/session/session.js";
 import { connect, makeServer } from "../server/helpers.js";
 import { until } from "../kit/timing.js";
 import { sessionPair } from "./helpers.js";

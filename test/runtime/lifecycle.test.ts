@@ -1,12 +1,12 @@
 // Lifecycle: initialize handshake, version negotiation, capability checks without wire traffic, ping.
 import { describe, expect, it } from "vitest";
-import { ErrorCode, type JsonObject } from "../../runtime/jsonrpc.js";
+import { ErrorCode, type JsonObject } from "../../runtime/rpc/jsonrpc.js";
 import {
   CapabilityError,
   ConnectionClosedError,
   ProtocolVersionError,
   RequestCancelledError,
-} from "../../runtime/errors.js";
+} from "../../runtime/rpc/errors.js";
 import {
   ClientSession,
   SUPPORTED_PROTOCOL_VERSIONS,
@@ -17,7 +17,7 @@ import {
   requiredServerCapability,
   type ClientSessionOptions,
   type ServerSessionOptions,
-} from "../../runtime/lifecycle.js";
+} from "../../runtime/mcp/lifecycle.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
 import * as generated from "../../generated/dispatch.js";
 import { clientToServer, serverToClient, tap } from "./helpers.js";

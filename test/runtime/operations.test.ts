@@ -1,6 +1,6 @@
 // The operations registry: bounded recent sets and lazy abort signals.
 import { describe, expect, it } from "vitest";
-import { InboundOperation, RecentSet } from "../../runtime/operations.js";
+import { InboundOperation, RecentSet } from "../../runtime/rpc/operations.js";
 
 describe("RecentSet", () => {
   it("remembers at most `limit` keys, forgetting the oldest first", () => {

@@ -1,10 +1,10 @@
 // Progress: tokens in _meta, monotonic values, rate limiting, last value before the response, quiet late progress.
 import { describe, expect, it } from "vitest";
-import type { JsonObject, JsonRpcMessage } from "../../runtime/jsonrpc.js";
-import type { ProgressInfo } from "../../runtime/peer.js";
-import { ProgressOrderError } from "../../runtime/errors.js";
-import { ProgressReporter, readProgressToken, withProgressToken } from "../../runtime/progress.js";
-import type { SessionDebugEvent } from "../../runtime/session.js";
+import type { JsonObject, JsonRpcMessage } from "../../runtime/rpc/jsonrpc.js";
+import type { ProgressInfo } from "../../runtime/rpc/peer.js";
+import { ProgressOrderError } from "../../runtime/rpc/errors.js";
+import { ProgressReporter, readProgressToken, withProgressToken } from "../../runtime/rpc/progress.js";
+import type { SessionDebugEvent } from "../../runtime/rpc/session/session.js";
 import { sessionPair } from "./helpers.js";
 import { settle, sleep } from "../kit/timing.js";
 

@@ -2,9 +2,9 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { isMessage as generatedGuard } from "../../generated/dispatch.js";
-import { ErrorCode, isJsonRpcMessage } from "../../runtime/jsonrpc.js";
-import { Session } from "../../runtime/session.js";
-import { StdioServerTransport } from "../../runtime/transports/stdio.js";
+import { ErrorCode, isJsonRpcMessage } from "../../runtime/rpc/jsonrpc.js";
+import { Session } from "../../runtime/rpc/session/session.js";
+import { StdioServerTransport } from "../../runtime/transports/stdio/stdio.js";
 import { sleep, until } from "../kit/timing.js";
 import { rawPeer, session as plainSession } from "./helpers.js";
 import { collectLines } from "../kit/streams.js";

@@ -1,7 +1,7 @@
 // Session.use: the one extension point (hooks in registration order, removal, typed per-session state, id reuse, close).
 import { describe, expect, it } from "vitest";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
-import { SessionStateKey, type Session } from "../../runtime/session.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import { SessionStateKey, type Session } from "../../runtime/rpc/session/session.js";
 import { rawPeer, sessionPair } from "./helpers.js";
 import { settle } from "../kit/timing.js";
 

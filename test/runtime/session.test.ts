@@ -1,8 +1,8 @@
 // Session core: ids, correlation, every JSON-RPC error path, result validation, handler context, close.
 import { describe, expect, it } from "vitest";
-import { ErrorCode, RpcError, type JsonObject } from "../../runtime/jsonrpc.js";
-import { ConnectionClosedError, InvalidResultError } from "../../runtime/errors.js";
-import { Session, type SessionDebugEvent } from "../../runtime/session.js";
+import { ErrorCode, RpcError, type JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import { ConnectionClosedError, InvalidResultError } from "../../runtime/rpc/errors.js";
+import { Session, type SessionDebugEvent } from "../../runtime/rpc/session/session.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
 import { rawPeer, sessionPair } from "./helpers.js";
 import { settle } from "../kit/timing.js";

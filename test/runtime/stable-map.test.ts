@@ -1,6 +1,6 @@
 // StableMap: behaves as a Map (size, lookups, iteration in insertion order, delete while iterating, clear) with its hidden entry never showing.
 import { describe, expect, it } from "vitest";
-import { StableMap } from "../../runtime/stable-map.js";
+import { StableMap } from "../../runtime/rpc/stable-map.js";
 
 describe("StableMap", () => {
   it("acts as a Map whose hidden entry never shows in size or iteration", () => {

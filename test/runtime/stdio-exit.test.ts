@@ -2,14 +2,14 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ConnectionClosedError, ProcessExitedError } from "../../runtime/errors.js";
-import { Session } from "../../runtime/session.js";
+import { ConnectionClosedError, ProcessExitedError } from "../../runtime/rpc/errors.js";
+import { Session } from "../../runtime/rpc/session/session.js";
 import {
   InvalidJsonLineError,
   LineTail,
   StdioClientTransport,
   type StdioClientTransportOptions,
-} from "../../runtime/transports/stdio.js";
+} from "../../runtime/transports/stdio/stdio.js";
 import { until } from "../kit/timing.js";
 import { session, clientSession } from "./helpers.js";
 

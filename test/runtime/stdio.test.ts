@@ -1,10 +1,10 @@
 // Stdio framing in-process: the line decoder, and the server transport over PassThrough streams with a session.
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { ErrorCode } from "../../runtime/jsonrpc.js";
-import { LATEST_PROTOCOL_VERSION, ServerSession } from "../../runtime/lifecycle.js";
-import { ResumableRequests } from "../../runtime/resumable/server.js";
-import { SEQ_META_KEY } from "../../runtime/resumable/protocol.js";
+import { ErrorCode } from "../../runtime/rpc/jsonrpc.js";
+import { LATEST_PROTOCOL_VERSION, ServerSession } from "../../runtime/mcp/lifecycle.js";
+import { ResumableRequests } from "../../runtime/eras/2025-11-25/resumable/server.js";
+import { SEQ_META_KEY } from "../../runtime/eras/2025-11-25/resumable/protocol.js";
 import {
   clientToServer as generatedInbound,
   isMessage,
@@ -16,7 +16,7 @@ import {
   LineDecoder,
   StdioServerTransport,
   defaultChildEnvironment,
-} from "../../runtime/transports/stdio.js";
+} from "../../runtime/transports/stdio/stdio.js";
 import { clientToServer } from "./helpers.js";
 import { collectLines } from "../kit/streams.js";
 import { settle, sleep } from "../kit/timing.js";

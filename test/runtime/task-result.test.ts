@@ -2,9 +2,9 @@
 // a request sent with `task` that the schema lets be task-augmented, and to nothing else.
 import { describe, expect, it } from "vitest";
 import { clientToServer, serverToClient } from "../../generated/dispatch.js";
-import type { DispatchTable } from "../../runtime/dispatch.js";
-import { InvalidResultError } from "../../runtime/errors.js";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
+import type { DispatchTable } from "../../runtime/rpc/dispatch.js";
+import { InvalidResultError } from "../../runtime/rpc/errors.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { connectedPair } from "../kit/mcp-sessions.js";
 

@@ -1,9 +1,9 @@
 // Timeouts (plain, reset on progress with and without onProgress, maxTotalTimeout) and cancellation on both sides.
 import { describe, expect, it } from "vitest";
-import type { JsonObject, JsonRpcMessage } from "../../runtime/jsonrpc.js";
-import { RequestCancelledError, RequestTimeoutError } from "../../runtime/errors.js";
-import type { RequestContext } from "../../runtime/peer.js";
-import type { SessionDebugEvent } from "../../runtime/session.js";
+import type { JsonObject, JsonRpcMessage } from "../../runtime/rpc/jsonrpc.js";
+import { RequestCancelledError, RequestTimeoutError } from "../../runtime/rpc/errors.js";
+import type { RequestContext } from "../../runtime/rpc/peer.js";
+import type { SessionDebugEvent } from "../../runtime/rpc/session/session.js";
 import { sessionPair } from "./helpers.js";
 import { settle, sleep } from "../kit/timing.js";
 

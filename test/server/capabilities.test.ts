@@ -2,8 +2,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { Client } from "../../generated/client.js";
 import { Server } from "../../generated/server.js";
-import { CapabilityError } from "../../runtime/errors.js";
-import { McpServer } from "../../runtime/mcp-server.js";
+import { CapabilityError } from "../../runtime/rpc/errors.js";
+import { McpServer } from "../../runtime/server/mcp-server.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
 import { connect, makeServer, type Connected } from "./helpers.js";
 import { sleep } from "../kit/timing.js";

@@ -1,7 +1,7 @@
 // Two McpServer nodes sharing a real Redis: a subscriptions/listen stream on one hears the list changes and resource
 // updates raised on the other (RedisOperationStore.changeFeed), and an input-required retry completes on either.
 import { describe, expect, it } from "vitest";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { until } from "../kit/timing.js";
 import { redisForTests } from "../store/redis-server.js";

@@ -1,9 +1,11 @@
 // One McpServer, both protocol eras on a connection: pinned by the first request, server/discover, the 2026-07-28
 // envelope and result members, the 2025-11-25 handshake enforced, handlers reading the peer per request.
 import { describe, expect, it } from "vitest";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
-import type { McpServer } from "../../runtime/mcp-server.js";
-import type { PeerIdentity } from "../../runtime/peer.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import { McpServer } from "../../runtime/server/mcp-server.js";
+import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
+import { revisionTables } from "../../generated/revisions.js";
+import type { PeerIdentity } from "../../runtime/rpc/peer.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { envelope, makeServer, rawPeer } from "./helpers.js";
 import { makeServer as tasksServer } from "../tasks/helpers.js";
@@ -215,5 +217,50 @@ describe("cache hints (2026-07-28)", () => {
       clientInfo: { name: "l", version: "1" },
     });
     expect((await legacy.request("tools/list")).result).not.toHaveProperty("ttlMs");
+  });
+});
+
+describe("the modern era comes from the generated tables", () => {
+  it("a server given no revision tables speaks 2025-11-25 only: -32022 naming its revisions, discover unknown", async () => {
+    const s = new McpServer({
+      serverInfo: { name: "legacy-only", version: "1" },
+      inbound: clientToServer,
+      outbound: serverToClient,
+      isMessage,
+    });
+    s.tool("t", {}, () => "x");
+    cleanup(() => s.close());
+    const peer = await rawPeer(cleanup, s);
+    const modern = await peer.request("tools/list", { _meta: envelope() });
+    expect(modern.error).toMatchObject({ code: -32022, data: { requested: MODERN } });
+    const supported = ((modern.error as JsonObject).data as { supported: string[] }).supported;
+    expect(supported[0]).toBe("2025-11-25");
+    expect(supported).not.toContain(MODERN);
+    expect((await peer.request("server/discover", { _meta: envelope() })).error).toMatchObject({ code: -32601 });
+    const legacy = await rawPeer(cleanup, s);
+    expect((await legacy.request("initialize", initialize)).result).toMatchObject({ protocolVersion: "2025-11-25" });
+  });
+
+  it("what a client of the revision may send is the table's: a method left out of it answers -32601", async () => {
+    const { "completion/complete": _dropped, ...inbound } = revisionTables[MODERN]!.inbound;
+    const s = new McpServer({
+      serverInfo: { name: "trimmed", version: "1" },
+      inbound: clientToServer,
+      outbound: serverToClient,
+      isMessage,
+      revisions: { [MODERN]: { ...revisionTables[MODERN]!, inbound } },
+    });
+    s.prompt("p", { arguments: [{ name: "x" }] }, () => ({ messages: [] }));
+    cleanup(() => s.close());
+    const peer = await rawPeer(cleanup, s);
+    expect((await peer.request("prompts/list", { _meta: envelope() })).result).toMatchObject({
+      resultType: "complete",
+    });
+    const complete = await peer.request("completion/complete", {
+      ref: { type: "ref/prompt", name: "p" },
+      argument: { name: "x", value: "" },
+      _meta: envelope(),
+    });
+    expect(complete.error).toMatchObject({ code: -32601 });
   });
 });

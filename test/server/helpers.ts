@@ -1,12 +1,13 @@
 // Wiring for the McpServer tests: the generated tables and Client over an in-memory pair, and a transport spy.
 import { Client, type ClientOptions } from "../../generated/client.js";
 import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
-import type { JsonRpcMessage } from "../../runtime/jsonrpc.js";
-import type { ServerSession } from "../../runtime/lifecycle.js";
-import { McpServer, type McpServerInit } from "../../runtime/mcp-server.js";
-import type { InboundInfo, SendOptions, Transport } from "../../runtime/transport.js";
+import { revisionTables } from "../../generated/revisions.js";
+import type { JsonRpcMessage } from "../../runtime/rpc/jsonrpc.js";
+import type { ServerSession } from "../../runtime/mcp/lifecycle.js";
+import { McpServer, type McpServerInit } from "../../runtime/server/mcp-server.js";
+import type { InboundInfo, SendOptions, Transport } from "../../runtime/rpc/transport.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
 import { until } from "../kit/timing.js";
 
 /** An McpServer over the generated method tables, as the package's users build it. */
@@ -18,6 +19,7 @@ export function makeServer(init: Partial<McpServerInit> = {}): McpServer {
     inbound: clientToServer,
     outbound: serverToClient,
     isMessage,
+    revisions: revisionTables,
   });
 }
 

@@ -1,10 +1,10 @@
 // Input-required rounds (MCP 2026-07-28 MRTR) served by replay: handlers written once with `await ctx.elicit()`
 // complete for a modern client over rounds of the same request, and for a 2025 client through real requests.
 import { describe, expect, it } from "vitest";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
-import { CapabilityError, ReplacedAnswer } from "../../runtime/errors.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import { CapabilityError, ReplacedAnswer } from "../../runtime/rpc/errors.js";
 import { RequestStateSealer } from "../../runtime/eras/2026-07-28/request-state.js";
-import type { McpServerInit } from "../../runtime/mcp-server.js";
+import type { McpServerInit } from "../../runtime/server/mcp-server.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { sleep } from "../kit/timing.js";
 import { envelope, makeServer, rawPeer } from "./helpers.js";
@@ -333,5 +333,32 @@ describe("the explicit style: return ctx.inputRequired(...)", () => {
     const endless = await peer.request("tools/call", { name: "never-satisfied", arguments: {} });
     expect(endless).toMatchObject({ result: { isError: true } });
     expect(peer.received.filter((m) => m.method === "elicitation/create")).toHaveLength(1 + 3);
+  });
+});
+
+describe("answers checked against the revision's input-request table", () => {
+  it("an answer that is no ElicitResult is refused -32602 naming its key, and the handler never sees it", async () => {
+    const s = asking();
+    const peer = await rawPeer(cleanup, s.server);
+    const round = (await peer.request("tools/call", { name: "greet", arguments: {}, _meta: meta() }))
+      .result as JsonObject;
+    const retry = await peer.request("tools/call", {
+      name: "greet",
+      arguments: {},
+      inputResponses: { q0: { action: "maybe" } },
+      requestState: round.requestState as string,
+      _meta: meta(),
+    });
+    expect(retry.error).toMatchObject({ code: -32602, data: { inputKey: "q0" } });
+    expect((retry.error as JsonObject).message).toContain("ElicitResult");
+    // The same answer in the right shape completes the request.
+    const good = await peer.request("tools/call", {
+      name: "greet",
+      arguments: {},
+      inputResponses: { q0: accept({ name: "ada" }) },
+      requestState: round.requestState as string,
+      _meta: meta(),
+    });
+    expect(good.result).toMatchObject({ content: [{ text: "hello ada" }] });
   });
 });

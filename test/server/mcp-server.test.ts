@@ -1,6 +1,6 @@
 // McpServer round trips through the generated Client: tools, resources, templates and prompts, with their error cases.
 import { afterEach, describe, expect, it } from "vitest";
-import { RpcError } from "../../runtime/jsonrpc.js";
+import { RpcError } from "../../runtime/rpc/jsonrpc.js";
 import { connect, makeServer, type Connected } from "./helpers.js";
 
 const open: Connected[] = [];

@@ -2,8 +2,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { Server } from "../../generated/server.js";
 import type { LoggingMessageNotificationParams } from "../../generated/types.js";
-import { CapabilityError } from "../../runtime/errors.js";
-import { LoggingDisabledError } from "../../runtime/mcp-context.js";
+import { CapabilityError } from "../../runtime/rpc/errors.js";
+import { LoggingDisabledError } from "../../runtime/server/context.js";
 import { connect, makeServer, type Connected } from "./helpers.js";
 import { until } from "../kit/timing.js";
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { Client } from "../../generated/client.js";
 import { Server } from "../../generated/server.js";
 import type { LoggingMessageNotificationParams } from "../../generated/types.js";
-import { requestPeer } from "../../runtime/mcp-context.js";
+import { requestPeer } from "../../runtime/server/context.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
 import { until } from "../kit/timing.js";
 import { closeAfterEach } from "../kit/cleanup.js";

@@ -1,7 +1,7 @@
 // subscriptions/listen (MCP 2026-07-28): the acknowledged filter first, then only the changes asked for, each tagged
 // with the subscription's id; cancelling ends it quietly, a closing server ends it with a result.
 import { describe, expect, it } from "vitest";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { until } from "../kit/timing.js";
 import { envelope, makeServer, rawPeer } from "./helpers.js";

@@ -1,7 +1,7 @@
 // Resource-template matching: the same answers as the backtracking RegExp it replaced, in work linear in the URI.
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { compileUriTemplate, type MatchWork } from "../../runtime/mcp-uri-template.js";
+import { compileUriTemplate, type MatchWork } from "../../runtime/server/uri-template.js";
 import { connect, makeServer, type Connected } from "./helpers.js";
 
 const open: Connected[] = [];

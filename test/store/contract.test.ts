@@ -4,7 +4,7 @@ import { Redis } from "ioredis";
 import { MemoryOperationStore } from "../../runtime/store/memory.js";
 import { RedisOperationStore } from "../../runtime/store/redis.js";
 import type { OperationStore, StoredOperation } from "../../runtime/store/types.js";
-import type { JsonRpcMessage } from "../../runtime/jsonrpc.js";
+import type { JsonRpcMessage } from "../../runtime/rpc/jsonrpc.js";
 import { startRedis, type RedisServer } from "./redis-server.js";
 import { sleep } from "../kit/timing.js";
 

@@ -5,7 +5,7 @@ import { DurableEngine, type DurableOperation } from "../../runtime/durable/engi
 import { OperationLog } from "../../runtime/durable/operation.js";
 import { QueueAccount } from "../../runtime/durable/queue.js";
 import { MemoryOperationStore } from "../../runtime/store/memory.js";
-import type { JsonRpcMessage } from "../../runtime/jsonrpc.js";
+import type { JsonRpcMessage } from "../../runtime/rpc/jsonrpc.js";
 import type { OperationStore, QueuedMessage, StoredOperation } from "../../runtime/store/types.js";
 import { rng } from "../kit/random.js";
 import { sleep, until } from "../kit/timing.js";

@@ -5,19 +5,19 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
-import { ClientSession } from "../../runtime/lifecycle.js";
-import { ConnectionClosedError } from "../../runtime/errors.js";
-import { RpcError, type JsonObject, type JsonRpcMessage, type RequestId } from "../../runtime/jsonrpc.js";
-import type { InboundInfo, SendOptions, Transport } from "../../runtime/transport.js";
-import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
-import { callToolAsync, joinToolAsync } from "../../runtime/async-tools/client.js";
-import { RESUMABLE_FAILED_CODE } from "../../runtime/resumable/protocol.js";
+import { ClientSession } from "../../runtime/mcp/lifecycle.js";
+import { ConnectionClosedError } from "../../runtime/rpc/errors.js";
+import { RpcError, type JsonObject, type JsonRpcMessage, type RequestId } from "../../runtime/rpc/jsonrpc.js";
+import type { InboundInfo, SendOptions, Transport } from "../../runtime/rpc/transport.js";
+import { StreamableHttpClientTransport } from "../../runtime/transports/http/client/transport.js";
+import { callToolAsync, joinToolAsync } from "../../runtime/eras/2025-11-25/async-tools/client.js";
+import { RESUMABLE_FAILED_CODE } from "../../runtime/eras/2025-11-25/resumable/protocol.js";
 import { rng } from "../kit/random.js";
 import { freePort } from "../kit/net.js";
 import { startRedis, type RedisServer } from "./redis-server.js";
 import { clientSession } from "../kit/mcp-sessions.js";
 import { until } from "../kit/timing.js";
-import { resumableClient, resumerOf } from "../../runtime/resumable/client.js";
+import { resumableClient, resumerOf } from "../../runtime/eras/2025-11-25/resumable/client.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const LEASE_MS = 600;
@@ -29,7 +29,7 @@ function builtExample(): string {
   const dirs = ["runtime/store", "runtime/resumable", "runtime/async-tools", "runtime/transports"];
   const sources = [
     "examples/http-server.ts",
-    "runtime/session.ts",
+    "runtime/rpc/session/session.ts",
     ...dirs.flatMap((d) => readdirSync(join(ROOT, d)).map((f) => `${d}/${f}`)),
   ];
   const newest = Math.max(...sources.map((file) => statSync(join(ROOT, file)).mtimeMs));

@@ -1,15 +1,15 @@
 // Two ResumableRequests managers on two Redis stores (two nodes in one process): elicitation, cancel and status across nodes.
 import { describe, expect, it } from "vitest";
 import { InMemoryLink } from "../../runtime/transports/in-memory.js";
-import { ResumableRequests } from "../../runtime/resumable/server.js";
-import type { Transport } from "../../runtime/transport.js";
-import type { RequestContext } from "../../runtime/peer.js";
-import type { JsonObject, RequestId } from "../../runtime/jsonrpc.js";
+import { ResumableRequests } from "../../runtime/eras/2025-11-25/resumable/server.js";
+import type { Transport } from "../../runtime/rpc/transport.js";
+import type { RequestContext } from "../../runtime/rpc/peer.js";
+import type { JsonObject, RequestId } from "../../runtime/rpc/jsonrpc.js";
 import { newServerSession, type ToolBehaviour } from "../resumable/harness.js";
 import { redisForTests } from "./redis-server.js";
 import { clientSession } from "../kit/mcp-sessions.js";
 import { sleep, until } from "../kit/timing.js";
-import { resumableClient } from "../../runtime/resumable/client.js";
+import { resumableClient } from "../../runtime/eras/2025-11-25/resumable/client.js";
 
 const redis = redisForTests();
 let prefixes = 0;

@@ -1,11 +1,11 @@
 // Our client against @modelcontextprotocol/server-everything (child process, stdio): its task-required research tool.
 import { createRequire } from "node:module";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
-import { ClientSession } from "../../runtime/lifecycle.js";
-import { StdioClientTransport } from "../../runtime/transports/stdio.js";
-import { TaskCancelledError, requestAsTask, requestOrTask } from "../../runtime/tasks/requestor.js";
-import { RELATED_TASK_META, type TaskState } from "../../runtime/tasks/protocol.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import { ClientSession } from "../../runtime/mcp/lifecycle.js";
+import { StdioClientTransport } from "../../runtime/transports/stdio/stdio.js";
+import { TaskCancelledError, requestAsTask, requestOrTask } from "../../runtime/eras/2025-11-25/tasks/requestor.js";
+import { RELATED_TASK_META, type TaskState } from "../../runtime/eras/2025-11-25/tasks/protocol.js";
 import { clientWiring } from "./requestor-harness.js";
 
 const everythingBin = createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/dist/index.js");

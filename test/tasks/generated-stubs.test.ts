@@ -2,7 +2,7 @@
 // when the tool requires one), and tasks/result the original request's result.
 import { describe, expect, it } from "vitest";
 import { Client, Server } from "../../generated/index.js";
-import { TaskHandle } from "../../runtime/tasks/requestor.js";
+import { TaskHandle } from "../../runtime/eras/2025-11-25/tasks/requestor.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { ScriptedReceiver, connectToReceiver } from "./requestor-harness.js";
 

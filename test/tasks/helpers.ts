@@ -1,14 +1,18 @@
 // Test wiring for the task receiver: sessions over the generated tables, an McpServer, gates.
 import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
-import { McpServer, type McpServerInit } from "../../runtime/mcp-server.js";
-import { TaskReceiver, type TaskReceiverOptions } from "../../runtime/tasks/receiver.js";
-import type { ClientSession, ServerSession } from "../../runtime/lifecycle.js";
+import { revisionTables } from "../../generated/revisions.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import { McpServer, type McpServerInit } from "../../runtime/server/mcp-server.js";
+import { TaskReceiver, type TaskReceiverOptions } from "../../runtime/eras/2025-11-25/tasks/receiver.js";
+import type { ClientSession, ServerSession } from "../../runtime/mcp/lifecycle.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
-import type { InboundInfo } from "../../runtime/transport.js";
+import type { InboundInfo } from "../../runtime/rpc/transport.js";
 import { sessionKit } from "../kit/sessions.js";
 import { createServer } from "node:http";
-import { createStreamableHttpServer, type StreamableHttpServerOptions } from "../../runtime/transports/http-server.js";
+import {
+  createStreamableHttpServer,
+  type StreamableHttpServerOptions,
+} from "../../runtime/transports/http/server/server.js";
 import { listen } from "../kit/net.js";
 
 /** Sessions over the generated tables (their result checks take a CreateTaskResult for a request sent as a task). */
@@ -30,6 +34,7 @@ export function makeServer(
     inbound: clientToServer,
     outbound: serverToClient,
     isMessage,
+    revisions: revisionTables,
   }) as TaskServer;
 }
 

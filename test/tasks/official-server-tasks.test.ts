@@ -1,11 +1,11 @@
 // Interop: our client creates, polls, gets results of, lists and cancels tasks on a server written with the official SDK.
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
-import { ClientSession } from "../../runtime/lifecycle.js";
-import { StdioClientTransport } from "../../runtime/transports/stdio.js";
-import { TaskCancelledError, requestAsTask, requestOrTask } from "../../runtime/tasks/requestor.js";
-import { RELATED_TASK_META, type TaskState } from "../../runtime/tasks/protocol.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import { ClientSession } from "../../runtime/mcp/lifecycle.js";
+import { StdioClientTransport } from "../../runtime/transports/stdio/stdio.js";
+import { TaskCancelledError, requestAsTask, requestOrTask } from "../../runtime/eras/2025-11-25/tasks/requestor.js";
+import { RELATED_TASK_META, type TaskState } from "../../runtime/eras/2025-11-25/tasks/protocol.js";
 import { clientWiring } from "./requestor-harness.js";
 
 const fixture = fileURLToPath(new URL("./official-server-fixture.mjs", import.meta.url));

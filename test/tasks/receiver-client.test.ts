@@ -1,8 +1,8 @@
 // The client as task receiver: task-augmented sampling/createMessage and elicitation/create from the server.
 import { describe, expect, it } from "vitest";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
-import { TaskReceiver } from "../../runtime/tasks/receiver.js";
-import { RELATED_TASK_META } from "../../runtime/tasks/protocol.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import { TaskReceiver } from "../../runtime/eras/2025-11-25/tasks/receiver.js";
+import { RELATED_TASK_META } from "../../runtime/eras/2025-11-25/tasks/protocol.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { gate, kit } from "./helpers.js";
 

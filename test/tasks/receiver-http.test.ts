@@ -1,11 +1,11 @@
 // Tasks survive the connection: over Streamable HTTP, tasks/result waiting when the connection is cut, resumed on a new one.
 import { describe, expect, it } from "vitest";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
-import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import { StreamableHttpClientTransport } from "../../runtime/transports/http/client/transport.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { until } from "../kit/timing.js";
 import { cuttableFetch } from "../resumable/harness.js";
-import { requestAsTask } from "../../runtime/tasks/requestor.js";
+import { requestAsTask } from "../../runtime/eras/2025-11-25/tasks/requestor.js";
 import { gate, kit, makeServer, serveOverHttp, textOf } from "./helpers.js";
 
 const cleanup = closeAfterEach();

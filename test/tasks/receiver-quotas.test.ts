@@ -1,15 +1,15 @@
 // Per-client task quotas (maxTasksPerPrincipal) and tasks freed with the session that alone can reach them.
 import { describe, expect, it } from "vitest";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
-import type { ClientSession } from "../../runtime/lifecycle.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import type { ClientSession } from "../../runtime/mcp/lifecycle.js";
 import { MemoryOperationStore } from "../../runtime/store/memory.js";
 import {
   DEFAULT_MAX_TASKS_PER_PRINCIPAL,
   TaskReceiver,
   type TaskReceiverOptions,
-} from "../../runtime/tasks/receiver.js";
-import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
-import type { InboundInfo } from "../../runtime/transport.js";
+} from "../../runtime/eras/2025-11-25/tasks/receiver.js";
+import { StreamableHttpClientTransport } from "../../runtime/transports/http/client/transport.js";
+import type { InboundInfo } from "../../runtime/rpc/transport.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { until } from "../kit/timing.js";
 import { connectClient, gate, heldServer, kit, makeServer, serveOverHttp, type TaskServer } from "./helpers.js";

@@ -1,10 +1,14 @@
 // The task status machine: every allowed transition reached through a real task, every forbidden one refused.
 import { describe, expect, it } from "vitest";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
-import type { ClientSession, ServerSession } from "../../runtime/lifecycle.js";
-import type { RequestContext } from "../../runtime/peer.js";
-import { TaskReceiver } from "../../runtime/tasks/receiver.js";
-import { TASK_STATUS_NOTIFICATION, canTransition, type TaskStatus } from "../../runtime/tasks/protocol.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import type { ClientSession, ServerSession } from "../../runtime/mcp/lifecycle.js";
+import type { RequestContext } from "../../runtime/rpc/peer.js";
+import { TaskReceiver } from "../../runtime/eras/2025-11-25/tasks/receiver.js";
+import {
+  TASK_STATUS_NOTIFICATION,
+  canTransition,
+  type TaskStatus,
+} from "../../runtime/eras/2025-11-25/tasks/protocol.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { until } from "../kit/timing.js";
 import { gate, kit, type Gate } from "./helpers.js";

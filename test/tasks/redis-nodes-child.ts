@@ -1,6 +1,6 @@
 // A task node as its own process (bundled by the multi-node tests): stdio, the principal and Redis from the env.
 import { RedisOperationStore } from "../../runtime/store/redis.js";
-import { StdioServerTransport } from "../../runtime/transports/stdio.js";
+import { StdioServerTransport } from "../../runtime/transports/stdio/stdio.js";
 import { AsPrincipal, taskNode } from "./redis-nodes-node.js";
 
 const store = new RedisOperationStore({

@@ -1,9 +1,9 @@
 // One task node for the multi-node tests: an McpServer whose tools run as tasks on a shared (Redis) store.
 import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
-import { McpServer } from "../../runtime/mcp-server.js";
+import { McpServer } from "../../runtime/server/mcp-server.js";
 import type { OperationStore } from "../../runtime/store/types.js";
-import { TaskReceiver, type TaskReceiverOptions } from "../../runtime/tasks/receiver.js";
-import type { InboundInfo, Transport } from "../../runtime/transport.js";
+import { TaskReceiver, type TaskReceiverOptions } from "../../runtime/eras/2025-11-25/tasks/receiver.js";
+import type { InboundInfo, Transport } from "../../runtime/rpc/transport.js";
 
 /**
  * Tools: `count` (steps of delayMs, statusMessage per step), `ask` (elicits a city, then reports progress) and

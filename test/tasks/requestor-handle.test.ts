@@ -1,11 +1,21 @@
 // The task handle against a scripted receiver: creation, polling at the receiver's pace, results and errors, input.
 import { describe, expect, it } from "vitest";
-import { ErrorCode, RpcError, type JsonObject } from "../../runtime/jsonrpc.js";
-import { CapabilityError, ConnectionClosedError, LocalErrorCode, RequestCancelledError } from "../../runtime/errors.js";
-import { Session } from "../../runtime/session.js";
+import { ErrorCode, RpcError, type JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import {
+  CapabilityError,
+  ConnectionClosedError,
+  LocalErrorCode,
+  RequestCancelledError,
+} from "../../runtime/rpc/errors.js";
+import { Session } from "../../runtime/rpc/session/session.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
-import { TaskCancelledError, attachTask, requestAsTask, type TaskHandle } from "../../runtime/tasks/requestor.js";
-import { RELATED_TASK_META, type TaskState } from "../../runtime/tasks/protocol.js";
+import {
+  TaskCancelledError,
+  attachTask,
+  requestAsTask,
+  type TaskHandle,
+} from "../../runtime/eras/2025-11-25/tasks/requestor.js";
+import { RELATED_TASK_META, type TaskState } from "../../runtime/eras/2025-11-25/tasks/protocol.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { sleep, until } from "../kit/timing.js";
 import { ScriptedReceiver, clientWiring, connectToReceiver } from "./requestor-harness.js";

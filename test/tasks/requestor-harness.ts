@@ -1,7 +1,7 @@
 // A scripted task receiver on a raw server session (the test drives each task's status), and a client wired to it.
-import { ErrorCode, RpcError, type JsonObject } from "../../runtime/jsonrpc.js";
-import type { Session } from "../../runtime/session.js";
-import type { RequestContext } from "../../runtime/peer.js";
+import { ErrorCode, RpcError, type JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import type { Session } from "../../runtime/rpc/session/session.js";
+import type { RequestContext } from "../../runtime/rpc/peer.js";
 import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
 import { sessionKit, type ConnectOptions, type ConnectedPair } from "../kit/sessions.js";
 import {
@@ -11,7 +11,7 @@ import {
   isTerminal,
   type TaskState,
   type TaskStatus,
-} from "../../runtime/tasks/protocol.js";
+} from "../../runtime/eras/2025-11-25/tasks/protocol.js";
 
 export const TASK_CAPABILITIES: JsonObject = {
   tools: {},

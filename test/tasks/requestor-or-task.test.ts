@@ -1,10 +1,10 @@
 // requestOrTask: a plain request unless the server requires a task for the tool; what the client learns from tools/list.
 import { describe, expect, it } from "vitest";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
-import { RequestCancelledError } from "../../runtime/errors.js";
-import { Session } from "../../runtime/session.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import { RequestCancelledError } from "../../runtime/rpc/errors.js";
+import { Session } from "../../runtime/rpc/session/session.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
-import { requestOrTask, watchToolTaskSupport } from "../../runtime/tasks/requestor.js";
+import { requestOrTask, watchToolTaskSupport } from "../../runtime/eras/2025-11-25/tasks/requestor.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { until } from "../kit/timing.js";
 import { ScriptedReceiver, clientWiring, connectToReceiver, type ToolEntry } from "./requestor-harness.js";

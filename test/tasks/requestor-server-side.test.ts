@@ -4,12 +4,12 @@ import { InMemoryTransport as SdkInMemoryTransport } from "@modelcontextprotocol
 import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 import { CreateMessageRequestSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import type { JsonObject, JsonRpcMessage } from "../../runtime/jsonrpc.js";
-import { CapabilityError } from "../../runtime/errors.js";
-import { ServerSession } from "../../runtime/lifecycle.js";
-import type { Transport } from "../../runtime/transport.js";
-import { requestAsTask } from "../../runtime/tasks/requestor.js";
-import { RELATED_TASK_META } from "../../runtime/tasks/protocol.js";
+import type { JsonObject, JsonRpcMessage } from "../../runtime/rpc/jsonrpc.js";
+import { CapabilityError } from "../../runtime/rpc/errors.js";
+import { ServerSession } from "../../runtime/mcp/lifecycle.js";
+import type { Transport } from "../../runtime/rpc/transport.js";
+import { requestAsTask } from "../../runtime/eras/2025-11-25/tasks/requestor.js";
+import { RELATED_TASK_META } from "../../runtime/eras/2025-11-25/tasks/protocol.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { ScriptedReceiver, connectToReceiver, serverWiring } from "./requestor-harness.js";
 

@@ -1,15 +1,15 @@
 // The example servers serve tasks: slow_count is task-optional; tasks are created, listed, cancelled and completed there.
 import { describe, expect, it } from "vitest";
-import type { JsonObject } from "../../runtime/jsonrpc.js";
-import { StreamableHttpClientTransport } from "../../runtime/transports/http-client.js";
+import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
+import { StreamableHttpClientTransport } from "../../runtime/transports/http/client/transport.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
 import { createMcpServer } from "../../generated/server.js";
 import { addExampleTools } from "../../examples/tools.js";
-import { TaskReceiver } from "../../runtime/tasks/receiver.js";
+import { TaskReceiver } from "../../runtime/eras/2025-11-25/tasks/receiver.js";
 import { startExampleHttpServer } from "../../examples/http-server.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { kit, textOf } from "./helpers.js";
-import type { ClientSession } from "../../runtime/lifecycle.js";
+import type { ClientSession } from "../../runtime/mcp/lifecycle.js";
 
 const cleanup = closeAfterEach();
 

@@ -1,20 +1,20 @@
 // TaskServer tools as tasks: execution.taskSupport, its enforcement, capabilities, ctx.task, input_required, failures.
 import { describe, expect, it } from "vitest";
-import { RpcError, type JsonObject } from "../../runtime/jsonrpc.js";
+import { RpcError, type JsonObject } from "../../runtime/rpc/jsonrpc.js";
 import {
   MODEL_IMMEDIATE_RESPONSE_META,
   RELATED_TASK_META,
   TASK_STATUS_NOTIFICATION,
-} from "../../runtime/tasks/protocol.js";
+} from "../../runtime/eras/2025-11-25/tasks/protocol.js";
 import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
-import { CapabilityError } from "../../runtime/errors.js";
+import { CapabilityError } from "../../runtime/rpc/errors.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
 import { sessionKit } from "../kit/sessions.js";
-import { McpServer } from "../../runtime/mcp-server.js";
+import { McpServer } from "../../runtime/server/mcp-server.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { until } from "../kit/timing.js";
 import { connectClient, gate, makeServer, textOf, type TaskServer } from "./helpers.js";
-import type { TaskSupport } from "../../runtime/tasks/tools.js";
+import type { TaskSupport } from "../../runtime/eras/2025-11-25/tasks/tools.js";
 
 const cleanup = closeAfterEach();
 

@@ -1,7 +1,7 @@
-// Compile-only ties between runtime/mcp-types.ts and generated/types.ts: a change on either side that the other does not follow fails the typecheck.
+// Compile-only ties between runtime/server/types.ts and generated/types.ts: a change on either side that the other does not follow fails the typecheck.
 import type * as G from "../../generated/types.js";
-import type * as R from "../../runtime/mcp-types.js";
-import type * as T from "../../runtime/tasks/protocol.js";
+import type * as R from "../../runtime/server/types.js";
+import type * as T from "../../runtime/eras/2025-11-25/tasks/protocol.js";
 
 // The runtime keeps its own copies of these shapes so that it never imports generated/ (the generated SDK stands
 // on the runtime, not the other way round). Nothing else holds the copies to the schema, so each is tied here to
@@ -109,7 +109,7 @@ export type Checks = [
   Holds<Tied<R.McpRoot, G.Root>>,
   Holds<Tied<R.McpListRootsResult, Declared<G.ListRootsResult>>>,
 
-  // Tasks: the runtime's copies in runtime/tasks/protocol.ts.
+  // Tasks: the runtime's copies in runtime/eras/2025-11-25/tasks/protocol.ts.
   Holds<Tied<T.TaskState, G.Task>>,
   Holds<Tied<T.CreateTaskReply, Declared<G.CreateTaskResult>>>,
   Holds<Tied<T.TaskMetadata, G.TaskMetadata>>,

@@ -1,5 +1,5 @@
 // The interactive OAuth client: registration, the authorization code flow with PKCE and state, and the redirect callback.
-import { MAX_TIMER_MS, limitOption } from "../../limits.js";
+import { MAX_TIMER_MS, limitOption } from "../../rpc/limits.js";
 import { OAuthAuthorizer } from "./authorizer.js";
 import { clientAuthentication } from "./client-auth.js";
 import { OAuthEngine, union, type Acquisition, type Grant } from "./engine.js";

@@ -1,5 +1,5 @@
 // The HttpAuthorizer every OAuth client of mcpgen/auth is: what the Streamable HTTP transport calls on each request.
-import type { HttpAuthChallenge, HttpAuthorizer } from "../../transports/http-client.js";
+import type { HttpAuthChallenge, HttpAuthorizer } from "../../transports/http/client/transport.js";
 import type { OAuthEngine } from "./engine.js";
 
 /**

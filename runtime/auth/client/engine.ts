@@ -1,6 +1,6 @@
 // The engine under every OAuth client of mcpgen/auth: discovery on a challenge, trusted issuers, storage, refresh, step-up, one flow at a time.
-import type { HttpAuthChallenge } from "../../transports/http-client.js";
-import { MAX_TIMER_MS, limitOption } from "../../limits.js";
+import type { HttpAuthChallenge } from "../../transports/http/client/transport.js";
+import { MAX_TIMER_MS, limitOption } from "../../rpc/limits.js";
 import { bearerChallenge } from "./challenge.js";
 import {
   discoverAuthorizationServer,

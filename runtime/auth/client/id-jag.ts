@@ -6,7 +6,7 @@ import { OAuthError, SecretSet } from "./errors.js";
 import type { SigningKeyInput } from "./keys.js";
 import { oauthLibrary, translate, type AuthorizationServer, type Step } from "./library.js";
 import { oauthUrl } from "./urls.js";
-import { limitOption, MAX_TIMER_MS } from "../../limits.js";
+import { limitOption, MAX_TIMER_MS } from "../../rpc/limits.js";
 
 export interface IdJagRequest {
   /** The identity provider's token endpoint. */

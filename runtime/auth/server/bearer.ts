@@ -1,5 +1,5 @@
 // RFC 6750 on the wire: reading the bearer token from a request, and the WWW-Authenticate challenges that answer it.
-import type { HttpChallenge } from "../../transports/http-server.js";
+import type { HttpChallenge } from "../../transports/http/server/server.js";
 
 /** What a request presents: a token, nothing usable (no header, another scheme), or something malformed. */
 export type PresentedToken = { readonly token: string } | { readonly missing: true } | { readonly malformed: string };

@@ -1,5 +1,5 @@
 // Authorization server metadata for the resource server: where an issuer publishes its keys (RFC 8414, OpenID Connect discovery).
-import { isPlainObject } from "../../jsonrpc.js";
+import { isPlainObject } from "../../rpc/jsonrpc.js";
 
 /** The members of authorization server metadata the resource server reads; the rest is kept as published. */
 export interface AuthorizationServerMetadata {

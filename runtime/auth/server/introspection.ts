@@ -1,6 +1,6 @@
 // RFC 7662 token introspection: the authorization server says whether a token is active; answers are cached briefly, asks bounded.
-import { isPlainObject } from "../../jsonrpc.js";
-import { MAX_TIMER_MS, limitOption } from "../../limits.js";
+import { isPlainObject } from "../../rpc/jsonrpc.js";
+import { MAX_TIMER_MS, limitOption } from "../../rpc/limits.js";
 import { IntrospectionSlots } from "./introspection-slots.js";
 import { tokenDigest } from "./token-digest.js";
 import {

@@ -1,5 +1,5 @@
 // JWT access tokens (RFC 9068) checked with jose against the authorization server's keys: signature, issuer, audience, time, type.
-import { MAX_TIMER_MS, limitOption } from "../../limits.js";
+import { MAX_TIMER_MS, limitOption } from "../../rpc/limits.js";
 import { DEFAULT_DISCOVERY_TIMEOUT_MS, discoverAuthorizationServer } from "./discovery.js";
 import { loadPeer } from "../peers.js";
 import {

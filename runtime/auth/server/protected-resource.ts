@@ -1,15 +1,15 @@
 // The MCP server as an OAuth 2.1 protected resource: bearer tokens checked per request, scope challenges, RFC 9728 metadata.
-import type { JsonRpcMessage } from "../../jsonrpc.js";
-import type { AuthGrant } from "../../transport.js";
+import type { JsonRpcMessage } from "../../rpc/jsonrpc.js";
+import type { AuthGrant } from "../../rpc/transport.js";
 import type {
   HttpAuthResult,
   HttpChallenge,
   HttpRequestInfo,
   HttpRoute,
   StreamableHttpServerOptions,
-} from "../../transports/http-server.js";
-import { limitOption } from "../../limits.js";
-import { isLoopbackAddress } from "../../transports/http-security.js";
+} from "../../transports/http/server/server.js";
+import { limitOption } from "../../rpc/limits.js";
+import { isLoopbackAddress } from "../../transports/http/server/security.js";
 import { bearerRefusal, presentedToken } from "./bearer.js";
 import { tokenDigest } from "./token-digest.js";
 import { InvalidTokenError, type TokenVerifier, type VerifiedToken } from "./verifier.js";

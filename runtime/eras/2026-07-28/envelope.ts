@@ -1,6 +1,6 @@
 // MCP 2026-07-28's per-request envelope: the `_meta` fields every request carries instead of a handshake.
-import { ErrorCode, RpcError, isPlainObject, type JsonObject } from "../../jsonrpc.js";
-import type { PeerIdentity } from "../../peer.js";
+import { ErrorCode, RpcError, isPlainObject, type JsonObject } from "../../rpc/jsonrpc.js";
+import type { PeerIdentity } from "../../rpc/peer.js";
 
 /** The revisions that carry the envelope (the modern era), latest first. */
 export const MODERN_PROTOCOL_VERSIONS: readonly string[] = ["2026-07-28"];

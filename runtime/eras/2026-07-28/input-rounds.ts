@@ -1,21 +1,12 @@
 // Input-required rounds (MRTR) served by replay: a handler's asks of the client are answered from the retry's
 // inputResponses and its sealed requestState; an ask still unanswered ends the round with an InputRequiredResult.
-import { ErrorCode, isPlainObject, type JsonObject } from "../../jsonrpc.js";
-import { CapabilityError, ReplacedAnswer, RequestRefusedError } from "../../errors.js";
-import type { HandlerContext, InputSource } from "../../handler-context.js";
-import type { PeerIdentity } from "../../peer.js";
+import { ErrorCode, isPlainObject, type JsonObject } from "../../rpc/jsonrpc.js";
+import { CapabilityError, ReplacedAnswer, RequestRefusedError } from "../../rpc/errors.js";
+import type { HandlerContext, InputSource } from "../../rpc/handler-context.js";
+import type { PeerIdentity } from "../../rpc/peer.js";
+import type { DispatchTable } from "../../rpc/dispatch.js";
 import { ModernErrorCode } from "./envelope.js";
 import { canonicalJson, digest, type RequestStateSealer, type StatePayload } from "./request-state.js";
-
-/** The requests a server may answer with an InputRequiredResult. */
-export const INPUT_REQUIRED_METHODS: ReadonlySet<string> = new Set(["tools/call", "prompts/get", "resources/read"]);
-
-/** What a client may be asked in a round, and the capability it must have declared for it. */
-const INPUT_REQUESTS: Readonly<Record<string, string>> = {
-  "elicitation/create": "elicitation",
-  "sampling/createMessage": "sampling",
-  "roots/list": "roots",
-};
 
 interface Prior {
   /** Answers so far, by key: sealed in the state, plus this retry's inputResponses to keys the state asked. */
@@ -61,6 +52,8 @@ export class InputRound implements InputSource {
     params: JsonObject | undefined,
     private readonly identity: PeerIdentity,
     private readonly sealer: RequestStateSealer,
+    /** What a client may be asked in a round: each request's result guard and the client capability it needs. */
+    private readonly asks: DispatchTable,
   ) {
     this.method = method;
     this.params = params;
@@ -85,9 +78,9 @@ export class InputRound implements InputSource {
    */
   required(inputRequests: { readonly [key: string]: { method: string; params?: JsonObject } }, state?: string): Error {
     for (const { method } of Object.values(inputRequests)) {
-      const capability = INPUT_REQUESTS[method];
-      if (capability === undefined) return new Error(`${method} cannot be an input request`);
-      if (!isDeclared(this.identity.capabilities, capability)) {
+      if (!Object.hasOwn(this.asks, method)) return new Error(`${method} cannot be an input request`);
+      const capability = this.asks[method]!.capability;
+      if (capability !== undefined && !isDeclared(this.identity.capabilities, capability)) {
         return new CapabilityError(method, capability, "client", {
           code: ModernErrorCode.MissingRequiredClientCapability,
           data: { requiredCapabilities: { [capability]: {} } },
@@ -104,15 +97,15 @@ export class InputRound implements InputSource {
     this.next++;
     if (this.keys.has(key)) return Promise.reject(new Error(`Input key ${key} was already used by this request`));
     this.keys.add(key);
-    const capability = INPUT_REQUESTS[method];
-    if (capability === undefined) {
+    if (!Object.hasOwn(this.asks, method)) {
       return Promise.reject(
         new Error(
-          `${method} cannot be sent to a client of this revision: only elicitation, sampling and roots are asked in rounds`,
+          `${method} cannot be sent to a client of this revision: only ${Object.keys(this.asks).join(", ")} are asked in rounds`,
         ),
       );
     }
-    if (!isDeclared(this.identity.capabilities, capability)) {
+    const capability = this.asks[method]!.capability;
+    if (capability !== undefined && !isDeclared(this.identity.capabilities, capability)) {
       // The handler may catch it and do without; if it does not, the request fails with -32021.
       return Promise.reject(
         new CapabilityError(method, capability, "client", {
@@ -154,6 +147,14 @@ export class InputRound implements InputSource {
       const answer = prior.answers[ask.key];
       // Without a state only this retry's responses count: the client answered before (or without) being asked.
       if (answer !== undefined && (recorded !== undefined || !prior.sealed)) {
+        const spec = this.asks[ask.method]!;
+        if (spec.isResult !== undefined && !spec.isResult(answer)) {
+          throw new RequestRefusedError(
+            ErrorCode.InvalidParams,
+            `Invalid params: inputResponses["${ask.key}"] is not a valid ${spec.resultType ?? "result"} for ${ask.method}`,
+            { inputKey: ask.key },
+          );
+        }
         resolve(answer);
         return false;
       }

@@ -1,6 +1,6 @@
 // Sealed requestState for input-required rounds: what the server needs back, HMAC-signed with a key ring (WebCrypto).
-import { ErrorCode, RpcError, isPlainObject, type JsonObject } from "../../jsonrpc.js";
-import { limitOption } from "../../limits.js";
+import { ErrorCode, RpcError, isPlainObject, type JsonObject } from "../../rpc/jsonrpc.js";
+import { limitOption } from "../../rpc/limits.js";
 
 /** One signing key: an id carried in every state it seals, and at least 32 bytes of secret. */
 export interface RequestStateKey {

@@ -1,61 +1,100 @@
-// What MCP 2026-07-28 changes on the server's wire: the methods a client may send, and the members every result carries.
-import { ErrorCode, isPlainObject, type JsonObject, type JsonRpcResponse } from "../../jsonrpc.js";
-import type { MethodSpec } from "../../dispatch.js";
-import { SERVER_INFO_META } from "./envelope.js";
+// What MCP 2026-07-28 changes on the server's wire: the methods a client may send (from the generated tables), and the members every result carries.
+import { ErrorCode, isPlainObject, type JsonObject, type JsonRpcResponse } from "../../rpc/jsonrpc.js";
+import type { DispatchTable, MethodSpec } from "../../rpc/dispatch.js";
+import { MODERN_PROTOCOL_VERSIONS, SERVER_INFO_META } from "./envelope.js";
 
 export const DISCOVER = "server/discover";
 
-/**
- * The requests a 2026-07-28 client may send a server (the schema's ClientRequest). The methods of 2025-11-25 that are
- * gone (initialize, ping, logging/setLevel, resources/subscribe and unsubscribe, the core tasks/*) answer -32601.
- */
-export const MODERN_CLIENT_REQUESTS: ReadonlySet<string> = new Set([
-  DISCOVER,
-  "tools/list",
-  "tools/call",
-  "resources/list",
-  "resources/templates/list",
-  "resources/read",
-  "prompts/list",
-  "prompts/get",
-  "completion/complete",
-  "subscriptions/listen",
-]);
-
-/** Results that are CacheableResult in 2026-07-28: they carry `ttlMs` and `cacheScope`. */
-const CACHEABLE: ReadonlySet<string> = new Set([
-  DISCOVER,
-  "tools/list",
-  "resources/list",
-  "resources/templates/list",
-  "resources/read",
-  "prompts/list",
-]);
-
-/** server/discover takes only `_meta` (the envelope, checked on its own). */
-export const DISCOVER_SPEC: MethodSpec = {
-  kind: "request",
-  paramsType: "DiscoverRequestParams",
-  resultType: "DiscoverResult",
-  isParams: (params) => params === undefined || isPlainObject(params),
-  explainParams: (params) =>
-    params === undefined || isPlainObject(params) ? [] : [{ pointer: "/params", message: "must be an object" }],
-};
-
 export const LISTEN = "subscriptions/listen";
 
-/** subscriptions/listen: its filter is read leniently (unknown kinds are left out of the acknowledgement). */
-export const LISTEN_SPEC: MethodSpec = {
-  kind: "request",
-  paramsType: "SubscriptionsListenRequestParams",
-  resultType: "SubscriptionsListenResult",
-  isParams: (params) => isPlainObject(params),
-  explainParams: (params) => (isPlainObject(params) ? [] : [{ pointer: "/params", message: "must be an object" }]),
-};
+/**
+ * What a generated SDK gives the era module of one revision after its own: that revision's tables and the facts of
+ * its era map. The runtime speaks a revision only when it has them, so what it accepts follows the schema.
+ */
+export interface RevisionTables {
+  /** The revision's client-to-server table (its generated `clientToServer`). */
+  readonly inbound: DispatchTable;
+  /** The requests a server may ask inside an `input_required` result (its generated `inputRequests`). */
+  readonly inputRequests?: DispatchTable;
+  /** The requests whose complete result is a CacheableResult: method to result name (the era map's `cacheable`). */
+  readonly cacheable?: { readonly [method: string]: string };
+}
+
+/** The tables of each revision after the SDK's, by revision (the generated `revisionTables`). */
+export type RevisionTableMap = { readonly [revision: string]: RevisionTables };
+
+const NO_TABLE: DispatchTable = {};
+
+const isProbe = (params: unknown): boolean => params === undefined || isPlainObject(params);
+const explainProbe = (params: unknown) =>
+  isProbe(params) ? [] : [{ pointer: "/params", message: "must be an object" }];
+
+/**
+ * The 2026-07-28 wire as the generated tables describe it, derived once per table set (a server builds a session per
+ * HTTP request on this revision, and each shares it).
+ */
+export class ModernWire {
+  private static readonly made = new WeakMap<RevisionTables, ModernWire>();
+  /** The requests a client of the revision may send; whatever 2025-11-25 had beyond them answers -32601. */
+  readonly requests: ReadonlySet<string>;
+  /** The requests whose result may be an InputRequiredResult. */
+  readonly inputRequired: ReadonlySet<string>;
+  readonly cacheable: ReadonlySet<string>;
+  readonly inputRequests: DispatchTable;
+  private readonly extended = new WeakMap<DispatchTable, DispatchTable>();
+
+  private constructor(private readonly tables: RevisionTables) {
+    const entries = Object.entries(tables.inbound);
+    this.requests = new Set(entries.filter(([, spec]) => spec.kind === "request").map(([method]) => method));
+    this.inputRequired = new Set(
+      entries
+        .filter(([, spec]) => spec.resultType?.split(" | ").includes("InputRequiredResult") === true)
+        .map(([method]) => method),
+    );
+    this.cacheable = new Set(Object.keys(tables.cacheable ?? {}));
+    this.inputRequests = tables.inputRequests ?? NO_TABLE;
+  }
+
+  /** The wire of this runtime's modern revision among `tables`, or undefined when the SDK was not generated for it. */
+  static of(tables: RevisionTableMap | undefined): ModernWire | undefined {
+    const own =
+      tables !== undefined && Object.hasOwn(tables, MODERN_PROTOCOL_VERSIONS[0]!)
+        ? tables[MODERN_PROTOCOL_VERSIONS[0]!]
+        : undefined;
+    if (own === undefined) return undefined;
+    let wire = ModernWire.made.get(own);
+    if (wire === undefined) {
+      wire = new ModernWire(own);
+      ModernWire.made.set(own, wire);
+    }
+    return wire;
+  }
+
+  /** `table` (the SDK revision's) with the requests only this revision has (server/discover, subscriptions/listen). */
+  extend(table: DispatchTable): DispatchTable {
+    let extended = this.extended.get(table);
+    if (extended === undefined) {
+      const added: { [method: string]: MethodSpec } = {};
+      for (const method of [DISCOVER, LISTEN]) {
+        const spec = this.tables.inbound[method];
+        if (spec !== undefined && !Object.hasOwn(table, method)) added[method] = spec;
+      }
+      // A probe is answered with or without its envelope (an enveloped one has it checked by admit): it pins nothing
+      // and tells a client of any era which revisions the server speaks.
+      const discover = added[DISCOVER];
+      if (discover !== undefined) added[DISCOVER] = { ...discover, isParams: isProbe, explainParams: explainProbe };
+      extended = { ...added, ...table };
+      this.extended.set(table, extended);
+    }
+    return extended;
+  }
+}
 
 /** Where the modern wire's members come from for one server. */
 export interface ModernResultOptions {
   readonly serverInfo: JsonObject;
+  /** The revision's wire (which results are cacheable). */
+  readonly wire: ModernWire;
   /** Cache hints by method, for the cacheable results (see CacheHint); the rest get `ttlMs: 0`, private. */
   readonly cache?: CacheHints;
 }
@@ -103,7 +142,7 @@ export function modernResponse(
   if (meta[SERVER_INFO_META] === undefined) meta[SERVER_INFO_META] = options.serverInfo;
   result._meta = meta;
   // An input_required round is no answer to keep.
-  if (CACHEABLE.has(method) && result.resultType === "complete") {
+  if (options.wire.cacheable.has(method) && result.resultType === "complete") {
     const hint =
       options.cache !== undefined && Object.hasOwn(options.cache, method) ? options.cache[method] : undefined;
     if (result.ttlMs === undefined) result.ttlMs = hint?.ttlMs ?? 0;

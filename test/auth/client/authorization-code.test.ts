@@ -10,7 +10,7 @@ import {
   type OAuthClientOptions,
   type OAuthClientProvider,
 } from "../../../runtime/auth/index.js";
-import { HttpStatusError } from "../../../runtime/transports/http-client.js";
+import { HttpStatusError } from "../../../runtime/transports/http/client/transport.js";
 import { tempDir } from "../../kit/paths.js";
 import { until } from "../../kit/timing.js";
 import {

@@ -1,8 +1,8 @@
 // A small authorization server and protected MCP server on 127.0.0.1 for the OAuth client's tests, with knobs for every misbehaviour.
 import { createHash, randomBytes, webcrypto } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { listenHttp, type ListeningHttpServer } from "../../../runtime/transports/http-listen.js";
-import { StreamableHttpClientTransport } from "../../../runtime/transports/http-client.js";
+import { listenHttp, type ListeningHttpServer } from "../../../runtime/transports/http/server/listen.js";
+import { StreamableHttpClientTransport } from "../../../runtime/transports/http/client/transport.js";
 import { Client } from "../../../generated/sdk.js";
 import type { OAuthAuthorizer, OAuthClient, OAuthStore } from "../../../runtime/auth/index.js";
 

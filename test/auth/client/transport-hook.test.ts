@@ -1,7 +1,7 @@
 // The Streamable HTTP client's authorization hook: consulted on every POST, GET and DELETE, bounded retries, headers on HttpStatusError.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { describe, expect, it } from "vitest";
-import { listenHttp, type ListeningHttpServer } from "../../../runtime/transports/http-listen.js";
+import { listenHttp, type ListeningHttpServer } from "../../../runtime/transports/http/server/listen.js";
 import { closeAfterEach } from "../../kit/cleanup.js";
 import {
   HttpStatusError,
@@ -9,7 +9,7 @@ import {
   type HttpAuthChallenge,
   type HttpAuthorizer,
   type StreamableHttpClientOptions,
-} from "../../../runtime/transports/http-client.js";
+} from "../../../runtime/transports/http/client/transport.js";
 import { initializeMessage } from "../../http/helpers.js";
 import { until } from "../../kit/timing.js";
 

@@ -1,7 +1,7 @@
 // End to end with opaque access tokens: oidc-provider issues them, our protected server checks them by introspection (RFC 7662), our client obtains them.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { introspectionVerifier, type TokenVerifier } from "../../../runtime/auth/index.js";
-import { HttpStatusError } from "../../../runtime/transports/http-client.js";
+import { HttpStatusError } from "../../../runtime/transports/http/client/transport.js";
 import { deadOrigin } from "../../kit/net.js";
 import { startAuthorizationServer, type AuthorizationServer } from "../oidc/helpers.js";
 import { Sweep, connectClient, protectedServer, textOf, userClient } from "./helpers.js";

@@ -1,7 +1,7 @@
 // The HTTP example protected by an issuer (AUTH_ISSUER): in process, and as `node dist/examples/http-server.js` with the environment variables.
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { StreamableHttpClientTransport } from "../../../runtime/transports/http-client.js";
+import { StreamableHttpClientTransport } from "../../../runtime/transports/http/client/transport.js";
 import { startExampleHttpServer } from "../../../examples/http-server.js";
 import { builtExample } from "../../conformance/helpers.js";
 import { follow } from "../../kit/streams.js";

@@ -8,13 +8,13 @@ import {
   type ProtectedResourceOptions,
   type TokenVerifier,
 } from "../../../runtime/auth/server/index.js";
-import type { McpServer, McpServerInit } from "../../../runtime/mcp-server.js";
-import { listenHttp, type ListeningHttpServer } from "../../../runtime/transports/http-listen.js";
+import type { McpServer, McpServerInit } from "../../../runtime/server/mcp-server.js";
+import { listenHttp, type ListeningHttpServer } from "../../../runtime/transports/http/server/listen.js";
 import {
   createStreamableHttpServer,
   type StreamableHttpServer,
   type StreamableHttpServerOptions,
-} from "../../../runtime/transports/http-server.js";
+} from "../../../runtime/transports/http/server/server.js";
 import { initializeMessage, post, readSse, sessionHeaders } from "../../http/helpers.js";
 import { makeServer } from "../../server/helpers.js";
 

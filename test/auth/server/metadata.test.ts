@@ -1,7 +1,7 @@
 // RFC 9728 protected resource metadata: served at both well-known URLs by the node listener and the fetch handler, and how routes behave.
 import { describe, expect, it } from "vitest";
 import { introspectionVerifier, jwtVerifier, protectResource } from "../../../runtime/auth/server/index.js";
-import { createStreamableHttpServer } from "../../../runtime/transports/http-server.js";
+import { createStreamableHttpServer } from "../../../runtime/transports/http/server/server.js";
 import { initializeMessage, makeResponder, post, postToHandler } from "../../http/helpers.js";
 import { makeServer } from "../../server/helpers.js";
 import { parseChallenge, useAuthServers } from "./helpers.js";

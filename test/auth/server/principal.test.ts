@@ -6,9 +6,9 @@ import {
   type TokenVerifier,
   type VerifiedToken,
 } from "../../../runtime/auth/server/index.js";
-import type { JsonObject } from "../../../runtime/jsonrpc.js";
-import { TaskReceiver } from "../../../runtime/tasks/receiver.js";
-import { HttpStatusError, StreamableHttpClientTransport } from "../../../runtime/transports/http-client.js";
+import type { JsonObject } from "../../../runtime/rpc/jsonrpc.js";
+import { TaskReceiver } from "../../../runtime/eras/2025-11-25/tasks/receiver.js";
+import { HttpStatusError, StreamableHttpClientTransport } from "../../../runtime/transports/http/client/transport.js";
 import { initializeMessage, post, readSse, sessionHeaders } from "../../http/helpers.js";
 import { gate, until } from "../../kit/timing.js";
 import {

@@ -1,8 +1,8 @@
 // Per-tool and per-method scopes: 403 insufficient_scope where the body is known, step-up on the same session, ctx.auth in handlers.
 import { beforeAll, describe, expect, it } from "vitest";
 import { jwtVerifier } from "../../../runtime/auth/server/index.js";
-import { createStreamableHttpServer } from "../../../runtime/transports/http-server.js";
-import { listenHttp } from "../../../runtime/transports/http-listen.js";
+import { createStreamableHttpServer } from "../../../runtime/transports/http/server/server.js";
+import { listenHttp } from "../../../runtime/transports/http/server/listen.js";
 import { initialize, post, readSse, sessionHeaders } from "../../http/helpers.js";
 import { makeServer } from "../../server/helpers.js";
 import { bearer, callTool, openSession, parseChallenge, useAuthServers } from "./helpers.js";

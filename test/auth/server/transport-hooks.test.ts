@@ -1,11 +1,11 @@
 // The HTTP server transport's auth hooks on their own (no MCP meaning): authenticate's grants and challenges, authorize, routes.
 import { describe, expect, it } from "vitest";
-import type { AuthGrant } from "../../../runtime/transport.js";
+import type { AuthGrant } from "../../../runtime/rpc/transport.js";
 import {
   createStreamableHttpServer,
   type HttpAuthResult,
   type StreamableHttpServerOptions,
-} from "../../../runtime/transports/http-server.js";
+} from "../../../runtime/transports/http/server/server.js";
 import {
   initialize,
   initializeMessage,

@@ -1,0 +1,660 @@
+// The receiver side of Tasks (MCP 2025-11-25): task-augmented requests run as durable operations; tasks/get|result|list|cancel.
+import { Buffer } from "node:buffer";
+import { ErrorCode, RpcError, type JsonObject } from "../../../rpc/jsonrpc.js";
+import type { RequestContext, RequestHandler } from "../../../rpc/peer.js";
+import { RequestCancelledError } from "../../../rpc/errors.js";
+import { limitOption } from "../../../rpc/limits.js";
+import { clientKey } from "../../../mcp/quotas.js";
+import { readProgressToken } from "../../../rpc/progress.js";
+import { SessionStateKey, type Session } from "../../../rpc/session/session.js";
+import { hasCapability } from "../../../mcp/lifecycle.js";
+import { DurableEngine } from "../../../durable/engine.js";
+import { mintToken } from "../../../durable/token.js";
+import { MemoryOperationStore } from "../../../store/memory.js";
+import type { OperationStore, StoredOperation } from "../../../store/types.js";
+import {
+  MODEL_IMMEDIATE_RESPONSE_META,
+  RELATED_TASK_META,
+  TASKS_CANCEL,
+  TASKS_GET,
+  TASKS_LIST,
+  TASKS_RESULT,
+  TASK_STATUS_NOTIFICATION,
+  canTransition,
+  type CreateTaskReply,
+  type TaskStatus,
+} from "./protocol.js";
+import { TASK_REQUESTS, taskCapabilities, taskCapabilityOf } from "./methods.js";
+import { Task, lostWithConnection, type ResultWaiter } from "./task.js";
+import { SharedTasks, type SharedTaskOptions } from "./remote.js";
+import { outcomeOf } from "./shared-log.js";
+
+/** Runs the request a task stands for, with the task's context; returns the request's own result. */
+export type TaskRunner = (context: RequestContext) => Promise<JsonObject> | JsonObject;
+
+export interface TaskReceiverOptions {
+  /**
+   * Where tasks are recorded (runtime/store/*): each task is a durable operation with its state in the record.
+   * Default: an in-memory store.
+   */
+  store?: OperationStore;
+  /**
+   * Longest ttl granted, ms: a requestor asking for more (or for none, with defaultTtlMs above it) gets this.
+   * null: no cap (a task may then be kept until shutdown). Default 3 600 000 (1 h).
+   */
+  maxTtlMs?: number | null;
+  /** ttl when the requestor asks for none, ms; null: unlimited (only when maxTtlMs is null). Default: maxTtlMs. */
+  defaultTtlMs?: number | null;
+  /** pollInterval suggested to requestors, ms; default 1000. */
+  pollIntervalMs?: number;
+  /**
+   * Tasks not yet terminal at once per requestor (its principal, or its session when there is none); past it a
+   * task-augmented request is refused with -32000 until one ends. Default 100.
+   */
+  maxActivePerRequestor?: number;
+  /**
+   * Terminal tasks kept for their result per requestor; past it the oldest of them is freed before its ttl ends.
+   * Default 1000.
+   */
+  maxKeptPerRequestor?: number;
+  /**
+   * Tasks held per client, running or kept: per principal, else per client address (the transport's, IPv6 by
+   * its /64), else per session. At it, a new task first frees that client's longest-finished task; when all of
+   * them still run, creation is refused with -32000 (data `{ maxTasksPerPrincipal }`) while other clients go on.
+   * Counted in this process (with a shared store, per node). Default 1000; 0 for no limit.
+   */
+  maxTasksPerPrincipal?: number;
+  /**
+   * Tasks held in this process, all clients, running or kept: the last line behind maxTasksPerPrincipal; past it
+   * creation is refused. Default 10 000.
+   */
+  maxTasks?: number;
+  /** Tasks per tasks/list page; default 50. */
+  pageSize?: number;
+  /** Send notifications/tasks/status to the requestor's connection on every change; default true. */
+  statusNotifications?: boolean;
+  /** With a store shared between nodes (runtime/store/redis.ts): how tasks other nodes run are served. */
+  shared?: SharedTaskOptions;
+  onerror?: (error: Error) => void;
+}
+
+/** Options of one task creation. */
+export interface CreateTaskOptions {
+  /** Text for the host to hand the model at once (the model-immediate-response `_meta` of CreateTaskResult). */
+  immediateResponse?: string;
+}
+
+const DEFAULT_MAX_TTL_MS = 3_600_000;
+export const DEFAULT_MAX_TASKS_PER_PRINCIPAL = 1000;
+/** setTimeout's longest delay: a ttl beyond it is re-armed when it fires. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** The one answer to an unknown, expired, or someone else's task id. */
+function unknownTask(): RpcError {
+  return new RpcError(ErrorCode.InvalidParams, "Failed to retrieve task: Task not found");
+}
+
+function errorOf(error: unknown): RpcError {
+  if (error instanceof RpcError) return error;
+  return new RpcError(ErrorCode.InternalError, error instanceof Error ? error.message : String(error));
+}
+
+/** Per-session identity of a requestor without principal or session id (stdio, in-memory links). */
+const anonymousKey = new SessionStateKey<string>("tasks-requestor", () => `c:${mintToken()}`);
+
+/** What one client holds (see maxTasksPerPrincipal): how many tasks, and the finished ones, longest-finished first. */
+interface ClientTasks {
+  held: number;
+  readonly finished: Set<Task>;
+}
+
+/**
+ * Runs task-augmented requests as tasks and answers tasks/get, tasks/result, tasks/list and tasks/cancel for every
+ * session it is installed on. Tasks outlive the connection that created them: the same principal (or, without one,
+ * the same session id) finds them again from any connection. Another requestor's task id reads as unknown. A task
+ * without a principal can be reached from its session alone, so it is freed when that session ends.
+ */
+export class TaskReceiver {
+  private readonly engine: DurableEngine<Task>;
+  private readonly maxTtl: number | null;
+  private readonly defaultTtl: number | null;
+  private readonly pollInterval: number;
+  private readonly maxActive: number;
+  private readonly maxKept: number;
+  private readonly maxTasks: number;
+  private readonly maxPerClient: number;
+  private readonly pageSize: number;
+  private readonly statusNotifications: boolean;
+  private readonly onerror: ((error: Error) => void) | undefined;
+  /** Each requestor's tasks in creation order, and how many of them are not terminal. */
+  private readonly byRequestor = new Map<string, { tasks: Set<Task>; active: number }>();
+  /** What each client holds, by Task.client. */
+  private readonly byClient = new Map<string, ClientTasks>();
+  /** The requestors without principal that made tasks on a session: their tasks go when it ends. */
+  private readonly boundTo = new WeakMap<Session, Set<string>>();
+  private nextSeq = 1;
+  /** With a store shared between nodes: tasks recorded there, and served for other nodes' tasks. */
+  private readonly shared: SharedTasks | undefined;
+  /** created/completed/failed/cancelled: transitions into that status; expired: freed at the end of their ttl. */
+  readonly stats = { created: 0, refused: 0, completed: 0, failed: 0, cancelled: 0, expired: 0, evicted: 0 };
+
+  constructor(options: TaskReceiverOptions = {}) {
+    this.maxTtl = options.maxTtlMs === null ? null : limitOption("maxTtlMs", options.maxTtlMs, DEFAULT_MAX_TTL_MS);
+    const defaultTtl =
+      options.defaultTtlMs === null
+        ? null
+        : options.defaultTtlMs === undefined
+          ? this.maxTtl
+          : limitOption("defaultTtlMs", options.defaultTtlMs, 0);
+    this.defaultTtl = this.cap(defaultTtl);
+    this.pollInterval = limitOption("pollIntervalMs", options.pollIntervalMs, 1000);
+    this.maxActive = limitOption("maxActivePerRequestor", options.maxActivePerRequestor, 100);
+    this.maxKept = limitOption("maxKeptPerRequestor", options.maxKeptPerRequestor, 1000);
+    this.maxTasks = limitOption("maxTasks", options.maxTasks, 10_000);
+    this.maxPerClient = limitOption(
+      "maxTasksPerPrincipal",
+      options.maxTasksPerPrincipal,
+      DEFAULT_MAX_TASKS_PER_PRINCIPAL,
+    );
+    this.pageSize = Math.max(1, limitOption("pageSize", options.pageSize, 50));
+    this.statusNotifications = options.statusNotifications !== false;
+    this.onerror = options.onerror;
+    this.engine = new DurableEngine<Task>(options.store ?? new MemoryOperationStore(), (error) => this.report(error));
+    this.shared = SharedTasks.over(this.engine, {
+      ...options.shared,
+      unknown: unknownTask,
+      report: (error) => this.report(error),
+      pageSize: this.pageSize,
+      maxTtlMs: this.maxTtl ?? undefined,
+      cancel: (key, reason) => {
+        const task = this.engine.get(key);
+        if (task !== undefined) this.cancelTask(task, reason);
+      },
+      attach: (key, context) => {
+        const task = this.engine.get(key);
+        if (task === undefined || task.terminal) return undefined;
+        const waiter: ResultWaiter = { context, session: task.session, wake: () => void task.waiters.delete(waiter) };
+        task.waiters.add(waiter);
+        this.pump(task);
+        return waiter.wake;
+      },
+    });
+  }
+
+  /** Tasks held: running, or terminal and kept for their result. */
+  get size(): number {
+    return this.engine.size;
+  }
+
+  /** The store tasks are recorded in. */
+  get store(): OperationStore {
+    return this.engine.store;
+  }
+
+  /** Resolves once no task is held. */
+  idle(): Promise<void> {
+    return this.engine.idle();
+  }
+
+  /** The `tasks` capability for serving `methods` as tasks (merge into the capabilities the session advertises). */
+  capabilities(methods: readonly string[]): JsonObject {
+    return taskCapabilities(methods);
+  }
+
+  /**
+   * Answer tasks/get, tasks/result, tasks/list and tasks/cancel on `session`, and run `methods` as tasks when a
+   * request carries `params.task` and the session advertises task support for that method (else `task` is ignored,
+   * as the spec asks of a receiver that did not declare it). Call it after registering the handlers of `methods`
+   * (a client's sampling/createMessage and elicitation/create handlers); their results become the tasks' results.
+   */
+  install(session: Session, methods: readonly string[] = []): void {
+    const remote = (method: string, params: JsonObject | undefined, context: RequestContext) =>
+      this.shared?.serve(method, params, this.requestorOf(session, context), context);
+    session.onRequest(TASKS_GET, (params, ctx) => remote(TASKS_GET, params, ctx) ?? this.get(session, params, ctx));
+    session.onRequest(
+      TASKS_RESULT,
+      (params, ctx) => remote(TASKS_RESULT, params, ctx) ?? this.result(session, params, ctx),
+    );
+    session.onRequest(TASKS_LIST, (params, ctx) => remote(TASKS_LIST, params, ctx) ?? this.list(session, params, ctx));
+    session.onRequest(
+      TASKS_CANCEL,
+      (params, ctx) => remote(TASKS_CANCEL, params, ctx) ?? this.cancel(session, params, ctx),
+    );
+    for (const method of methods) {
+      const capability = taskCapabilityOf(method);
+      if (capability === undefined)
+        throw new TypeError(`${method} cannot be task-augmented (no capability in the spec)`);
+      const handler: RequestHandler | undefined = session.requestHandler(method);
+      if (handler === undefined)
+        throw new Error(`Register a handler for ${method} before installing the task receiver`);
+      session.onRequest(method, (params, context) => {
+        if (!this.wantsTask(session, method, params)) return handler(params, context);
+        return this.create(session, method, params, context, (taskContext) => handler(params, taskContext));
+      });
+    }
+  }
+
+  /** Whether `params` asks for a task and `session` advertises task support for `method`. */
+  wantsTask(session: Session, method: string, params: JsonObject | undefined): boolean {
+    const task = params?.task;
+    if (typeof task !== "object" || task === null || Array.isArray(task)) return false;
+    const capability = taskCapabilityOf(method);
+    const advertised = (session as { capabilities?: unknown }).capabilities;
+    return (
+      capability !== undefined &&
+      typeof advertised === "object" &&
+      advertised !== null &&
+      hasCapability(advertised as JsonObject, capability)
+    );
+  }
+
+  /**
+   * Create a task for a task-augmented request and start `run` with the task's context; returns the
+   * CreateTaskResult to answer the request with. The task ends when `run` settles: its result (a failure when the
+   * method says so, e.g. a tool result with isError) or its error is what tasks/result then returns.
+   */
+  create(
+    session: Session,
+    method: string,
+    params: JsonObject | undefined,
+    origin: RequestContext,
+    run: TaskRunner,
+    options: CreateTaskOptions = {},
+  ): JsonObject | Promise<JsonObject> {
+    const owner = this.requestorOf(session, origin);
+    const mine = this.byRequestor.get(owner);
+    if (mine !== undefined && mine.active >= this.maxActive) {
+      this.stats.refused++;
+      throw new RpcError(
+        ErrorCode.ServerBusy,
+        `Too many tasks running for this requestor (limit ${this.maxActive}); try again once one has ended`,
+        { maxActivePerRequestor: this.maxActive },
+      );
+    }
+    const client = clientKey(origin.principal, origin.clientAddress) ?? owner;
+    if (!this.makeRoomFor(client)) {
+      this.stats.refused++;
+      throw new RpcError(
+        ErrorCode.ServerBusy,
+        `Too many tasks held for this client (maxTasksPerPrincipal ${this.maxPerClient}); try again once one has ended`,
+        { maxTasksPerPrincipal: this.maxPerClient },
+      );
+    }
+    if (this.engine.size >= this.maxTasks) {
+      this.stats.refused++;
+      throw new RpcError(ErrorCode.ServerBusy, `Too many tasks held on this server (limit ${this.maxTasks})`, {
+        maxTasks: this.maxTasks,
+      });
+    }
+    const meta = params?.task as JsonObject | undefined;
+    const ttl = this.grant(meta?.ttl);
+    const token = mintToken();
+    const key = this.engine.tokens.keyOf(token);
+    const task = new Task(
+      this.host,
+      token,
+      key,
+      this.engine.tokens.kept(token),
+      owner,
+      client,
+      this.nextSeq++,
+      method,
+      ttl,
+      this.pollInterval,
+      session,
+      origin,
+      readProgressToken(params),
+    );
+    this.engine.add(task);
+    const entry = mine ?? { tasks: new Set<Task>(), active: 0 };
+    entry.tasks.add(task);
+    entry.active++;
+    if (mine === undefined) this.byRequestor.set(owner, entry);
+    const holds = this.byClient.get(client);
+    if (holds === undefined) this.byClient.set(client, { held: 1, finished: new Set() });
+    else holds.held++;
+    if (origin.principal === undefined) this.bind(session, owner);
+    this.stats.created++;
+    const record: StoredOperation = {
+      kind: "task",
+      requestId: origin.requestId,
+      status: "processing",
+      pendingInput: 0,
+      task: task.state,
+    };
+    if (origin.principal !== undefined) record.principal = origin.principal;
+    if (ttl !== null) record.keepFor = Math.ceil(ttl / 1000);
+    const recorded = this.shared?.open({ key, owner, requestId: origin.requestId, state: task.state });
+    if (recorded === undefined) this.engine.writes.write(() => this.engine.store.create(key, record));
+    if (ttl !== null) this.armExpiry(task, task.createdAt + ttl);
+    const kind = Object.hasOwn(TASK_REQUESTS, method) ? TASK_REQUESTS[method] : undefined;
+    // The request is answered with CreateTaskResult first; the handler starts on the next turn.
+    Promise.resolve()
+      .then(() => run(task.context))
+      .then(
+        (result) => {
+          const failed = kind?.failed?.(result) === true;
+          this.finish(task, failed ? "failed" : "completed", result, undefined);
+        },
+        (error: unknown) => this.finish(task, "failed", undefined, errorOf(error)),
+      );
+    const reply: CreateTaskReply = { task: task.state };
+    if (options.immediateResponse !== undefined)
+      reply._meta = { [MODEL_IMMEDIATE_RESPONSE_META]: options.immediateResponse };
+    return recorded === undefined ? reply : recorded.then(() => reply);
+  }
+
+  /** Cancel every task and free it (shutdown). */
+  close(): void {
+    this.shared?.close();
+    this.engine.close();
+    for (const task of this.engine.values()) {
+      this.cancelTask(task, "The server is shutting down.");
+      this.free(task);
+    }
+  }
+
+  // ---- tasks/* ----
+
+  private get(session: Session, params: JsonObject | undefined, context: RequestContext): JsonObject {
+    const task = this.find(session, params, context);
+    return task.state;
+  }
+
+  private async result(session: Session, params: JsonObject | undefined, context: RequestContext): Promise<JsonObject> {
+    let task = this.find(session, params, context);
+    while (!task.terminal) {
+      const waiting = task;
+      await new Promise<void>((resolve) => {
+        const waiter: ResultWaiter = {
+          context,
+          session,
+          wake: () => {
+            context.signal.removeEventListener("abort", waiter.wake);
+            waiting.waiters.delete(waiter);
+            resolve();
+          },
+        };
+        waiting.waiters.add(waiter);
+        context.signal.addEventListener("abort", waiter.wake, { once: true });
+        this.pump(waiting);
+      });
+      if (context.signal.aborted) throw new RequestCancelledError(TASKS_RESULT, context.signal.reason);
+      // Freed while waiting (its ttl ended): unknown from now on.
+      task = this.find(session, params, context);
+    }
+    if (task.error !== undefined) throw task.error;
+    const result = task.result ?? {};
+    const meta = typeof result._meta === "object" && result._meta !== null ? (result._meta as JsonObject) : {};
+    return { ...result, _meta: { ...meta, [RELATED_TASK_META]: { taskId: task.taskId } } };
+  }
+
+  private list(session: Session, params: JsonObject | undefined, context: RequestContext): JsonObject {
+    const owner = this.requestorOf(session, context);
+    let after = 0;
+    const cursor = params?.cursor;
+    if (cursor !== undefined) {
+      const decoded = typeof cursor === "string" ? Buffer.from(cursor, "base64url").toString("latin1") : "";
+      if (!/^t[1-9][0-9]{0,15}$/.test(decoded)) throw new RpcError(ErrorCode.InvalidParams, "Invalid cursor");
+      after = Number(decoded.slice(1));
+    }
+    const tasks: JsonObject[] = [];
+    let nextCursor: string | undefined = undefined;
+    for (const task of this.byRequestor.get(owner)?.tasks ?? []) {
+      if (task.seq <= after || task.freed) continue;
+      if (tasks.length === this.pageSize) {
+        nextCursor = Buffer.from(`t${task.seq - 1}`, "latin1").toString("base64url");
+        break;
+      }
+      tasks.push(task.state);
+      task.session = session;
+    }
+    return nextCursor === undefined ? { tasks } : { tasks, nextCursor };
+  }
+
+  private cancel(session: Session, params: JsonObject | undefined, context: RequestContext): JsonObject {
+    const task = this.find(session, params, context);
+    if (task.terminal)
+      throw new RpcError(ErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${task.status}'`);
+    this.cancelTask(task, "The task was cancelled by request.");
+    return task.state;
+  }
+
+  // ---- the task's life ----
+
+  /** The handler's outcome: the task ends with it unless it already ended (cancelled stays cancelled). */
+  private finish(task: Task, status: TaskStatus, result: JsonObject | undefined, error: RpcError | undefined): void {
+    // The status machine decides: a task cancelled (or expired) meanwhile keeps its status and its answer.
+    if (task.freed || !canTransition(task.status, status)) return;
+    task.result = result;
+    task.error = error;
+    let message: string | undefined = undefined;
+    if (status === "failed") {
+      message = error !== undefined ? error.message : (textOf(result) ?? "The request did not complete successfully");
+    }
+    this.transition(task, status, message);
+  }
+
+  private cancelTask(task: Task, message: string): void {
+    if (!canTransition(task.status, "cancelled")) return;
+    task.error = new RpcError(ErrorCode.InvalidRequest, `Task cancelled: ${message}`, { status: "cancelled" });
+    this.transition(task, "cancelled", message);
+    task.abort.abort(new RequestCancelledError(task.method, message));
+  }
+
+  /** The receiver's side of a task's changes (kept apart so tasks never reach the receiver's other members). */
+  private readonly host = {
+    transition: (task: Task, to: TaskStatus, message?: string) => this.transition(task, to, message),
+    touched: (task: Task) => this.changed(task),
+    pump: (task: Task) => this.pump(task),
+    notifyRequestor: (task: Task, method: string, params: JsonObject) => this.notifyRequestor(task, method, params),
+  };
+
+  /** Move `task` to `to` when the spec's status machine allows it; false (nothing changes) when it does not. */
+  transition(task: Task, to: TaskStatus, message?: string): boolean {
+    if (task.freed || !canTransition(task.status, to)) return false;
+    task.status = to;
+    if (message !== undefined) task.statusMessage = message;
+    if (task.terminal) {
+      if (to === "completed") this.stats.completed++;
+      else if (to === "failed") this.stats.failed++;
+      else this.stats.cancelled++;
+      const mine = this.byRequestor.get(task.principal);
+      if (mine !== undefined) mine.active--;
+      this.byClient.get(task.client)?.finished.add(task);
+      task.dropInputs(new RequestCancelledError(task.method, `task ${to}`));
+      this.trimKept(task.principal);
+    }
+    this.changed(task);
+    if (task.terminal) task.wakeAll();
+    return true;
+  }
+
+  /** Record the task's new state and tell its requestor. */
+  private changed(task: Task): void {
+    task.lastUpdatedAt = Math.max(Date.now(), task.lastUpdatedAt);
+    const state = task.state;
+    const status =
+      task.status === "completed"
+        ? "completed"
+        : task.status === "working" || task.status === "input_required"
+          ? "processing"
+          : "failed";
+    const patch: Partial<StoredOperation> = {
+      status,
+      pendingInput: task.inputs.length,
+      task: state,
+    };
+    if (this.shared !== undefined) this.shared.record(task.key, state, task.terminal ? outcomeOf(task) : undefined);
+    else this.engine.writes.write(() => this.engine.store.update(task.key, patch));
+    if (this.statusNotifications) this.send(task.session, TASK_STATUS_NOTIFICATION, state);
+  }
+
+  /** Send queued input requests through the tasks/result calls waiting on the task (first one first). */
+  private pump(task: Task): void {
+    for (const input of task.inputs) {
+      if (input.inFlight) continue;
+      const waiter = task.waiters.values().next();
+      if (waiter.done === true) return;
+      const through = waiter.value;
+      input.inFlight = true;
+      through.context.request(input.method, input.params, input.options).then(input.resolve, (error: unknown) => {
+        input.inFlight = false;
+        // The connection went away under it: the next tasks/result carries it again.
+        if (lostWithConnection(error) && !task.terminal && !task.freed && task.inputs.includes(input)) {
+          task.waiters.delete(through);
+          this.pump(task);
+          return;
+        }
+        input.reject(error);
+      });
+    }
+  }
+
+  /** A notification to the requestor: through a waiting tasks/result when there is one (its stream), else its session. */
+  private notifyRequestor(task: Task, method: string, params: JsonObject): void {
+    const waiter = task.waiters.values().next();
+    if (waiter.done !== true) {
+      waiter.value.context.notify(method, params).catch(() => undefined);
+      return;
+    }
+    this.send(task.session, method, params);
+  }
+
+  private send(session: Session, method: string, params: JsonObject): void {
+    if (!session.isOpen) return;
+    session.notify(method, params).catch(() => undefined);
+  }
+
+  private armExpiry(task: Task, at: number): void {
+    const delay = at - Date.now();
+    task.expiry = setTimeout(
+      () => {
+        task.expiry = undefined;
+        if (Date.now() < at) return this.armExpiry(task, at);
+        this.stats.expired++;
+        this.cancelTask(task, "The task's ttl ended.");
+        this.free(task);
+      },
+      Math.min(Math.max(0, delay), MAX_TIMER_MS),
+    );
+    task.expiry.unref?.();
+  }
+
+  /** Past maxKeptPerRequestor terminal tasks, the requestor's oldest terminal ones go now. */
+  private trimKept(owner: string): void {
+    const mine = this.byRequestor.get(owner);
+    if (mine === undefined) return;
+    let kept = mine.tasks.size - mine.active;
+    if (kept <= this.maxKept) return;
+    for (const task of mine.tasks) {
+      if (kept <= this.maxKept) break;
+      if (!task.terminal) continue;
+      this.stats.evicted++;
+      kept--;
+      // After the status change that ended it has been told.
+      queueMicrotask(() => this.free(task));
+    }
+  }
+
+  /** Forget a task: its record, its timer, its place in its requestor's list; waiting tasks/result calls wake. */
+  private free(task: Task): void {
+    if (task.freed) return;
+    if (!task.terminal) this.cancelTask(task, "The task was dropped.");
+    task.freed = true;
+    if (task.expiry !== undefined) clearTimeout(task.expiry);
+    task.expiry = undefined;
+    const mine = this.byRequestor.get(task.principal);
+    if (mine !== undefined && mine.tasks.delete(task) && mine.tasks.size === 0) this.byRequestor.delete(task.principal);
+    const holds = this.byClient.get(task.client);
+    if (holds !== undefined) {
+      holds.finished.delete(task);
+      if (--holds.held === 0) this.byClient.delete(task.client);
+    }
+    if (this.shared !== undefined) this.shared.free(task.key);
+    else this.engine.writes.write(() => this.engine.store.delete(task.key));
+    this.engine.remove(task);
+    task.wakeAll();
+  }
+
+  /**
+   * Whether `client` may hold one more task: below its quota, or at it with a finished task to free (its
+   * longest-finished, as maxKeptPerRequestor would later). False: all it holds still run.
+   */
+  private makeRoomFor(client: string): boolean {
+    const holds = this.byClient.get(client);
+    if (this.maxPerClient === 0 || holds === undefined || holds.held < this.maxPerClient) return true;
+    const oldest = holds.finished.values().next();
+    if (oldest.done === true) return false;
+    this.stats.evicted++;
+    this.free(oldest.value);
+    return true;
+  }
+
+  /** `owner` (a requestor without principal) made a task on `session`: its tasks are freed when the session ends. */
+  private bind(session: Session, owner: string): void {
+    let owners = this.boundTo.get(session);
+    if (owners === undefined) {
+      owners = new Set();
+      this.boundTo.set(session, owners);
+      const bound = owners;
+      // Nobody can name these tasks once the session is gone (a new session has another id): holding them on
+      // until their ttl would only keep the client's quota and the server's memory taken.
+      session.use({
+        closed: () => {
+          for (const requestor of bound) {
+            for (const task of [...(this.byRequestor.get(requestor)?.tasks ?? [])]) this.free(task);
+          }
+          bound.clear();
+        },
+      });
+    }
+    owners.add(owner);
+  }
+
+  // ---- who asks ----
+
+  /** The requestor a request comes from: its principal, else its session id, else the session object itself. */
+  private requestorOf(session: Session, context: RequestContext): string {
+    if (context.principal !== undefined) return `p:${context.principal}`;
+    if (context.sessionId !== undefined) return `s:${context.sessionId}`;
+    return session.state(anonymousKey);
+  }
+
+  /** The task `params.taskId` names for this requestor; any miss is the same -32602. */
+  private find(session: Session, params: JsonObject | undefined, context: RequestContext): Task {
+    const task = this.engine.find(params?.taskId, this.requestorOf(session, context));
+    if (task === undefined) throw unknownTask();
+    // Notifications and input requests now follow the requestor to this connection.
+    task.session = session;
+    return task;
+  }
+
+  /** The ttl granted for a requested one: capped by maxTtlMs; the default when none (or nonsense) was asked for. */
+  private grant(requested: unknown): number | null {
+    if (typeof requested !== "number" || !Number.isFinite(requested) || requested < 0) return this.defaultTtl;
+    return this.cap(Math.floor(requested));
+  }
+
+  private cap(ttl: number | null): number | null {
+    if (this.maxTtl === null) return ttl;
+    return ttl === null ? this.maxTtl : Math.min(ttl, this.maxTtl);
+  }
+
+  private report(error: unknown): void {
+    this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+/** The first text content of a result (a failed tool's message), for statusMessage. */
+function textOf(result: JsonObject | undefined): string | undefined {
+  const content = result?.content;
+  if (!Array.isArray(content)) return undefined;
+  for (const item of content) {
+    if (typeof item === "object" && item !== null && (item as JsonObject).type === "text") {
+      const text = (item as JsonObject).text;
+      if (typeof text === "string") return text;
+    }
+  }
+  return undefined;
+}

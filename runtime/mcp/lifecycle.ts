@@ -1,0 +1,456 @@
+// The MCP lifecycle on top of Session: initialize handshake, protocol version negotiation, capability checks, ping.
+import { ErrorCode, RpcError, type JsonObject } from "../rpc/jsonrpc.js";
+import { isPlainObject as isObject } from "../rpc/jsonrpc.js";
+import type { Transport } from "../rpc/transport.js";
+import type { DispatchTable } from "../rpc/dispatch.js";
+import type { PeerIdentity, RequestHandler, RequestOptions } from "../rpc/peer.js";
+import { MODERN_PROTOCOL_VERSIONS, ModernWire, ServerEra, type RevisionTableMap } from "../eras/server-era.js";
+import { DISCOVER, type CacheHints } from "../eras/2026-07-28/wire.js";
+import { RequestStateSealer, type RequestStateOptions } from "../eras/2026-07-28/request-state.js";
+import { CapabilityError, ConnectionClosedError, ProtocolVersionError } from "../rpc/errors.js";
+import { Session, type SessionOptions } from "../rpc/session/session.js";
+import type { JsonRpcMessage, RequestId } from "../rpc/jsonrpc.js";
+import type { OutboundOperation } from "../rpc/operations.js";
+import { ClientRecovery, type ReconnectOptions, type RecoveryHost } from "./client-recovery.js";
+import type { ClientExtension, ClientSessionHost } from "./client-extension.js";
+
+import { SUPPORTED_PROTOCOL_VERSIONS } from "./protocol-versions.js";
+
+export { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "./protocol-versions.js";
+
+/** @internal */
+export const INITIALIZE = "initialize";
+/** @internal */
+export const INITIALIZED_NOTIFICATION = "notifications/initialized";
+/** @internal */
+export const PING = "ping";
+
+/** Name and version of a client or server (the schema's Implementation; extra fields pass through). */
+export interface ImplementationInfo {
+  name: string;
+  version: string;
+  [key: string]: unknown;
+}
+
+/**
+ * The capability the receiver must advertise before it may be sent `method`, from the sender's method table (the
+ * generator derives it from the schema's capability objects): a dotted path, or undefined when none is needed.
+ */
+export function requiredCapability(outbound: DispatchTable | undefined, method: string): string | undefined {
+  return outbound !== undefined && Object.hasOwn(outbound, method) ? outbound[method]!.capability : undefined;
+}
+
+/** The server capability a client-to-server method needs, per the client's outbound table. */
+export function requiredServerCapability(method: string, clientToServer: DispatchTable): string | undefined {
+  return requiredCapability(clientToServer, method);
+}
+
+/** The client capability a server-to-client method needs, per the server's outbound table. */
+export function requiredClientCapability(method: string, serverToClient: DispatchTable): string | undefined {
+  return requiredCapability(serverToClient, method);
+}
+
+/** Whether a dotted capability path is advertised (present and not false/null). */
+export function hasCapability(capabilities: JsonObject | undefined, path: string): boolean {
+  let node: unknown = capabilities;
+  // Walked by index, not split: this runs for every outbound request, and most paths have a single segment.
+  for (let start = 0; ;) {
+    const dot = path.indexOf(".", start);
+    const key = dot < 0 ? (start === 0 ? path : path.slice(start)) : path.slice(start, dot);
+    if (typeof node !== "object" || node === null || !Object.hasOwn(node, key)) return false;
+    node = (node as JsonObject)[key];
+    if (dot < 0) break;
+    start = dot + 1;
+  }
+  return node !== undefined && node !== null && node !== false;
+}
+
+/** @internal The version a server answers with: the client's when supported, else the server's latest. */
+export function negotiateProtocolVersion(
+  requested: unknown,
+  supported: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS,
+): string {
+  return typeof requested === "string" && supported.includes(requested) ? requested : supported[0];
+}
+
+function pong(): JsonObject {
+  return {};
+}
+
+/** Refuses a method whose capability the peer did not advertise (nothing is advertised before initialize). */
+function capabilityGate(
+  required: (method: string) => string | undefined,
+  advertised: () => JsonObject | undefined,
+  side: "client" | "server",
+): (method: string) => Error | undefined {
+  return (method) => {
+    const capability = required(method);
+    if (capability === undefined || hasCapability(advertised(), capability)) return undefined;
+    return new CapabilityError(method, capability, side);
+  };
+}
+
+/**
+ * MCP methods answered even at the in-flight cap: a ping tells the peer the session is alive, and a task
+ * cancellation is how the peer frees places; refusing either would keep a busy session wedged.
+ */
+const UNCAPPED = [PING, "tasks/cancel"];
+
+/**
+ * The spec forbids cancelling initialize: neither side sends, nor acts on, a cancellation of it. Ping and
+ * cancellations pass the in-flight cap.
+ */
+function withLifecycle<T extends SessionOptions>(options: T): T {
+  return {
+    ...options,
+    uncancellable: [INITIALIZE, ...(options.uncancellable ?? [])],
+    uncapped: [...UNCAPPED, ...(options.uncapped ?? [])],
+  };
+}
+
+export interface ClientSessionOptions extends SessionOptions {
+  clientInfo: ImplementationInfo;
+  capabilities?: JsonObject;
+  /** Versions this client accepts, latest first; the first one is requested. */
+  supportedProtocolVersions?: readonly string[];
+  /** Timeout for the initialize request, ms; defaults to the session default. */
+  initializeTimeout?: number;
+  /**
+   * Makes a new connection after the transport closed by itself; the session then initializes again on it and
+   * resumes the requests the server made resumable. Without it a closed session stays closed.
+   */
+  reconnect?: () => Promise<Transport>;
+  /**
+   * Delays and attempts of reconnection (retryDelayMs 50, maxRetryDelayMs 2000, maxAttempts 5 by default); when left
+   * out, those of the first extension that gives them (`resumableClient(options)`).
+   */
+  reconnectOptions?: ReconnectOptions;
+  /**
+   * Features installed on this session, in order: each may advertise capabilities and take part in reconnection
+   * (e.g. `resumableClient()` for SEP-975 resumable requests).
+   */
+  extensions?: readonly ClientExtension[];
+}
+
+/** The client side: `connect()` performs the handshake; requests the server did not advertise are refused locally. */
+export class ClientSession extends Session {
+  readonly clientInfo: ImplementationInfo;
+  readonly capabilities: JsonObject;
+  readonly supportedProtocolVersions: readonly string[];
+  /** Keeps the session going across disconnects; present with `reconnect` or any extension. */
+  readonly recovery: ClientRecovery | undefined;
+  private readonly initializeTimeout: number | undefined;
+  private readonly reconnect: (() => Promise<Transport>) | undefined;
+  private server:
+    { capabilities: JsonObject; info: ImplementationInfo; version: string; instructions?: string } | undefined;
+
+  constructor(options: ClientSessionOptions) {
+    super(withLifecycle(options));
+    this.clientInfo = options.clientInfo;
+    const extensions = options.extensions ?? [];
+    let capabilities = options.capabilities ?? {};
+    for (const extension of extensions) {
+      if (extension.capabilities !== undefined) capabilities = { ...capabilities, ...extension.capabilities };
+    }
+    this.capabilities = capabilities;
+    this.supportedProtocolVersions = options.supportedProtocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS;
+    this.initializeTimeout = options.initializeTimeout;
+    this.reconnect = options.reconnect;
+    if (extensions.length > 0 || options.reconnect !== undefined) {
+      const settings = options.reconnectOptions ?? extensions.find((e) => e.reconnect !== undefined)?.reconnect;
+      const recovery = new ClientRecovery(this.recoveryHost(), settings);
+      this.recovery = recovery;
+      const host = this.extensionHost(recovery);
+      for (const extension of extensions) this.use(extension.install(host));
+      // After the extensions: one that keeps a request across a lost stream takes its notice before recovery does.
+      this.use(recovery.extension());
+    }
+    // Before initialize completes the server has advertised nothing, so capability-gated methods are refused.
+    const outbound = options.outbound;
+    this.use({
+      checkOutbound: capabilityGate(
+        (method) => requiredCapability(outbound, method),
+        () => this.server?.capabilities,
+        "server",
+      ),
+    });
+    this.onRequest(PING, pong);
+  }
+
+  get serverCapabilities(): JsonObject | undefined {
+    return this.server?.capabilities;
+  }
+  get serverInfo(): ImplementationInfo | undefined {
+    return this.server?.info;
+  }
+  get protocolVersion(): string | undefined {
+    return this.server?.version;
+  }
+  get instructions(): string | undefined {
+    return this.server?.instructions;
+  }
+
+  /** Start the transport, initialize, check the answer, send notifications/initialized. Closes on failure. */
+  override async connect(transport: Transport, options?: Pick<RequestOptions, "signal">): Promise<void> {
+    await super.connect(transport);
+    try {
+      await this.handshake(options?.signal);
+    } catch (error) {
+      await this.close();
+      throw error;
+    }
+  }
+
+  /** Closing on purpose also ends any reconnection under way; kept requests fail with ConnectionClosedError. */
+  override async close(): Promise<void> {
+    const recovering = this.recovery !== undefined && !this.isOpen && this.recovery.isRecovering;
+    this.recovery?.stop();
+    await super.close();
+    if (recovering) this.onclose?.();
+  }
+
+  /** Resolves when the session is connected: at once, or after the reconnection under way. */
+  whenConnected(): Promise<void> {
+    if (this.recovery !== undefined) return this.recovery.whenConnected();
+    return this.isOpen ? Promise.resolve() : Promise.reject(new ConnectionClosedError());
+  }
+
+  private recoveryHost(): RecoveryHost {
+    const session = this;
+    return {
+      get isOpen() {
+        return session.isOpen;
+      },
+      reconnectTransport: this.reconnect,
+      async reattach(transport: Transport) {
+        await session.replaceTransport(transport);
+        try {
+          await session.handshake(undefined);
+        } catch (error) {
+          await transport.close().catch(() => undefined);
+          // A transport that was already dead reports no close of its own.
+          if (session.isOpen) session.abandonTransport();
+          throw error;
+        }
+      },
+      // A transport with sessions (HTTP) clears its id when the server forgot it; with an id, someone already opened a new one.
+      reinitialize: () => (this.transport?.sessionId !== undefined ? Promise.resolve() : this.handshake(undefined)),
+      dropTransport: () => {
+        const transport = this.transport;
+        if (!session.isOpen) return;
+        session.abandonTransport();
+        transport?.close().catch(() => undefined);
+      },
+      closedForGood: () => this.onclose?.(),
+    };
+  }
+
+  private extensionHost(recovery: ClientRecovery): ClientSessionHost {
+    const session = this;
+    return {
+      session,
+      operations: this.operations,
+      get isOpen() {
+        return session.isOpen;
+      },
+      recovery,
+      skipStreamResume: (requestId: RequestId) => this.transport?.skipStreamResume?.(requestId),
+      resendAs: (op: OutboundOperation, method: string, params: JsonObject | undefined) =>
+        this.resendAs(op, method, params),
+      transmit: (message: JsonRpcMessage, relatedRequestId?: RequestId) => this.transmit(message, relatedRequestId),
+      request: (method: string, params: JsonObject | undefined, options?: RequestOptions) =>
+        this.request(method, params, options),
+    };
+  }
+
+  /** initialize, check the answer, notifications/initialized. */
+  private async handshake(signal: AbortSignal | undefined): Promise<void> {
+    const result = await this.request(
+      INITIALIZE,
+      {
+        protocolVersion: this.supportedProtocolVersions[0],
+        capabilities: this.capabilities,
+        clientInfo: this.clientInfo,
+      },
+      { timeout: this.initializeTimeout, signal },
+    );
+    const version = result.protocolVersion;
+    if (typeof version !== "string" || !this.supportedProtocolVersions.includes(version)) {
+      throw new ProtocolVersionError(version, this.supportedProtocolVersions);
+    }
+    if (!isObject(result.capabilities) || !isObject(result.serverInfo)) {
+      throw new RpcError(ErrorCode.InvalidParams, "initialize result lacks capabilities or serverInfo");
+    }
+    this.server = {
+      capabilities: result.capabilities,
+      info: result.serverInfo as ImplementationInfo,
+      version,
+      ...(typeof result.instructions === "string" ? { instructions: result.instructions } : {}),
+    };
+    await this.notify(INITIALIZED_NOTIFICATION);
+  }
+}
+
+export interface ServerSessionOptions extends SessionOptions {
+  serverInfo: ImplementationInfo;
+  /** What this server advertises; the layer above derives it from the handlers it registered. */
+  capabilities?: JsonObject;
+  instructions?: string;
+  /** Versions this server speaks, latest first. */
+  supportedProtocolVersions?: readonly string[];
+  /**
+   * How the requestState of MCP 2026-07-28 input-required rounds is sealed: the options, or a sealer shared by every
+   * session of a server (McpServer passes its own). Default: a random key of this session's own.
+   */
+  requestState?: RequestStateOptions | RequestStateSealer;
+  /**
+   * MCP 2026-07-28 cache hints by method (`tools/list`, `prompts/list`, `resources/list`, `resources/templates/list`,
+   * `resources/read`, `server/discover`): `{ ttlMs, scope }`. Default `ttlMs: 0`, `"private"`; a handler's own
+   * `ttlMs`/`cacheScope` in its result win. Lists change with registrations, so keep their ttl short or rely on
+   * listChanged.
+   */
+  cache?: CacheHints;
+  /**
+   * The tables of the revisions after the one the SDK was generated from, by revision (the generated
+   * `revisionTables`): the server speaks MCP 2026-07-28 only when they include it. The generated `Server.create` and
+   * `createMcpServer` pass them.
+   */
+  revisions?: RevisionTableMap;
+}
+
+/** The server side: answers initialize and ping; server-to-client requests need the client's capability. */
+export class ServerSession extends Session {
+  readonly serverInfo: ImplementationInfo;
+  readonly supportedProtocolVersions: readonly string[];
+  instructions: string | undefined;
+  /** Called when the client sends notifications/initialized. */
+  oninitialized?: () => void;
+  private advertised: JsonObject;
+  private readonly outboundTable: DispatchTable | undefined;
+  private client: { capabilities: JsonObject; info: ImplementationInfo; version: string } | undefined;
+  /** What the handshake said of the client, handed to each request it sends (see PeerIdentity). */
+  private identity: { -readonly [K in keyof PeerIdentity]: PeerIdentity[K] } | undefined = undefined;
+  private initializedNotified = false;
+  /** The connection's era, pinned by its first request (see ServerEra). */
+  private readonly eras: ServerEra;
+
+  constructor(options: ServerSessionOptions) {
+    // server/discover is answered on every connection, whichever revision the tables were generated from.
+    const modern = ModernWire.of(options.revisions);
+    const inbound = modern === undefined ? options.inbound : modern.extend(options.inbound);
+    super(withLifecycle({ ...options, inbound }));
+    this.serverInfo = options.serverInfo;
+    this.advertised = options.capabilities ?? {};
+    this.outboundTable = options.outbound;
+    this.instructions = options.instructions;
+    this.supportedProtocolVersions = options.supportedProtocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS;
+    this.onRequest(PING, pong);
+    super.onRequest(INITIALIZE, (params) => this.answerInitialize(params));
+    super.onRequest(DISCOVER, () => this.answerDiscover());
+    const session = this;
+    this.eras = new ServerEra({
+      handshake: INITIALIZE,
+      keepAlive: PING,
+      get initialized() {
+        return session.client !== undefined;
+      },
+      get legacyIdentity() {
+        return session.identity;
+      },
+      get perRequest() {
+        return session.transport?.perRequest === true;
+      },
+      speaksLegacy: (version) => session.supportedProtocolVersions.includes(version),
+      get legacyVersions() {
+        return session.supportedProtocolVersions;
+      },
+      modern,
+      cache: options.cache,
+      get serverInfo() {
+        return session.serverInfo as JsonObject;
+      },
+      requestState:
+        options.requestState instanceof RequestStateSealer
+          ? options.requestState
+          : new RequestStateSealer(options.requestState),
+    });
+    this.use(this.eras);
+    this.use({
+      notification: (method) => {
+        if (method === INITIALIZED_NOTIFICATION && !this.initializedNotified) {
+          this.initializedNotified = true;
+          this.oninitialized?.();
+        }
+      },
+      checkOutbound: capabilityGate(
+        (method) => this.requiredClientCapability(method),
+        () => this.client?.capabilities,
+        "client",
+      ),
+    });
+  }
+
+  /** initialize belongs to the session (version negotiation, capabilities); registering another handler is refused. */
+  override onRequest(method: string, handler: RequestHandler): void {
+    if (method === INITIALIZE)
+      throw new Error("ServerSession answers initialize itself; configure serverInfo/capabilities instead");
+    super.onRequest(method, handler);
+  }
+
+  get capabilities(): JsonObject {
+    return this.advertised;
+  }
+  /** The client capability a request or notification to the client needs, or undefined when none is needed. */
+  requiredClientCapability(method: string): string | undefined {
+    return requiredCapability(this.outboundTable, method);
+  }
+  /** Merge more capabilities in; only meaningful before the client initializes. */
+  registerCapabilities(capabilities: JsonObject): void {
+    this.advertised = { ...this.advertised, ...capabilities };
+  }
+  get clientCapabilities(): JsonObject | undefined {
+    return this.client?.capabilities;
+  }
+  get clientInfo(): ImplementationInfo | undefined {
+    return this.client?.info;
+  }
+  get protocolVersion(): string | undefined {
+    return this.client?.version;
+  }
+  /** The protocol era this connection speaks, once its first request pinned it. */
+  get era(): "legacy" | "modern" | undefined {
+    return this.eras.era;
+  }
+  /** logging/setLevel (2025-11-25): the least severe level the client wants from now on, on every request. */
+  setLogLevel(level: string): void {
+    if (this.identity !== undefined) this.identity.logLevel = level;
+  }
+  /** True once the client confirmed with notifications/initialized. */
+  get initialized(): boolean {
+    return this.initializedNotified;
+  }
+
+  private answerInitialize(params: JsonObject | undefined): JsonObject {
+    if (this.client !== undefined) throw new RpcError(ErrorCode.InvalidRequest, "Already initialized");
+    const p = params ?? {};
+    const version = negotiateProtocolVersion(p.protocolVersion, this.supportedProtocolVersions);
+    this.client = {
+      capabilities: isObject(p.capabilities) ? p.capabilities : {},
+      info: (isObject(p.clientInfo) ? p.clientInfo : { name: "unknown", version: "unknown" }) as ImplementationInfo,
+      version,
+    };
+    this.identity = { protocolVersion: version, capabilities: this.client.capabilities, info: this.client.info };
+    // Until logging/setLevel the 2025 client hears every level.
+    this.identity.logLevel = "debug";
+    const result: JsonObject = { protocolVersion: version, capabilities: this.advertised, serverInfo: this.serverInfo };
+    if (this.instructions !== undefined) result.instructions = this.instructions;
+    return result;
+  }
+
+  /** server/discover: the revisions that take a per-request envelope, and what initialize would advertise. */
+  private answerDiscover(): JsonObject {
+    const result: JsonObject = { supportedVersions: [...MODERN_PROTOCOL_VERSIONS], capabilities: this.advertised };
+    if (this.instructions !== undefined) result.instructions = this.instructions;
+    return result;
+  }
+}
