@@ -1,5 +1,6 @@
 // Assembles the two published packages from the build in dist/: each package folder gets only the files it ships.
-import { cpSync, existsSync, rmSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { transformSync } from "esbuild";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -31,3 +32,22 @@ for (const [name, entries] of Object.entries(LAYOUT)) {
     cpSync(source, join(dir, to), { recursive: true });
   }
 }
+
+/**
+ * The detailed validators are most of the runtime package's bytes (Ajv's standalone code, about 2.8 MB) and only a
+ * message that fails its fast guard loads them, so the package ships them minified (about 1 MB), headed as generated.
+ * The repository's generated/ keeps the readable source.
+ */
+function minifyValidators(dir) {
+  for (const name of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, name.name);
+    if (name.isDirectory()) minifyValidators(path);
+    else if (name.name === "validators.js") {
+      const source = readFileSync(path, "utf8");
+      const header = source.split("\n").filter((line, i) => i < 3 && line.startsWith("//"));
+      const { code } = transformSync(source, { minify: true, format: "esm", target: "es2022", legalComments: "none" });
+      writeFileSync(path, [...header, "// Minified for the package; the readable source is the repository's generated/.", code].join("\n"));
+    }
+  }
+}
+minifyValidators(join(root, "packages", "mcpgen", "dist", "generated"));

@@ -229,3 +229,25 @@ for (const { dir, consumer: typechecked, dependencies: mayDepend } of PACKAGES) 
     );
   });
 }
+
+describe("the packaged validators", () => {
+  const packaged = join(PUBLISHED.mcpgen, "dist/generated");
+  it.each(["validators.js", "2026-07-28/validators.js"])(
+    "%s is minified under the generated header, and explains a bad message as the readable build does",
+    async (file) => {
+      const built = readFileSync(join(repoRoot, "dist/generated", file), "utf8");
+      const shipped = readFileSync(join(packaged, file), "utf8");
+      expect(shipped.length).toBeLessThan(built.length / 2);
+      expect(shipped.split("\n").slice(0, 3)).toEqual(built.split("\n").slice(0, 3));
+      expect(shipped).toContain("Do not edit");
+      type Explainers = Record<string, (value: unknown) => unknown>;
+      const readable = (await import(join(repoRoot, "dist/generated", file))) as Explainers;
+      const minified = (await import(join(packaged, file))) as Explainers;
+      expect(Object.keys(minified).sort()).toEqual(Object.keys(readable).sort());
+      const bad = { name: 42, arguments: [], _meta: { progressToken: {} } };
+      const issues = minified.explainCallToolRequestParams!(bad);
+      expect(issues).toEqual(readable.explainCallToolRequestParams!(bad));
+      expect(issues).not.toEqual([]);
+    },
+  );
+});
