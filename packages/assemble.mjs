@@ -46,7 +46,12 @@ function minifyValidators(dir) {
       const source = readFileSync(path, "utf8");
       const header = source.split("\n").filter((line, i) => i < 3 && line.startsWith("//"));
       const { code } = transformSync(source, { minify: true, format: "esm", target: "es2022", legalComments: "none" });
-      writeFileSync(path, [...header, "// Minified for the package; the readable source is the repository's generated/.", code].join("\n"));
+      writeFileSync(
+        path,
+        [...header, "// Minified for the package; the readable source is the repository's generated/.", code].join(
+          "\n",
+        ),
+      );
     }
   }
 }
