@@ -95,17 +95,18 @@ function capabilityGate(
  * cancellation is how the peer frees places; refusing either would keep a busy session wedged.
  */
 const UNCAPPED = [PING, "tasks/cancel"];
+const LIFECYCLE_UNCANCELLABLE = [INITIALIZE];
 
 /**
  * The spec forbids cancelling initialize: neither side sends, nor acts on, a cancellation of it. Ping and
  * cancellations pass the in-flight cap.
  */
 function withLifecycle<T extends SessionOptions>(options: T): T {
-  return {
-    ...options,
-    uncancellable: [INITIALIZE, ...(options.uncancellable ?? [])],
-    uncapped: [...UNCAPPED, ...(options.uncapped ?? [])],
-  };
+  return Object.assign({}, options, {
+    uncancellable:
+      options.uncancellable === undefined ? LIFECYCLE_UNCANCELLABLE : [INITIALIZE, ...options.uncancellable],
+    uncapped: options.uncapped === undefined ? UNCAPPED : [...UNCAPPED, ...options.uncapped],
+  });
 }
 
 export interface ClientSessionOptions extends SessionOptions {
@@ -338,7 +339,7 @@ export class ServerSession extends Session {
     // server/discover is answered on every connection, whichever revision the tables were generated from.
     const modern = ModernWire.of(options.revisions);
     const inbound = modern === undefined ? options.inbound : modern.extend(options.inbound);
-    super(withLifecycle({ ...options, inbound }));
+    super(withLifecycle(Object.assign({}, options, { inbound })));
     this.serverInfo = options.serverInfo;
     this.advertised = options.capabilities ?? {};
     this.outboundTable = options.outbound;

@@ -450,7 +450,7 @@ export class McpServer {
 
   /** The capabilities a session started now would advertise. */
   get capabilities(): JsonObject {
-    const caps: JsonObject = { ...this.extra };
+    const caps: JsonObject = Object.assign({}, this.extra);
     for (const category of ["tools", "resources", "prompts"] as const) {
       if (this.serves(category)) caps[category] = this.categoryCapability(category);
     }

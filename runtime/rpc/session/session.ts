@@ -80,6 +80,19 @@ const EMPTY_TABLE: DispatchTable = {};
  * a server that makes a session per request (HTTP's per-request lane) would otherwise rebuild it each time.
  */
 const SPECS = new WeakMap<DispatchTable, ReadonlyMap<string, MethodSpec>>();
+const SETS = new WeakMap<readonly string[], ReadonlySet<string>>();
+const NO_METHODS: ReadonlySet<string> = new Set();
+/** The set of a method list, made once per list: a server may start a session per request with the same lists. */
+function setOf(list: readonly string[] | undefined): ReadonlySet<string> {
+  if (list === undefined) return NO_METHODS;
+  let set = SETS.get(list);
+  if (set === undefined) {
+    set = new Set(list);
+    SETS.set(list, set);
+  }
+  return set;
+}
+
 function specsOf(table: DispatchTable): ReadonlyMap<string, MethodSpec> {
   let specs = SPECS.get(table);
   if (specs === undefined) {
@@ -118,7 +131,7 @@ export class Session implements Peer, ProgressSink {
     this.isMessage = options.isMessage ?? isJsonRpcMessage;
     const maxInFlight = limitOption("maxInFlightRequests", options.maxInFlightRequests, DEFAULT_MAX_IN_FLIGHT_REQUESTS);
     const maxDetached = limitOption("maxDetachedRequests", options.maxDetachedRequests, DEFAULT_MAX_DETACHED_REQUESTS);
-    const uncancellable = new Set(options.uncancellable ?? []);
+    const uncancellable = setOf(options.uncancellable);
     this.operations = new OperationRegistry(options.recentLimit ?? 256);
     this.onerror = options.onerror;
     this.ondebug = options.ondebug;
@@ -135,7 +148,7 @@ export class Session implements Peer, ProgressSink {
       maxInFlight: maxInFlight === 0 ? Infinity : maxInFlight,
       progressInterval: options.progressInterval ?? DEFAULT_PROGRESS_INTERVAL_MS,
       uncancellable,
-      uncapped: new Set(options.uncapped ?? []),
+      uncapped: setOf(options.uncapped),
       maxDetached,
     });
     this.outbound = new OutboundRequests(

@@ -65,8 +65,23 @@ export function acceptedTypes(accept: string | undefined): string[] {
     .filter((t) => t.length > 0);
 }
 
+/** Parsed Accept headers by their text: a client sends the same one on every request. Bounded, oldest out first. */
+const ACCEPT_CACHE = new Map<string, string[]>();
+const ACCEPT_CACHE_SIZE = 32;
+
+function acceptedTypesCached(accept: string | undefined): string[] {
+  if (!accept) return [];
+  let types = ACCEPT_CACHE.get(accept);
+  if (types === undefined) {
+    types = acceptedTypes(accept);
+    if (ACCEPT_CACHE.size >= ACCEPT_CACHE_SIZE) ACCEPT_CACHE.delete(ACCEPT_CACHE.keys().next().value!);
+    ACCEPT_CACHE.set(accept, types);
+  }
+  return types;
+}
+
 export function accepts(accept: string | undefined, type: string): boolean {
-  const types = acceptedTypes(accept);
+  const types = acceptedTypesCached(accept);
   const major = type.split("/")[0];
   return types.some((t) => t === type || t === "*/*" || t === `${major}/*`);
 }

@@ -185,7 +185,7 @@ export function nodeExchange(
         status,
         body === undefined
           ? responseHeaders
-          : { ...responseHeaders, "content-length": String(Buffer.byteLength(body)) },
+          : Object.assign({}, responseHeaders, { "content-length": String(Buffer.byteLength(body)) }),
       );
       res.end(body);
     },

@@ -81,13 +81,18 @@ export class HttpServerTransport implements Transport {
   }
 
   /**
-   * A stream id: random where the event store keys events by it (a session), a counter where nothing is stored and
-   * the id only tells this transport's streams apart (per-request transports: two random ids per request otherwise).
+   * A stream id: a counter where nothing is stored and the id only tells this transport's streams apart (per-request
+   * transports); in a session, where the event store keys events by it, the counter follows a random prefix drawn
+   * once per session, so ids stay unique in a store that outlives this process, at one random draw per session
+   * instead of one per request.
    */
   private newStreamId(): string {
-    return this.sessionId === undefined ? String(++this.streamCount) : newStreamId();
+    if (this.sessionId === undefined) return String(++this.streamCount);
+    this.streamPrefix ??= newStreamId();
+    return `${this.streamPrefix}-${++this.streamCount}`;
   }
   private streamCount = 0;
+  private streamPrefix: string | undefined = undefined;
 
   get isClosed(): boolean {
     return this.closed;
@@ -398,5 +403,6 @@ export class HttpServerTransport implements Transport {
 /** A response sent as the whole reply of its POST, under the status its stream's lane gives it. */
 function respondJson(stream: OutStream, exchange: HttpExchange, message: JsonRpcMessage): void {
   const status = stream.statusOf === undefined ? 200 : stream.statusOf(message);
-  exchange.respond(status, { ...JSON_HEADERS, ...stream.replyHeaders }, JSON.stringify(message));
+  // Object.assign rather than spread: faster on Node 20 for the small objects of every reply.
+  exchange.respond(status, Object.assign({}, JSON_HEADERS, stream.replyHeaders), JSON.stringify(message));
 }
