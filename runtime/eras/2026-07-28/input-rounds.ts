@@ -41,7 +41,8 @@ export class InputRound implements InputSource {
   private looking = false;
   /** The answer that ended the run, once a round ended it. */
   private ended: ReplacedAnswer | undefined = undefined;
-  private readonly prior: Promise<Prior>;
+  /** What earlier rounds gave, read on the first ask: most requests never ask, and reading a state is a WebCrypto job. */
+  private priorRead: Promise<Prior> | undefined = undefined;
   private readonly method: string;
   private readonly params: JsonObject | undefined;
   private requestDigest: Promise<string> | undefined = undefined;
@@ -57,9 +58,15 @@ export class InputRound implements InputSource {
   ) {
     this.method = method;
     this.params = params;
-    this.prior = this.load(params);
-    // Read only when the handler asks; a state nobody uses cannot do harm, so its refusal is not reported.
-    this.prior.catch(() => undefined);
+  }
+
+  /** Read only when the handler asks; a state nobody uses cannot do harm, so its refusal is not reported. */
+  private get prior(): Promise<Prior> {
+    if (this.priorRead === undefined) {
+      this.priorRead = this.load(this.params);
+      this.priorRead.catch(() => undefined);
+    }
+    return this.priorRead;
   }
 
   get responses(): JsonObject | undefined {
