@@ -26,11 +26,10 @@ const LEASE_MS = 600;
 function builtExample(): string {
   const built = join(ROOT, "dist/examples/http-server.js");
   if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build`);
-  const dirs = ["runtime/store", "runtime/resumable", "runtime/async-tools", "runtime/transports"];
+  const dirs = ["runtime/store", "runtime/eras", "runtime/transports", "runtime/rpc"];
   const sources = [
     "examples/http-server.ts",
-    "runtime/rpc/session/session.ts",
-    ...dirs.flatMap((d) => readdirSync(join(ROOT, d)).map((f) => `${d}/${f}`)),
+    ...dirs.flatMap((d) => readdirSync(join(ROOT, d), { recursive: true }).map((f) => `${d}/${String(f)}`)),
   ];
   const newest = Math.max(...sources.map((file) => statSync(join(ROOT, file)).mtimeMs));
   if (statSync(built).mtimeMs < newest) throw new Error(`${built} is older than its sources: run npm run build`);
