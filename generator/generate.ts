@@ -54,12 +54,17 @@ export function defaultRuntimeImport(outDir: string, entry: "index" | "web" = "i
  * The detailed validators (validators.ts) are left out: a static export would put them in every bundle, and the
  * dispatch tables load them on demand. Code that wants them synchronously imports that module itself.
  */
+/** What every revision's index exports: its types, guards and dispatch tables. */
+const WIRE_EXPORTS = [
+  `export type * from "./types.js";`,
+  `export * from "./guards.js";`,
+  `export * from "./dispatch.js";`,
+];
+
 function emitIndex(model: Model, revisionTables: boolean): string {
   return [
     header(model, "Entry point of the generated SDK."),
-    `export type * from "./types.js";`,
-    `export * from "./guards.js";`,
-    `export * from "./dispatch.js";`,
+    ...WIRE_EXPORTS,
     `export { Client, type ClientOptions } from "./client.js";`,
     `export { Server, createMcpServer, type ServerOptions } from "./server.js";`,
     ...(revisionTables ? [`export { revisionTables } from "./revisions.js";`] : []),
@@ -110,7 +115,14 @@ function loadModel(options: GenerateOptions): { model: Model; notes: string[] } 
   return { model, notes };
 }
 
-export async function generate(options: GenerateOptions): Promise<Generated> {
+/**
+ * One module of a revision: what the runtime needs to speak it (dispatch tables, guards, types, validators), plus the
+ * files `more` adds (for the SDK revision its stubs and entries), sorted by path.
+ */
+async function generateModule(
+  options: GenerateOptions,
+  more: (model: Model, runtimeImport: string) => Promise<GeneratedFile[]>,
+): Promise<Generated> {
   const validators = options.validators ?? startValidators();
   let model: Model;
   let notes: string[];
@@ -121,29 +133,35 @@ export async function generate(options: GenerateOptions): Promise<Generated> {
     throw error;
   }
   const runtimeImport = options.runtimeImport ?? defaultRuntimeImport(options.outDir);
-  const stubRuntimeImport = options.runtimeImport ?? defaultRuntimeImport(options.outDir, "web");
   const validatorsContent = validators.emit(model, runtimeImport);
-  // Loaded only now, while the worker compiles the validators (the longest emitter): json-schema-to-typescript and
-  // Handlebars take longer to load than the model takes to build, and the worker waits for the model.
-  const [{ emitTypes }, { emitStub, loadStubTemplate }] = await Promise.all([
-    import("./emit/types.js"),
-    import("./emit/stubs.js"),
-  ]);
-  const template = loadStubTemplate(options.templatesDir ?? resolve(projectRoot, "templates"));
+  // Loaded only now, while the worker compiles the validators (the longest emitter): json-schema-to-typescript (and
+  // Handlebars, for the stubs) take longer to load than the model takes to build, and the worker waits for the model.
+  const [{ emitTypes }, extra] = await Promise.all([import("./emit/types.js"), more(model, runtimeImport)]);
   const files: GeneratedFile[] = [
-    { path: "client.ts", content: emitStub(model, "client", template, stubRuntimeImport, false) },
     { path: "dispatch.ts", content: emitDispatch(model, runtimeImport) },
     { path: "guards.ts", content: emitGuards(model) },
-    { path: "index.ts", content: emitIndex(model, options.revisionTables === true) },
-    { path: "sdk.ts", content: emitSdk(model, runtimeImport) },
-    {
-      path: "server.ts",
-      content: emitStub(model, "server", template, stubRuntimeImport, options.revisionTables === true),
-    },
     { path: "types.ts", content: await emitTypes(model) },
     { path: "validators.ts", content: await validatorsContent },
+    ...extra,
   ];
+  files.sort((a, b) => compareCodeUnits(a.path, b.path));
   return { model, files, notes };
+}
+
+/** The SDK: the revision's module, its typed client and server stubs, its index and the package's main entry. */
+export async function generate(options: GenerateOptions): Promise<Generated> {
+  const tables = options.revisionTables === true;
+  return generateModule(options, async (model, runtimeImport) => {
+    const stubRuntimeImport = options.runtimeImport ?? defaultRuntimeImport(options.outDir, "web");
+    const { emitStub, loadStubTemplate } = await import("./emit/stubs.js");
+    const template = loadStubTemplate(options.templatesDir ?? resolve(projectRoot, "templates"));
+    return [
+      { path: "client.ts", content: emitStub(model, "client", template, stubRuntimeImport, false) },
+      { path: "index.ts", content: emitIndex(model, tables) },
+      { path: "sdk.ts", content: emitSdk(model, runtimeImport) },
+      { path: "server.ts", content: emitStub(model, "server", template, stubRuntimeImport, tables) },
+    ];
+  });
 }
 
 /** The entry point of a revision's wire module: no stubs (the SDK's are one set, made from the SDK revision). */
@@ -153,9 +171,7 @@ function emitWireIndex(model: Model, revision: string): string {
       model,
       `Entry point of the ${revision} wire module: types, guards and dispatch tables (the stubs are the SDK's).`,
     ),
-    `export type * from "./types.js";`,
-    `export * from "./guards.js";`,
-    `export * from "./dispatch.js";`,
+    ...WIRE_EXPORTS,
     "",
   ].join("\n");
 }
@@ -165,26 +181,9 @@ function emitWireIndex(model: Model, revision: string): string {
  * no stubs, so no type of this revision reaches the handlers apps write. Paths are relative to its own folder.
  */
 export async function generateWire(options: GenerateOptions & { revision: string }): Promise<Generated> {
-  const validators = options.validators ?? startValidators();
-  let model: Model;
-  let notes: string[];
-  try {
-    ({ model, notes } = loadModel(options));
-  } catch (error) {
-    validators.cancel();
-    throw error;
-  }
-  const runtimeImport = options.runtimeImport ?? defaultRuntimeImport(options.outDir);
-  const validatorsContent = validators.emit(model, runtimeImport);
-  const { emitTypes } = await import("./emit/types.js");
-  const files: GeneratedFile[] = [
-    { path: "dispatch.ts", content: emitDispatch(model, runtimeImport) },
-    { path: "guards.ts", content: emitGuards(model) },
+  return generateModule(options, async (model) => [
     { path: "index.ts", content: emitWireIndex(model, options.revision) },
-    { path: "types.ts", content: await emitTypes(model) },
-    { path: "validators.ts", content: await validatorsContent },
-  ];
-  return { model, files, notes };
+  ]);
 }
 
 /** One revision of a multi-revision run. */
@@ -252,7 +251,7 @@ export async function generateRevisions(options: GenerateRevisionsOptions): Prom
     revisions[i]!.sdk ? g.files : g.files.map((f) => ({ ...f, path: `${revisions[i]!.revision}/${f.path}` })),
   );
   const eras = deriveEras(models);
-  files.push({ path: "eras.ts", content: emitEras(eras, options.command) });
+  files.push({ path: "eras.ts", content: emitEras(eras) });
   if (revisions.length > 1) {
     const runtimeImport = options.runtimeImport ?? defaultRuntimeImport(options.outDir, "web");
     files.push({ path: "revisions.ts", content: emitRevisionTables(eras, runtimeImport) });

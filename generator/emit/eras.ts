@@ -31,9 +31,9 @@ function revisionLiteral(r: RevisionFacts): string {
   ].join("\n");
 }
 
-export function emitEras(eras: EraMap, command: string | undefined): string {
+export function emitEras(eras: EraMap): string {
   const names = eras.revisions.map((r) => r.revision);
-  const sdk = eras.revisions.find((r) => r.sdk) ?? eras.revisions[0]!;
+  const sdk = eras.revisions.find((r) => r.sdk)!;
   const methodLines = [...eras.methods].map(([method, revisions]) => {
     const per = revisions.map((name) => {
       const m = eras.revisions.find((r) => r.revision === name)!.methods.get(method)!;
@@ -109,7 +109,7 @@ const ident = (revision: string): string => revision.replace(/[^A-Za-z0-9_$]/g, 
  * client-to-server table, its input requests, its cacheable results). The server stub passes them to every session.
  */
 export function emitRevisionTables(eras: EraMap, runtimeImport: string): string {
-  const sdk = eras.revisions.find((r) => r.sdk) ?? eras.revisions[0]!;
+  const sdk = eras.revisions.find((r) => r.sdk)!;
   const others = eras.revisions.filter((r) => !r.sdk);
   const imports = others.map((r) => {
     const names = [`clientToServer as inbound_${ident(r.revision)}`];

@@ -9,16 +9,16 @@ import type { SessionExtension } from "../rpc/session/extension.js";
 import {
   claimsModernEra,
   readEnvelope,
+  unsupportedVersion,
   MODERN_PROTOCOL_VERSIONS,
-  ModernErrorCode,
   PROTOCOL_VERSION_META,
 } from "./2026-07-28/envelope.js";
 import { DISCOVER, LISTEN, modernResponse, type CacheHints, type ModernWire } from "./2026-07-28/wire.js";
 import { InputRound } from "./2026-07-28/input-rounds.js";
+import type { RequestStateSealer } from "./2026-07-28/request-state.js";
 
 /** Requests only a 2026-07-28 connection serves (server/discover is answered on every connection). */
 const MODERN_ONLY: ReadonlySet<string> = new Set([LISTEN]);
-import type { RequestStateSealer } from "./2026-07-28/request-state.js";
 
 /** What the era logic needs of the server session it serves. */
 export interface ServerEraHost {
@@ -34,8 +34,6 @@ export interface ServerEraHost {
   readonly serverInfo: JsonObject;
   /** Cache hints of cacheable results on 2026-07-28, by method. */
   readonly cache: CacheHints | undefined;
-  /** Whether `version` is a revision of the handshake era this server speaks. */
-  speaksLegacy(version: string): boolean;
   /** The revisions of the handshake era this server speaks, latest first. */
   readonly legacyVersions: readonly string[];
   /** The 2026-07-28 wire from the generated tables; undefined: the SDK has no such revision, so neither has the server. */
@@ -68,7 +66,11 @@ export class ServerEra implements SessionExtension {
     this.admitted = undefined;
     // A lane that serves one revision per request said which (HTTP's MCP-Protocol-Version): a modern one pins the
     // connection even when the envelope is missing, so the request is told what it lacks.
-    if (this.era === undefined && info?.protocolVersion !== undefined && !host.speaksLegacy(info.protocolVersion))
+    if (
+      this.era === undefined &&
+      info?.protocolVersion !== undefined &&
+      !host.legacyVersions.includes(info.protocolVersion)
+    )
       this.era = "modern";
     if (this.era === undefined && method !== DISCOVER) {
       if (method === host.handshake) this.era = "legacy";
@@ -79,16 +81,10 @@ export class ServerEra implements SessionExtension {
     if (this.era === "modern" && modern === undefined) {
       // A server generated without the revision: the client is told which revisions it can have instead.
       const version = (params?._meta as JsonObject | undefined)?.[PROTOCOL_VERSION_META] ?? info?.protocolVersion;
-      return new RpcError(
-        ModernErrorCode.UnsupportedProtocolVersion,
-        `Unsupported protocol version: ${String(version)}`,
-        {
-          supported: [...host.legacyVersions],
-          requested: version ?? null,
-        },
-      );
+      return unsupportedVersion(version ?? null, host.legacyVersions);
     }
-    if (modern === undefined && (method === DISCOVER || MODERN_ONLY.has(method)))
+    // subscriptions/listen is refused below, as on any connection not pinned to the modern era.
+    if (modern === undefined && method === DISCOVER)
       return new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
     if (this.era === "modern" || (this.era === undefined && method === DISCOVER && claimsModernEra(params))) {
       const identity = readEnvelope(params);
@@ -116,11 +112,10 @@ export class ServerEra implements SessionExtension {
 
   requestStarted(operation: InboundOperation, params: JsonObject | undefined): void {
     const context = operation as HandlerContext;
-    if (this.era === "modern" || (operation.method === DISCOVER && claimsModernEra(params))) {
-      // Read by admit just before (the session calls the two in a row for one request).
-      const identity = this.admitted;
-      this.admitted = undefined;
-      if (identity === undefined) return;
+    // Read by admit just before (the session calls the two in a row for one request), for modern requests only.
+    const identity = this.admitted;
+    this.admitted = undefined;
+    if (identity !== undefined) {
       context.peerIdentity = identity;
       const modern = this.host.modern!;
       if (modern.inputRequired.has(operation.method))

@@ -361,7 +361,6 @@ export class ServerSession extends Session {
       get perRequest() {
         return session.transport?.perRequest === true;
       },
-      speaksLegacy: (version) => session.supportedProtocolVersions.includes(version),
       get legacyVersions() {
         return session.supportedProtocolVersions;
       },

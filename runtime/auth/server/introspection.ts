@@ -90,9 +90,9 @@ export function introspectionVerifier(options: IntrospectionVerifierOptions): To
     "maxConcurrentIntrospections",
     options.maxConcurrentIntrospections,
     DEFAULT_MAX_CONCURRENT_INTROSPECTIONS,
+    Infinity,
+    1,
   );
-  if (maxConcurrent === 0)
-    throw new RangeError("maxConcurrentIntrospections must be a whole number from 1 to Infinity, got 0");
   const maxQueued = limitOption(
     "maxQueuedIntrospections",
     options.maxQueuedIntrospections,

@@ -38,12 +38,7 @@ export function readEnvelope(
   if (!isPlainObject(meta)) return missing(PROTOCOL_VERSION_META);
   const version = meta[PROTOCOL_VERSION_META];
   if (typeof version !== "string" || version === "") return missing(PROTOCOL_VERSION_META);
-  if (!supported.includes(version)) {
-    return new RpcError(ModernErrorCode.UnsupportedProtocolVersion, `Unsupported protocol version: ${version}`, {
-      supported: [...supported],
-      requested: version,
-    });
-  }
+  if (!supported.includes(version)) return unsupportedVersion(version, supported);
   const capabilities = meta[CLIENT_CAPABILITIES_META];
   if (!isPlainObject(capabilities)) return missing(CLIENT_CAPABILITIES_META);
   const identity: { -readonly [K in keyof PeerIdentity]: PeerIdentity[K] } = { protocolVersion: version, capabilities };
@@ -60,6 +55,18 @@ export function readEnvelope(
     identity.logLevel = level;
   }
   return identity;
+}
+
+/** -32022: the revision a request asked for is not one of `supported`, which the client may pick from instead. */
+export function unsupportedVersion(requested: unknown, supported: readonly string[]): RpcError {
+  return new RpcError(
+    ModernErrorCode.UnsupportedProtocolVersion,
+    `Unsupported protocol version: ${String(requested)}`,
+    {
+      supported: [...supported],
+      requested,
+    },
+  );
 }
 
 function missing(key: string): RpcError {

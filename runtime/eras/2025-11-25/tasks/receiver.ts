@@ -3,7 +3,7 @@ import { Buffer } from "node:buffer";
 import { ErrorCode, RpcError, type JsonObject } from "../../../rpc/jsonrpc.js";
 import type { RequestContext, RequestHandler } from "../../../rpc/peer.js";
 import { RequestCancelledError } from "../../../rpc/errors.js";
-import { limitOption } from "../../../rpc/limits.js";
+import { MAX_TIMER_MS, limitOption } from "../../../rpc/limits.js";
 import { clientKey } from "../../../mcp/quotas.js";
 import { readProgressToken } from "../../../rpc/progress.js";
 import { SessionStateKey, type Session } from "../../../rpc/session/session.js";
@@ -86,8 +86,6 @@ export interface CreateTaskOptions {
 
 const DEFAULT_MAX_TTL_MS = 3_600_000;
 export const DEFAULT_MAX_TASKS_PER_PRINCIPAL = 1000;
-/** setTimeout's longest delay: a ttl beyond it is re-armed when it fires. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The one answer to an unknown, expired, or someone else's task id. */
 function unknownTask(): RpcError {

@@ -31,8 +31,7 @@ export function clientAddressResolver(options: ClientAddressOptions): ClientAddr
   if (typeof header !== "string" || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(header)) {
     throw new TypeError(`clientAddressHeader must be a header name, got ${JSON.stringify(header)}`);
   }
-  const hops = limitOption("trustedProxyHops", options.trustedProxyHops, 1, MAX_PROXY_HOPS);
-  if (hops === 0) throw new RangeError(`trustedProxyHops must be a whole number from 1 to ${MAX_PROXY_HOPS}, got 0`);
+  const hops = limitOption("trustedProxyHops", options.trustedProxyHops, 1, MAX_PROXY_HOPS, 1);
   const name = header.toLowerCase();
   return (peer, headers) => {
     const value = headers[name];
