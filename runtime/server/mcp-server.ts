@@ -7,6 +7,7 @@ import type { Transport } from "../rpc/transport.js";
 import { ServerSession, type ServerSessionOptions } from "../mcp/lifecycle.js";
 import { CapabilityError, InputRequiredSignal, ReplacedAnswer, RequestRefusedError } from "../rpc/errors.js";
 import { RequestStateSealer } from "../eras/2026-07-28/request-state.js";
+import type { ParamHeader } from "../transports/http/modern-headers.js";
 import { LISTEN, type RevisionTableMap } from "../eras/2026-07-28/wire.js";
 import { Subscriptions } from "../eras/2026-07-28/subscriptions.js";
 import type { ChangeFeed, ServerChange } from "../store/change-feed.js";
@@ -166,6 +167,8 @@ interface ToolEntry {
   readonly scopes: readonly string[];
   readonly taskSupport: TaskSupport | undefined;
   readonly immediateResponse: string | ((args: never) => string) | undefined;
+  /** Its parameters marked `x-mcp-header`, found once at registration (read for every tools/call over HTTP). */
+  readonly headerParams: readonly ParamHeader[];
 }
 
 interface Connection extends McpConnection {
@@ -291,6 +294,7 @@ export class McpServer {
       scopes,
       taskSupport,
       immediateResponse: config.immediateResponse as ToolEntry["immediateResponse"],
+      headerParams: headerParamsOf(definition.inputSchema),
     };
     this.tools.set(name, entry);
     this.changed("tools");
@@ -380,13 +384,8 @@ export class McpServer {
    * `Mcp-Param-{name}` request headers), or undefined for a tool this server does not have. Pass it to the HTTP
    * server as `headerParams: server.headerParams` so it checks those headers against the arguments.
    */
-  readonly headerParams = (toolName: string): readonly { path: readonly string[]; header: string }[] | undefined => {
-    const tool = this.tools.get(toolName);
-    if (tool === undefined) return undefined;
-    const out: { path: string[]; header: string }[] = [];
-    collectHeaderParams(tool.definition.inputSchema, [], out);
-    return out;
-  };
+  readonly headerParams = (toolName: string): readonly ParamHeader[] | undefined =>
+    this.tools.get(toolName)?.headerParams;
 
   /**
    * Runs a handler that may end with `ctx.inputRequired(...)` for a client that takes server requests (2025-11-25):
@@ -740,7 +739,13 @@ function toolError(text: string): JsonObject {
 }
 
 /** The properties of an object schema (nested objects too) that carry `x-mcp-header`, by their path. */
-function collectHeaderParams(schema: unknown, path: string[], out: { path: string[]; header: string }[]): void {
+function headerParamsOf(schema: unknown): readonly ParamHeader[] {
+  const out: ParamHeader[] = [];
+  collectHeaderParams(schema, [], out);
+  return out;
+}
+
+function collectHeaderParams(schema: unknown, path: string[], out: ParamHeader[]): void {
   if (!isObject(schema) || !isObject(schema.properties)) return;
   for (const [name, property] of Object.entries(schema.properties)) {
     if (!isObject(property)) continue;

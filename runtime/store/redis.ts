@@ -80,6 +80,8 @@ export class RedisOperationStore implements SharedOperationStore {
   readonly nodeId: string;
   readonly ordered = true;
   readonly prefix: string;
+  /** The pub/sub channel of the change feed (see changeFeed). */
+  private readonly changesChannel: string;
   readonly leaseMs: number;
   private readonly keepForMs: number;
   private readonly renewMs: number;
@@ -102,6 +104,7 @@ export class RedisOperationStore implements SharedOperationStore {
 
   constructor(options: RedisOperationStoreOptions = {}) {
     this.prefix = options.prefix ?? "mcpgen:";
+    this.changesChannel = `${this.prefix}changes`;
     this.nodeId = options.nodeId ?? randomBytes(8).toString("hex");
     this.leaseMs = options.leaseMs ?? 10_000;
     this.keepForMs = (options.keepFor ?? 600) * 1000;
@@ -430,7 +433,7 @@ export class RedisOperationStore implements SharedOperationStore {
 
   private heard(channel: string, payload: string): void {
     const prefix = this.prefix;
-    if (channel === `${prefix}changes`) return this.heardChange(payload);
+    if (channel === this.changesChannel) return this.heardChange(payload);
     if (channel.startsWith(`${prefix}w:`)) {
       const set = this.followers.get(channel.slice(prefix.length + 2));
       if (set !== undefined) for (const follower of set) void this.pull(follower);
@@ -455,7 +458,7 @@ export class RedisOperationStore implements SharedOperationStore {
    * that every node's listen streams hear a change raised on any node. Best effort, as pub/sub is.
    */
   changeFeed(): ChangeFeed {
-    const channel = `${this.prefix}changes`;
+    const channel = this.changesChannel;
     const origin = this.nodeId;
     return {
       publish: (change) => {

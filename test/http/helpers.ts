@@ -11,6 +11,7 @@ import {
 } from "../../runtime/transports/http/server/server.js";
 import { listenHttp, type HttpServerTimeouts } from "../../runtime/transports/http/server/listen.js";
 import { SseDecoder } from "../../runtime/transports/http/sse.js";
+import { closeAfterEach } from "../kit/cleanup.js";
 
 export interface Received {
   message: unknown;
@@ -277,4 +278,45 @@ export function readBody(res: IncomingMessage): Promise<{ status: number; body: 
     res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
     res.on("error", reject);
   });
+}
+
+/**
+ * The fetch handler in process, closed after each test (no sockets, so fake timers can drive it). `post` sends a
+ * message with the adapter's info (`clientAddress`); `open` POSTs an initialize.
+ */
+export function handlerPerTest(): (options?: Partial<StreamableHttpServerOptions>) => {
+  mcp: StreamableHttpServer;
+  responder: ReturnType<typeof makeResponder>;
+  post(body: unknown, headers?: Record<string, string>, info?: { clientAddress?: string }): Promise<Response>;
+  open(info?: { clientAddress?: string }, headers?: Record<string, string>): Promise<Response>;
+} {
+  const cleanup = closeAfterEach();
+  return (options = {}) => {
+    const responder = makeResponder();
+    const mcp = createStreamableHttpServer({ onSession: responder.attach, ...options });
+    cleanup(() => mcp.close());
+    const post = (body: unknown, headers: Record<string, string> = {}, info: { clientAddress?: string } = {}) =>
+      mcp.fetch(
+        new Request("http://127.0.0.1:3000/mcp", {
+          method: "POST",
+          headers: { host: "127.0.0.1:3000", accept: ACCEPT_BOTH, "content-type": "application/json", ...headers },
+          body: JSON.stringify(body),
+        }),
+        info,
+      );
+    return { mcp, responder, post, open: (info = {}, headers = {}) => post(initializeMessage(1), headers, info) };
+  };
+}
+
+/** Opens sessions until the first refusal; returns how many opened and the refusal. */
+export async function fill(
+  open: () => Promise<Response>,
+  most: number,
+): Promise<{ opened: number; refused: Response }> {
+  for (let opened = 0; opened <= most; opened++) {
+    const res = await open();
+    if (res.status !== 200) return { opened, refused: res };
+    await res.text();
+  }
+  throw new Error(`more than ${most} sessions opened`);
 }

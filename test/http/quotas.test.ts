@@ -1,18 +1,17 @@
 // Per-client session quotas: a greedy client is refused 429 while others get in; who a client is (principal, address, proxy header).
 import { request as httpRequest } from "node:http";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { addressGroup, clientKey } from "../../runtime/mcp/quotas.js";
 import {
   DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
   createStreamableHttpServer,
-  type StreamableHttpServer,
-  type StreamableHttpServerOptions,
 } from "../../runtime/transports/http/server/server.js";
 import {
   ACCEPT_BOTH,
+  fill,
+  handlerPerTest,
   initialize,
   initializeMessage,
-  makeResponder,
   post,
   readBody,
   serverPerTest,
@@ -20,11 +19,7 @@ import {
 } from "./helpers.js";
 
 const start = serverPerTest();
-let handler: StreamableHttpServer | undefined;
-afterEach(async () => {
-  await handler?.close();
-  handler = undefined;
-});
+const inProcess = handlerPerTest();
 
 /** An initialize POSTed from the local address `from` (a second loopback address is a second client). */
 function initializeFrom(url: string, from: string): Promise<{ status: number; body: string; sessionId?: string }> {
@@ -48,37 +43,6 @@ function initializeFrom(url: string, from: string): Promise<{ status: number; bo
     req.on("error", reject);
     req.end(body);
   });
-}
-
-/** The fetch handler in process; `open` POSTs an initialize with the adapter's info (and extra headers). */
-function inProcess(options: Partial<StreamableHttpServerOptions> = {}) {
-  const responder = makeResponder();
-  const mcp = createStreamableHttpServer({ onSession: responder.attach, ...options });
-  handler = mcp;
-  return {
-    mcp,
-    responder,
-    open(info: { clientAddress?: string } = {}, headers: Record<string, string> = {}): Promise<Response> {
-      return mcp.fetch(
-        new Request("http://127.0.0.1:3000/mcp", {
-          method: "POST",
-          headers: { host: "127.0.0.1:3000", accept: ACCEPT_BOTH, "content-type": "application/json", ...headers },
-          body: JSON.stringify(initializeMessage(1)),
-        }),
-        info,
-      );
-    },
-  };
-}
-
-/** Opens sessions until the first refusal; returns how many opened and the refusal. */
-async function fill(open: () => Promise<Response>, most: number): Promise<{ opened: number; refused: Response }> {
-  for (let opened = 0; opened <= most; opened++) {
-    const res = await open();
-    if (res.status !== 200) return { opened, refused: res };
-    await res.text();
-  }
-  throw new Error(`more than ${most} sessions opened`);
 }
 
 describe("maxSessionsPerPrincipal, per client address", () => {
@@ -150,7 +114,7 @@ describe("maxSessionsPerPrincipal, per client address", () => {
     const { opened, refused } = await fill(() => s.open({ clientAddress: "192.0.2.1" }), 1000);
     expect(opened).toBe(DEFAULT_MAX_SESSIONS_PER_PRINCIPAL);
     expect(refused.status).toBe(429);
-    await handler!.close();
+    await s.mcp.close();
     const unlimited = inProcess({ maxSessionsPerPrincipal: 0, maxSessions: 150 });
     const filled = await fill(() => unlimited.open({ clientAddress: "192.0.2.1" }), 1000);
     // The global cap, the last line, is what stops it then.

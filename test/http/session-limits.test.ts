@@ -4,14 +4,13 @@ import {
   DEFAULT_MAX_SESSIONS,
   DEFAULT_SESSION_IDLE_TIMEOUT_MS,
   createStreamableHttpServer,
-  type StreamableHttpServer,
   type StreamableHttpServerOptions,
 } from "../../runtime/transports/http/server/server.js";
 import {
   ACCEPT_BOTH,
   initialize,
+  handlerPerTest,
   initializeMessage,
-  makeResponder,
   post,
   readSse,
   sessionHeaders,
@@ -19,35 +18,22 @@ import {
 } from "./helpers.js";
 
 const start = serverPerTest();
-let mcp: StreamableHttpServer | undefined;
-afterEach(async () => {
-  vi.useRealTimers();
-  await mcp?.close();
-  mcp = undefined;
-});
+const handler = handlerPerTest();
+// Registered after the handler's teardown, so it runs before it: the handler closes on real timers.
+afterEach(() => vi.useRealTimers());
 
 /** The fetch handler in process (no sockets, so fake timers can drive it), and a raw initialize / echo on it. */
 function inProcess(options: Partial<StreamableHttpServerOptions> = {}) {
-  const responder = makeResponder();
-  const handler = createStreamableHttpServer({ onSession: responder.attach, ...options });
-  mcp = handler;
-  const request = (body: unknown, headers: Record<string, string> = {}) =>
-    handler.fetch(
-      new Request("http://127.0.0.1:3000/mcp", {
-        method: "POST",
-        headers: { host: "127.0.0.1:3000", accept: ACCEPT_BOTH, "content-type": "application/json", ...headers },
-        body: JSON.stringify(body),
-      }),
-    );
+  const h = handler(options);
   return {
-    mcp: handler,
-    responder,
+    mcp: h.mcp,
+    responder: h.responder,
     async open(): Promise<{ status: number; sessionId: string | null; body: string }> {
-      const res = await request(initializeMessage(1));
+      const res = await h.open();
       return { status: res.status, sessionId: res.headers.get("mcp-session-id"), body: await res.text() };
     },
     async echo(sessionId: string): Promise<number> {
-      const res = await request({ jsonrpc: "2.0", id: 2, method: "echo" }, sessionHeaders(sessionId));
+      const res = await h.post({ jsonrpc: "2.0", id: 2, method: "echo" }, sessionHeaders(sessionId));
       await res.text();
       return res.status;
     },
@@ -86,18 +72,9 @@ describe("maxSessions", () => {
 
   it(`defaults to ${DEFAULT_MAX_SESSIONS} live sessions`, async () => {
     // Sessions nobody answers: the SSE reply has started, which is all a live session needs here, and cheap.
-    const handler = createStreamableHttpServer({ onSession: () => undefined });
-    mcp = handler;
+    const h = handler({ onSession: () => undefined });
     // Each from an address of its own, within its per-client quota: the global cap is what is reached.
-    const open = (i: number) =>
-      handler.fetch(
-        new Request("http://127.0.0.1:3000/mcp", {
-          method: "POST",
-          headers: { host: "127.0.0.1:3000", accept: ACCEPT_BOTH, "content-type": "application/json" },
-          body: JSON.stringify(initializeMessage(1)),
-        }),
-        { clientAddress: `10.0.${i >> 8}.${i & 255}` },
-      );
+    const open = (i: number) => h.open({ clientAddress: `10.0.${i >> 8}.${i & 255}` });
     for (let i = 0; i < DEFAULT_MAX_SESSIONS; i++) {
       const opened = await open(i);
       if (opened.status !== 200) throw new Error(`session ${i} refused: ${opened.status} ${await opened.text()}`);
@@ -105,7 +82,7 @@ describe("maxSessions", () => {
     const refused = await open(DEFAULT_MAX_SESSIONS);
     expect(refused.status).toBe(503);
     expect(await refused.json()).toMatchObject({ error: { code: -32000 } });
-    expect(handler.sessions.size).toBe(DEFAULT_MAX_SESSIONS);
+    expect(h.mcp.sessions.size).toBe(DEFAULT_MAX_SESSIONS);
   });
 
   it("rejects a negative or fractional cap", () => {

@@ -4,8 +4,6 @@ import type { HeaderRecord } from "./server/exchange.js";
 import { METHOD_HEADER, NAME_HEADER, PARAM_HEADER_PREFIX, PROTOCOL_VERSION_HEADER } from "./wire.js";
 import { PROTOCOL_VERSION_META, claimsModernEra as paramsClaimModernEra } from "../../eras/2026-07-28/envelope.js";
 
-export { PROTOCOL_VERSION_META };
-
 /**
  * A tool parameter the tool's inputSchema marks with `x-mcp-header`: clients mirror its value into the request
  * header `Mcp-Param-{header}`, and the server checks the two agree.

@@ -42,13 +42,19 @@ export function requestKey(id: RequestId): string {
   return typeof id === "number" ? `n:${id}` : `s:${id}`;
 }
 
+/** The id of a request; undefined for a notification or a response. */
+export function requestIdOf(message: JsonRpcMessage): RequestId | undefined {
+  return "method" in message && "id" in message ? (message as { id: RequestId }).id : undefined;
+}
+
 export function responseId(message: JsonRpcMessage): RequestId | undefined {
   return "method" in message ? undefined : (message as { id?: RequestId }).id;
 }
 
-/** Body of an HTTP error reply: a JSON-RPC error response without id. */
-export function errorBody(code: number, message: string): string {
-  return JSON.stringify({ jsonrpc: "2.0", error: { code, message } });
+/** Body of an HTTP error reply: a JSON-RPC error response, with the refused request's id and data when given. */
+export function errorBody(code: number, message: string, id?: RequestId, data?: unknown): string {
+  const error = data === undefined ? { code, message } : { code, message, data };
+  return JSON.stringify(id === undefined ? { jsonrpc: "2.0", error } : { jsonrpc: "2.0", id, error });
 }
 
 /** The media type of a Content-Type or Accept entry: lower-cased, parameters dropped. */
@@ -65,29 +71,22 @@ export function acceptedTypes(accept: string | undefined): string[] {
     .filter((t) => t.length > 0);
 }
 
-/** Parsed Accept headers by their text: a client sends the same one on every request. Bounded, oldest out first. */
-const ACCEPT_CACHE = new Map<string, string[]>();
-const ACCEPT_CACHE_SIZE = 32;
-
-function acceptedTypesCached(accept: string | undefined): string[] {
-  if (!accept) return [];
-  let types = ACCEPT_CACHE.get(accept);
-  if (types === undefined) {
-    types = acceptedTypes(accept);
-    if (ACCEPT_CACHE.size >= ACCEPT_CACHE_SIZE) ACCEPT_CACHE.delete(ACCEPT_CACHE.keys().next().value!);
-    ACCEPT_CACHE.set(accept, types);
-  }
-  return types;
-}
-
-export function accepts(accept: string | undefined, type: string): boolean {
-  const types = acceptedTypesCached(accept);
-  const major = type.split("/")[0];
-  return types.some((t) => t === type || t === "*/*" || t === `${major}/*`);
+/** Whether an Accept header lists every one of `types`, by name or wildcard (the header is parsed once). */
+export function accepts(accept: string | undefined, ...types: string[]): boolean {
+  const listed = acceptedTypes(accept);
+  return types.every((type) => {
+    const major = type.split("/")[0];
+    return listed.some((t) => t === type || t === "*/*" || t === `${major}/*`);
+  });
 }
 
 export function isJsonContentType(contentType: string | undefined): boolean {
   return contentType !== undefined && mediaTypeOf(contentType) === "application/json";
+}
+
+/** Whether `name` is an HTTP field name (RFC 9110 token), in either case. */
+export function isHeaderName(name: string): boolean {
+  return /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name);
 }
 
 /** Visible ASCII only (0x21-0x7E), as the spec requires of session ids. */

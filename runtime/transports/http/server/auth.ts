@@ -3,6 +3,7 @@ import { ErrorCode, isPlainObject, type RequestId } from "../../../rpc/jsonrpc.j
 import type { AuthGrant } from "../../../rpc/transport.js";
 import type { HttpExchange } from "./exchange.js";
 import { JSON_HEADERS } from "./replies.js";
+import { errorBody } from "../wire.js";
 import type { HttpAuthResult, HttpChallenge, HttpRequestInfo, StreamableHttpServerOptions } from "./options.js";
 
 /** The app's authenticate hook, its answer checked: a grant, a challenge, or undefined for none. */
@@ -40,15 +41,11 @@ const REASONS: Readonly<Record<number, string>> = {
 export function challenge(ex: HttpExchange, c: HttpChallenge, id?: RequestId): void {
   const headers: Record<string, string> = { ...c.headers, ...JSON_HEADERS };
   if (c.wwwAuthenticate !== undefined) headers["www-authenticate"] = c.wwwAuthenticate;
-  const error: Record<string, unknown> = {
-    code: ErrorCode.InvalidRequest,
-    message: c.message ?? REASONS[c.status] ?? "Request refused",
-  };
-  if (c.data !== undefined) error.data = c.data;
+  // Not fail(): here the JSON content type wins over the hook's headers.
   ex.respond(
     c.status,
     headers,
-    JSON.stringify(id === undefined ? { jsonrpc: "2.0", error } : { jsonrpc: "2.0", id, error }),
+    errorBody(ErrorCode.InvalidRequest, c.message ?? REASONS[c.status] ?? "Request refused", id, c.data),
   );
 }
 

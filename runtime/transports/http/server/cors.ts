@@ -9,6 +9,7 @@ import {
   PARAM_HEADER_PREFIX,
   PROTOCOL_VERSION_HEADER,
   SESSION_HEADER,
+  isHeaderName,
 } from "../wire.js";
 
 export interface CorsOptions {
@@ -70,7 +71,7 @@ export class CorsPolicy {
       Number.MAX_SAFE_INTEGER,
     );
     const extra = options.allowedHeaders ?? [];
-    if (!Array.isArray(extra) || extra.some((h) => typeof h !== "string" || !/^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(h))) {
+    if (!Array.isArray(extra) || extra.some((h) => typeof h !== "string" || !isHeaderName(h))) {
       throw new TypeError("cors.allowedHeaders must be a list of header names");
     }
     this.origins = options.allowedOrigins;
@@ -122,7 +123,7 @@ function requestedParamHeaders(requested: string | undefined): string {
   const names = requested
     .split(",")
     .map((name) => name.trim().toLowerCase())
-    .filter((name) => name.startsWith(PARAM_HEADER_PREFIX) && /^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name));
+    .filter((name) => name.startsWith(PARAM_HEADER_PREFIX) && isHeaderName(name));
   return [...new Set(names)].join(", ");
 }
 

@@ -4,7 +4,7 @@ import type { AuthGrant, InboundInfo } from "../../../rpc/transport.js";
 import { EventReplayError } from "./event-store.js";
 import { CorsPolicy, withResponseHeaders } from "./cors.js";
 import type { HeaderRecord, HttpExchange } from "./exchange.js";
-import { PROTOCOL_VERSION_META, claimsModernEra, headerMismatch } from "../modern-headers.js";
+import { claimsModernEra, headerMismatch } from "../modern-headers.js";
 import { modernReplyStatus, refuseHeaderMismatch } from "./modern-replies.js";
 import { readPostedMessage } from "./post-body.js";
 import { fail } from "./replies.js";
@@ -13,7 +13,7 @@ import { authenticate, challenge, isChallenge, requestInfo } from "./auth.js";
 import type { HttpRoute, StreamableHttpServerOptions } from "./options.js";
 import type { HttpServerTransport } from "./session-transport.js";
 import { SessionTable } from "./sessions.js";
-import { LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER, accepts, type MessageKind } from "../wire.js";
+import { LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER, accepts, requestIdOf } from "../wire.js";
 
 /** Request handling shared by the Node listener and the fetch handler. */
 export class ServerCore {
@@ -101,7 +101,7 @@ export class ServerCore {
       if (refusal !== undefined) {
         if (!isChallenge(refusal))
           throw new TypeError("authorize returned something other than a challenge or undefined");
-        return challenge(ex, refusal, kind === "request" ? (message as { id: RequestId }).id : undefined);
+        return challenge(ex, refusal, requestIdOf(message));
       }
     }
     // Classified once, by the body: a message claiming the 2026-07-28 era takes the per-request lane whatever its
@@ -154,7 +154,7 @@ export class ServerCore {
     grant: AuthGrant | undefined,
   ): Promise<void> {
     const request = message as { method: string; params?: JsonObject };
-    const id = requestIdOf(message, kind);
+    const id = requestIdOf(message);
     // Notifications: the revision defines none for this transport, nor header rules for them; accepted as sent.
     if (kind === "request") {
       const problem = headerMismatch(ex.headers, request, this.options.headerParams);
@@ -227,10 +227,6 @@ function inboundInfo(ex: HttpExchange, transport: HttpServerTransport, grant: Au
   if (ex.clientAddress !== undefined) info.clientAddress = ex.clientAddress;
   if (grant !== undefined) info.auth = grant;
   return info;
-}
-
-function requestIdOf(message: JsonRpcMessage, kind: MessageKind): RequestId | undefined {
-  return kind === "request" ? (message as { id: RequestId }).id : undefined;
 }
 
 function withoutOrigin(headers: HeaderRecord): HeaderRecord {

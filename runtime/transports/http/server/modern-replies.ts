@@ -1,13 +1,8 @@
 // The 2026-07-28 lane's replies: the HTTP status a JSON-RPC error goes out under, and the HeaderMismatch refusal.
 import { ErrorCode, type JsonRpcMessage, type RequestId } from "../../../rpc/jsonrpc.js";
 import type { HttpExchange } from "./exchange.js";
-import { JSON_HEADERS } from "./replies.js";
+import { fail } from "./replies.js";
 import { ModernErrorCode } from "../../../eras/2026-07-28/envelope.js";
-
-/** The codes MCP 2026-07-28 defines (the range -32020..-32099 is the specification's). */
-export const HEADER_MISMATCH = ModernErrorCode.HeaderMismatch;
-const MISSING_REQUIRED_CLIENT_CAPABILITY = ModernErrorCode.MissingRequiredClientCapability;
-const UNSUPPORTED_PROTOCOL_VERSION = ModernErrorCode.UnsupportedProtocolVersion;
 
 /**
  * The HTTP status of an error answered as a single JSON body: the binding requires 400 for a malformed request, an
@@ -17,9 +12,9 @@ const UNSUPPORTED_PROTOCOL_VERSION = ModernErrorCode.UnsupportedProtocolVersion;
 const ERROR_STATUS: ReadonlyMap<number, number> = new Map([
   [ErrorCode.InvalidRequest, 400],
   [ErrorCode.InvalidParams, 400],
-  [HEADER_MISMATCH, 400],
-  [MISSING_REQUIRED_CLIENT_CAPABILITY, 400],
-  [UNSUPPORTED_PROTOCOL_VERSION, 400],
+  [ModernErrorCode.HeaderMismatch, 400],
+  [ModernErrorCode.MissingRequiredClientCapability, 400],
+  [ModernErrorCode.UnsupportedProtocolVersion, 400],
   [ErrorCode.MethodNotFound, 404],
 ]);
 
@@ -32,6 +27,5 @@ export function modernReplyStatus(message: JsonRpcMessage): number {
 
 /** Refuses a request whose mirrored headers disagree with its body: 400, and -32020 carrying the request's id. */
 export function refuseHeaderMismatch(ex: HttpExchange, id: RequestId | undefined, message: string): void {
-  const body = { jsonrpc: "2.0", ...(id === undefined ? {} : { id }), error: { code: HEADER_MISMATCH, message } };
-  ex.respond(400, JSON_HEADERS, JSON.stringify(body));
+  fail(ex, 400, ModernErrorCode.HeaderMismatch, message, {}, { id });
 }

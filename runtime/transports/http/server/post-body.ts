@@ -12,7 +12,7 @@ export interface PostedMessage {
 /** The message a POST carries; undefined when the POST was refused (and has been answered). */
 export async function readPostedMessage(ex: HttpExchange, maxBody: number): Promise<PostedMessage | undefined> {
   const accept = ex.headers["accept"];
-  if (!accepts(accept, "application/json") || !accepts(accept, "text/event-stream")) {
+  if (!accepts(accept, "application/json", "text/event-stream")) {
     fail(ex, 406, ErrorCode.InvalidRequest, "Not Acceptable: Accept must list application/json and text/event-stream");
     return undefined;
   }

@@ -2,6 +2,7 @@
 import { limitOption } from "../../../rpc/limits.js";
 import { withoutPort } from "../../../mcp/quotas.js";
 import type { HeaderRecord } from "./exchange.js";
+import { isHeaderName } from "../wire.js";
 
 /** The options that say where the client's address is read (see StreamableHttpServerOptions). */
 export interface ClientAddressOptions {
@@ -28,7 +29,7 @@ export function clientAddressResolver(options: ClientAddressOptions): ClientAddr
       throw new TypeError("trustedProxyHops needs clientAddressHeader (the header the proxies write)");
     return (peer) => peer;
   }
-  if (typeof header !== "string" || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(header)) {
+  if (typeof header !== "string" || !isHeaderName(header)) {
     throw new TypeError(`clientAddressHeader must be a header name, got ${JSON.stringify(header)}`);
   }
   const hops = limitOption("trustedProxyHops", options.trustedProxyHops, 1, MAX_PROXY_HOPS, 1);

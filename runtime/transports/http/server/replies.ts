@@ -1,4 +1,5 @@
 // The server's plain replies: the header sets it answers with, and a JSON-RPC error under an HTTP status.
+import type { RequestId } from "../../../rpc/jsonrpc.js";
 import type { HttpExchange } from "./exchange.js";
 import { errorBody } from "../wire.js";
 
@@ -11,12 +12,14 @@ export const SSE_HEADERS = {
 };
 export const JSON_HEADERS = { "content-type": "application/json" };
 
+/** A JSON-RPC error under `status`; `reply`: the refused request's id (so the client's call gets it) and data. */
 export function fail(
   ex: HttpExchange,
   status: number,
   code: number,
   message: string,
   extra: Record<string, string> = {},
+  reply: { readonly id?: RequestId; readonly data?: unknown } = {},
 ): void {
-  ex.respond(status, { ...JSON_HEADERS, ...extra }, errorBody(code, message));
+  ex.respond(status, { ...JSON_HEADERS, ...extra }, errorBody(code, message, reply.id, reply.data));
 }

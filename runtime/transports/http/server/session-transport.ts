@@ -51,8 +51,6 @@ export class HttpServerTransport implements Transport {
 
   /** Undefined in stateless mode and on the 2026-07-28 lane. */
   readonly sessionId: string | undefined;
-  /** True without a session id: the transport carries one POSTed message, and no handshake comes on it. */
-  readonly perRequest: boolean;
   /** The principal this session is bound to, when authentication is on. */
   readonly principal: string | undefined;
 
@@ -67,7 +65,6 @@ export class HttpServerTransport implements Transport {
   constructor(core: SessionHost, sessionId: string | undefined, principal: string | undefined) {
     this.core = core;
     this.sessionId = sessionId;
-    this.perRequest = sessionId === undefined;
     this.principal = principal;
     this.output = new SseOutput(core, sessionId, (error) => this.reportError(error));
     this.standalone = {
@@ -93,6 +90,11 @@ export class HttpServerTransport implements Transport {
   }
   private streamCount = 0;
   private streamPrefix: string | undefined = undefined;
+
+  /** True without a session id: the transport carries one POSTed message, and no handshake comes on it. */
+  get perRequest(): boolean {
+    return this.sessionId === undefined;
+  }
 
   get isClosed(): boolean {
     return this.closed;

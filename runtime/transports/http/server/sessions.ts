@@ -5,7 +5,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from "../../../mcp/protocol-versions.js";
 import { clientKey } from "../../../mcp/quotas.js";
 import { InMemoryEventStore, type EventStore } from "./event-store.js";
 import type { HttpExchange } from "./exchange.js";
-import { JSON_HEADERS, fail } from "./replies.js";
+import { fail } from "./replies.js";
 import type { StreamableHttpServerOptions } from "./options.js";
 import { HttpServerTransport, type SessionHost } from "./session-transport.js";
 import {
@@ -14,6 +14,7 @@ import {
   SESSION_HEADER,
   isVisibleAscii,
   randomId,
+  requestIdOf,
 } from "../wire.js";
 
 const DEFAULT_SSE_HIGH_WATER_MARK = 1024 * 1024;
@@ -78,13 +79,13 @@ export class SessionTable implements SessionHost {
   }
 
   forget(transport: HttpServerTransport): void {
-    if (transport.perRequest) {
+    const id = transport.sessionId;
+    if (id === undefined) {
+      // A per-request transport (no session id).
       this.oneShots.delete(transport);
       return;
     }
-    if (transport.sessionId !== undefined && this.sessions.get(transport.sessionId) === transport) {
-      this.sessions.delete(transport.sessionId);
-    }
+    if (this.sessions.get(id) === transport) this.sessions.delete(id);
     const client = this.clientOf.get(transport);
     if (client === undefined) return;
     this.clientOf.delete(transport);
@@ -250,12 +251,5 @@ function refuse(
   data?: Record<string, number>,
   headers: Record<string, string> = {},
 ): void {
-  const error =
-    data === undefined ? { code: ErrorCode.ServerBusy, message } : { code: ErrorCode.ServerBusy, message, data };
-  const body = id === undefined ? { jsonrpc: "2.0", error } : { jsonrpc: "2.0", id, error };
-  ex.respond(status, { ...JSON_HEADERS, ...headers }, JSON.stringify(body));
-}
-
-function requestIdOf(message: JsonRpcMessage): RequestId | undefined {
-  return "method" in message && "id" in message ? (message as { id: RequestId }).id : undefined;
+  fail(ex, status, ErrorCode.ServerBusy, message, headers, { id, data });
 }

@@ -212,14 +212,10 @@ export class SseOutput {
     const sink = stream.sink;
     if (!sink) return;
     if (this.overHighWaterMark(sink)) {
-      if (this.sessionId !== undefined) {
-        // The event is in the store already; the client gets it by resuming once it reads again.
-        this.dropConnection(stream);
-      } else {
-        stream.sink = undefined;
-        sink.end();
+      // With a session the event is in the store already: the client gets it by resuming once it reads again.
+      this.endConnection(stream);
+      if (this.sessionId === undefined)
         this.report(new UndeliverableMessageError("stateless SSE stream closed: its client is not reading"));
-      }
       return;
     }
     sink.write(encodeSseEvent({ id: eventId, data: JSON.stringify(message) }));
