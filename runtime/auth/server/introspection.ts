@@ -66,6 +66,8 @@ interface Cached {
   readonly answer: Readonly<Record<string, unknown>>;
   /** Date.now() after which the answer is asked again. */
   readonly until: number;
+  /** An active answer's claims as accepted for a resource, made on its first use (a hit then costs a lookup). */
+  accepted?: { readonly resource: string; readonly token: VerifiedToken };
 }
 
 /** A TokenVerifier asking the authorization server (RFC 7662) about each token it has not seen recently. */
@@ -180,10 +182,18 @@ export function introspectionVerifier(options: IntrospectionVerifierOptions): To
   return {
     async verify(token: string, context: TokenVerificationContext): Promise<VerifiedToken> {
       const key = await tokenDigest(token);
-      const answer = cache.fresh(key, Date.now()) ?? (await answerFor(key, token));
-      const refused = refusal(answer, Date.now());
-      if (refused !== undefined) throw new InvalidTokenError(refused);
-      return acceptClaims(answer, options.audience, context);
+      const hit = cache.fresh(key, Date.now());
+      // An active answer is kept no longer than its exp and was valid when kept, so only a refused one (whose nbf may
+      // have come since) is checked again.
+      if (hit?.active === true && hit.entry.accepted?.resource === context.resource) return hit.entry.accepted.token;
+      const answer = hit?.entry.answer ?? (await answerFor(key, token));
+      if (hit?.active !== true) {
+        const refused = refusal(answer, Date.now());
+        if (refused !== undefined) throw new InvalidTokenError(refused);
+      }
+      const verified = acceptClaims(answer, options.audience, context);
+      if (hit?.active === true) hit.entry.accepted = { resource: context.resource, token: verified };
+      return verified;
     },
     async forget(token: string): Promise<void> {
       cache.drop(await tokenDigest(token));
@@ -202,12 +212,12 @@ class AnswerCache {
 
   constructor(private readonly maxEntries: number) {}
 
-  /** The answer kept for the token, while it is fresh. */
-  fresh(key: string, now: number): Readonly<Record<string, unknown>> | undefined {
+  /** The entry kept for the token while it is fresh, and whether its answer was active. */
+  fresh(key: string, now: number): { entry: Cached; active: boolean } | undefined {
     for (const map of [this.active, this.refused]) {
-      const hit = map.get(key);
-      if (hit === undefined) continue;
-      if (hit.until > now) return hit.answer;
+      const entry = map.get(key);
+      if (entry === undefined) continue;
+      if (entry.until > now) return { entry, active: map === this.active };
       map.delete(key);
     }
     return undefined;
