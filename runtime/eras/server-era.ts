@@ -17,9 +17,6 @@ import { DISCOVER, LISTEN, modernResponse, type CacheHints, type ModernWire } fr
 import { InputRound } from "./2026-07-28/input-rounds.js";
 import type { RequestStateSealer } from "./2026-07-28/request-state.js";
 
-/** Requests only a 2026-07-28 connection serves (server/discover is answered on every connection). */
-const MODERN_ONLY: ReadonlySet<string> = new Set([LISTEN]);
-
 /** What the era logic needs of the server session it serves. */
 export interface ServerEraHost {
   /** The handshake's method, and the one method the 2025 era allows before it. */
@@ -100,7 +97,8 @@ export class ServerEra implements SessionExtension {
       return undefined;
     }
     if (method === DISCOVER || method === host.keepAlive || method === host.handshake) return undefined;
-    if (MODERN_ONLY.has(method)) return new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
+    // subscriptions/listen: only a 2026-07-28 connection serves it (server/discover is answered on every connection).
+    if (method === LISTEN) return new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method}`);
     if (!host.initialized && !host.perRequest) {
       return new RpcError(
         ErrorCode.InvalidRequest,
@@ -153,6 +151,3 @@ export class ServerEra implements SessionExtension {
     );
   }
 }
-
-export { MODERN_PROTOCOL_VERSIONS };
-export { ModernWire, type RevisionTableMap, type RevisionTables } from "./2026-07-28/wire.js";

@@ -4,7 +4,9 @@ import { isPlainObject as isObject } from "../rpc/jsonrpc.js";
 import type { Transport } from "../rpc/transport.js";
 import type { DispatchTable } from "../rpc/dispatch.js";
 import type { PeerIdentity, RequestHandler, RequestOptions } from "../rpc/peer.js";
-import { MODERN_PROTOCOL_VERSIONS, ModernWire, ServerEra, type RevisionTableMap } from "../eras/server-era.js";
+import { ServerEra } from "../eras/server-era.js";
+import { MODERN_PROTOCOL_VERSIONS } from "../eras/2026-07-28/envelope.js";
+import { ModernWire, type RevisionTableMap } from "../eras/2026-07-28/wire.js";
 import { DISCOVER, type CacheHints } from "../eras/2026-07-28/wire.js";
 import { RequestStateSealer, type RequestStateOptions } from "../eras/2026-07-28/request-state.js";
 import { CapabilityError, ConnectionClosedError, ProtocolVersionError } from "../rpc/errors.js";
@@ -15,6 +17,9 @@ import { ClientRecovery, type ReconnectOptions, type RecoveryHost } from "./clie
 import type { ClientExtension, ClientSessionHost } from "./client-extension.js";
 
 import { SUPPORTED_PROTOCOL_VERSIONS } from "./protocol-versions.js";
+import { hasCapability } from "./capabilities.js";
+
+export { hasCapability };
 
 export { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "./protocol-versions.js";
 
@@ -48,21 +53,6 @@ export function requiredServerCapability(method: string, clientToServer: Dispatc
 /** The client capability a server-to-client method needs, per the server's outbound table. */
 export function requiredClientCapability(method: string, serverToClient: DispatchTable): string | undefined {
   return requiredCapability(serverToClient, method);
-}
-
-/** Whether a dotted capability path is advertised (present and not false/null). */
-export function hasCapability(capabilities: JsonObject | undefined, path: string): boolean {
-  let node: unknown = capabilities;
-  // Walked by index, not split: this runs for every outbound request, and most paths have a single segment.
-  for (let start = 0; ;) {
-    const dot = path.indexOf(".", start);
-    const key = dot < 0 ? (start === 0 ? path : path.slice(start)) : path.slice(start, dot);
-    if (typeof node !== "object" || node === null || !Object.hasOwn(node, key)) return false;
-    node = (node as JsonObject)[key];
-    if (dot < 0) break;
-    start = dot + 1;
-  }
-  return node !== undefined && node !== null && node !== false;
 }
 
 /** @internal The version a server answers with: the client's when supported, else the server's latest. */
@@ -101,8 +91,9 @@ const LIFECYCLE_UNCANCELLABLE = [INITIALIZE];
  * The spec forbids cancelling initialize: neither side sends, nor acts on, a cancellation of it. Ping and
  * cancellations pass the in-flight cap.
  */
-function withLifecycle<T extends SessionOptions>(options: T): T {
+function withLifecycle<T extends SessionOptions>(options: T, inbound: DispatchTable = options.inbound): T {
   return Object.assign({}, options, {
+    inbound,
     uncancellable:
       options.uncancellable === undefined ? LIFECYCLE_UNCANCELLABLE : [INITIALIZE, ...options.uncancellable],
     uncapped: options.uncapped === undefined ? UNCAPPED : [...UNCAPPED, ...options.uncapped],
@@ -339,7 +330,7 @@ export class ServerSession extends Session {
     // server/discover is answered on every connection, whichever revision the tables were generated from.
     const modern = ModernWire.of(options.revisions);
     const inbound = modern === undefined ? options.inbound : modern.extend(options.inbound);
-    super(withLifecycle(Object.assign({}, options, { inbound })));
+    super(withLifecycle(options, inbound));
     this.serverInfo = options.serverInfo;
     this.advertised = options.capabilities ?? {};
     this.outboundTable = options.outbound;

@@ -93,19 +93,7 @@ export interface McpPromptArgument {
   required?: boolean;
 }
 
-export type McpLoggingLevel = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
-
-/** Severity order of the spec's logging levels (RFC 5424, least severe first). */
-export const LOGGING_LEVELS: readonly McpLoggingLevel[] = [
-  "debug",
-  "info",
-  "notice",
-  "warning",
-  "error",
-  "critical",
-  "alert",
-  "emergency",
-];
+export { LOGGING_LEVELS, type McpLoggingLevel } from "../mcp/logging.js";
 
 // ---- sampling, elicitation, roots: what a tool may ask the client for ------------------------------------
 

@@ -1,6 +1,7 @@
 // MCP 2026-07-28's per-request envelope: the `_meta` fields every request carries instead of a handshake.
 import { ErrorCode, RpcError, isPlainObject, type JsonObject } from "../../rpc/jsonrpc.js";
 import type { PeerIdentity } from "../../rpc/peer.js";
+import { LOGGING_LEVELS } from "../../mcp/logging.js";
 
 /** The revisions that carry the envelope (the modern era), latest first. */
 export const MODERN_PROTOCOL_VERSIONS: readonly string[] = ["2026-07-28"];
@@ -18,8 +19,6 @@ export const ModernErrorCode = {
   UnsupportedProtocolVersion: -32022,
 } as const;
 
-const LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
-
 /** Whether a request's params claim the modern era: its `_meta` names a protocol version. */
 export function claimsModernEra(params: JsonObject | undefined): boolean {
   const meta = params?._meta;
@@ -30,15 +29,12 @@ export function claimsModernEra(params: JsonObject | undefined): boolean {
  * The identity a modern request carries, or the error it is refused with: -32602 when a required field is missing
  * or malformed, -32022 (data `supported`, `requested`) when its revision is not one this server speaks.
  */
-export function readEnvelope(
-  params: JsonObject | undefined,
-  supported: readonly string[] = MODERN_PROTOCOL_VERSIONS,
-): PeerIdentity | RpcError {
+export function readEnvelope(params: JsonObject | undefined): PeerIdentity | RpcError {
   const meta = params?._meta;
   if (!isPlainObject(meta)) return missing(PROTOCOL_VERSION_META);
   const version = meta[PROTOCOL_VERSION_META];
   if (typeof version !== "string" || version === "") return missing(PROTOCOL_VERSION_META);
-  if (!supported.includes(version)) return unsupportedVersion(version, supported);
+  if (!MODERN_PROTOCOL_VERSIONS.includes(version)) return unsupportedVersion(version, MODERN_PROTOCOL_VERSIONS);
   const capabilities = meta[CLIENT_CAPABILITIES_META];
   if (!isPlainObject(capabilities)) return missing(CLIENT_CAPABILITIES_META);
   const identity: { -readonly [K in keyof PeerIdentity]: PeerIdentity[K] } = { protocolVersion: version, capabilities };
@@ -50,8 +46,8 @@ export function readEnvelope(
   }
   const level = meta[LOG_LEVEL_META];
   if (level !== undefined) {
-    if (typeof level !== "string" || !LOG_LEVELS.includes(level))
-      return malformed(LOG_LEVEL_META, `one of ${LOG_LEVELS.join(", ")}`);
+    if (typeof level !== "string" || !(LOGGING_LEVELS as readonly string[]).includes(level))
+      return malformed(LOG_LEVEL_META, `one of ${LOGGING_LEVELS.join(", ")}`);
     identity.logLevel = level;
   }
   return identity;

@@ -6,6 +6,7 @@ import type { HandlerContext, InputSource } from "../../rpc/handler-context.js";
 import type { PeerIdentity } from "../../rpc/peer.js";
 import type { DispatchTable } from "../../rpc/dispatch.js";
 import { ModernErrorCode } from "./envelope.js";
+import { hasCapability } from "../../mcp/capabilities.js";
 import { canonicalJson, digest, type RequestStateSealer, type StatePayload } from "./request-state.js";
 
 interface Prior {
@@ -85,18 +86,26 @@ export class InputRound implements InputSource {
    */
   required(inputRequests: { readonly [key: string]: { method: string; params?: JsonObject } }, state?: string): Error {
     for (const { method } of Object.values(inputRequests)) {
-      if (!Object.hasOwn(this.asks, method)) return new Error(`${method} cannot be an input request`);
-      const capability = this.asks[method]!.capability;
-      if (capability !== undefined && !isDeclared(this.identity.capabilities, capability)) {
-        return new CapabilityError(method, capability, "client", {
-          code: ModernErrorCode.MissingRequiredClientCapability,
-          data: { requiredCapabilities: { [capability]: {} } },
-        });
-      }
+      const refused = this.refusal(method, `${method} cannot be an input request`);
+      if (refused !== undefined) return refused;
     }
     const result: JsonObject = { resultType: "input_required", inputRequests: inputRequests as JsonObject };
     if (state !== undefined) result.requestState = state;
     return new ReplacedAnswer(result);
+  }
+
+  /**
+   * Why `method` cannot be asked of this client in a round: it is no input request of the revision (an Error saying
+   * `notAnInput`), or the envelope lacks the capability it needs (-32021); undefined when it can.
+   */
+  private refusal(method: string, notAnInput: string): Error | undefined {
+    if (!Object.hasOwn(this.asks, method)) return new Error(notAnInput);
+    const capability = this.asks[method]!.capability;
+    if (capability === undefined || hasCapability(this.identity.capabilities, capability)) return undefined;
+    return new CapabilityError(method, capability, "client", {
+      code: ModernErrorCode.MissingRequiredClientCapability,
+      data: { requiredCapabilities: { [capability]: {} } },
+    });
   }
 
   ask(method: string, params: JsonObject | undefined, named?: string): Promise<JsonObject> {
@@ -104,23 +113,12 @@ export class InputRound implements InputSource {
     this.next++;
     if (this.keys.has(key)) return Promise.reject(new Error(`Input key ${key} was already used by this request`));
     this.keys.add(key);
-    if (!Object.hasOwn(this.asks, method)) {
-      return Promise.reject(
-        new Error(
-          `${method} cannot be sent to a client of this revision: only ${Object.keys(this.asks).join(", ")} are asked in rounds`,
-        ),
-      );
-    }
-    const capability = this.asks[method]!.capability;
-    if (capability !== undefined && !isDeclared(this.identity.capabilities, capability)) {
-      // The handler may catch it and do without; if it does not, the request fails with -32021.
-      return Promise.reject(
-        new CapabilityError(method, capability, "client", {
-          code: ModernErrorCode.MissingRequiredClientCapability,
-          data: { requiredCapabilities: { [capability]: {} } },
-        }),
-      );
-    }
+    // A CapabilityError the handler may catch and do without; if it does not, the request fails with -32021.
+    const refused = this.refusal(
+      method,
+      `${method} cannot be sent to a client of this revision: only ${Object.keys(this.asks).join(", ")} are asked in rounds`,
+    );
+    if (refused !== undefined) return Promise.reject(refused);
     if (this.ended !== undefined) return Promise.reject(this.ended);
     return new Promise<JsonObject>((resolve, reject) => {
       const ask: PendingAsk = { key, method, params, digest: "", reject, ready: Promise.resolve(false) };
@@ -261,9 +259,4 @@ function plainEntries(responses: unknown): { [key: string]: JsonObject } {
   if (!isPlainObject(responses)) return out;
   for (const [key, value] of Object.entries(responses)) if (isPlainObject(value)) out[key] = value;
   return out;
-}
-
-function isDeclared(capabilities: JsonObject, name: string): boolean {
-  const value = capabilities[name];
-  return value !== undefined && value !== null && value !== false;
 }

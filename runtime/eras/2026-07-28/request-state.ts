@@ -45,31 +45,45 @@ type HmacKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
 export class RequestStateSealer {
   readonly ttlMs: number;
   readonly maxBytes: number;
-  private readonly keys: Promise<{ id: string; key: HmacKey }[]>;
+  private readonly given: RequestStateOptions["keys"];
+  private ring: Promise<{ id: string; key: HmacKey }[]> | undefined = undefined;
 
   constructor(options: RequestStateOptions = {}) {
     this.ttlMs = limitOption("requestState.ttlMs", options.ttlMs, 600_000);
     this.maxBytes = limitOption("requestState.maxBytes", options.maxBytes, 262_144);
-    const given = options.keys ?? [{ id: "local", secret: crypto.getRandomValues(new Uint8Array(32)) }];
-    if (given.length === 0) throw new RangeError("requestState.keys must hold at least one key");
-    for (const k of given) {
+    const given = options.keys;
+    if (given !== undefined && given.length === 0) throw new RangeError("requestState.keys must hold at least one key");
+    for (const k of given ?? []) {
       const bytes = typeof k.secret === "string" ? encoder.encode(k.secret) : k.secret;
       if (bytes.byteLength < 32) throw new RangeError(`requestState key ${k.id}: the secret must be at least 32 bytes`);
       if (!/^[A-Za-z0-9_-]{1,64}$/.test(k.id))
         throw new RangeError(`requestState key id must match [A-Za-z0-9_-]{1,64}`);
     }
-    this.keys = Promise.all(
-      given.map(async (k) => ({
-        id: k.id,
-        key: await crypto.subtle.importKey(
-          "raw",
-          ownBuffer(typeof k.secret === "string" ? encoder.encode(k.secret) : k.secret),
-          { name: "HMAC", hash: "SHA-256" },
-          false,
-          ["sign", "verify"],
-        ),
-      })),
-    );
+    // Copied now: the keys are imported on first use, and the app may clear its own buffers once it handed them over.
+    this.given = given?.map((k) => ({ id: k.id, secret: typeof k.secret === "string" ? k.secret : k.secret.slice() }));
+  }
+
+  /**
+   * The keys, imported on the first seal or open: a session built per request (HTTP on 2026-07-28) whose handler
+   * never asks draws no random key and imports nothing.
+   */
+  private get keys(): Promise<{ id: string; key: HmacKey }[]> {
+    if (this.ring === undefined) {
+      const given = this.given ?? [{ id: "local", secret: crypto.getRandomValues(new Uint8Array(32)) }];
+      this.ring = Promise.all(
+        given.map(async (k) => ({
+          id: k.id,
+          key: await crypto.subtle.importKey(
+            "raw",
+            ownBuffer(typeof k.secret === "string" ? encoder.encode(k.secret) : k.secret),
+            { name: "HMAC", hash: "SHA-256" },
+            false,
+            ["sign", "verify"],
+          ),
+        })),
+      );
+    }
+    return this.ring;
   }
 
   /** `<key id>.<payload, base64url JSON>.<HMAC, base64url>` */
