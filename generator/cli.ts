@@ -1,12 +1,12 @@
 // The mcpgen command line: generate, check, schema init and build; errors become exit codes (1 drift, 2 bad input).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join, relative, resolve, sep } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { HEADER_LINES } from "./emit/header.js";
 import { SchemaError } from "./errors.js";
 import { compareWithDisk, type Drift, writeFiles } from "./files.js";
 import { projectRoot } from "./load.js";
-import { rerunCommand } from "./rerun.js";
+import { rerunCommand, shownPath } from "./rerun.js";
 import { buildCombinedText, defaultSources } from "./schema-build.js";
 import { DEFAULT_DIFF_LINES, unifiedDiff } from "./unified-diff.js";
 import { registerDiffCommands, registerRebaseCommand } from "./diff/cli.js";
@@ -34,7 +34,7 @@ function combinedSchemaDrift(schemaFile: string, diffLines: number): { report: s
   const sources = defaultSources(dir);
   if (!existsSync(sources.overlayFile) || !existsSync(sources.baseFile) || !existsSync(sources.patchesFile))
     return undefined;
-  const rel = relative(process.cwd(), dir).split(sep).join("/") || ".";
+  const rel = shownPath(dir);
   const fix = rel === "schema" ? "mcpgen schema build" : `mcpgen schema build --dir ${rel}`;
   const { text, conflicts } = buildCombinedText(sources);
   if (conflicts.length)
@@ -147,18 +147,17 @@ interface Run {
 /** The output directory as messages name it: as typed, or relative to the working directory when a config set it. */
 function shownOut(opts: GenerateOpts, self: Command): string {
   if (self.getOptionValueSource("out") !== "config") return opts.out;
-  return relative(process.cwd(), opts.out).split(sep).join("/") || ".";
+  return shownPath(opts.out);
 }
 
 function runOf(opts: GenerateOpts, self: Command): Run {
   const revisions = revisionsFor(self, configFor(self));
   if (revisions === undefined)
     return { schemas: [{ label: opts.schema, shown: opts.schema, schema: opts.schema, methods: opts.methods }] };
-  const rel = (p: string): string => relative(process.cwd(), p).split(sep).join("/") || ".";
   return {
     schemas: revisions.map((r) => ({
-      label: `${r.revision} (${rel(r.schema)})`,
-      shown: rel(r.schema),
+      label: `${r.revision} (${shownPath(r.schema)})`,
+      shown: shownPath(r.schema),
       schema: r.schema,
       ...(r.methods !== undefined ? { methods: r.methods } : {}),
     })),

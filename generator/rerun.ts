@@ -23,6 +23,11 @@ const OPTIONS: { key: string; flag: string; path: boolean }[] = [
  * A path as the project names it: relative to the working directory, with forward slashes, so the header
  * (committed with the code) is the same bytes from every checkout and on every OS.
  */
+/** A path as messages name it: relative to the working directory, with forward slashes ("." for the directory itself). */
+export function shownPath(path: string): string {
+  return relative(process.cwd(), path).split(sep).join("/") || ".";
+}
+
 function projectPath(value: string, cwd: string): string {
   const rel = relative(cwd, resolve(cwd, value));
   if (rel === "") return ".";

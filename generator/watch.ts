@@ -1,13 +1,13 @@
 // `mcpgen generate --watch`: regenerates when the schema, overlay, patches, sidecar or templates change, and keeps going on errors.
 import { existsSync, readFileSync, watch, writeFileSync, type FSWatcher } from "node:fs";
-import { basename, dirname, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { configFor, revisionsFor, type RevisionConfig } from "./config.js";
 import type { PendingValidators } from "./emit/validators-parallel.js";
 import { SchemaError } from "./errors.js";
 import { writeFiles } from "./files.js";
 import { defaultMethodsFile, projectRoot } from "./load.js";
-import { rerunCommand } from "./rerun.js";
+import { rerunCommand, shownPath } from "./rerun.js";
 import { buildCombinedText, defaultSources } from "./schema-build.js";
 
 export interface WatchOptions {
@@ -69,9 +69,8 @@ function inputsOf(schema: string, methods: string | undefined, overlay?: string,
 
 /** Starts watching; resolves to a stop function once the first generation has run. */
 export async function startWatch(options: WatchOptions, io: WatchIo): Promise<() => void> {
-  const rel = (p: string): string => relative(process.cwd(), p).split(sep).join("/") || p;
   const schemas: SchemaInputs[] = options.revisions
-    ? options.revisions.map((r) => ({ ...inputsOf(r.schema, r.methods), shown: rel(r.schema) }))
+    ? options.revisions.map((r) => ({ ...inputsOf(r.schema, r.methods), shown: shownPath(r.schema) }))
     : [inputsOf(options.schema, options.methods, options.overlay, options.patches)];
   const templatesDir = resolve(options.templates ?? join(projectRoot, "templates"));
   const inputs = schemas.flatMap((s) => [

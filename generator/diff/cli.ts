@@ -1,6 +1,7 @@
 // The `mcpgen diff` and `mcpgen schema rebase` commands, registered onto the main program by generator/cli.ts.
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
+import { shownPath } from "../rerun.js";
 import { Option, type Command } from "commander";
 import { CONFIG_FILE, configFor, type RevisionConfig } from "../config.js";
 import { SchemaError } from "../errors.js";
@@ -72,9 +73,8 @@ export function registerDiffCommands(program: Command, io: DiffIo): void {
         const side = (spec: string, who: "OLD" | "NEW", methods: string | undefined) => {
           const revision = revisions.get(spec);
           // Config paths are absolute; the report names them as the user would.
-          const rel = (p: string): string => relative(process.cwd(), p) || p;
-          const sidecar = methods ?? (revision?.methods !== undefined ? rel(revision.methods) : undefined);
-          return loadSide(revision ? rel(revision.schema) : spec, who, {
+          const sidecar = methods ?? (revision?.methods !== undefined ? shownPath(revision.methods) : undefined);
+          return loadSide(revision ? shownPath(revision.schema) : spec, who, {
             ...(sidecar !== undefined ? { methods: sidecar } : {}),
             convention: opts.convention ?? false,
           });
