@@ -5,6 +5,7 @@
 import { ClientSession, requestAsTask, requestOrTask } from "../runtime/web.js";
 import type { ClientSessionOptions, JsonObject, NotificationHandler, Peer, RequestContext, RequestHandler, RequestOptions, RequestOrTaskOptions, TaskHandle, TaskRequestOptions, Transport } from "../runtime/web.js";
 import { clientToServer, isMessage, serverToClient } from "./dispatch.js";
+import { revisionTables } from "./revisions.js";
 import type { ClientTaskMethod, ResultOf } from "./dispatch.js";
 import type { CallToolAsyncRequestParams, CallToolAsyncResult, CallToolRequestParams, CallToolResult, CancelTaskRequest, CancelTaskResult, CancelToolAsyncNotificationParams, CancelledNotificationParams, CompleteRequestParams, CompleteResult, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ElicitationCompleteNotification, EmptyResult, GetPromptRequestParams, GetPromptResult, GetRequestStatusRequestParams, GetRequestStatusResult, GetTaskPayloadRequest, GetTaskPayloadResult, GetTaskRequest, GetTaskResult, GetToolAsyncResultRequestParams, InitializeRequestParams, InitializeResult, JoinCallToolAsyncRequestParams, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListRootsResult, ListTasksResult, ListToolsResult, LoggingMessageNotificationParams, NotificationParams, PaginatedRequestParams, ProgressNotificationParams, ReadResourceRequestParams, ReadResourceResult, RequestParams, RequestsReceivedNotificationParams, ResourceUpdatedNotificationParams, ResumePolicyNotificationParams, ResumeRequestParams, ServerResult, SetLevelRequestParams, SubscribeRequestParams, TaskStatusNotificationParams, UnsubscribeRequestParams } from "./types.js";
 
@@ -18,9 +19,12 @@ export type ClientOptions = Omit<ClientSessionOptions, "inbound" | "outbound" | 
 export class Client {
   constructor(readonly peer: Peer) {}
 
-  /** Opens a session over `transport` and runs the initialize handshake; resolves once the server answered. */
+  /**
+   * Opens a session over `transport`: by default probes with `server/discover` and speaks the newest revision both
+   * sides know (see `era`), else runs the initialize handshake; resolves once the server answered.
+   */
   static async connect(transport: Transport, options: ClientOptions): Promise<Client & { readonly peer: ClientSession }> {
-    const session = new ClientSession({ ...options, inbound: serverToClient, outbound: clientToServer, isMessage });
+    const session = new ClientSession({ ...options, inbound: serverToClient, outbound: clientToServer, isMessage, revisions: revisionTables });
     await session.connect(transport);
     return new Client(session) as Client & { readonly peer: ClientSession };
   }

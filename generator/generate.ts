@@ -156,7 +156,7 @@ export async function generate(options: GenerateOptions): Promise<Generated> {
     const { emitStub, loadStubTemplate } = await import("./emit/stubs.js");
     const template = loadStubTemplate(options.templatesDir ?? resolve(projectRoot, "templates"));
     return [
-      { path: "client.ts", content: emitStub(model, "client", template, stubRuntimeImport, false) },
+      { path: "client.ts", content: emitStub(model, "client", template, stubRuntimeImport, tables) },
       { path: "index.ts", content: emitIndex(model, tables) },
       { path: "sdk.ts", content: emitSdk(model, runtimeImport) },
       { path: "server.ts", content: emitStub(model, "server", template, stubRuntimeImport, tables) },

@@ -49,14 +49,12 @@ export {
   SessionStateKey,
 } from "./rpc/session/session.js";
 export type { SessionDebugEvent, SessionExtension, SessionOptions } from "./rpc/session/session.js";
-export {
-  ClientSession,
-  LATEST_PROTOCOL_VERSION,
-  SUPPORTED_PROTOCOL_VERSIONS,
-  ServerSession,
-  hasCapability,
-} from "./mcp/lifecycle.js";
-export type { ClientSessionOptions, ImplementationInfo, ServerSessionOptions } from "./mcp/lifecycle.js";
+export { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, ServerSession, hasCapability } from "./mcp/lifecycle.js";
+export type { ImplementationInfo, ServerSessionOptions } from "./mcp/lifecycle.js";
+export { ClientSession } from "./mcp/client-session.js";
+export type { ClientSessionOptions, EraOption, EraVerdict } from "./mcp/client-session.js";
+export { DEFAULT_PROBE_TIMEOUT_MS } from "./mcp/negotiation.js";
+export { DEFAULT_MAX_INPUT_ROUNDS, InputRoundsExceededError } from "./eras/2026-07-28/client-wire.js";
 export type { CacheHint, CacheHints, RevisionTableMap, RevisionTables } from "./eras/2026-07-28/wire.js";
 
 // Transports that need no Node built-ins.

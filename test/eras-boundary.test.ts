@@ -9,7 +9,7 @@ import { repoRoot } from "./kit/paths.js";
 
 const ALLOWED = [
   /^runtime\/eras\//,
-  /^runtime\/mcp\/(lifecycle|protocol-versions)\.ts$/,
+  /^runtime\/mcp\/(lifecycle|client-session|negotiation|protocol-versions)\.ts$/,
   /^runtime\/transports\/http\/(server\/endpoint|wire|client\/transport)\.ts$/,
   /^runtime\/auth\//,
 ];

@@ -95,7 +95,7 @@ function stubData(model: Model, side: "client" | "server", runtimeImport: string
       .filter((m) => m.kind === "notification")
       .map(use)
       .map((m) => ({ ...base(m), name: claim(`on${m.stem}`, m.method) })),
-    revisionTables: revisionTables && side === "server",
+    revisionTables,
     typeImports: [...types].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).join(", "),
   };
 }

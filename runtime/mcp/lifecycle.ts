@@ -1,4 +1,4 @@
-// The MCP lifecycle on top of Session: initialize handshake, protocol version negotiation, capability checks, ping.
+// The MCP lifecycle on top of Session: what both sides share (capability checks, ping) and the server side (initialize, server/discover).
 import { ErrorCode, RpcError, type JsonObject } from "../rpc/jsonrpc.js";
 import { isPlainObject as isObject } from "../rpc/jsonrpc.js";
 import type { Transport } from "../rpc/transport.js";
@@ -63,12 +63,14 @@ export function negotiateProtocolVersion(
   return typeof requested === "string" && supported.includes(requested) ? requested : supported[0];
 }
 
-function pong(): JsonObject {
+/** @internal */
+export function pong(): JsonObject {
   return {};
 }
 
 /** Refuses a method whose capability the peer did not advertise (nothing is advertised before initialize). */
-function capabilityGate(
+/** @internal */
+export function capabilityGate(
   required: (method: string) => string | undefined,
   advertised: () => JsonObject | undefined,
   side: "client" | "server",
@@ -91,196 +93,14 @@ const LIFECYCLE_UNCANCELLABLE = [INITIALIZE];
  * The spec forbids cancelling initialize: neither side sends, nor acts on, a cancellation of it. Ping and
  * cancellations pass the in-flight cap.
  */
-function withLifecycle<T extends SessionOptions>(options: T, inbound: DispatchTable = options.inbound): T {
+/** @internal */
+export function withLifecycle<T extends SessionOptions>(options: T, inbound: DispatchTable = options.inbound): T {
   return Object.assign({}, options, {
     inbound,
     uncancellable:
       options.uncancellable === undefined ? LIFECYCLE_UNCANCELLABLE : [INITIALIZE, ...options.uncancellable],
     uncapped: options.uncapped === undefined ? UNCAPPED : [...UNCAPPED, ...options.uncapped],
   });
-}
-
-export interface ClientSessionOptions extends SessionOptions {
-  clientInfo: ImplementationInfo;
-  capabilities?: JsonObject;
-  /** Versions this client accepts, latest first; the first one is requested. */
-  supportedProtocolVersions?: readonly string[];
-  /** Timeout for the initialize request, ms; defaults to the session default. */
-  initializeTimeout?: number;
-  /**
-   * Makes a new connection after the transport closed by itself; the session then initializes again on it and
-   * resumes the requests the server made resumable. Without it a closed session stays closed.
-   */
-  reconnect?: () => Promise<Transport>;
-  /**
-   * Delays and attempts of reconnection (retryDelayMs 50, maxRetryDelayMs 2000, maxAttempts 5 by default); when left
-   * out, those of the first extension that gives them (`resumableClient(options)`).
-   */
-  reconnectOptions?: ReconnectOptions;
-  /**
-   * Features installed on this session, in order: each may advertise capabilities and take part in reconnection
-   * (e.g. `resumableClient()` for SEP-975 resumable requests).
-   */
-  extensions?: readonly ClientExtension[];
-}
-
-/** The client side: `connect()` performs the handshake; requests the server did not advertise are refused locally. */
-export class ClientSession extends Session {
-  readonly clientInfo: ImplementationInfo;
-  readonly capabilities: JsonObject;
-  readonly supportedProtocolVersions: readonly string[];
-  /** Keeps the session going across disconnects; present with `reconnect` or any extension. */
-  readonly recovery: ClientRecovery | undefined;
-  private readonly initializeTimeout: number | undefined;
-  private readonly reconnect: (() => Promise<Transport>) | undefined;
-  private server:
-    { capabilities: JsonObject; info: ImplementationInfo; version: string; instructions?: string } | undefined;
-
-  constructor(options: ClientSessionOptions) {
-    super(withLifecycle(options));
-    this.clientInfo = options.clientInfo;
-    const extensions = options.extensions ?? [];
-    let capabilities = options.capabilities ?? {};
-    for (const extension of extensions) {
-      if (extension.capabilities !== undefined) capabilities = { ...capabilities, ...extension.capabilities };
-    }
-    this.capabilities = capabilities;
-    this.supportedProtocolVersions = options.supportedProtocolVersions ?? SUPPORTED_PROTOCOL_VERSIONS;
-    this.initializeTimeout = options.initializeTimeout;
-    this.reconnect = options.reconnect;
-    if (extensions.length > 0 || options.reconnect !== undefined) {
-      const settings = options.reconnectOptions ?? extensions.find((e) => e.reconnect !== undefined)?.reconnect;
-      const recovery = new ClientRecovery(this.recoveryHost(), settings);
-      this.recovery = recovery;
-      const host = this.extensionHost(recovery);
-      for (const extension of extensions) this.use(extension.install(host));
-      // After the extensions: one that keeps a request across a lost stream takes its notice before recovery does.
-      this.use(recovery.extension());
-    }
-    // Before initialize completes the server has advertised nothing, so capability-gated methods are refused.
-    const outbound = options.outbound;
-    this.use({
-      checkOutbound: capabilityGate(
-        (method) => requiredCapability(outbound, method),
-        () => this.server?.capabilities,
-        "server",
-      ),
-    });
-    this.onRequest(PING, pong);
-  }
-
-  get serverCapabilities(): JsonObject | undefined {
-    return this.server?.capabilities;
-  }
-  get serverInfo(): ImplementationInfo | undefined {
-    return this.server?.info;
-  }
-  get protocolVersion(): string | undefined {
-    return this.server?.version;
-  }
-  get instructions(): string | undefined {
-    return this.server?.instructions;
-  }
-
-  /** Start the transport, initialize, check the answer, send notifications/initialized. Closes on failure. */
-  override async connect(transport: Transport, options?: Pick<RequestOptions, "signal">): Promise<void> {
-    await super.connect(transport);
-    try {
-      await this.handshake(options?.signal);
-    } catch (error) {
-      await this.close();
-      throw error;
-    }
-  }
-
-  /** Closing on purpose also ends any reconnection under way; kept requests fail with ConnectionClosedError. */
-  override async close(): Promise<void> {
-    const recovering = this.recovery !== undefined && !this.isOpen && this.recovery.isRecovering;
-    this.recovery?.stop();
-    await super.close();
-    if (recovering) this.onclose?.();
-  }
-
-  /** Resolves when the session is connected: at once, or after the reconnection under way. */
-  whenConnected(): Promise<void> {
-    if (this.recovery !== undefined) return this.recovery.whenConnected();
-    return this.isOpen ? Promise.resolve() : Promise.reject(new ConnectionClosedError());
-  }
-
-  private recoveryHost(): RecoveryHost {
-    const session = this;
-    return {
-      get isOpen() {
-        return session.isOpen;
-      },
-      reconnectTransport: this.reconnect,
-      async reattach(transport: Transport) {
-        await session.replaceTransport(transport);
-        try {
-          await session.handshake(undefined);
-        } catch (error) {
-          await transport.close().catch(() => undefined);
-          // A transport that was already dead reports no close of its own.
-          if (session.isOpen) session.abandonTransport();
-          throw error;
-        }
-      },
-      // A transport with sessions (HTTP) clears its id when the server forgot it; with an id, someone already opened a new one.
-      reinitialize: () => (this.transport?.sessionId !== undefined ? Promise.resolve() : this.handshake(undefined)),
-      dropTransport: () => {
-        const transport = this.transport;
-        if (!session.isOpen) return;
-        session.abandonTransport();
-        transport?.close().catch(() => undefined);
-      },
-      closedForGood: () => this.onclose?.(),
-    };
-  }
-
-  private extensionHost(recovery: ClientRecovery): ClientSessionHost {
-    const session = this;
-    return {
-      session,
-      operations: this.operations,
-      get isOpen() {
-        return session.isOpen;
-      },
-      recovery,
-      skipStreamResume: (requestId: RequestId) => this.transport?.skipStreamResume?.(requestId),
-      resendAs: (op: OutboundOperation, method: string, params: JsonObject | undefined) =>
-        this.resendAs(op, method, params),
-      transmit: (message: JsonRpcMessage, relatedRequestId?: RequestId) => this.transmit(message, relatedRequestId),
-      request: (method: string, params: JsonObject | undefined, options?: RequestOptions) =>
-        this.request(method, params, options),
-    };
-  }
-
-  /** initialize, check the answer, notifications/initialized. */
-  private async handshake(signal: AbortSignal | undefined): Promise<void> {
-    const result = await this.request(
-      INITIALIZE,
-      {
-        protocolVersion: this.supportedProtocolVersions[0],
-        capabilities: this.capabilities,
-        clientInfo: this.clientInfo,
-      },
-      { timeout: this.initializeTimeout, signal },
-    );
-    const version = result.protocolVersion;
-    if (typeof version !== "string" || !this.supportedProtocolVersions.includes(version)) {
-      throw new ProtocolVersionError(version, this.supportedProtocolVersions);
-    }
-    if (!isObject(result.capabilities) || !isObject(result.serverInfo)) {
-      throw new RpcError(ErrorCode.InvalidParams, "initialize result lacks capabilities or serverInfo");
-    }
-    this.server = {
-      capabilities: result.capabilities,
-      info: result.serverInfo as ImplementationInfo,
-      version,
-      ...(typeof result.instructions === "string" ? { instructions: result.instructions } : {}),
-    };
-    await this.notify(INITIALIZED_NOTIFICATION);
-  }
 }
 
 export interface ServerSessionOptions extends SessionOptions {

@@ -103,6 +103,8 @@ export class OutboundOperation extends Operation {
   keeper: OperationKeeper | undefined = undefined;
   /** Sent with a `task` object in its params: the answer may be the task created for it. */
   taskAugmented = false;
+  /** The response is handed over as it came, unchecked: the protocol layer that sent it checks it (by revision). */
+  resultUnchecked = false;
 }
 
 function noop(): void {}

@@ -24,6 +24,11 @@ export interface RequestOptions {
    * key in `inputRequests` (default `q0`, `q1`... by call order). Name it when clients may answer before being asked.
    */
   inputKey?: string;
+  /**
+   * Transport metadata for this request alone (HTTP: extra request headers on its POST); transports without such
+   * metadata ignore it.
+   */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /**

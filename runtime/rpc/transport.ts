@@ -106,6 +106,11 @@ export interface SendOptions {
    * (InboundInfo.reply): a transport that has several requests in flight under one id routes by it.
    */
   reply?: ReplyChannel;
+  /**
+   * Metadata the protocol above mirrors from this message into the transport's own framing (HTTP: request headers
+   * of the POST that carries it); transports without such framing ignore it.
+   */
+  headers?: Readonly<Record<string, string>>;
 }
 
 export interface Transport {
@@ -120,6 +125,11 @@ export interface Transport {
   onerror?: (error: Error) => void;
   /** Transport session id, once known (HTTP). */
   readonly sessionId?: string;
+  /**
+   * Called by the layer above once it knows the protocol revision it speaks on this connection: a transport whose
+   * framing depends on the revision (HTTP: sessions, the standalone stream and how a request is cancelled) adapts.
+   */
+  setProtocolVersion?(version: string): void;
   /**
    * True when the connection carries one request and no handshake comes on it (HTTP's stateless mode and the lane of
    * MCP 2026-07-28): the layer above serves that request without waiting for one.

@@ -1,5 +1,7 @@
 // The client transport against the real server transport: replies, standalone stream, resumption, expiry.
 import { getEventListeners } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import type { JsonObject, JsonRpcMessage, RequestId } from "../../runtime/rpc/jsonrpc.js";
 import {
@@ -120,15 +122,32 @@ describe("round trips", () => {
     expect(server.responder.received.at(-1)!.info?.headers?.["mcp-protocol-version"]).toBe("2025-06-18");
   });
 
-  it("rejects send with an HTTP error the server refuses", async () => {
+  it("hands a 4xx whose body is a JSON-RPC error over as the request's answer, code and data kept", async () => {
     server = await startServer({ supportedProtocolVersions: ["2025-11-25"] });
     const h = harness({ standaloneStream: "manual" });
     await connect(h);
     h.client.setProtocolVersion("1999-01-01");
-    await expect(h.client.send({ jsonrpc: "2.0", id: 5, method: "echo" })).rejects.toMatchObject({
-      name: "HttpStatusError",
-      status: 400,
-    });
+    await h.client.send({ jsonrpc: "2.0", id: 5, method: "echo" });
+    expect(h.messages.at(-1)).toMatchObject({ jsonrpc: "2.0", id: 5, error: { code: -32600 } });
+  });
+
+  it("rejects send with an HTTP error when the refusal carries no JSON-RPC body", async () => {
+    for (const [type, body] of [
+      ["text/plain", "Bad Request"],
+      ["application/json", '{"detail":"no"}'],
+    ]) {
+      const plain = createServer((_req, res) => res.writeHead(400, { "content-type": type }).end(body));
+      await new Promise<void>((resolve) => plain.listen(0, "127.0.0.1", resolve));
+      cleanup(() => new Promise((resolve) => plain.close(resolve)));
+      const client = new StreamableHttpClientTransport({
+        url: `http://127.0.0.1:${(plain.address() as AddressInfo).port}/`,
+      });
+      cleanup(() => client.close());
+      await expect(client.send({ jsonrpc: "2.0", id: 6, method: "echo" })).rejects.toMatchObject({
+        name: "HttpStatusError",
+        status: 400,
+      });
+    }
   });
 });
 

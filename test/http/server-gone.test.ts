@@ -3,7 +3,7 @@
 // name their last error.
 import type { RequestListener } from "node:http";
 import { describe, expect, it } from "vitest";
-import type { ClientSession } from "../../runtime/mcp/lifecycle.js";
+import type { ClientSession } from "../../runtime/mcp/client-session.js";
 import {
   CONNECTION_LOST_CODE,
   HttpStatusError,

@@ -3,7 +3,8 @@ import { createServer, type Server } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import type { DispatchTable, MethodSpec } from "../../runtime/rpc/dispatch.js";
 import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
-import { ClientSession, ServerSession } from "../../runtime/mcp/lifecycle.js";
+import { ServerSession } from "../../runtime/mcp/lifecycle.js";
+import { ClientSession } from "../../runtime/mcp/client-session.js";
 import { StreamableHttpClientTransport } from "../../runtime/transports/http/client/transport.js";
 import {
   createStreamableHttpServer,

@@ -1,12 +1,8 @@
 // Sessions wired to a pair of method tables (client-to-server, server-to-client), and a connected in-memory pair.
 import type { DispatchTable } from "../../runtime/rpc/dispatch.js";
 import type { InboundInfo } from "../../runtime/rpc/transport.js";
-import {
-  ClientSession,
-  ServerSession,
-  type ClientSessionOptions,
-  type ServerSessionOptions,
-} from "../../runtime/mcp/lifecycle.js";
+import { ServerSession, type ServerSessionOptions } from "../../runtime/mcp/lifecycle.js";
+import { ClientSession, type ClientSessionOptions } from "../../runtime/mcp/client-session.js";
 import { Session, type SessionOptions } from "../../runtime/rpc/session/session.js";
 import { createInMemoryPair, type InMemoryTransport } from "../../runtime/transports/in-memory.js";
 

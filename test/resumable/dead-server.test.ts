@@ -1,6 +1,6 @@
 // A resumable call whose server dies for good: every retry waits, the call fails with ResumeFailedError within maxWait, attempts stay few.
 import { afterEach, describe, expect, it } from "vitest";
-import { ClientSession } from "../../runtime/mcp/lifecycle.js";
+import { ClientSession } from "../../runtime/mcp/client-session.js";
 import { ResumableRequests } from "../../runtime/eras/2025-11-25/resumable/server.js";
 import { StreamableHttpClientTransport } from "../../runtime/transports/http/client/transport.js";
 import { startResumableHttp, type ResumableHttp } from "./harness.js";

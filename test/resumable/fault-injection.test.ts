@@ -2,7 +2,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { ClientSession } from "../../runtime/mcp/lifecycle.js";
+import { ClientSession } from "../../runtime/mcp/client-session.js";
 import { ConnectionClosedError } from "../../runtime/rpc/errors.js";
 import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
 import type { RequestContext } from "../../runtime/rpc/peer.js";

@@ -1,6 +1,7 @@
 // Test fixtures for resumable requests: a tool server on the generated tables, in-memory links that can be cut, an HTTP server, a seeded RNG.
 import { createServer, type Server } from "node:http";
-import { ClientSession, ServerSession, type ClientSessionOptions } from "../../runtime/mcp/lifecycle.js";
+import { ServerSession } from "../../runtime/mcp/lifecycle.js";
+import { ClientSession, type ClientSessionOptions } from "../../runtime/mcp/client-session.js";
 import { InMemoryLink } from "../../runtime/transports/in-memory.js";
 import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
 import type { RequestContext } from "../../runtime/rpc/peer.js";

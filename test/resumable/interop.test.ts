@@ -1,7 +1,7 @@
 // A ClientSession with `extensions: [resumableClient()]` against the official SDK's McpServer (stdio): it works as a plain client.
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ClientSession } from "../../runtime/mcp/lifecycle.js";
+import { ClientSession } from "../../runtime/mcp/client-session.js";
 import { StdioClientTransport } from "../../runtime/transports/stdio/stdio.js";
 import { clientSession } from "../kit/mcp-sessions.js";
 import { resumableClient, resumerOf } from "../../runtime/eras/2025-11-25/resumable/client.js";

@@ -1,7 +1,7 @@
 // Long resumable requests on a healthy connection: what reached the client leaves the queue, so the queue limit bounds only what did not.
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { ClientSession } from "../../runtime/mcp/lifecycle.js";
+import { ClientSession } from "../../runtime/mcp/client-session.js";
 import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
 import { ResumableRequests } from "../../runtime/eras/2025-11-25/resumable/server.js";
 import { RECEIVED_NOTIFICATION, RESUMABLE_FAILED_CODE } from "../../runtime/eras/2025-11-25/resumable/protocol.js";

@@ -8,16 +8,15 @@ import {
   RequestCancelledError,
 } from "../../runtime/rpc/errors.js";
 import {
-  ClientSession,
   SUPPORTED_PROTOCOL_VERSIONS,
   ServerSession,
   hasCapability,
   negotiateProtocolVersion,
   requiredClientCapability,
   requiredServerCapability,
-  type ClientSessionOptions,
   type ServerSessionOptions,
 } from "../../runtime/mcp/lifecycle.js";
+import { ClientSession, type ClientSessionOptions } from "../../runtime/mcp/client-session.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
 import * as generated from "../../generated/dispatch.js";
 import { clientToServer, serverToClient, tap } from "./helpers.js";

@@ -93,7 +93,7 @@ describe("client refusal of unadvertised methods", () => {
   it("rejects with CapabilityError and sends nothing", async () => {
     const server = makeServer();
     server.tool("t", {}, () => "");
-    const c = await connect(server);
+    const c = await connect(server, { era: "legacy" });
     open.push(c);
     const before = c.clientSent.length;
     expect(c.clientSent.map((m) => ("method" in m ? m.method : "response"))).toEqual([

@@ -178,12 +178,18 @@ describe("resources", () => {
     });
   });
 
-  it("answers an unknown resource with -32002 and the uri", async () => {
-    const { client } = await connected(resourceServer());
-    await expect(client.readResource({ uri: "memo://notes/x/y" })).rejects.toMatchObject({
-      code: -32002,
-      data: { uri: "memo://notes/x/y" },
-    });
+  it("answers an unknown resource with the uri: -32002 on 2025-11-25, -32602 on 2026-07-28", async () => {
+    for (const [era, code] of [
+      ["legacy", -32002],
+      ["auto", -32602],
+    ] as const) {
+      const c = await connect(resourceServer(), { era });
+      open.push(c);
+      await expect(c.client.readResource({ uri: "memo://notes/x/y" })).rejects.toMatchObject({
+        code,
+        data: { uri: "memo://notes/x/y" },
+      });
+    }
   });
 });
 

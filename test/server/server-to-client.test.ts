@@ -137,7 +137,7 @@ describe("notifications from a tool", () => {
       setTimeout(() => reg.remove(), 20);
       return "grown";
     });
-    const c = await connect(server);
+    const c = await connect(server, { era: "legacy" });
     open.push(c);
     expect(c.client.peer.serverCapabilities).toEqual({ tools: { listChanged: true } });
     let toolChanges = 0;
@@ -166,8 +166,8 @@ describe("notifications from a tool", () => {
         return "set";
       },
     );
-    const subscribed = await connect(server);
-    const other = await connect(server);
+    const subscribed = await connect(server, { era: "legacy" });
+    const other = await connect(server, { era: "legacy" });
     open.push(subscribed, other);
     expect(subscribed.client.peer.serverCapabilities?.resources).toEqual({ subscribe: true, listChanged: true });
     const updates: string[] = [];

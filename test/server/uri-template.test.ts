@@ -157,11 +157,12 @@ describe("URI template matching", () => {
 
 describe("maxUriLength", () => {
   /** A server with a fixed resource and a template, and a client connected to it. */
+  // resources/subscribe is a request of the handshake era.
   async function served(maxUriLength?: number): Promise<Connected> {
     const server = makeServer({ subscriptions: true, ...(maxUriLength === undefined ? {} : { maxUriLength }) });
     server.resource("memo://hello", { name: "hello" }, () => "hello");
     server.resourceTemplate("file:///{name}.{ext}", { name: "file" }, (_uri, { ext }) => `ext ${ext}`);
-    const c = await connect(server);
+    const c = await connect(server, { era: "legacy" });
     open.push(c);
     return c;
   }

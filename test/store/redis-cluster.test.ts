@@ -5,7 +5,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
-import { ClientSession } from "../../runtime/mcp/lifecycle.js";
+import { ClientSession } from "../../runtime/mcp/client-session.js";
 import { ConnectionClosedError } from "../../runtime/rpc/errors.js";
 import { RpcError, type JsonObject, type JsonRpcMessage, type RequestId } from "../../runtime/rpc/jsonrpc.js";
 import type { InboundInfo, SendOptions, Transport } from "../../runtime/rpc/transport.js";

@@ -2,7 +2,7 @@
 import { createRequire } from "node:module";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
-import { ClientSession } from "../../runtime/mcp/lifecycle.js";
+import { ClientSession } from "../../runtime/mcp/client-session.js";
 import { StdioClientTransport } from "../../runtime/transports/stdio/stdio.js";
 import { TaskCancelledError, requestAsTask, requestOrTask } from "../../runtime/eras/2025-11-25/tasks/requestor.js";
 import { RELATED_TASK_META, type TaskState } from "../../runtime/eras/2025-11-25/tasks/protocol.js";

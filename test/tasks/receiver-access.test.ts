@@ -1,7 +1,7 @@
 // Who sees a task: bound to the principal (else the session), other requestors get the unknown-id error; tasks/list pages.
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
-import type { ClientSession } from "../../runtime/mcp/lifecycle.js";
+import type { ClientSession } from "../../runtime/mcp/client-session.js";
 import type { TaskReceiverOptions } from "../../runtime/eras/2025-11-25/tasks/receiver.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { clientAs, heldServer, type TaskServer } from "./helpers.js";

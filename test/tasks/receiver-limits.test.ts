@@ -1,7 +1,7 @@
 // Task retention and limits: ttl from creation frees the task and its store record; per-requestor and total bounds.
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
-import type { ClientSession } from "../../runtime/mcp/lifecycle.js";
+import type { ClientSession } from "../../runtime/mcp/client-session.js";
 import { TaskReceiver, type TaskReceiverOptions } from "../../runtime/eras/2025-11-25/tasks/receiver.js";
 import { MemoryOperationStore } from "../../runtime/store/memory.js";
 import { closeAfterEach } from "../kit/cleanup.js";

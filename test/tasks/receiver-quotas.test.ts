@@ -1,7 +1,7 @@
 // Per-client task quotas (maxTasksPerPrincipal) and tasks freed with the session that alone can reach them.
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
-import type { ClientSession } from "../../runtime/mcp/lifecycle.js";
+import type { ClientSession } from "../../runtime/mcp/client-session.js";
 import { MemoryOperationStore } from "../../runtime/store/memory.js";
 import {
   DEFAULT_MAX_TASKS_PER_PRINCIPAL,

@@ -1,7 +1,8 @@
 // The task status machine: every allowed transition reached through a real task, every forbidden one refused.
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
-import type { ClientSession, ServerSession } from "../../runtime/mcp/lifecycle.js";
+import type { ServerSession } from "../../runtime/mcp/lifecycle.js";
+import type { ClientSession } from "../../runtime/mcp/client-session.js";
 import type { RequestContext } from "../../runtime/rpc/peer.js";
 import { TaskReceiver } from "../../runtime/eras/2025-11-25/tasks/receiver.js";
 import {

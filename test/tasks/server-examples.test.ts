@@ -9,7 +9,7 @@ import { TaskReceiver } from "../../runtime/eras/2025-11-25/tasks/receiver.js";
 import { startExampleHttpServer } from "../../examples/http-server.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { kit, textOf } from "./helpers.js";
-import type { ClientSession } from "../../runtime/mcp/lifecycle.js";
+import type { ClientSession } from "../../runtime/mcp/client-session.js";
 
 const cleanup = closeAfterEach();
 

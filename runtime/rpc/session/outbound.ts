@@ -44,12 +44,14 @@ export class OutboundRequests {
     params: JsonObject | undefined,
     options: RequestOptions | undefined,
     relatedRequestId: RequestId | undefined,
+    checkResult = true,
   ): Promise<JsonObject> {
     const signal = options?.signal;
     if (signal !== undefined && signal.aborted) return Promise.reject(new RequestCancelledError(method, signal.reason));
 
     const id = this.nextId++;
     const op = new OutboundOperation(id, method);
+    if (!checkResult) op.resultUnchecked = true;
     if (params !== undefined && isPlainObject(params.task)) op.taskAugmented = true;
     let wireParams = params;
     let timeout = this.defaultTimeout;
@@ -80,7 +82,19 @@ export class OutboundRequests {
     }
     const message: JsonRpcRequest =
       wireParams === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params: wireParams };
-    this.transmit(transport, op, message, relatedRequestId === undefined ? undefined : { relatedRequestId });
+    const headers = options?.headers;
+    this.transmit(
+      transport,
+      op,
+      message,
+      relatedRequestId === undefined
+        ? headers === undefined
+          ? undefined
+          : { headers }
+        : headers === undefined
+          ? { relatedRequestId }
+          : { relatedRequestId, headers },
+    );
     return promise;
   }
 
@@ -214,7 +228,7 @@ export class OutboundRequests {
       return;
     }
     const result = m.result as JsonObject;
-    const spec = this.specs.get(op.method);
+    const spec = op.resultUnchecked ? undefined : this.specs.get(op.method);
     // Sent with a `task`, a request is answered by the task created for it, or by its own result from a receiver
     // that runs it plainly (the spec lets one without the capability ignore `task`).
     const asTask = op.taskAugmented && spec !== undefined && spec.isTaskResult !== undefined;

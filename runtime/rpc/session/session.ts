@@ -247,6 +247,11 @@ export class Session implements Peer, ProgressSink {
   }
 
   /** The handler registered for a request method (a feature may run it itself, as async tool runs do). */
+  /** @internal The spec of a method the peer may send us (from the inbound table), to check params taken another way. */
+  inboundSpec(method: string): MethodSpec | undefined {
+    return this.inboundSpecs.get(method);
+  }
+
   requestHandler(method: string): RequestHandler | undefined {
     return this.inbound.handlers.get(method);
   }
@@ -329,6 +334,20 @@ export class Session implements Peer, ProgressSink {
     const refusal = this.refusal(method);
     if (refusal !== undefined) return Promise.reject(refusal);
     return this.outbound.start(this.transport!, method, params, options, relatedRequestId);
+  }
+
+  /**
+   * @internal A request whose result the caller checks itself (a protocol layer whose revision has its own result
+   * types): the session's outbound table does not judge it.
+   */
+  sendUnchecked(
+    method: string,
+    params: JsonObject | undefined,
+    options: RequestOptions | undefined,
+  ): Promise<JsonObject> {
+    const refusal = this.refusal(method);
+    if (refusal !== undefined) return Promise.reject(refusal);
+    return this.outbound.start(this.transport!, method, params, options, undefined, false);
   }
 
   /** @internal */

@@ -3,7 +3,8 @@ import { randomBytes } from "node:crypto";
 import type { JsonObject, RequestId } from "../../../rpc/jsonrpc.js";
 import type { ProgressInfo, RequestOptions } from "../../../rpc/peer.js";
 import { OutboundOperation, type OperationKeeper } from "../../../rpc/operations.js";
-import { hasCapability, type ClientSession } from "../../../mcp/lifecycle.js";
+import { hasCapability } from "../../../mcp/capabilities.js";
+import type { ClientSession } from "../../../mcp/client-session.js";
 import { CANCELLED_NOTIFICATION } from "../../../rpc/session/session.js";
 import { ASYNC_CALL, ASYNC_CANCEL, ASYNC_GET, ASYNC_JOIN } from "./server.js";
 

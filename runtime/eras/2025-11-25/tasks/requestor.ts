@@ -2,7 +2,8 @@
 import { RpcError, isPlainObject, type JsonObject } from "../../../rpc/jsonrpc.js";
 import type { Peer, RequestOptions } from "../../../rpc/peer.js";
 import { CapabilityError, LocalErrorCode } from "../../../rpc/errors.js";
-import { ClientSession, ServerSession, hasCapability } from "../../../mcp/lifecycle.js";
+import { ServerSession, hasCapability } from "../../../mcp/lifecycle.js";
+import { ClientSession } from "../../../mcp/client-session.js";
 import { limitOption } from "../../../rpc/limits.js";
 import { OutboundOperation } from "../../../rpc/operations.js";
 import { Session } from "../../../rpc/session/session.js";

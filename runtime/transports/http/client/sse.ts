@@ -27,6 +27,8 @@ export interface StreamHost {
   awaiting(requestId: RequestId): boolean;
   /** The layer above recovers this request when its stream is lost (skipStreamResume). */
   recoveredAbove(requestId: RequestId): boolean;
+  /** Whether streams may be taken up again with GET and Last-Event-ID (not on MCP 2026-07-28). */
+  resumable(): boolean;
   get(lastEventId: string | undefined, signal: AbortSignal): Promise<WireResponse>;
   expireSession(sessionId: string): void;
   /** The stream is lost for good; `cause` is the error of the last reconnect attempt, when one was made. */
@@ -105,6 +107,12 @@ export class StreamFollower {
         return;
       if (ctx.requestId !== undefined && this.host.recoveredAbove(ctx.requestId)) {
         return this.host.streamFailed(ctx, "the SSE stream ended; the request is resumed by the session");
+      }
+      if (!this.host.resumable()) {
+        return this.host.streamFailed(
+          ctx,
+          "the SSE stream ended before the response; on this revision it cannot be resumed",
+        );
       }
       if (!immediate) {
         if (ctx.lastEventId === undefined && !ctx.standalone) {

@@ -1,5 +1,5 @@
 // Streamable HTTP client transport: POST per message, JSON or SSE replies, standalone GET, resumption, expiry.
-import type { JsonRpcErrorResponse, JsonRpcMessage, RequestId } from "../../../rpc/jsonrpc.js";
+import { isPlainObject, type JsonRpcErrorResponse, type JsonRpcMessage, type RequestId } from "../../../rpc/jsonrpc.js";
 import type { InboundInfo, SendOptions, Transport } from "../../../rpc/transport.js";
 import { withLocalCause } from "../../../rpc/errors.js";
 import { nodeBuiltin } from "../../../node-builtin.js";
@@ -9,6 +9,7 @@ import type { ResumptionInfo, StreamableHttpClientOptions } from "./options.js";
 import { SessionRequests, mediaType, statusError } from "./requests.js";
 import { StreamFollower, type StreamContext } from "./sse.js";
 import { SESSION_HEADER, classifyMessage, requestKey, responseId } from "../wire.js";
+import { MODERN_PROTOCOL_VERSIONS } from "../../../eras/2026-07-28/envelope.js";
 
 export { CONNECTION_LOST_CODE, HttpStatusError, SessionExpiredError, StreamLostError } from "./errors.js";
 export { DEFAULT_AUTHORIZATION_RETRIES } from "./options.js";
@@ -19,6 +20,8 @@ export type {
   ResumptionInfo,
   StreamableHttpClientOptions,
 } from "./options.js";
+
+const CANCELLED = "notifications/cancelled";
 
 export class StreamableHttpClientTransport implements Transport {
   onmessage?: (message: unknown, info?: InboundInfo) => void;
@@ -42,6 +45,12 @@ export class StreamableHttpClientTransport implements Transport {
   /** Requests whose lost reply stream the layer above recovers (skipStreamResume), until answered or lost. */
   private readonly recoveredAbove = new Set<string>();
   private initializeKey: string | undefined;
+  /**
+   * MCP 2026-07-28 (a modern revision was set): no session, no standalone stream, streams are not resumed, and a
+   * request is cancelled by closing its own exchange, whose controllers these are, by request.
+   */
+  private modern = false;
+  private readonly exchanges = new Map<string, AbortController>();
 
   constructor(options: StreamableHttpClientOptions) {
     this.options = options;
@@ -53,6 +62,7 @@ export class StreamableHttpClientTransport implements Transport {
       sessionId: () => this._sessionId,
       awaiting: (id) => this.inflight.has(requestKey(id)),
       recoveredAbove: (id) => this.recoveredAbove.has(requestKey(id)),
+      resumable: () => !this.modern,
       get: (lastEventId, signal) => this.requests.get(lastEventId, signal),
       expireSession: (sessionId) => {
         this.expireSession(sessionId);
@@ -74,15 +84,22 @@ export class StreamableHttpClientTransport implements Transport {
   /** Called by the session layer once the protocol version is negotiated; sent on every later request. */
   setProtocolVersion(version: string): void {
     this._protocolVersion = version;
+    this.modern = MODERN_PROTOCOL_VERSIONS.includes(version);
   }
 
   async start(): Promise<void> {
     if (this.closed) throw new Error("transport is closed");
   }
 
-  async send(message: JsonRpcMessage, _options?: SendOptions): Promise<void> {
+  async send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
     if (this.closed) throw new Error("transport is closed");
     const kind = classifyMessage(message);
+    // On MCP 2026-07-28 closing the request's stream is its cancellation; no notification goes out.
+    if (this.modern && kind === "notification" && (message as { method: string }).method === CANCELLED) {
+      const target = (message as { params?: { requestId?: unknown } }).params?.requestId;
+      if (typeof target === "string" || typeof target === "number") this.cancelExchange(requestKey(target));
+      return;
+    }
     const id = kind === "request" ? (message as { id: RequestId }).id : undefined;
     const key = id === undefined ? undefined : requestKey(id);
     if (key !== undefined && id !== undefined) {
@@ -90,21 +107,27 @@ export class StreamableHttpClientTransport implements Transport {
       if ((message as { method: string }).method === "initialize") this.initializeKey = key;
     }
     const sentSessionId = this._sessionId;
-    const signal = this.lifetime.signal;
+    let signal = this.lifetime.signal;
+    if (this.modern && key !== undefined) {
+      const exchange = new AbortController();
+      this.exchanges.set(key, exchange);
+      signal = AbortSignal.any([signal, exchange.signal]);
+    }
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    };
+    if (options?.headers !== undefined) Object.assign(headers, options.headers);
     let response: WireResponse;
     try {
-      response = await this.requests.send({
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-        body: JSON.stringify(message),
-        signal,
-      });
+      response = await this.requests.send({ method: "POST", headers, body: JSON.stringify(message), signal });
     } catch (error) {
       if (key !== undefined) this.unanswerable(key);
       throw error;
     }
     const issued = response.header(SESSION_HEADER);
-    if (issued && this._sessionId === undefined) this._sessionId = issued;
+    // A server that speaks both eras may still name a session; on 2026-07-28 there is none to keep.
+    if (issued && this._sessionId === undefined && !this.modern) this._sessionId = issued;
 
     if (response.status === 404 && sentSessionId !== undefined) {
       await response.discard();
@@ -113,7 +136,15 @@ export class StreamableHttpClientTransport implements Transport {
     }
     if (!response.ok) {
       if (key !== undefined) this.unanswerable(key);
-      throw await statusError(response);
+      // A 4xx whose body is a JSON-RPC error answers the request (MCP 2026-07-28 sends -32020..-32022 and -32601
+      // so): the caller gets that error, code and data, instead of an HTTP failure.
+      const body = await response.text().catch(() => "");
+      const answer = id === undefined ? undefined : rpcErrorAnswer(response, body, id);
+      if (answer !== undefined) {
+        this.onmessage?.(answer, this.info());
+        return;
+      }
+      throw new HttpStatusError(response.status, body, undefined, response.headers());
     }
     if (id === undefined || response.status === 202) {
       await response.discard();
@@ -157,7 +188,7 @@ export class StreamableHttpClientTransport implements Transport {
    * the server offers none (405) or one is already open.
    */
   async openStandaloneStream(): Promise<void> {
-    if (this.closed || this.standaloneOpen) return;
+    if (this.closed || this.standaloneOpen || this.modern) return;
     const sentSessionId = this._sessionId;
     const signal = this.lifetime.signal;
     this.standaloneOpen = true;
@@ -251,6 +282,7 @@ export class StreamableHttpClientTransport implements Transport {
         const key = requestKey(id);
         this.inflight.delete(key);
         this.recoveredAbove.delete(key);
+        this.exchanges.delete(key);
         if (key === this.initializeKey) {
           this.initializeKey = undefined;
           const version = (value as { result?: { protocolVersion?: unknown } }).result?.protocolVersion;
@@ -265,6 +297,17 @@ export class StreamableHttpClientTransport implements Transport {
   private unanswerable(key: string): void {
     this.inflight.delete(key);
     this.recoveredAbove.delete(key);
+    this.exchanges.delete(key);
+  }
+
+  /** Cancels a request on MCP 2026-07-28: its exchange is closed, and no answer is awaited from it any more. */
+  private cancelExchange(key: string): void {
+    const exchange = this.exchanges.get(key);
+    if (exchange === undefined) return;
+    this.exchanges.delete(key);
+    this.inflight.delete(key);
+    this.recoveredAbove.delete(key);
+    exchange.abort();
   }
 
   private info(): InboundInfo {
@@ -278,6 +321,7 @@ export class StreamableHttpClientTransport implements Transport {
       const key = requestKey(ctx.requestId);
       // Handed back to the layer above, which marks it again if it resumes the request on this transport.
       const above = this.recoveredAbove.delete(key);
+      this.exchanges.delete(key);
       if (this.inflight.delete(key))
         this.onmessage?.(lostResponse(ctx.requestId, reason, "stream-lost", ctx.retryMs, cause), this.info());
       // Expected, and handled above: not an error worth reporting.
@@ -306,6 +350,27 @@ export class StreamableHttpClientTransport implements Transport {
   private report(error: unknown): void {
     this.onerror?.(error instanceof Error ? error : new Error(String(error)));
   }
+}
+
+/**
+ * The JSON-RPC error response a refused POST carries, as the answer to request `id`, or undefined when its body is
+ * not one (the status then stands as an HTTP failure). Credentials refused (401, 403) stay HTTP failures.
+ */
+function rpcErrorAnswer(response: WireResponse, text: string, id: RequestId): JsonRpcErrorResponse | undefined {
+  if (response.status < 400 || response.status > 499 || response.status === 401 || response.status === 403) return;
+  if (mediaType(response) !== "application/json") return;
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return;
+  }
+  if (!isPlainObject(body) || !isPlainObject(body.error)) return;
+  const { code, message, data } = body.error;
+  if (typeof code !== "number" || !Number.isInteger(code) || typeof message !== "string") return;
+  if (body.id !== undefined && body.id !== null && body.id !== id) return;
+  const error: JsonRpcErrorResponse["error"] = data === undefined ? { code, message } : { code, message, data };
+  return { jsonrpc: "2.0", id, error };
 }
 
 /** The error response failing a request; `cause` (never on the wire) becomes the cause of the request's rejection. */

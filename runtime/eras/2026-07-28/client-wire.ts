@@ -1,0 +1,297 @@
+// A 2026-07-28 client's requests: the envelope and headers on each, the result's resultType, input-required rounds answered by the app's handlers, tools' mirrored parameters.
+import { ErrorCode, RpcError, isPlainObject, type JsonObject } from "../../rpc/jsonrpc.js";
+import type { DispatchTable, MethodSpec } from "../../rpc/dispatch.js";
+import type { RequestContext, RequestHandler, RequestOptions } from "../../rpc/peer.js";
+import { InvalidResultError } from "../../rpc/errors.js";
+import { LOGGING_LEVELS } from "../../mcp/logging.js";
+import {
+  CLIENT_CAPABILITIES_META,
+  CLIENT_INFO_META,
+  LOG_LEVEL_META,
+  ModernErrorCode,
+  PROTOCOL_VERSION_META,
+  SERVER_INFO_META,
+} from "./envelope.js";
+import { DISCOVER } from "./wire.js";
+import { mirroredParams, requestHeaders, type MirroredParam } from "./request-headers.js";
+
+/** Input-required rounds one request may take by default before the client gives up on it. */
+export const DEFAULT_MAX_INPUT_ROUNDS = 10;
+
+const TOOLS_LIST = "tools/list";
+const TOOLS_CALL = "tools/call";
+/** What the app may call on either era that this revision spells differently (see ModernClientWire.request). */
+const SET_LEVEL = "logging/setLevel";
+const PING = "ping";
+
+/** What the wire needs of the client session it speaks for. */
+export interface ModernClientHost {
+  readonly clientInfo: JsonObject;
+  readonly capabilities: JsonObject;
+  /** Sends one request as is; its result comes back unchecked (this wire checks it against the revision). */
+  send(method: string, params: JsonObject | undefined, options: RequestOptions | undefined): Promise<JsonObject>;
+  /** The app's handler for a request the server may ask inside an input-required result (`onElicit`...). */
+  handler(method: string): RequestHandler | undefined;
+  /** The session's own spec of such a request (to check the server's params before the app's handler sees them). */
+  inboundSpec(method: string): MethodSpec | undefined;
+  /** Warnings (a tool dropped for invalid `x-mcp-header`). */
+  warn(error: Error): void;
+}
+
+export interface ModernClientOptions {
+  /** The revision's client-to-server table (its generated `clientToServer`): which requests exist, their results. */
+  readonly table?: DispatchTable;
+  /** Rounds one request may take; default 10. */
+  readonly maxInputRounds?: number;
+}
+
+/** Why an input-required request was given up: the server kept asking past the round limit. */
+export class InputRoundsExceededError extends RpcError {
+  constructor(method: string, rounds: number) {
+    super(ErrorCode.InternalError, `${method}: the server still asked for input after ${rounds} rounds`, { rounds });
+    this.name = "InputRoundsExceededError";
+  }
+}
+
+/**
+ * The 2026-07-28 wire of one client. Each request carries the envelope (revision, capabilities, client info, the log
+ * level once the app set one) and, for HTTP, its mirrored headers; its result must say `resultType`. An
+ * `input_required` result is answered through the handlers the app registered, and the request sent again under a
+ * new id with `inputResponses` and the server's `requestState` as it came, until complete or the round limit.
+ */
+export class ModernClientWire {
+  /** The least severe log level the app asked for (logging/setLevel); undefined: none, so no log messages. */
+  logLevel: string | undefined;
+  private readonly maxInputRounds: number;
+  /** Mirrored parameters of each tool listed so far, by name. */
+  private readonly mirrors = new Map<string, readonly MirroredParam[]>();
+
+  constructor(
+    private readonly host: ModernClientHost,
+    readonly protocolVersion: string,
+    private readonly options: ModernClientOptions = {},
+  ) {
+    const rounds = options.maxInputRounds ?? DEFAULT_MAX_INPUT_ROUNDS;
+    if (!Number.isInteger(rounds) || rounds < 1)
+      throw new RangeError(`maxInputRounds must be a positive integer, got ${String(rounds)}`);
+    this.maxInputRounds = rounds;
+  }
+
+  /** The envelope every request carries in `_meta`. */
+  envelope(): JsonObject {
+    const meta: JsonObject = {
+      [PROTOCOL_VERSION_META]: this.protocolVersion,
+      [CLIENT_CAPABILITIES_META]: this.host.capabilities,
+      [CLIENT_INFO_META]: this.host.clientInfo,
+    };
+    if (this.logLevel !== undefined) meta[LOG_LEVEL_META] = this.logLevel;
+    return meta;
+  }
+
+  /** `params` with the envelope added to its `_meta` (the caller's own `_meta` members kept). */
+  stamp(params: JsonObject | undefined): JsonObject {
+    const own = params?._meta;
+    const meta = isPlainObject(own) ? Object.assign({}, own, this.envelope()) : this.envelope();
+    return Object.assign({}, params, { _meta: meta });
+  }
+
+  /** The headers `method` goes out with (the HTTP binding's; other transports ignore them). */
+  headers(method: string, params: JsonObject | undefined): Record<string, string> {
+    const tool = method === TOOLS_CALL && typeof params?.name === "string" ? params.name : undefined;
+    return requestHeaders(
+      this.protocolVersion,
+      method,
+      params,
+      tool === undefined ? undefined : this.mirrors.get(tool),
+    );
+  }
+
+  /** One request of the app, through as many input rounds as the server needs. */
+  async request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
+    if (method === SET_LEVEL) return this.setLevel(params);
+    // The revision has no ping; its cheapest request tells as much about the server being there.
+    if (method === PING) {
+      await this.request(DISCOVER, undefined, options);
+      return {};
+    }
+    const spec = this.spec(method);
+    if (this.options.table !== undefined && spec === undefined)
+      throw new RpcError(ErrorCode.MethodNotFound, `${method} is not a request of MCP ${this.protocolVersion}`, {
+        method,
+      });
+    let relisted = false;
+    let round: JsonObject = {};
+    for (let rounds = 0; ;) {
+      const wireParams = this.stamp(Object.assign({}, params, round));
+      let result: JsonObject;
+      try {
+        result = await this.host.send(method, wireParams, withHeaders(options, this.headers(method, wireParams)));
+      } catch (error) {
+        // A tool's mirrored parameters changed since it was listed: list again once and retry (the binding's advice).
+        if (isHeaderMismatch(error) && method === TOOLS_CALL && !relisted) {
+          relisted = true;
+          await this.relistTools(options?.signal);
+          continue;
+        }
+        throw error;
+      }
+      this.check(method, spec, result);
+      if (result.resultType !== "input_required")
+        return completed(method === TOOLS_LIST ? this.toolsListed(result) : result);
+      if (++rounds > this.maxInputRounds) throw new InputRoundsExceededError(method, this.maxInputRounds);
+      round = await this.answer(method, result, options?.signal);
+    }
+  }
+
+  /**
+   * A complete tools/list result, less the tools whose `x-mcp-header` marks are invalid (each reported through
+   * `warn`); the valid ones' mirrored parameters are kept for their calls.
+   */
+  toolsListed(result: JsonObject): JsonObject {
+    if (!Array.isArray(result.tools)) return result;
+    const kept: unknown[] = [];
+    for (const tool of result.tools) {
+      if (!isPlainObject(tool) || typeof tool.name !== "string") {
+        kept.push(tool);
+        continue;
+      }
+      const params = mirroredParams(tool.inputSchema);
+      if (typeof params === "string") {
+        this.mirrors.delete(tool.name);
+        this.host.warn(new Error(`tool "${tool.name}" left out of tools/list: ${params}`));
+        continue;
+      }
+      if (params.length > 0) this.mirrors.set(tool.name, params);
+      else this.mirrors.delete(tool.name);
+      kept.push(tool);
+    }
+    return kept.length === result.tools.length ? result : Object.assign({}, result, { tools: kept });
+  }
+
+  private setLevel(params: JsonObject | undefined): JsonObject {
+    const level = params?.level;
+    if (typeof level !== "string" || !(LOGGING_LEVELS as readonly string[]).includes(level))
+      throw new RpcError(
+        ErrorCode.InvalidParams,
+        `logging/setLevel: level must be one of ${LOGGING_LEVELS.join(", ")}`,
+      );
+    // This revision has no such request: the level travels in the envelope of every request from now on.
+    this.logLevel = level;
+    return {};
+  }
+
+  private spec(method: string): MethodSpec | undefined {
+    const table = this.options.table;
+    return table !== undefined && Object.hasOwn(table, method) ? table[method] : undefined;
+  }
+
+  /** The result as this revision types it: `resultType` present, and the revision's own guard satisfied. */
+  private check(method: string, spec: MethodSpec | undefined, result: JsonObject): void {
+    const kind = result.resultType;
+    if (kind !== "complete" && kind !== "input_required") {
+      const why =
+        kind === undefined
+          ? "has no resultType"
+          : `has resultType ${JSON.stringify(kind)}, which this client does not know`;
+      throw new InvalidResultError(method, "", result, [{ pointer: "/resultType", message: `the result ${why}` }]);
+    }
+    if (kind === "input_required" && spec?.resultType?.split(" | ").includes("InputRequiredResult") === false)
+      throw new InvalidResultError(method, "", result, [
+        { pointer: "/resultType", message: `${method} may not answer input_required` },
+      ]);
+    if (spec?.isResult !== undefined && !spec.isResult(result)) {
+      const issues = spec.explainResult?.(result);
+      throw new InvalidResultError(method, "", result, Array.isArray(issues) ? issues : []);
+    }
+  }
+
+  /** This round's answers: each input request given to the app's handler for its method, all at once. */
+  private async answer(method: string, result: JsonObject, signal: AbortSignal | undefined): Promise<JsonObject> {
+    const next: JsonObject = {};
+    if (typeof result.requestState === "string") next.requestState = result.requestState;
+    const asked = result.inputRequests;
+    if (asked === undefined) return next;
+    if (!isPlainObject(asked))
+      throw new InvalidResultError(method, "", result, [{ pointer: "/inputRequests", message: "must be an object" }]);
+    const keys = Object.keys(asked);
+    const answers = await Promise.all(keys.map((key) => this.answerOne(key, asked[key], signal)));
+    const responses: JsonObject = {};
+    keys.forEach((key, i) => (responses[key] = answers[i]!));
+    next.inputResponses = responses;
+    return next;
+  }
+
+  private async answerOne(key: string, request: unknown, signal: AbortSignal | undefined): Promise<JsonObject> {
+    if (!isPlainObject(request) || typeof request.method !== "string")
+      throw new RpcError(ErrorCode.InvalidParams, `input request "${key}" has no method`, { inputKey: key });
+    const method = request.method;
+    const params = request.params === undefined ? undefined : request.params;
+    const handler = this.host.handler(method);
+    if (handler === undefined)
+      throw new RpcError(
+        ErrorCode.MethodNotFound,
+        `the server asked for ${method} (input "${key}"), which this client has no handler for`,
+        { inputKey: key, method },
+      );
+    const spec = this.host.inboundSpec(method);
+    if (params !== undefined && !isPlainObject(params))
+      throw new RpcError(ErrorCode.InvalidParams, `input request "${key}": params must be an object`, {
+        inputKey: key,
+      });
+    if (spec?.isParams !== undefined && !spec.isParams(params))
+      throw new RpcError(ErrorCode.InvalidParams, `input request "${key}" (${method}) has invalid params`, {
+        inputKey: key,
+        issues: spec.explainParams?.(params) ?? [],
+      });
+    return handler(params, inputContext(key, method, signal));
+  }
+
+  /** Every page of tools/list again, for fresh mirrored parameters. */
+  private async relistTools(signal: AbortSignal | undefined): Promise<void> {
+    let cursor: unknown;
+    do {
+      const page = await this.request(TOOLS_LIST, cursor === undefined ? undefined : { cursor }, { signal });
+      cursor = page.nextCursor;
+    } while (typeof cursor === "string");
+  }
+}
+
+/**
+ * A complete result as the app sees it on either era: without the members only this revision's wire carries
+ * (`resultType`, the cache hints `ttlMs` and `cacheScope`, the server's identity in `_meta`), so the same app code
+ * reads the same result from a server of either era.
+ */
+function completed(result: JsonObject): JsonObject {
+  const { resultType: _kind, ttlMs: _ttl, cacheScope: _scope, ...rest } = result;
+  const meta = rest._meta;
+  if (isPlainObject(meta) && Object.hasOwn(meta, SERVER_INFO_META)) {
+    const { [SERVER_INFO_META]: _info, ...others } = meta;
+    if (Object.keys(others).length === 0) delete rest._meta;
+    else rest._meta = others;
+  }
+  return rest;
+}
+
+function withHeaders(options: RequestOptions | undefined, headers: Record<string, string>): RequestOptions {
+  return options === undefined ? { headers } : Object.assign({}, options, { headers });
+}
+
+function isHeaderMismatch(error: unknown): boolean {
+  return error instanceof RpcError && error.code === ModernErrorCode.HeaderMismatch;
+}
+
+const NEVER = new AbortController().signal;
+
+/** What an app handler answering an input request is given: its key as the id; it can send nothing itself. */
+function inputContext(key: string, method: string, signal: AbortSignal | undefined): RequestContext {
+  const refuse = () =>
+    Promise.reject(new RpcError(ErrorCode.InvalidRequest, "an input request cannot send messages of its own"));
+  return {
+    requestId: key,
+    method,
+    signal: signal ?? NEVER,
+    progress: () => Promise.resolve(),
+    request: refuse,
+    notify: refuse,
+  };
+}
