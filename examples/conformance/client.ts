@@ -75,6 +75,69 @@ const scenarios: Record<string, (url: string) => Promise<void>> = {
     await client.peer.close();
   },
 
+  /** The envelope on every request, and a retry on the revision a -32022 names; all three client capabilities. */
+  async "request-metadata"(url) {
+    const { client } = await connect(url, { roots: {}, sampling: {}, elicitation: {} });
+    const { tools } = await client.listTools();
+    for (const tool of tools) await client.callTool({ name: tool.name, arguments: {} });
+    await client.peer.close();
+  },
+
+  /** MRTR: each tool answers input_required; the elicitation is answered and the call sent again until complete. */
+  async "sep-2322-client-request-state"(url) {
+    const { client } = await connect(url, { elicitation: { form: {} } });
+    client.onElicit(() => ({ action: "accept", content: { confirmed: true } }));
+    const { tools } = await client.listTools();
+    await Promise.all(tools.map((tool) => client.callTool({ name: tool.name, arguments: {} })));
+    await client.peer.close();
+  },
+
+  /** Every method that names something, so each one's Mcp-Method and Mcp-Name headers are seen. */
+  async "http-standard-headers"(url) {
+    const { client } = await connect(url);
+    const { tools } = await client.listTools();
+    for (const tool of tools) await client.callTool({ name: tool.name, arguments: {} });
+    const { resources } = await client.listResources();
+    for (const resource of resources) await client.readResource({ uri: resource.uri });
+    const { prompts } = await client.listPrompts();
+    for (const prompt of prompts) await client.getPrompt({ name: prompt.name });
+    await client.peer.close();
+  },
+
+  /** The calls the suite lists, with their x-mcp-header parameters mirrored into Mcp-Param-* headers. */
+  async "http-custom-headers"(url) {
+    const { client } = await connect(url);
+    await client.listTools();
+    for (const call of conformanceToolCalls()) await client.callTool({ name: call.name, arguments: call.arguments });
+    await client.peer.close();
+  },
+
+  /** Tools whose x-mcp-header is invalid are left out of listTools(); every tool still listed is called. */
+  async "http-invalid-tool-headers"(url) {
+    const { client } = await connect(url);
+    const { tools } = await client.listTools();
+    for (const tool of tools) await client.callTool({ name: tool.name, arguments: { region: "us-west1" } });
+    await client.peer.close();
+  },
+
+  /** A network $ref in an inputSchema is data, never fetched. */
+  async "json-schema-ref-no-deref"(url) {
+    const { client } = await connect(url);
+    const { tools } = await client.listTools();
+    console.log(JSON.stringify(tools.map((tool) => tool.name)));
+    await client.peer.close();
+  },
+
+  /** The 2020-12 schema comes back byte for byte: echoed to the server as the tool received it. */
+  async "json-schema-2020-12-preservation"(url) {
+    const { client } = await connect(url);
+    const { tools } = await client.listTools();
+    const schema = tools.find((tool) => tool.name === "json_schema_2020_12_tool")?.inputSchema;
+    if (schema === undefined) throw new Error("the server offers no json_schema_2020_12_tool");
+    await client.callTool({ name: "json_schema_echo", arguments: { schema } });
+    await client.peer.close();
+  },
+
   async "sse-retry"(url) {
     const { client } = await connect(url);
     await client.listTools();
@@ -95,6 +158,20 @@ interface ConformanceContext {
   idp_id_token?: string;
   idp_issuer?: string;
   idp_token_endpoint?: string;
+}
+
+/** The tool calls a scenario's context lists (http-custom-headers), each with the arguments to send. */
+function conformanceToolCalls(): { name: string; arguments: Record<string, unknown> }[] {
+  const raw = process.env.MCP_CONFORMANCE_CONTEXT;
+  const value: unknown = raw === undefined || raw === "" ? {} : JSON.parse(raw);
+  const calls = (value as { toolCalls?: unknown }).toolCalls;
+  if (!Array.isArray(calls)) throw new Error("MCP_CONFORMANCE_CONTEXT lists no toolCalls");
+  return calls.map((call: unknown) => {
+    const { name, arguments: args } = call as { name?: unknown; arguments?: unknown };
+    if (typeof name !== "string" || typeof args !== "object" || args === null)
+      throw new Error(`a toolCalls entry lacks name or arguments: ${JSON.stringify(call)}`);
+    return { name, arguments: args as Record<string, unknown> };
+  });
 }
 
 function conformanceContext(): ConformanceContext {

@@ -2,7 +2,7 @@
 import { ErrorCode, RpcError, isPlainObject as isObject, type JsonObject } from "../rpc/jsonrpc.js";
 import type { Transport } from "../rpc/transport.js";
 import type { RequestOptions } from "../rpc/peer.js";
-import { CapabilityError, ConnectionClosedError, ProtocolVersionError } from "../rpc/errors.js";
+import { CapabilityError, ConnectionClosedError, ProtocolVersionError, RequestTimeoutError } from "../rpc/errors.js";
 import { Session, type SessionOptions } from "../rpc/session/session.js";
 import type { JsonRpcMessage, RequestId } from "../rpc/jsonrpc.js";
 import type { OutboundOperation } from "../rpc/operations.js";
@@ -51,7 +51,8 @@ export interface ClientSessionOptions extends SessionOptions {
   verdict?: EraVerdict;
   /**
    * How long the `server/discover` probe may take, ms, before the server counts as legacy (a legacy stdio server
-   * may never answer it); default 3000.
+   * may never answer it); default 3000. Not on HTTP, where every request is answered: there the probe has the
+   * request timeout, and running out of it fails the connection.
    */
   probeTimeoutMs?: number;
   /**
@@ -237,32 +238,34 @@ export class ClientSession extends Session {
   }
 
   /**
-   * `server/discover` under `version`: an answer makes the client modern; a -32022 names the revisions to choose from
-   * (once); other errors, a timeout or an HTTP 4xx mean a legacy server, which is then initialized on the same
-   * connection.
+   * `server/discover` under `version`: a DiscoverResult makes the client modern; a -32022 names the revisions to
+   * choose from (once); any other answer or error, a timeout or an HTTP 4xx means a legacy server, which is then
+   * initialized on the same connection.
    */
   private async probe(version: string, signal: AbortSignal | undefined, mayRetry: boolean): Promise<void> {
     const wire = this.wireFor(version);
+    // Where every request is answered (HTTP), silence is a slow or busy server, not a legacy one: the probe gets the
+    // usual timeout (the authorization a first request may need runs inside it), and running out says nothing.
+    const answered = this.transport?.answersEachRequest === true;
     let result: JsonObject;
     try {
       const params = wire.stamp(undefined);
-      result = await this.sendUnchecked(DISCOVER, params, {
-        timeout: this.probeTimeout,
-        signal,
-        headers: wire.headers(DISCOVER, params),
-      });
+      const headers = wire.headers(DISCOVER, params);
+      result = await this.sendUnchecked(
+        DISCOVER,
+        params,
+        answered ? { signal, headers } : { timeout: this.probeTimeout, signal, headers },
+      );
     } catch (error) {
-      if (signal?.aborted === true) throw error;
+      if (signal?.aborted === true || (answered && error instanceof RequestTimeoutError)) throw error;
       const evidence = probeEvidence(error);
       if (evidence.kind === "none") throw evidence.error;
       if (evidence.kind === "legacy") return this.handshake(signal, undefined, false);
       return this.choose(evidence.supported, signal, mayRetry, error);
     }
+    // Only a DiscoverResult says "modern": a legacy server may answer an unknown request with anything (`{}`).
     const supported = isObject(result) ? supportedOf({ supported: result.supportedVersions }) : undefined;
-    if (supported === undefined || !isObject(result.capabilities))
-      throw new RpcError(ErrorCode.InvalidParams, "server/discover result lacks supportedVersions or capabilities", {
-        result,
-      });
+    if (supported === undefined || !isObject(result.capabilities)) return this.handshake(signal, undefined, false);
     const pick = newestCommon(this.modernVersions(), supported);
     if (pick !== undefined) return this.speakModern(pick, result);
     return this.choose(supported, signal, false, new ProtocolVersionError(supported.join(", "), this.modernVersions()));

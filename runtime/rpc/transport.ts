@@ -126,6 +126,11 @@ export interface Transport {
   /** Transport session id, once known (HTTP). */
   readonly sessionId?: string;
   /**
+   * True when each request travels in an exchange of its own that the peer always answers, even for a method it
+   * does not know (HTTP): a request that gets no answer in time is then from a slow peer, not a peer that ignores it.
+   */
+  readonly answersEachRequest?: boolean;
+  /**
    * Called by the layer above once it knows the protocol revision it speaks on this connection: a transport whose
    * framing depends on the revision (HTTP: sessions, the standalone stream and how a request is cancelled) adapts.
    */

@@ -35,8 +35,9 @@ const PROGRAM = `import { Client, createMcpServer } from ${source("generated/ind
 import { StreamableHttpClientTransport, createStreamableHttpServer } from ${source("runtime/web.ts")};
 import { addCountTool } from ${source("test/browser/count-tool.ts")};
 
+// Resuming a cut stream with Last-Event-ID is the handshake era's (on 2026-07-28 a cut stream is a cancellation).
 async function run(transport) {
-  const client = await Client.connect(transport, { clientInfo: { name: "chromium", version: "1" } });
+  const client = await Client.connect(transport, { clientInfo: { name: "chromium", version: "1" }, era: "legacy" });
   const progress = [];
   const result = await client.callTool({ name: "count", arguments: { n: 4 } }, { onProgress: (p) => progress.push(p.progress) });
   const outcome = { progress, text: result.content[0].text, sessionId: transport.sessionId, protocolVersion: transport.protocolVersion };

@@ -194,13 +194,16 @@ export interface RequirementOutcome {
 }
 
 /**
- * The scenarios a `server --requirements <revision>` run of the 0.2 CLI reported, in order, from its summary
- * (`✓ name: 3 passed, 0 failed`), its not-scored list (`✗ name (pending)`) and the scenarios it could not run.
+ * The scenarios a `--requirements <revision>` run of the 0.2 CLI reported (server or client), in order, from its
+ * summary (`✓ name: 3 passed, 0 failed[, 1 warnings]`), its not-scored list (`✗ name (pending)`) and the scenarios
+ * it could not run.
  */
 export function requirementOutcomes(run: Pick<CliRun, "stdout" | "stderr">): Map<string, RequirementOutcome> {
   const outcomes = new Map<string, RequirementOutcome>();
-  const summary = run.stdout.split("=== SUMMARY ===")[1] ?? "";
-  for (const [, name, passed, failed] of summary.matchAll(/^[✓✗] (\S+): (\d+) passed, (\d+) failed$/gmu)) {
+  const summary = run.stdout.split(/=== (?:SUITE )?SUMMARY ===/)[1] ?? "";
+  for (const [, name, passed, failed] of summary.matchAll(
+    /^[✓✗] (\S+): (\d+) passed, (\d+) failed(?:, \d+ warnings)?$/gmu,
+  )) {
     outcomes.set(name, { passed: Number(passed), failed: Number(failed) });
   }
   for (const [, name, reason] of summary.matchAll(/^\s+[✓✗] (\S+) \(([a-z-]+)\)$/gmu)) {

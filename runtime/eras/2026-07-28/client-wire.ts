@@ -185,14 +185,14 @@ export class ModernClientWire {
     return table !== undefined && Object.hasOwn(table, method) ? table[method] : undefined;
   }
 
-  /** The result as this revision types it: `resultType` present, and the revision's own guard satisfied. */
+  /**
+   * The result as this revision types it: a `resultType` this client knows, and the revision's own guard satisfied.
+   * An absent `resultType` is "complete": the specification requires that of clients, for servers that predate it.
+   */
   private check(method: string, spec: MethodSpec | undefined, result: JsonObject): void {
     const kind = result.resultType;
-    if (kind !== "complete" && kind !== "input_required") {
-      const why =
-        kind === undefined
-          ? "has no resultType"
-          : `has resultType ${JSON.stringify(kind)}, which this client does not know`;
+    if (kind !== undefined && kind !== "complete" && kind !== "input_required") {
+      const why = `has resultType ${JSON.stringify(kind)}, which this client does not know`;
       throw new InvalidResultError(method, "", result, [{ pointer: "/resultType", message: `the result ${why}` }]);
     }
     if (kind === "input_required" && spec?.resultType?.split(" | ").includes("InputRequiredResult") === false)

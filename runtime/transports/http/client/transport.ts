@@ -30,6 +30,8 @@ export class StreamableHttpClientTransport implements Transport {
   onerror?: (error: Error) => void;
   /** The server forgot the session (404). Requests in flight have been failed; initialize again to go on. */
   onsessionexpired?: (error: SessionExpiredError) => void;
+  /** Every POST gets an HTTP answer, whatever the server makes of its method. */
+  readonly answersEachRequest = true;
 
   private readonly options: StreamableHttpClientOptions;
   private readonly requests: SessionRequests;
