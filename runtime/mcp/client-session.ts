@@ -35,6 +35,8 @@ import { limitOption } from "../rpc/limits.js";
 
 export type { EraOption, EraVerdict } from "./negotiation.js";
 
+const LOG_MESSAGE = "notifications/message";
+
 export interface ClientSessionOptions extends SessionOptions {
   clientInfo: ImplementationInfo;
   capabilities?: JsonObject;
@@ -296,7 +298,9 @@ export class ClientSession extends Session {
         send: (method, params, options) => this.sendUnchecked(method, params, options),
         handler: (method) => this.requestHandler(method),
         inboundSpec: (method) => this.inboundSpec(method),
+        resultSpec: (method) => this.outboundSpec(method),
         warn: (error) => session.onerror?.(error),
+        wantsLogs: () => this.hasNotificationHandler(LOG_MESSAGE),
       },
       version,
       { table: this.revisions?.[version]?.inbound, maxInputRounds: this.maxInputRounds },

@@ -36,6 +36,10 @@ export interface ModernClientHost {
   inboundSpec(method: string): MethodSpec | undefined;
   /** Warnings (a tool dropped for invalid `x-mcp-header`). */
   warn(error: Error): void;
+  /** The session's own spec of a request it sends: its result guard is the one the app's types follow. */
+  resultSpec(method: string): MethodSpec | undefined;
+  /** Whether the app listens to log messages (then they are asked for, at every level, until it sets a level). */
+  wantsLogs(): boolean;
 }
 
 export interface ModernClientOptions {
@@ -84,7 +88,10 @@ export class ModernClientWire {
       [CLIENT_CAPABILITIES_META]: this.host.capabilities,
       [CLIENT_INFO_META]: this.host.clientInfo,
     };
-    if (this.logLevel !== undefined) meta[LOG_LEVEL_META] = this.logLevel;
+    // A server sends no log messages on a request without a level: an app that listens to them and set no level
+    // hears every level, as a 2025-11-25 server's default has it.
+    const level = this.logLevel ?? (this.host.wantsLogs() ? "debug" : undefined);
+    if (level !== undefined) meta[LOG_LEVEL_META] = level;
     return meta;
   }
 
@@ -135,9 +142,8 @@ export class ModernClientWire {
         }
         throw error;
       }
-      this.check(method, spec, result);
-      if (result.resultType !== "input_required")
-        return completed(method === TOOLS_LIST ? this.toolsListed(result) : result);
+      const checked = this.check(method, spec, result);
+      if (result.resultType !== "input_required") return method === TOOLS_LIST ? this.toolsListed(checked) : checked;
       if (++rounds > this.maxInputRounds) throw new InputRoundsExceededError(method, this.maxInputRounds);
       round = await this.answer(method, result, options?.signal);
     }
@@ -186,23 +192,35 @@ export class ModernClientWire {
   }
 
   /**
-   * The result as this revision types it: a `resultType` this client knows, and the revision's own guard satisfied.
-   * An absent `resultType` is "complete": the specification requires that of clients, for servers that predate it.
+   * A result as this revision may send it: a `resultType` this client knows (absent is "complete": the specification
+   * requires that of clients, for servers that predate it), an input-required result shaped as one, and a complete
+   * one, less this revision's own members, satisfying the session's guard for the method (the one results of
+   * 2025-11-25 meet: the app reads the same type on either era). Returns what the app gets.
    */
-  private check(method: string, spec: MethodSpec | undefined, result: JsonObject): void {
+  private check(method: string, spec: MethodSpec | undefined, result: JsonObject): JsonObject {
     const kind = result.resultType;
-    if (kind !== undefined && kind !== "complete" && kind !== "input_required") {
-      const why = `has resultType ${JSON.stringify(kind)}, which this client does not know`;
-      throw new InvalidResultError(method, "", result, [{ pointer: "/resultType", message: `the result ${why}` }]);
+    const invalid = (pointer: string, message: string) =>
+      new InvalidResultError(method, "", result, [{ pointer, message }]);
+    if (kind === "input_required") {
+      if (spec?.resultType?.split(" | ").includes("InputRequiredResult") === false)
+        throw invalid("/resultType", `${method} may not answer input_required`);
+      if (result.inputRequests !== undefined && !isPlainObject(result.inputRequests))
+        throw invalid("/inputRequests", "must be an object");
+      if (result.requestState !== undefined && typeof result.requestState !== "string")
+        throw invalid("/requestState", "must be a string");
+      if (result.inputRequests === undefined && result.requestState === undefined)
+        throw invalid("", "an input_required result carries inputRequests or requestState");
+      return result;
     }
-    if (kind === "input_required" && spec?.resultType?.split(" | ").includes("InputRequiredResult") === false)
-      throw new InvalidResultError(method, "", result, [
-        { pointer: "/resultType", message: `${method} may not answer input_required` },
-      ]);
-    if (spec?.isResult !== undefined && !spec.isResult(result)) {
-      const issues = spec.explainResult?.(result);
+    if (kind !== undefined && kind !== "complete")
+      throw invalid("/resultType", `has resultType ${JSON.stringify(kind)}, which this client does not know`);
+    const complete = completed(result);
+    const guard = this.host.resultSpec(method) ?? spec;
+    if (guard?.isResult !== undefined && !guard.isResult(guard === spec ? withKind(result) : complete)) {
+      const issues = guard.explainResult?.(guard === spec ? withKind(result) : complete);
       throw new InvalidResultError(method, "", result, Array.isArray(issues) ? issues : []);
     }
+    return complete;
   }
 
   /** This round's answers: each input request given to the app's handler for its method, all at once. */
@@ -270,6 +288,11 @@ function completed(result: JsonObject): JsonObject {
     else rest._meta = others;
   }
   return rest;
+}
+
+/** A result checked by this revision's own guard: `resultType` present, as the revision's schema requires. */
+function withKind(result: JsonObject): JsonObject {
+  return result.resultType === undefined ? Object.assign({}, result, { resultType: "complete" }) : result;
 }
 
 function withHeaders(options: RequestOptions | undefined, headers: Record<string, string>): RequestOptions {

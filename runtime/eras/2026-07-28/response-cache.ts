@@ -154,10 +154,11 @@ function sortKeys(_key: string, value: unknown): unknown {
   return sorted;
 }
 
-function deepFreeze<T>(value: T): T {
-  // Frozen first, then its members: a cycle comes back to a frozen object and stops.
-  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value;
+function deepFreeze<T>(value: T, seen = new WeakSet<object>()): T {
+  // `seen`, not Object.isFrozen: a shallowly frozen object may still hold unfrozen members; a cycle stops here too.
+  if (typeof value !== "object" || value === null || seen.has(value)) return value;
+  seen.add(value);
   Object.freeze(value);
-  for (const member of Object.values(value)) deepFreeze(member);
+  for (const member of Object.values(value)) deepFreeze(member, seen);
   return value;
 }

@@ -116,6 +116,7 @@ export class Session implements Peer, ProgressSink {
   private status: "new" | "open" | "closed" = "new";
   private closingByApp = false;
   private readonly inboundSpecs: ReadonlyMap<string, MethodSpec>;
+  private readonly outboundSpecs: ReadonlyMap<string, MethodSpec>;
   private readonly notificationHandlers = new Map<string, NotificationHandler>();
   private readonly observers = new Map<string, Set<(params: JsonObject | undefined) => void>>();
   private readonly isMessage: (value: unknown) => boolean;
@@ -151,10 +152,11 @@ export class Session implements Peer, ProgressSink {
       uncapped: setOf(options.uncapped),
       maxDetached,
     });
+    this.outboundSpecs = specsOf(options.outbound ?? EMPTY_TABLE);
     this.outbound = new OutboundRequests(
       this.link,
       this.operations,
-      specsOf(options.outbound ?? EMPTY_TABLE),
+      this.outboundSpecs,
       options.defaultTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS,
       uncancellable,
     );
@@ -252,12 +254,22 @@ export class Session implements Peer, ProgressSink {
     return this.inboundSpecs.get(method);
   }
 
+  /** @internal The spec of a method we send (from the outbound table), to check a result taken another way. */
+  outboundSpec(method: string): MethodSpec | undefined {
+    return this.outboundSpecs.get(method);
+  }
+
   requestHandler(method: string): RequestHandler | undefined {
     return this.inbound.handlers.get(method);
   }
 
   removeRequestHandler(method: string): void {
     this.inbound.handlers.delete(method);
+  }
+
+  /** Whether a handler for notification `method` is registered. */
+  hasNotificationHandler(method: string): boolean {
+    return this.notificationHandlers.has(method);
   }
 
   removeNotificationHandler(method: string): void {
