@@ -111,6 +111,7 @@ export class ClientSession extends Session {
   /** The 2026-07-28 wire, once the client speaks it. */
   private modern: ModernClientWire | undefined;
   private reached: EraVerdict | undefined;
+  private respawned = false;
 
   constructor(options: ClientSessionOptions) {
     super(withLifecycle(Object.assign({}, options, { uncancellable: [DISCOVER, ...(options.uncancellable ?? [])] })));
@@ -260,6 +261,13 @@ export class ClientSession extends Session {
       );
     } catch (error) {
       if (signal?.aborted === true || (answered && error instanceof RequestTimeoutError)) throw error;
+      // A server that exits on a request it does not know is a 2025 one: start it again, once, for initialize.
+      const respawn = this.transport?.respawn;
+      if (error instanceof ConnectionClosedError && !this.isOpen && respawn !== undefined && !this.respawned) {
+        this.respawned = true;
+        await this.replaceTransport(respawn.call(this.transport));
+        return this.handshake(signal, undefined, false);
+      }
       const evidence = probeEvidence(error);
       if (evidence.kind === "none") throw evidence.error;
       if (evidence.kind === "legacy") return this.handshake(signal, undefined, false);

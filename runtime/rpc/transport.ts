@@ -131,6 +131,11 @@ export interface Transport {
    */
   readonly answersEachRequest?: boolean;
   /**
+   * A new transport to the same peer (stdio: the same command line, a new process), not yet started: for a client
+   * whose peer went away before the connection was settled (a server that exits on a request it does not know).
+   */
+  respawn?(): Transport;
+  /**
    * Called by the layer above once it knows the protocol revision it speaks on this connection: a transport whose
    * framing depends on the revision (HTTP: sessions, the standalone stream and how a request is cancelled) adapts.
    */

@@ -458,6 +458,11 @@ export class StdioClientTransport extends StdioEnd {
     return this.child?.pid;
   }
 
+  /** The same command line again, as a transport not yet started (a new process once started). */
+  respawn(): StdioClientTransport {
+    return new StdioClientTransport(this.options);
+  }
+
   /** The child's stderr when options.stderr is "pipe". */
   get stderr(): Readable | null {
     return this.piped;
