@@ -88,6 +88,9 @@ export {
 } from "./transports/http/client/transport.js";
 export type {
   HttpAuthChallenge,
+  HttpAuthCredentials,
+  HttpAuthRequest,
+  HttpAuthResponse,
   HttpAuthorizer,
   ReconnectOptions,
   ResumptionInfo,

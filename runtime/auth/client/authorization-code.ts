@@ -8,13 +8,22 @@ import { OAuthError } from "./errors.js";
 import type { SigningKeyInput } from "./keys.js";
 import { oauthLibrary, type AuthorizationServer, type ClientAuth, type OAuthLibrary, type Step } from "./library.js";
 import type { OAuthClientInformation, OAuthStore, PendingAuthorization } from "./store.js";
-import { checkClientMetadataUrl, checkRedirectUri, oauthUrl } from "./urls.js";
+import { applicationTypeOf, checkClientMetadataUrl, checkRedirectUri, oauthUrl } from "./urls.js";
 import { DEFAULT_AUTHORIZATION_TIMEOUT_MS, type OAuthCommonOptions, type TokenEndpointAuthMethod } from "./options.js";
 
 /** The client's metadata (RFC 7591): sent with dynamic registration, and what a client ID metadata document holds. */
 export interface OAuthClientMetadata {
-  /** Where the authorization server sends the user back: https, or http on a loopback host. The first is used. */
+  /**
+   * Where the authorization server sends the user back: https, http on a loopback host, or a private-use scheme
+   * (`com.example.app:/callback`, RFC 8252). The first is used.
+   */
   redirect_uris: string[];
+  /**
+   * The OIDC application type sent with dynamic registration (SEP-837): "native" or "web". Default: "native" when
+   * every redirect URI is http on a loopback host or a private-use scheme, else "web". Anything else is OAuthError
+   * "invalid_options" when the client is made.
+   */
+  application_type?: "native" | "web";
   client_name?: string;
   client_uri?: string;
   logo_uri?: string;
@@ -125,6 +134,9 @@ class AuthorizationCodeGrant implements Grant {
     if (!Array.isArray(uris) || uris.length === 0)
       throw new OAuthError("invalid_redirect_uri", "clientMetadata.redirect_uris must list at least one redirect URI");
     for (const uri of uris) checkRedirectUri(uri);
+    const applicationType = provider.clientMetadata.application_type;
+    if (applicationType !== undefined && applicationType !== "native" && applicationType !== "web")
+      throw new OAuthError("invalid_options", 'clientMetadata.application_type must be "native" or "web"');
     if (provider.clientMetadataUrl !== undefined) checkClientMetadataUrl(provider.clientMetadataUrl);
     const configured = provider.clientInformation;
     const confidential =
@@ -202,7 +214,7 @@ class AuthorizationCodeGrant implements Grant {
     const validated = await engine.call(lib, callback, async () => lib.validateAuthResponse(as, client, params, state));
     if (!validated.get("code")) throw new OAuthError("invalid_callback", "the authorization callback has no code");
     const token: Step = { kind: "token", what: "the token endpoint", url: as.token_endpoint };
-    const response = await engine.call(lib, token, async () => {
+    const response = await engine.tokenRequest(lib, token, async (options) => {
       const sent = await lib.authorizationCodeGrantRequest(
         as,
         client,
@@ -210,10 +222,7 @@ class AuthorizationCodeGrant implements Grant {
         validated,
         pending.redirect_uri,
         pending.code_verifier,
-        {
-          ...engine.requestOptions(lib),
-          additionalParameters: { resource: pending.resource },
-        },
+        { ...options, additionalParameters: { resource: pending.resource } },
       );
       return lib.processAuthorizationCodeResponse(as, client, sent);
     });
@@ -381,6 +390,8 @@ class AuthorizationCodeGrant implements Grant {
             : "none");
     const metadata = {
       ...wanted,
+      // OIDC servers default to "web", which they may refuse with loopback or private-use redirect URIs (SEP-837).
+      application_type: wanted.application_type ?? applicationTypeOf(wanted.redirect_uris),
       redirect_uris: wanted.redirect_uris,
       grant_types: wanted.grant_types ?? ["authorization_code", "refresh_token"],
       response_types: wanted.response_types ?? ["code"],

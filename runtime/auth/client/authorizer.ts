@@ -1,11 +1,18 @@
 // The HttpAuthorizer every OAuth client of mcpgen/auth is: what the Streamable HTTP transport calls on each request.
-import type { HttpAuthChallenge, HttpAuthorizer } from "../../transports/http/client/transport.js";
+import type {
+  HttpAuthChallenge,
+  HttpAuthCredentials,
+  HttpAuthRequest,
+  HttpAuthResponse,
+  HttpAuthorizer,
+} from "../../transports/http/client/options.js";
 import type { OAuthEngine } from "./engine.js";
 
 /**
  * Base of OAuthClient, ClientCredentialsClient and JwtBearerClient: hand one to StreamableHttpClientTransport's
- * `authorization` option. It supplies the bearer token of every request (refreshed before it expires) and answers
- * the server's 401 and 403 insufficient_scope challenges by authorizing (again).
+ * `authorization` option. It supplies the access token of every request (refreshed before it expires; with the
+ * `dpop` option a DPoP token and the request's proof) and answers the server's 401 and 403 insufficient_scope
+ * challenges by authorizing (again), and its DPoP nonce challenges by sending the request again with the nonce.
  */
 export abstract class OAuthAuthorizer implements HttpAuthorizer {
   /** From `maxAuthorizationAttempts`. */
@@ -18,8 +25,17 @@ export abstract class OAuthAuthorizer implements HttpAuthorizer {
     this.maxRetries = this.engine.maxRetries;
   }
 
-  authorization(url: URL): Promise<string | undefined> {
-    return this.engine.authorization(url);
+  /**
+   * `Bearer <token>`, or for a DPoP token `{ authorization: "DPoP <token>", headers: { DPoP: <proof> } }` with a
+   * proof for `request`'s method (POST when no request is named) and `url`; undefined before there is a token.
+   */
+  authorization(url: URL, request?: HttpAuthRequest): Promise<string | HttpAuthCredentials | undefined> {
+    return this.engine.authorization(url, request);
+  }
+
+  /** Keeps a `DPoP-Nonce` the MCP server sent for the next proof (nothing to do without the `dpop` option). */
+  observe(response: HttpAuthResponse): void {
+    this.engine.observe(response);
   }
 
   challenge(challenge: HttpAuthChallenge): Promise<boolean> {

@@ -1,7 +1,12 @@
 // The engine under every OAuth client of mcpgen/auth: discovery on a challenge, trusted issuers, storage, refresh, step-up, one flow at a time.
-import type { HttpAuthChallenge } from "../../transports/http/client/transport.js";
+import type {
+  HttpAuthChallenge,
+  HttpAuthCredentials,
+  HttpAuthRequest,
+  HttpAuthResponse,
+} from "../../transports/http/client/options.js";
 import { MAX_TIMER_MS, limitOption } from "../../rpc/limits.js";
-import { bearerChallenge } from "./challenge.js";
+import { readChallenges } from "./challenge.js";
 import {
   discoverAuthorizationServer,
   discoverResource,
@@ -9,6 +14,7 @@ import {
   type ResourceInfo,
 } from "./discovery.js";
 import { boundedFetch } from "./bounded-fetch.js";
+import { DPoPKeys, nonceOf } from "./dpop.js";
 import { OAuthError, SecretSet } from "./errors.js";
 import { TrustedIssuers } from "./issuers.js";
 import {
@@ -69,6 +75,8 @@ export class OAuthEngine {
   readonly allowInsecureHttp: boolean;
   /** The issuers credentials may go to; undefined when the app named none (any issuer is used). */
   readonly trust: TrustedIssuers | undefined;
+  /** The DPoP key and nonces; undefined when the `dpop` option is off. */
+  readonly dpop: DPoPKeys | undefined;
   private readonly grant: Grant;
   private readonly fetchImpl: typeof fetch;
   private readonly refreshSkewMs: number;
@@ -105,28 +113,38 @@ export class OAuthEngine {
     this.legacyDiscovery = options.legacyDiscovery ?? true;
     this.extraScope = options.scope?.trim() || undefined;
     this.selectAuthorizationServer = options.selectAuthorizationServer;
+    this.dpop = DPoPKeys.from(options.dpop);
   }
 
   // ---- HttpAuthorizer ----
 
-  async authorization(url: URL): Promise<string | undefined> {
+  async authorization(url: URL, request?: HttpAuthRequest): Promise<string | HttpAuthCredentials | undefined> {
     const key = serverKey(url);
     try {
       const flight = this.flights.get(key);
       if (flight !== undefined) await flight.catch(() => undefined);
       let tokens = await this.store.getTokens(key);
-      if (tokens !== undefined && !this.trusts(tokens)) {
-        // From an authorization server no longer trusted (the configuration changed): never renewed there.
+      if (tokens !== undefined && !(this.trusts(tokens) && (await this.holdsKeyOf(tokens)))) {
+        // From an authorization server no longer trusted (the configuration changed): never renewed there. Or
+        // bound to a DPoP key this client does not have: no proof it could make would be accepted with them.
         await this.store.setTokens(key, undefined);
         tokens = undefined;
       }
       if (tokens !== undefined && this.expiring(tokens)) tokens = await this.renew(key, tokens);
       if (tokens === undefined) return undefined;
       this.secrets.add(tokens.access_token, tokens.refresh_token);
-      return `Bearer ${tokens.access_token}`;
+      if (tokens.token_type !== "dpop" || this.dpop === undefined) return `Bearer ${tokens.access_token}`;
+      // The proof is for this request only: its method, its URL, this token (RFC 9449 section 7.1).
+      const proof = await this.dpop.proof(url, request?.method ?? "POST", tokens.access_token);
+      return { authorization: `DPoP ${tokens.access_token}`, headers: { DPoP: proof } };
     } catch (error) {
       throw this.secrets.scrub(error);
     }
+  }
+
+  /** Keeps the DPoP nonce a server sent with any response for the next proof to it. */
+  observe(response: HttpAuthResponse): void {
+    this.dpop?.remember(response.url, response.headers["dpop-nonce"]);
   }
 
   async challenge(challenge: HttpAuthChallenge): Promise<boolean> {
@@ -149,7 +167,20 @@ export class OAuthEngine {
   private async answer(challenge: HttpAuthChallenge): Promise<boolean> {
     const lib = await oauthLibrary();
     const key = serverKey(challenge.url);
-    const bearer = await bearerChallenge(lib, challenge.headers);
+    const challenges = await readChallenges(lib, challenge.headers);
+    const proof = challenge.credentialHeaders?.DPoP;
+    if (this.dpop !== undefined && proof !== undefined && challenge.status === 401) {
+      if (challenges.dpop?.error === "use_dpop_nonce") {
+        // The MCP server wants a nonce of its own in the proof (RFC 9449 section 9): sent again with the one it
+        // gave, unless the refused proof had that one already (then another proof would fare no better).
+        const nonce = challenge.headers["dpop-nonce"];
+        if (nonce === undefined || nonce === "") return false;
+        this.dpop.remember(challenge.url, nonce);
+        return nonce !== nonceOf(proof);
+      }
+    }
+    // A DPoP challenge carries the same parameters as a Bearer one (resource_metadata, scope, error).
+    const bearer = challenges.bearer ?? challenges.dpop;
     const stepUp = challenge.status === 403;
     // A 403 is ours only as insufficient_scope with the scope needed; anything else is the server's last word.
     if (stepUp && (bearer?.error !== "insufficient_scope" || bearer.scope === undefined)) return false;
@@ -163,7 +194,7 @@ export class OAuthEngine {
     }
     const current = await this.store.getTokens(key);
     const carried = challenge.authorization;
-    if (current !== undefined && carried !== `Bearer ${current.access_token}`) return true;
+    if (current !== undefined && carried !== `${schemeOf(current)} ${current.access_token}`) return true;
 
     await this.exclusive(key, async () => {
       // Two challenges may both have got here before either started: the second finds the work done.
@@ -172,7 +203,9 @@ export class OAuthEngine {
         // The token was refused (expired or revoked): a refresh is cheaper than a new authorization.
         if ((await this.refreshOrDrop(lib, key, current)) !== undefined) return;
       }
-      const info = await this.resourceInfo(lib, key, challenge.url, bearer?.resourceMetadata);
+      // Read afresh for every new authorization: the authorization server it names may have changed (SEP-2352),
+      // and then the client registers there anew and never presents the other's credentials.
+      const info = await this.resourceInfo(lib, key, challenge.url, bearer?.resourceMetadata, true);
       const as = await this.authorizationServer(lib, info);
       const previous = current !== undefined && current.issuer === as.issuer ? current.scope : undefined;
       const asked = bearer?.scope ?? info.scopesSupported?.join(" ");
@@ -230,9 +263,9 @@ export class OAuthEngine {
       const client = await this.grant.clientFor(this, lib, as);
       const step: Step = { kind: "token", what: "the token endpoint (refresh)", url: as.token_endpoint };
       this.secrets.add(tokens.refresh_token);
-      const response = await this.call(lib, step, async () => {
+      const response = await this.tokenRequest(lib, step, async (options) => {
         const sent = await lib.refreshTokenGrantRequest(as, client.client, client.auth, tokens.refresh_token!, {
-          ...this.requestOptions(lib),
+          ...options,
           additionalParameters: { resource: tokens.resource },
         });
         return lib.processRefreshTokenResponse(as, client.client, sent);
@@ -276,14 +309,17 @@ export class OAuthEngine {
 
   // ---- discovery, cached ----
 
+  /** The server's protected resource metadata: cached, unless `fresh` or the challenge names another document. */
   private async resourceInfo(
     lib: OAuthLibrary,
     key: string,
     server: URL,
     fromChallenge: URL | undefined,
+    fresh = false,
   ): Promise<ResourceInfo> {
     const known = this.resources.get(key);
-    if (known !== undefined && (fromChallenge === undefined || known.metadataUrl === fromChallenge.href)) return known;
+    if (!fresh && known !== undefined && (fromChallenge === undefined || known.metadataUrl === fromChallenge.href))
+      return known;
     const info = await discoverResource(this.discoveryOptions(lib), server, fromChallenge);
     this.resources.set(key, info);
     return info;
@@ -337,6 +373,13 @@ export class OAuthEngine {
     return this.trust === undefined || this.trust.has(tokens.issuer);
   }
 
+  /** Whether this client can prove possession for the tokens: Bearer ones need nothing, DPoP ones its own key. */
+  private async holdsKeyOf(tokens: StoredTokens): Promise<boolean> {
+    if (tokens.token_type !== "dpop") return true;
+    if (this.dpop === undefined || tokens.dpop_jkt === undefined) return false;
+    return tokens.dpop_jkt === (await this.dpop.thumbprint(await oauthLibrary()));
+  }
+
   private discoveryOptions(lib: OAuthLibrary): DiscoveryOptions {
     return {
       lib,
@@ -360,6 +403,28 @@ export class OAuthEngine {
     };
   }
 
+  /**
+   * A token request: `send` makes it with the options given (the DPoP handle among them when DPoP is on) and
+   * processes the response. An authorization server that refuses it with use_dpop_nonce has sent the nonce to use,
+   * which the handle keeps: it is made once more (RFC 9449 section 8). Failures are OAuthErrors for `step`.
+   */
+  tokenRequest<T>(lib: OAuthLibrary, step: Step, send: (options: TokenRequestOptions) => Promise<T>): Promise<T> {
+    return this.call(lib, step, async () => {
+      try {
+        return await send(await this.tokenOptions(lib));
+      } catch (error) {
+        if (this.dpop === undefined || !lib.isDPoPNonceError(error)) throw error;
+        return send(await this.tokenOptions(lib));
+      }
+    });
+  }
+
+  private async tokenOptions(lib: OAuthLibrary): Promise<TokenRequestOptions> {
+    const options: TokenRequestOptions = this.requestOptions(lib);
+    if (this.dpop !== undefined) options.DPoP = await this.dpop.handle(lib);
+    return options;
+  }
+
   /** Runs a library call, its failure turned into an OAuthError for `step`. */
   async call<T>(lib: OAuthLibrary, step: Step, run: () => Promise<T>): Promise<T> {
     try {
@@ -379,19 +444,22 @@ export class OAuthEngine {
     previousRefreshToken?: string,
   ): Promise<StoredTokens> {
     this.secrets.add(response.access_token, response.refresh_token);
-    if (response.token_type !== "bearer") {
+    // A DPoP client takes the Bearer token a server may issue instead (and sends it as one); DPoP tokens only it.
+    const dpop = response.token_type === "dpop" && this.dpop !== undefined;
+    if (response.token_type !== "bearer" && !dpop) {
       throw new OAuthError(
         "invalid_token_response",
-        `the token endpoint issued a token of type ${JSON.stringify(response.token_type)}; only Bearer tokens are supported`,
+        `the token endpoint issued a token of type ${JSON.stringify(response.token_type)}; only Bearer tokens${this.dpop === undefined ? " (DPoP ones with the dpop option)" : " and DPoP ones"} are supported`,
         { url: as.token_endpoint },
       );
     }
     const tokens: StoredTokens = {
       access_token: response.access_token,
-      token_type: "bearer",
+      token_type: dpop ? "dpop" : "bearer",
       issuer: as.issuer,
       resource: info.resource,
     };
+    if (dpop) tokens.dpop_jkt = await this.dpop!.thumbprint(await oauthLibrary());
     if (info.legacyOrigin !== undefined) tokens.legacy_origin = info.legacyOrigin;
     // A refresh response without a new refresh token leaves the old one valid (RFC 6749 section 6).
     const refresh = response.refresh_token ?? previousRefreshToken;
@@ -405,6 +473,17 @@ export class OAuthEngine {
     await this.store.setTokens(key, tokens);
     return tokens;
   }
+}
+
+/** Options for a token request of oauth4webapi: the usual ones, and the DPoP handle when DPoP is on. */
+export type TokenRequestOptions = Record<PropertyKey, unknown> & {
+  signal: AbortSignal;
+  DPoP?: Awaited<ReturnType<DPoPKeys["handle"]>>;
+};
+
+/** The Authorization scheme stored tokens are sent with. */
+function schemeOf(tokens: StoredTokens): string {
+  return tokens.token_type === "dpop" ? "DPoP" : "Bearer";
 }
 
 /** What stored tokens say about where they came from, for refreshing them in a process that has not discovered it yet. */

@@ -8,7 +8,7 @@ export type OAuthErrorCode =
   | "invalid_options"
   /** An OAuth URL is plain http on a host that is not loopback (see `allowInsecureHttp`), or not http(s) at all. */
   | "insecure_url"
-  /** A redirect URI is neither https nor http on a loopback host. */
+  /** A redirect URI is neither https, http on a loopback host nor a private-use scheme (RFC 8252). */
   | "invalid_redirect_uri"
   /** The client ID metadata document URL is not an https URL with a path. */
   | "invalid_client_metadata_url"

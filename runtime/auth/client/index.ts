@@ -7,6 +7,9 @@ export {
   DEFAULT_MAX_OAUTH_RESPONSE_BYTES,
   DEFAULT_OAUTH_REQUEST_TIMEOUT_MS,
   DEFAULT_REFRESH_SKEW_MS,
+  type DPoPAlgorithm,
+  type DPoPKeyPair,
+  type DPoPOptions,
   type OAuthCommonOptions,
   type TokenEndpointAuthMethod,
 } from "./options.js";

@@ -121,8 +121,8 @@ class MachineGrant implements Grant {
     let response: TokenEndpointResponse;
     if (this.assertion === undefined) {
       const step: Step = { kind: "token", what: "the token endpoint (client_credentials)", url: as.token_endpoint };
-      response = await engine.call(lib, step, async () => {
-        const sent = await lib.clientCredentialsGrantRequest(as, client, auth, parameters, engine.requestOptions(lib));
+      response = await engine.tokenRequest(lib, step, async (options) => {
+        const sent = await lib.clientCredentialsGrantRequest(as, client, auth, parameters, options);
         return lib.processClientCredentialsResponse(as, client, sent);
       });
     } else {
@@ -135,14 +135,14 @@ class MachineGrant implements Grant {
         throw new OAuthError("invalid_options", "the assertion callback returned no assertion");
       engine.secrets.add(assertion);
       const step: Step = { kind: "token", what: "the token endpoint (jwt-bearer)", url: as.token_endpoint };
-      response = await engine.call(lib, step, async () => {
+      response = await engine.tokenRequest(lib, step, async (options) => {
         const sent = await lib.genericTokenEndpointRequest(
           as,
           client,
           auth,
           JWT_BEARER,
           { assertion, ...parameters },
-          engine.requestOptions(lib),
+          options,
         );
         return lib.processGenericTokenEndpointResponse(as, client, sent);
       });

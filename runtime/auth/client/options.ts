@@ -1,4 +1,5 @@
 // Options and defaults every OAuth client of mcpgen/auth shares (declarations only: the public types import no peer).
+import type { PrivateJwk, WebCryptoPrivateKey } from "./keys.js";
 import type { OAuthStore } from "./store.js";
 
 /** Options every OAuth client takes. */
@@ -51,6 +52,48 @@ export interface OAuthCommonOptions {
    * is set); default the first.
    */
   selectAuthorizationServer?: (issuers: readonly string[]) => string;
+  /**
+   * Sender-constrained tokens (DPoP, RFC 9449); default off. On (true, or the key to use): every token request
+   * carries a DPoP proof, and a token issued as `DPoP` is sent to the MCP server as `Authorization: DPoP <token>`
+   * with a fresh proof bound to each request's method and URL (and the token's hash); the nonces the authorization
+   * server and the MCP server ask for (`use_dpop_nonce`) are sent back, once per refusal. A server that issues
+   * Bearer tokens anyway gets them as Bearer tokens. Tokens are bound to the key: with the default key (made for
+   * this client, never stored), stored DPoP tokens are dropped by a client with another key, and the user asked
+   * again; give `privateKey` to keep them usable across restarts. Anything but a boolean or DPoPOptions, and
+   * unusable DPoPOptions, are OAuthError "invalid_options" when the client is made.
+   */
+  dpop?: boolean | DPoPOptions;
+}
+
+/** The JWS algorithms DPoP proofs can be signed with here. */
+export type DPoPAlgorithm =
+  "ES256" | "ES384" | "ES512" | "PS256" | "PS384" | "PS512" | "RS256" | "RS384" | "RS512" | "EdDSA" | "Ed25519";
+
+/**
+ * A WebCrypto key pair (CryptoKeyPair) for DPoP: a private key with "sign" usage, and its public key, which must be
+ * extractable (it goes into every proof's `jwk` header; WebCrypto makes public keys extractable by default).
+ */
+export interface DPoPKeyPair {
+  readonly privateKey: WebCryptoPrivateKey;
+  /** A CryptoKey too (same structural type). */
+  readonly publicKey: WebCryptoPrivateKey;
+}
+
+/** How DPoP proofs are signed. */
+export interface DPoPOptions {
+  /**
+   * The key proofs are signed with: a WebCrypto key pair, a private JWK, or a PKCS#8 PEM ("-----BEGIN PRIVATE
+   * KEY-----"); the public half of a JWK or PEM is derived from it. Default: an `algorithm` key pair generated when
+   * first needed, its private half not extractable. A key that cannot be used is OAuthError "invalid_options" on
+   * the first request that needs it.
+   */
+  privateKey?: DPoPKeyPair | PrivateJwk | string;
+  /**
+   * The proofs' JWS algorithm: one of ES256 (default), ES384, ES512, PS256, PS384, PS512, RS256, RS384, RS512,
+   * EdDSA/Ed25519. With `privateKey`, it must fit the key (a JWK's own `alg` is used when this is absent; a PEM
+   * needs it). Anything else is OAuthError "invalid_options" when the client is made.
+   */
+  algorithm?: DPoPAlgorithm;
 }
 
 /** The token endpoint authentication methods these clients implement. */

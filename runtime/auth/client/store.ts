@@ -5,8 +5,10 @@ type Awaitable<T> = T | Promise<T>;
 /** Tokens for one MCP server, as the client stores them. */
 export interface StoredTokens {
   access_token: string;
-  /** Lower-case, e.g. "bearer". */
+  /** Lower-case: "bearer", or "dpop" for a token bound to the client's DPoP key (the `dpop` option). */
   token_type: string;
+  /** For a "dpop" token: the JWK SHA-256 thumbprint of the key it is bound to (a client with another key drops it). */
+  dpop_jkt?: string;
   refresh_token?: string;
   /** When the access token expires, ms since the epoch; absent when the server did not say. */
   expires_at?: number;
@@ -50,9 +52,10 @@ export interface PendingAuthorization {
 }
 
 /**
- * Where an OAuth client keeps its state. Tokens are keyed by the MCP endpoint URL, client registrations by the
- * authorization server's issuer (as its metadata spells it; a registration is presented to that issuer only, and
- * another issuer gets one of its own), pending authorizations by their `state`. Setting undefined deletes.
+ * Where an OAuth client keeps its state. Tokens are keyed by the MCP endpoint URL and name the issuer that issued
+ * them (refreshed there only); client registrations are keyed by the authorization server's issuer (as its metadata
+ * spells it; a registration is presented to that issuer only, and another issuer, e.g. after the MCP server's
+ * protected resource metadata moved to one, gets one of its own), pending authorizations by their `state`. Setting undefined deletes.
  * Implement it over the platform's secure storage (a keychain, an encrypted database) in production apps.
  */
 export interface OAuthStore {

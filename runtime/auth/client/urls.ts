@@ -32,14 +32,21 @@ export function oauthUrl(value: string | URL, what: string, allowInsecureHttp: b
   });
 }
 
-/** A redirect URI must be https, or http on a loopback host (OAuth 2.1 section 1.5); no fragment. */
+/**
+ * A redirect URI must be https, http on a loopback host (OAuth 2.1 section 1.5), or a native app's private-use URI
+ * scheme (RFC 8252 section 7.1: a reverse domain name, so with a period, e.g. `com.example.app:/callback`); no
+ * fragment.
+ */
 export function checkRedirectUri(value: string): URL {
   const url = parse(value, "invalid_redirect_uri", "redirect URI");
-  const secure = url.protocol === "https:" || (url.protocol === "http:" && isLoopbackHost(url.hostname));
+  const secure =
+    url.protocol === "https:" ||
+    (url.protocol === "http:" && isLoopbackHost(url.hostname)) ||
+    isPrivateUseScheme(url.protocol);
   if (!secure)
     throw new OAuthError(
       "invalid_redirect_uri",
-      `redirect URI ${JSON.stringify(value)} must be https or http on a loopback host (localhost, 127.0.0.1, [::1])`,
+      `redirect URI ${JSON.stringify(value)} must be https, http on a loopback host (localhost, 127.0.0.1, [::1]) or a private-use scheme such as com.example.app:/callback`,
       { url: value },
     );
   if (url.hash !== "")
@@ -47,6 +54,24 @@ export function checkRedirectUri(value: string): URL {
       url: value,
     });
   return url;
+}
+
+/** A private-use URI scheme (RFC 8252 section 7.1): a reverse domain name, e.g. "com.example.app:". */
+function isPrivateUseScheme(protocol: string): boolean {
+  return /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/.test(protocol);
+}
+
+/**
+ * The OIDC `application_type` redirect URIs imply (SEP-837): "native" when every one is http on a loopback host or
+ * a private-use scheme (desktop, mobile and command-line apps, and web apps served from localhost), else "web".
+ * OIDC servers hold registrations to it (a web client may not use a private-use scheme); others ignore it.
+ */
+export function applicationTypeOf(redirectUris: readonly string[]): "native" | "web" {
+  const native = redirectUris.every((uri) => {
+    const url = new URL(uri);
+    return (url.protocol === "http:" && isLoopbackHost(url.hostname)) || isPrivateUseScheme(url.protocol);
+  });
+  return native ? "native" : "web";
 }
 
 /** A client ID metadata document URL must be https and have a path (draft-ietf-oauth-client-id-metadata-document). */

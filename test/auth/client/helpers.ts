@@ -424,6 +424,9 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
       );
     }
     if (message?.id === undefined) return send(res, 202, undefined);
+    // A 2025-11-25 server: a method it does not have (server/discover, the 2026-07-28 probe) is method-not-found.
+    if (!["initialize", "ping", "tools/list", "tools/call"].includes(method))
+      return send(res, 200, { jsonrpc: "2.0", id: message.id, error: { code: -32601, message: "Method not found" } });
     const result =
       method === "initialize"
         ? {

@@ -10,12 +10,15 @@ import {
   type HttpAuthorizer,
   type StreamableHttpClientOptions,
 } from "../../../runtime/transports/http/client/transport.js";
+import type { HttpAuthRequest, HttpAuthResponse } from "../../../runtime/transports/http/client/options.js";
 import { initializeMessage } from "../../http/helpers.js";
 import { until } from "../../kit/timing.js";
 
 interface Seen {
   method: string;
   authorization: string | undefined;
+  /** The DPoP header as received (two headers of that name would arrive joined). */
+  dpop: string | undefined;
 }
 
 let server: ListeningHttpServer | undefined;
@@ -35,7 +38,12 @@ async function endpoint(status = 401): Promise<{ url: string; seen: Seen[] }> {
       let body = "";
       req.on("data", (chunk: Buffer) => (body += chunk.toString()));
       req.on("end", () => {
-        seen.push({ method: req.method ?? "", authorization: req.headers.authorization });
+        const dpop = req.headers.dpop;
+        seen.push({
+          method: req.method ?? "",
+          authorization: req.headers.authorization,
+          dpop: Array.isArray(dpop) ? dpop.join(", ") : dpop,
+        });
         if (req.headers.authorization !== "Bearer good") {
           res.writeHead(status, {
             "WWW-Authenticate": 'Bearer error="invalid_token", scope="a b"',
@@ -174,6 +182,92 @@ describe("the authorization hook", () => {
       () =>
         new StreamableHttpClientTransport({ url: "http://127.0.0.1:1/mcp", authorization: authorizer({ maxRetries }) }),
     ).toThrow(RangeError);
+  });
+});
+
+describe("credentials with more headers, and observe", () => {
+  /** An authorizer whose credentials carry a numbered DPoP header; `Bearer good` after the first challenge. */
+  function proving(observe?: HttpAuthorizer["observe"]) {
+    const asked: (HttpAuthRequest | undefined)[] = [];
+    const challenges: HttpAuthChallenge[] = [];
+    let good = false;
+    const auth: HttpAuthorizer = {
+      authorization: (_url, request) => {
+        asked.push(request);
+        return { authorization: good ? "Bearer good" : "Bearer bad", headers: { DPoP: `proof-${asked.length}` } };
+      },
+      challenge: (challenge) => {
+        challenges.push(challenge);
+        good = true;
+        return true;
+      },
+      observe,
+    };
+    return { auth, asked, challenges };
+  }
+
+  it("sends the Authorization and the other headers of { authorization, headers } on POST, GET and DELETE, each replacing one of the same name in any case", async () => {
+    const { url, seen } = await endpoint();
+    const observed: HttpAuthResponse[] = [];
+    const { auth, asked, challenges } = proving((response) => void observed.push(response));
+    const t = transport(url, { authorization: auth, headers: { dpop: "stale", Authorization: "Bearer stale" } });
+    t.onmessage = () => undefined;
+    await t.send(initializeMessage(1));
+    await t.openStandaloneStream();
+    await t.terminateSession();
+    expect(seen.map((s) => `${s.method} ${s.authorization} ${s.dpop}`)).toEqual([
+      "POST Bearer bad proof-1",
+      "POST Bearer good proof-2",
+      "GET Bearer good proof-3",
+      "DELETE Bearer good proof-4",
+    ]);
+    // Asked with each request's method; the challenge names the credentials the refused request carried.
+    expect(asked.map((request) => request?.method)).toEqual(["POST", "POST", "GET", "DELETE"]);
+    expect(challenges).toHaveLength(1);
+    expect(challenges[0]).toMatchObject({ authorization: "Bearer bad", credentialHeaders: { DPoP: "proof-1" } });
+    // Every response observed, the refused one too, headers lower-case.
+    expect(observed.map((response) => response.status)).toEqual([401, 200, 200, 200]);
+    expect(observed[0]!.headers["x-extra"]).toBe("1");
+    expect(observed.every((response) => response.url.href === url)).toBe(true);
+  });
+
+  it("a challenge after string credentials names no credential headers", async () => {
+    const { url } = await endpoint();
+    const auth = authorizer();
+    const t = transport(url, { authorization: auth });
+    t.onmessage = () => undefined;
+    await t.send(initializeMessage(1));
+    expect(auth.challenges).toHaveLength(1);
+    expect("credentialHeaders" in auth.challenges[0]!).toBe(false);
+  });
+
+  it("observe runs before challenge; its rejection fails the request with that reason", async () => {
+    const { url, seen } = await endpoint();
+    const reason = new Error("observer failed");
+    const { auth, challenges } = proving(() => Promise.reject(reason));
+    const error = await transport(url, { authorization: auth })
+      .send(initializeMessage(1))
+      .catch((e: unknown) => e);
+    expect(error).toBe(reason);
+    expect(challenges).toHaveLength(0);
+    expect(seen).toHaveLength(1);
+  });
+
+  it.each<[string, unknown]>([
+    ["no authorization string", { headers: { DPoP: "p" } }],
+    ["a header value that is not a string", { authorization: "Bearer good", headers: { DPoP: 1 } }],
+    ["a number", 42],
+  ])("credentials with %s fail the request with a TypeError before anything is sent", async (_name, credentials) => {
+    const { url, seen } = await endpoint();
+    const auth: HttpAuthorizer = {
+      authorization: () => credentials as string,
+      challenge: () => false,
+    };
+    const error = await transport(url, { authorization: auth })
+      .send(initializeMessage(1))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TypeError);
+    expect(seen).toHaveLength(0);
   });
 });
 

@@ -11,8 +11,42 @@ export interface HttpAuthChallenge {
   readonly method: "GET" | "POST" | "DELETE";
   /** The Authorization header the request carried, if any: lets the authorizer see whether it is stale already. */
   readonly authorization?: string;
+  /**
+   * The other headers the authorizer's credentials added to the request ({@link HttpAuthCredentials.headers}, as
+   * it returned them), e.g. the DPoP proof, so it can see which nonce the refused request carried. Absent when
+   * the credentials were a plain string.
+   */
+  readonly credentialHeaders?: Readonly<Record<string, string>>;
   /** 1 for a request's first challenge, 2 for the one after its first retry, and so on. */
   readonly attempt: number;
+}
+
+/** The request credentials are asked for. */
+export interface HttpAuthRequest {
+  readonly method: "GET" | "POST" | "DELETE";
+}
+
+/**
+ * Credentials for one request, when a bare Authorization value is not enough: sender-constrained tokens (DPoP,
+ * RFC 9449) need a proof bound to each request's method and URL.
+ */
+export interface HttpAuthCredentials {
+  /** The Authorization header value, e.g. `DPoP <token>`; replaces one given in the transport's `headers`. */
+  readonly authorization: string;
+  /**
+   * More headers for this request only (e.g. `DPoP: <proof>`); each replaces a header of the same name, in any
+   * case, from the transport's `headers`. Names must be valid HTTP field names and values must not contain CR or LF.
+   */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** A response the transport received, as an {@link HttpAuthorizer} observes it. */
+export interface HttpAuthResponse {
+  readonly status: number;
+  /** The response headers, names lower-case (e.g. `dpop-nonce`). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Where the request went. */
+  readonly url: URL;
 }
 
 /**
@@ -20,13 +54,25 @@ export interface HttpAuthChallenge {
  * knows nothing of how they are obtained; mcpgen/auth's OAuth clients implement this.
  */
 export interface HttpAuthorizer {
-  /** The Authorization header value for the next request to `url`, or undefined to send none. */
-  authorization(url: URL): string | undefined | Promise<string | undefined>;
+  /**
+   * The credentials for the next request to `url`: an Authorization header value, {@link HttpAuthCredentials}
+   * (the header and more headers for this request only), or undefined to send none. `request` says which request
+   * they are for; the transport always passes it (it is optional for callers that ask outside a request).
+   */
+  authorization(
+    url: URL,
+    request?: HttpAuthRequest,
+  ): string | HttpAuthCredentials | undefined | Promise<string | HttpAuthCredentials | undefined>;
   /**
    * A request was answered 401 or 403. Resolve true to send it again (asking `authorization()` anew), false to fail
    * it with the HttpStatusError; reject to fail it with that reason. Called at most `maxRetries` times per request.
    */
   challenge(challenge: HttpAuthChallenge): boolean | Promise<boolean>;
+  /**
+   * Optional: called with every response the transport receives (before any challenge() for it), e.g. to keep the
+   * `DPoP-Nonce` a server sends for the next proof. A rejection fails the request with that reason.
+   */
+  observe?(response: HttpAuthResponse): void | Promise<void>;
   /** How many times one request may be sent again after challenges; default 3. */
   readonly maxRetries?: number;
 }

@@ -2,7 +2,12 @@
 import { limitOption } from "../../../rpc/limits.js";
 import { fetchRequester, type WireRequest, type WireRequester, type WireResponse } from "./fetch-requester.js";
 import { HttpStatusError } from "./errors.js";
-import { DEFAULT_AUTHORIZATION_RETRIES, type HttpAuthChallenge, type StreamableHttpClientOptions } from "./options.js";
+import {
+  DEFAULT_AUTHORIZATION_RETRIES,
+  type HttpAuthChallenge,
+  type HttpAuthCredentials,
+  type StreamableHttpClientOptions,
+} from "./options.js";
 import { platformRequester } from "./node-requester.js";
 import { LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER, mediaTypeOf } from "../wire.js";
 
@@ -56,17 +61,26 @@ export class SessionRequests {
   /**
    * One request with the session's headers and the authorizer's credentials; a 401 or 403 goes to the authorizer,
    * which may have it sent again (at most `maxRetries` times). Any other answer, or the last one, is returned.
+   * Every response is shown to the authorizer's `observe` first, when it has one.
    */
   async send(request: WireRequest): Promise<WireResponse> {
     const authorizer = this.options.authorization;
     for (let attempt = 1; ; attempt++) {
       const headers = { ...(await this.headers()), ...request.headers };
-      const authorization = authorizer === undefined ? undefined : await authorizer.authorization(this.url);
-      if (authorization !== undefined) {
-        for (const name of Object.keys(headers)) if (name.toLowerCase() === "authorization") delete headers[name];
-        headers.authorization = authorization;
-      }
+      const credentials =
+        authorizer === undefined ? undefined : await authorizer.authorization(this.url, { method: request.method });
+      const { authorization, extra } = credentialsOf(credentials);
+      if (authorization !== undefined) replaceHeader(headers, "authorization", authorization);
+      if (extra !== undefined) for (const [name, value] of Object.entries(extra)) replaceHeader(headers, name, value);
       const response = await this.http.send(this.url, { ...request, headers });
+      if (authorizer?.observe !== undefined) {
+        try {
+          await authorizer.observe({ status: response.status, headers: response.headers(), url: this.url });
+        } catch (error) {
+          await response.discard();
+          throw error;
+        }
+      }
       if (
         authorizer === undefined ||
         (response.status !== 401 && response.status !== 403) ||
@@ -79,6 +93,7 @@ export class SessionRequests {
         url: this.url,
         method: request.method,
         authorization,
+        ...(extra === undefined ? {} : { credentialHeaders: extra }),
         attempt,
       };
       let retry: boolean;
@@ -92,6 +107,29 @@ export class SessionRequests {
       await response.discard();
     }
   }
+}
+
+/** The Authorization value and the extra headers of what an authorizer returned; a malformed answer is a TypeError. */
+function credentialsOf(credentials: string | HttpAuthCredentials | undefined): {
+  authorization: string | undefined;
+  extra: Readonly<Record<string, string>> | undefined;
+} {
+  if (credentials === undefined || typeof credentials === "string")
+    return { authorization: credentials, extra: undefined };
+  if (typeof credentials !== "object" || credentials === null || typeof credentials.authorization !== "string")
+    throw new TypeError("authorization() must return a string, { authorization: string, headers? } or undefined");
+  const extra = credentials.headers;
+  if (extra === undefined) return { authorization: credentials.authorization, extra: undefined };
+  if (typeof extra !== "object" || extra === null || Object.values(extra).some((v) => typeof v !== "string"))
+    throw new TypeError("the headers of authorization()'s credentials must map names to string values");
+  return { authorization: credentials.authorization, extra };
+}
+
+/** Sets `name` to `value`, dropping any header of the same name in another case. */
+function replaceHeader(headers: Record<string, string>, name: string, value: string): void {
+  const lower = name.toLowerCase();
+  for (const existing of Object.keys(headers)) if (existing.toLowerCase() === lower) delete headers[existing];
+  headers[lower === "authorization" ? "authorization" : name] = value;
 }
 
 /** The HttpStatusError for a response the transport cannot use, with its body (when readable) and headers. */

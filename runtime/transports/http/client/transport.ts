@@ -15,6 +15,9 @@ export { CONNECTION_LOST_CODE, HttpStatusError, SessionExpiredError, StreamLostE
 export { DEFAULT_AUTHORIZATION_RETRIES } from "./options.js";
 export type {
   HttpAuthChallenge,
+  HttpAuthCredentials,
+  HttpAuthRequest,
+  HttpAuthResponse,
   HttpAuthorizer,
   ReconnectOptions,
   ResumptionInfo,
