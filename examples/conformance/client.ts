@@ -215,7 +215,7 @@ const CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json
  * The user, played headlessly: the authorization server would show a login page; the suite's answers at once
  * with a redirect to our redirect URI, whose code and state go to finishAuthorization.
  */
-function interactiveClient(context: ConformanceContext, issuer: string | undefined): OAuthClient {
+function interactiveClient(context: ConformanceContext, issuer: string | undefined, dpop: boolean): OAuthClient {
   const oauth: OAuthClient = new OAuthClient(
     {
       clientMetadata: { client_name: CLIENT_INFO.name, redirect_uris: ["http://localhost:3000/callback"] },
@@ -233,7 +233,7 @@ function interactiveClient(context: ConformanceContext, issuer: string | undefin
         await oauth.finishAuthorization(new URL(location, url));
       },
     },
-    issuer === undefined ? { authorizationTimeoutMs: 10_000 } : { authorizationTimeoutMs: 10_000, issuer },
+    { authorizationTimeoutMs: 10_000, dpop, ...(issuer === undefined ? {} : { issuer }) },
   );
   return oauth;
 }
@@ -283,8 +283,10 @@ async function authorizerFor(url: string, scenario: string, context: Conformance
         }),
     });
   }
-  // Pre-registered credentials (auth/pre-registration) belong to the scenario's authorization server.
-  return interactiveClient(context, context.client_secret === undefined ? undefined : await reportedIssuer(url));
+  // Pre-registered credentials (auth/pre-registration) belong to the scenario's authorization server. The DPoP
+  // scenarios (SEP-1932) want sender-constrained tokens, which this client asks for only when told to.
+  const issuer = context.client_secret === undefined ? undefined : await reportedIssuer(url);
+  return interactiveClient(context, issuer, scenario.startsWith("auth/dpop"));
 }
 
 /** Every authorization scenario: connect (authorizing on the first 401), list the tools and call each one. */

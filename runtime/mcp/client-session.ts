@@ -1,13 +1,22 @@
 // The client side of MCP: settles on the server's era (server/discover probe, else the initialize handshake) and speaks it; capability checks, ping.
 import { ErrorCode, RpcError, isPlainObject as isObject, type JsonObject } from "../rpc/jsonrpc.js";
 import type { Transport } from "../rpc/transport.js";
+import type { DispatchTable } from "../rpc/dispatch.js";
 import type { RequestOptions } from "../rpc/peer.js";
 import { CapabilityError, ConnectionClosedError, ProtocolVersionError, RequestTimeoutError } from "../rpc/errors.js";
 import { Session, type SessionOptions } from "../rpc/session/session.js";
 import type { JsonRpcMessage, RequestId } from "../rpc/jsonrpc.js";
 import type { OutboundOperation } from "../rpc/operations.js";
 import { MODERN_PROTOCOL_VERSIONS, SERVER_INFO_META } from "../eras/2026-07-28/envelope.js";
-import { DISCOVER, type RevisionTableMap } from "../eras/2026-07-28/wire.js";
+import { DISCOVER, LISTEN, type RevisionTableMap } from "../eras/2026-07-28/wire.js";
+import { ResponseCache, type ResponseCacheOptions } from "../eras/2026-07-28/response-cache.js";
+import {
+  ListenSubscriptions,
+  type ListChangedKind,
+  type ListenFilter,
+  type ListenOptions,
+} from "../eras/2026-07-28/client-subscriptions.js";
+import type { NotificationHandler } from "../rpc/peer.js";
 import { ModernClientWire } from "../eras/2026-07-28/client-wire.js";
 import { ClientRecovery, type ReconnectOptions, type RecoveryHost } from "./client-recovery.js";
 import type { ClientExtension, ClientSessionHost } from "./client-extension.js";
@@ -31,11 +40,21 @@ import {
   type EraOption,
   type EraVerdict,
 } from "./negotiation.js";
-import { limitOption } from "../rpc/limits.js";
+import { MAX_TIMER_MS, limitOption } from "../rpc/limits.js";
 
 export type { EraOption, EraVerdict } from "./negotiation.js";
 
 const LOG_MESSAGE = "notifications/message";
+const SUBSCRIBE = "resources/subscribe";
+const UNSUBSCRIBE = "resources/unsubscribe";
+const ACKNOWLEDGED = "notifications/subscriptions/acknowledged";
+const SUBSCRIPTION_ID_META = "io.modelcontextprotocol/subscriptionId";
+/** The list-changed notifications a 2026-07-28 client hears only through subscriptions/listen, by what they list. */
+const LIST_CHANGED: ReadonlyMap<string, ListChangedKind> = new Map([
+  ["notifications/tools/list_changed", "tools"],
+  ["notifications/prompts/list_changed", "prompts"],
+  ["notifications/resources/list_changed", "resources"],
+]);
 
 export interface ClientSessionOptions extends SessionOptions {
   clientInfo: ImplementationInfo;
@@ -64,6 +83,16 @@ export interface ClientSessionOptions extends SessionOptions {
   revisions?: RevisionTableMap;
   /** MCP 2026-07-28: input-required rounds one request may take before it fails; default 10. */
   maxInputRounds?: number;
+  /**
+   * MCP 2026-07-28: the cache of results the server marks cacheable (`ttlMs`), dropped early by the notification that
+   * says they changed; `false` keeps nothing. Default: up to 500 results.
+   */
+  cache?: ResponseCacheOptions | false;
+  /**
+   * MCP 2026-07-28: how `subscriptions/listen` is re-opened after its stream ends (backoff 500 ms doubling to 30 s)
+   * and how many resources may be subscribed at once (1000).
+   */
+  listen?: ListenOptions;
   /**
    * Makes a new connection after the transport closed by itself; the session then initializes again on it and
    * resumes the requests the server made resumable. Without it a closed session stays closed.
@@ -112,6 +141,14 @@ export class ClientSession extends Session {
   private modern: ModernClientWire | undefined;
   private reached: EraVerdict | undefined;
   private respawned = false;
+  private readonly cache: ResponseCache | undefined;
+  private readonly listenOptions: ListenOptions | undefined;
+  /** The listen stream(s) on 2026-07-28, made when the client first speaks it. */
+  private listener: ListenSubscriptions | undefined;
+  /** The list-changed kinds the app has handlers for. */
+  private readonly listKinds = new Set<ListChangedKind>();
+  /** Each open listen's acknowledgment callback, by the listen request's id (the subscription id). */
+  private readonly acks = new Map<string | number, (ack: ListenFilter) => void>();
 
   constructor(options: ClientSessionOptions) {
     super(withLifecycle(Object.assign({}, options, { uncancellable: [DISCOVER, ...(options.uncancellable ?? [])] })));
@@ -128,8 +165,10 @@ export class ClientSession extends Session {
     this.eraOption = options.era ?? "auto";
     this.priorVerdict = options.verdict;
     this.probeTimeout = limitOption("probeTimeoutMs", options.probeTimeoutMs, DEFAULT_PROBE_TIMEOUT_MS);
-    this.revisions = options.revisions;
+    this.revisions = options.revisions ?? ownRevision(options.outbound);
     this.maxInputRounds = options.maxInputRounds;
+    this.cache = options.cache === false ? undefined : new ResponseCache(options.cache ?? {});
+    this.listenOptions = options.listen;
     checkEraOption(this.eraOption, this.modernVersions(), this.supportedProtocolVersions);
     if (extensions.length > 0 || options.reconnect !== undefined) {
       const settings = options.reconnectOptions ?? extensions.find((e) => e.reconnect !== undefined)?.reconnect;
@@ -153,7 +192,33 @@ export class ClientSession extends Session {
         return new CapabilityError(method, capability, "server");
       },
     });
+    // 2026-07-28's notifications: what a change makes stale leaves the cache; a listen's acknowledgment (a notification
+    // no 2025 table has) settles the listen that asked for it.
+    this.use({
+      accept: (message) => {
+        if (message.method === ACKNOWLEDGED) this.acknowledged(message.params);
+        return true;
+      },
+      notification: (method, params) => this.cache?.invalidate(method, params),
+    });
     this.onRequest(PING, pong);
+  }
+
+  /** A handler for a list-changed notification also asks for it on 2026-07-28 (through subscriptions/listen). */
+  override onNotification(method: string, handler: NotificationHandler): void {
+    super.onNotification(method, handler);
+    const kind = LIST_CHANGED.get(method);
+    if (kind === undefined) return;
+    this.listKinds.add(kind);
+    if (this.listener !== undefined && this.advertisesListChanged(kind)) this.listener.setListChanged(kind, true);
+  }
+
+  override removeNotificationHandler(method: string): void {
+    super.removeNotificationHandler(method);
+    const kind = LIST_CHANGED.get(method);
+    if (kind === undefined) return;
+    this.listKinds.delete(kind);
+    this.listener?.setListChanged(kind, false);
   }
 
   get serverCapabilities(): JsonObject | undefined {
@@ -195,15 +260,28 @@ export class ClientSession extends Session {
   override request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
     const modern = this.modern;
     if (modern === undefined) return super.request(method, params, options);
+    // This revision subscribes to resources through subscriptions/listen, which the client keeps open.
+    if ((method === SUBSCRIBE || method === UNSUBSCRIBE) && this.listener !== undefined)
+      return this.resourceSubscription(this.listener, method, params);
     return this.modernRequest(modern, method, params, options);
   }
 
   /** Closing on purpose also ends any reconnection under way; kept requests fail with ConnectionClosedError. */
   override async close(): Promise<void> {
+    this.listener?.close();
     const recovering = this.recovery !== undefined && !this.isOpen && this.recovery.isRecovering;
     this.recovery?.stop();
     await super.close();
     if (recovering) this.onclose?.();
+  }
+
+  /**
+   * Resolves once the server acknowledged the list-changed handlers and resource subscriptions asked for so far: on
+   * MCP 2026-07-28 they travel on a subscriptions/listen stream, opened after the asking; on 2025-11-25 at once. A
+   * change made after it is heard.
+   */
+  subscriptionsReady(): Promise<void> {
+    return this.listener?.settled() ?? Promise.resolve();
   }
 
   /** Resolves when the session is connected: at once, or after the reconnection under way. */
@@ -311,7 +389,7 @@ export class ClientSession extends Session {
         wantsLogs: () => this.hasNotificationHandler(LOG_MESSAGE),
       },
       version,
-      { table: this.revisions?.[version]?.inbound, maxInputRounds: this.maxInputRounds },
+      { table: this.revisions?.[version]?.inbound, maxInputRounds: this.maxInputRounds, cache: this.cache },
     );
   }
 
@@ -337,6 +415,61 @@ export class ClientSession extends Session {
       this.server = { capabilities: undefined, info: undefined, version };
     }
     this.transport?.setProtocolVersion?.(version);
+    if (this.listener === undefined) {
+      this.listener = new ListenSubscriptions(
+        { listen: (filter, options) => this.listen(filter, options), warn: (error) => this.onerror?.(error) },
+        this.listenOptions,
+      );
+      for (const kind of this.listKinds) if (this.advertisesListChanged(kind)) this.listener.setListChanged(kind, true);
+    }
+  }
+
+  /** Whether the server may announce changes of `kind` (unknown capabilities, as when pinned: it may). */
+  private advertisesListChanged(kind: ListChangedKind): boolean {
+    const capabilities = this.server?.capabilities;
+    return capabilities === undefined || hasCapability(capabilities, `${kind}.listChanged`);
+  }
+
+  /** One subscriptions/listen request, open until the server ends it or `signal` (a change of filter) aborts it. */
+  private async listen(
+    filter: ListenFilter,
+    options: { signal: AbortSignal; onAcknowledged: (ack: ListenFilter) => void },
+  ): Promise<void> {
+    const wire = this.modern;
+    if (wire === undefined) throw new ConnectionClosedError("the client no longer speaks MCP 2026-07-28");
+    const params = wire.stamp({ notifications: filter as JsonObject });
+    // The listen request's id is its subscription id, which its acknowledgment names.
+    const id = this.nextRequestId;
+    this.acks.set(id, options.onAcknowledged);
+    try {
+      await this.sendUnchecked(LISTEN, params, {
+        signal: options.signal,
+        timeout: MAX_TIMER_MS,
+        headers: wire.headers(LISTEN, params),
+      });
+    } finally {
+      this.acks.delete(id);
+    }
+  }
+
+  private acknowledged(params: unknown): void {
+    if (!isObject(params) || !isObject(params._meta)) return;
+    const id = params._meta[SUBSCRIPTION_ID_META];
+    if (typeof id !== "string" && typeof id !== "number") return;
+    const notifications = isObject(params.notifications) ? params.notifications : {};
+    this.acks.get(id)?.(notifications as ListenFilter);
+  }
+
+  private async resourceSubscription(
+    listener: ListenSubscriptions,
+    method: string,
+    params: JsonObject | undefined,
+  ): Promise<JsonObject> {
+    const uri = params?.uri;
+    if (typeof uri !== "string") throw new RpcError(ErrorCode.InvalidParams, `${method}: uri must be a string`);
+    if (method === SUBSCRIBE) await listener.subscribe(uri);
+    else await listener.unsubscribe(uri);
+    return {};
   }
 
   private async modernRequest(
@@ -466,6 +599,15 @@ export class ClientSession extends Session {
         this.request(method, params, options),
     };
   }
+}
+
+/**
+ * The SDK's own tables as a modern revision's, when they are one: an SDK generated from the 2026-07-28 schema alone
+ * has `server/discover` and no `initialize` among the requests it sends, and no other tables to pass.
+ */
+function ownRevision(outbound: DispatchTable | undefined): RevisionTableMap | undefined {
+  if (outbound === undefined || !Object.hasOwn(outbound, DISCOVER) || Object.hasOwn(outbound, INITIALIZE)) return;
+  return { [MODERN_PROTOCOL_VERSIONS[0]!]: { inbound: outbound } };
 }
 
 /** A pin must be a revision this client speaks (a modern one needs its tables). */

@@ -11,6 +11,7 @@ import type { SendOptions } from "../../runtime/rpc/transport.js";
 import { createInMemoryPair, type InMemoryTransport } from "../../runtime/transports/in-memory.js";
 import { SpyTransport, connect, makeServer, type Connected } from "../server/helpers.js";
 import { closeAfterEach } from "../kit/cleanup.js";
+import { until } from "../kit/timing.js";
 
 const cleanup = closeAfterEach();
 const MODERN = "2026-07-28";
@@ -322,5 +323,40 @@ describe("results and errors on the modern wire", () => {
         )
       ).client.callTool({ name: "t" }),
     ).rejects.toBeInstanceOf(RpcError);
+  });
+});
+
+describe("the response cache", () => {
+  it("serves a result within its ttlMs, drops it on the matching list_changed, never keeps an input round's answer", async () => {
+    const s = makeServer({ cache: { "tools/list": { ttlMs: 60_000 }, "resources/read": { ttlMs: 60_000 } } });
+    s.tool("grow", {}, () => {
+      s.tool("extra", {}, () => "extra");
+      return "grown";
+    });
+    let reads = 0;
+    s.resource("memo://x", { name: "x" }, () => `read ${++reads}`);
+    const c = await connected(s);
+    const listed = () => c.clientSent.filter((m) => "method" in m && m.method === "tools/list").length;
+    expect((await c.client.listTools()).tools.map((t) => t.name)).toEqual(["grow"]);
+    const again = await c.client.listTools();
+    expect(again.tools.map((t) => t.name)).toEqual(["grow"]);
+    expect(listed()).toBe(1);
+    // What the app is given is its own: changing it does not change the cached answer.
+    again.tools.length = 0;
+    expect((await c.client.listTools()).tools).toHaveLength(1);
+    let changed = false;
+    c.client.onToolListChanged(() => void (changed = true));
+    await c.client.peer.subscriptionsReady();
+    await c.client.callTool({ name: "grow" });
+    // The change arrives on the listen stream: the cached list goes, and the next listTools asks the server.
+    await until(() => changed);
+    expect((await c.client.listTools()).tools.map((t) => t.name).sort()).toEqual(["extra", "grow"]);
+    expect(listed()).toBe(2);
+    expect((await c.client.readResource({ uri: "memo://x" })).contents).toEqual([{ uri: "memo://x", text: "read 1" }]);
+    expect((await c.client.readResource({ uri: "memo://x" })).contents).toEqual([{ uri: "memo://x", text: "read 1" }]);
+    const uncached = await connected(s, { cache: false });
+    await uncached.client.listTools();
+    await uncached.client.listTools();
+    expect(uncached.clientSent.filter((m) => "method" in m && m.method === "tools/list")).toHaveLength(2);
   });
 });

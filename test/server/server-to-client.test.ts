@@ -129,63 +129,70 @@ describe("notifications from a tool", () => {
     expect(error).toBeInstanceOf(LoggingDisabledError);
   });
 
-  it("announces tools registered and removed by a tool with one tools/list_changed per change", async () => {
-    const server = makeServer();
-    server.tool("grow", {}, () => {
-      const reg = server.tool("extra", {}, () => "extra ran");
-      server.prompt("p", {}, () => "prompt");
-      setTimeout(() => reg.remove(), 20);
-      return "grown";
-    });
-    const c = await connect(server, { era: "legacy" });
-    open.push(c);
-    expect(c.client.peer.serverCapabilities).toEqual({ tools: { listChanged: true } });
-    let toolChanges = 0;
-    let promptChanges = 0;
-    c.client.onToolListChanged(() => void toolChanges++);
-    c.client.onPromptListChanged(() => void promptChanges++);
-    await c.client.callTool({ name: "grow" });
-    await until(() => toolChanges === 1);
-    expect((await c.client.callTool({ name: "extra" })).content).toEqual([{ type: "text", text: "extra ran" }]);
-    await until(() => toolChanges === 2);
-    expect((await c.client.listTools()).tools.map((t) => t.name)).toEqual(["grow"]);
-    // prompts were not advertised to this client, so it hears nothing about them.
-    expect(promptChanges).toBe(0);
-  });
+  it.each(["legacy", "auto"] as const)(
+    "announces tools registered and removed by a tool with one tools/list_changed per change (era %s)",
+    async (era) => {
+      const server = makeServer();
+      server.tool("grow", {}, () => {
+        const reg = server.tool("extra", {}, () => "extra ran");
+        server.prompt("p", {}, () => "prompt");
+        setTimeout(() => reg.remove(), 20);
+        return "grown";
+      });
+      const c = await connect(server, { era });
+      open.push(c);
+      expect(c.client.peer.serverCapabilities).toEqual({ tools: { listChanged: true } });
+      let toolChanges = 0;
+      let promptChanges = 0;
+      c.client.onToolListChanged(() => void toolChanges++);
+      c.client.onPromptListChanged(() => void promptChanges++);
+      await c.client.peer.subscriptionsReady();
+      await c.client.callTool({ name: "grow" });
+      await until(() => toolChanges === 1);
+      expect((await c.client.callTool({ name: "extra" })).content).toEqual([{ type: "text", text: "extra ran" }]);
+      await until(() => toolChanges === 2);
+      expect((await c.client.listTools()).tools.map((t) => t.name)).toEqual(["grow"]);
+      // prompts were not advertised to this client, so it hears nothing about them.
+      expect(promptChanges).toBe(0);
+    },
+  );
 
-  it("notifies subscribers of a resource update made inside a tool", async () => {
-    const server = makeServer({ subscriptions: true });
-    let value = "v1";
-    server.resource("memo://value", { name: "value" }, () => value);
-    server.tool(
-      "set",
-      { inputSchema: { type: "object", properties: { v: { type: "string" } }, required: ["v"] } },
-      async ({ v }) => {
-        value = v;
-        await server.resourceUpdated("memo://value");
-        return "set";
-      },
-    );
-    const subscribed = await connect(server, { era: "legacy" });
-    const other = await connect(server, { era: "legacy" });
-    open.push(subscribed, other);
-    expect(subscribed.client.peer.serverCapabilities?.resources).toEqual({ subscribe: true, listChanged: true });
-    const updates: string[] = [];
-    const otherUpdates: string[] = [];
-    subscribed.client.onResourceUpdated((p) => void updates.push(p.uri));
-    other.client.onResourceUpdated((p) => void otherUpdates.push(p.uri));
-    await subscribed.client.subscribe({ uri: "memo://value" });
-    await other.client.callTool({ name: "set", arguments: { v: "v2" } });
-    await until(() => updates.length === 1);
-    expect(updates).toEqual(["memo://value"]);
-    expect((await subscribed.client.readResource({ uri: "memo://value" })).contents).toEqual([
-      { uri: "memo://value", text: "v2" },
-    ]);
-    await subscribed.client.unsubscribe({ uri: "memo://value" });
-    await other.client.callTool({ name: "set", arguments: { v: "v3" } });
-    await other.client.ping();
-    await subscribed.client.ping();
-    expect(updates).toHaveLength(1);
-    expect(otherUpdates).toEqual([]);
-  });
+  it.each(["legacy", "auto"] as const)(
+    "notifies subscribers of a resource update made inside a tool (era %s)",
+    async (era) => {
+      const server = makeServer({ subscriptions: true });
+      let value = "v1";
+      server.resource("memo://value", { name: "value" }, () => value);
+      server.tool(
+        "set",
+        { inputSchema: { type: "object", properties: { v: { type: "string" } }, required: ["v"] } },
+        async ({ v }) => {
+          value = v;
+          await server.resourceUpdated("memo://value");
+          return "set";
+        },
+      );
+      const subscribed = await connect(server, { era });
+      const other = await connect(server, { era });
+      open.push(subscribed, other);
+      expect(subscribed.client.peer.serverCapabilities?.resources).toEqual({ subscribe: true, listChanged: true });
+      const updates: string[] = [];
+      const otherUpdates: string[] = [];
+      subscribed.client.onResourceUpdated((p) => void updates.push(p.uri));
+      other.client.onResourceUpdated((p) => void otherUpdates.push(p.uri));
+      await subscribed.client.subscribe({ uri: "memo://value" });
+      await other.client.callTool({ name: "set", arguments: { v: "v2" } });
+      await until(() => updates.length === 1);
+      expect(updates).toEqual(["memo://value"]);
+      expect((await subscribed.client.readResource({ uri: "memo://value" })).contents).toEqual([
+        { uri: "memo://value", text: "v2" },
+      ]);
+      await subscribed.client.unsubscribe({ uri: "memo://value" });
+      await other.client.callTool({ name: "set", arguments: { v: "v3" } });
+      await other.client.ping();
+      await subscribed.client.ping();
+      expect(updates).toHaveLength(1);
+      expect(otherUpdates).toEqual([]);
+    },
+  );
 });

@@ -101,6 +101,8 @@ export class ListenSubscriptions {
   private readonly kinds = new Set<ListChangedKind>();
   private readonly uris = new Set<string>();
   private readonly waiters = new Set<Waiter>();
+  /** Callers of settled(), until the acknowledged stream is the one the wants call for. */
+  private readonly readyWaiters = new Set<() => void>();
   /** The acknowledged stream notifications come on. */
   private serving: Stream | undefined;
   /** The newest stream, sent and not yet acknowledged; it replaces `serving` once it is. */
@@ -181,6 +183,21 @@ export class ListenSubscriptions {
     return this.wait(uri, false);
   }
 
+  /**
+   * Resolves once the server acknowledged a stream with everything wanted so far (at once when nothing is wanted or
+   * after close): a change made after it goes out reaches the app.
+   */
+  settled(): Promise<void> {
+    if (this.isSettled()) return Promise.resolve();
+    return new Promise<void>((resolve) => this.readyWaiters.add(resolve));
+  }
+
+  private isSettled(): boolean {
+    if (this.closed || this.scheduled) return this.closed;
+    const want = this.want();
+    return want === undefined || this.serving?.key === JSON.stringify(want);
+  }
+
   /** Aborts every stream and re-listen; pending subscribes reject, pending unsubscribes resolve. */
   close(): void {
     if (this.closed) return;
@@ -190,6 +207,7 @@ export class ListenSubscriptions {
     this.abort(this.serving);
     this.settleWhere((w) => w.present, closedError());
     this.settleWhere((w) => !w.present, undefined);
+    this.settle();
   }
 
   /** Coalesces the changes of this tick into one sync. */
@@ -349,6 +367,10 @@ export class ListenSubscriptions {
 
   /** Resolves the waiters the streams now satisfy. */
   private settle(): void {
+    if (this.readyWaiters.size > 0 && this.isSettled()) {
+      for (const resolve of this.readyWaiters) resolve();
+      this.readyWaiters.clear();
+    }
     for (const w of this.waiters) {
       const done = w.present
         ? this.serving?.filter.resourceSubscriptions?.includes(w.uri) === true

@@ -14,6 +14,7 @@ import {
 } from "./envelope.js";
 import { DISCOVER } from "./wire.js";
 import { mirroredParams, requestHeaders, type MirroredParam } from "./request-headers.js";
+import type { ResponseCache } from "./response-cache.js";
 
 /** Input-required rounds one request may take by default before the client gives up on it. */
 export const DEFAULT_MAX_INPUT_ROUNDS = 10;
@@ -47,6 +48,8 @@ export interface ModernClientOptions {
   readonly table?: DispatchTable;
   /** Rounds one request may take; default 10. */
   readonly maxInputRounds?: number;
+  /** Where complete cacheable results are kept for their `ttlMs` (shared across the wires of one session). */
+  readonly cache?: ResponseCache;
 }
 
 /** Why an input-required request was given up: the server kept asking past the round limit. */
@@ -126,6 +129,10 @@ export class ModernClientWire {
       throw new RpcError(ErrorCode.MethodNotFound, `${method} is not a request of MCP ${this.protocolVersion}`, {
         method,
       });
+    const cache = this.options.cache;
+    const hit = cache?.get(method, params);
+    // A copy: the cache keeps its own frozen value, and the app may change what it is given.
+    if (hit !== undefined) return this.delivered(method, completed(structuredClone(hit) as JsonObject));
     let relisted = false;
     let round: JsonObject = {};
     for (let rounds = 0; ;) {
@@ -143,10 +150,19 @@ export class ModernClientWire {
         throw error;
       }
       const checked = this.check(method, spec, result);
-      if (result.resultType !== "input_required") return method === TOOLS_LIST ? this.toolsListed(checked) : checked;
+      if (result.resultType !== "input_required") {
+        // Only an answer to the request as the app made it: a retry's answer depended on its input responses.
+        if (cache !== undefined && rounds === 0 && typeof result.ttlMs === "number" && result.ttlMs > 0)
+          cache.store(method, params, structuredClone(result));
+        return this.delivered(method, checked);
+      }
       if (++rounds > this.maxInputRounds) throw new InputRoundsExceededError(method, this.maxInputRounds);
       round = await this.answer(method, result, options?.signal);
     }
+  }
+
+  private delivered(method: string, result: JsonObject): JsonObject {
+    return method === TOOLS_LIST ? this.toolsListed(result) : result;
   }
 
   /**
