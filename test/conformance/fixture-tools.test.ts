@@ -35,10 +35,12 @@ interface Asked {
 async function connect(
   capabilities: JsonObject,
   answers: JsonObject = {},
+  era: "auto" | "legacy" = "auto",
 ): Promise<{ client: Connected; asked: Asked }> {
   const client = await Client.connect(new StreamableHttpClientTransport({ url: server.url }), {
     clientInfo: { name: "fixture-tools-test", version: "1.0.0" },
     capabilities,
+    era,
   });
   closeLater(() => client.peer.close());
   const asked: Asked = { elicit: [], sample: [], roots: 0 };
@@ -129,8 +131,14 @@ describe("conformance fixture: the tools the 2026-07-28 scenarios call", () => {
   });
 
   it("test_missing_capability needs sampling: without it the call fails and the client is asked nothing", async () => {
+    // 2026-07-28: the request itself fails with -32021 naming the capability; 2025-11-25: the tool reports it.
     const { client, asked } = await connect({});
-    const result = await call(client, "test_missing_capability");
+    await expect(call(client, "test_missing_capability")).rejects.toMatchObject({
+      code: -32021,
+      message: expect.stringContaining("sampling"),
+    });
+    const { client: legacy } = await connect({}, {}, "legacy");
+    const result = await call(legacy, "test_missing_capability");
     expect(result.isError).toBe(true);
     expect(textOf(result)).toContain("sampling");
     expect(asked.sample).toEqual([]);
