@@ -141,6 +141,7 @@ export class ClientSession extends Session {
   private modern: ModernClientWire | undefined;
   private reached: EraVerdict | undefined;
   private respawned = false;
+  private readonly hasExtensions: boolean;
   private readonly cache: ResponseCache | undefined;
   private readonly listenOptions: ListenOptions | undefined;
   /** The listen stream(s) on 2026-07-28, made when the client first speaks it. */
@@ -169,6 +170,7 @@ export class ClientSession extends Session {
     this.maxInputRounds = options.maxInputRounds;
     this.cache = options.cache === false ? undefined : new ResponseCache(options.cache ?? {});
     this.listenOptions = options.listen;
+    this.hasExtensions = (options.extensions ?? []).length > 0;
     checkEraOption(this.eraOption, this.modernVersions(), this.supportedProtocolVersions);
     if (extensions.length > 0 || options.reconnect !== undefined) {
       const settings = options.reconnectOptions ?? extensions.find((e) => e.reconnect !== undefined)?.reconnect;
@@ -266,6 +268,16 @@ export class ClientSession extends Session {
     return this.modernRequest(modern, method, params, options);
   }
 
+  /**
+   * On MCP 2026-07-28 a notification the revision does not have (`notifications/roots/list_changed`: roots are asked
+   * for in input rounds now) has no one to tell, and is dropped; the others go out as on 2025-11-25.
+   */
+  override notify(method: string, params?: JsonObject): Promise<void> {
+    const modern = this.modern;
+    if (modern !== undefined && !modern.hasNotification(method)) return Promise.resolve();
+    return super.notify(method, params);
+  }
+
   /** Closing on purpose also ends any reconnection under way; kept requests fail with ConnectionClosedError. */
   override async close(): Promise<void> {
     this.listener?.close();
@@ -314,7 +326,9 @@ export class ClientSession extends Session {
       return this.handshake(signal, era.pin, false);
     }
     const modern = this.modernVersions();
-    if (modern.length === 0) return this.handshake(signal, undefined, false);
+    // Extensions (resumable requests, async tool calls, core tasks) are features of the handshake era: a client that
+    // installs them asks for it first, and speaks 2026-07-28 only with a server that answers -32022.
+    if (modern.length === 0 || this.hasExtensions) return this.handshake(signal, undefined, false);
     return this.probe(modern[0]!, signal, true);
   }
 

@@ -360,3 +360,18 @@ describe("the response cache", () => {
     expect(uncached.clientSent.filter((m) => "method" in m && m.method === "tools/list")).toHaveLength(2);
   });
 });
+
+describe("what the handshake era alone has", () => {
+  it("a notification the revision lacks is not sent", async () => {
+    const c = await connected(server());
+    await c.client.notifyRootsListChanged();
+    expect(methods(c.clientSent)).toEqual(["server/discover"]);
+  });
+
+  it("a client with extensions (2025-11-25 features) asks for the handshake first", async () => {
+    const { resumableClient } = await import("../../runtime/eras/2025-11-25/resumable/client.js");
+    const c = await connected(server(), { extensions: [resumableClient()] });
+    expect(c.client.peer.era).toBe("legacy");
+    expect(methods(c.clientSent)[0]).toBe("initialize");
+  });
+});

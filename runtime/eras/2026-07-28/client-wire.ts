@@ -116,6 +116,12 @@ export class ModernClientWire {
     );
   }
 
+  /** Whether the revision has notification `method` (any, when its table is unknown). */
+  hasNotification(method: string): boolean {
+    const table = this.options.table;
+    return table === undefined || (Object.hasOwn(table, method) && table[method]!.kind === "notification");
+  }
+
   /** One request of the app, through as many input rounds as the server needs. */
   async request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
     if (method === SET_LEVEL) return this.setLevel(params);
