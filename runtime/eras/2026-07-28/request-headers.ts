@@ -115,7 +115,7 @@ export function requestHeaders(
   if (typeof name === "string") headers["mcp-name"] = encodeHeaderValue(name);
   if (mirrored === undefined) return headers;
   for (const { path, header } of mirrored) {
-    const value = valueAt(params?.arguments, path);
+    const value = paramValueAt(params?.arguments, path);
     if (typeof value === "string") headers[`mcp-param-${header.toLowerCase()}`] = encodeHeaderValue(value);
     else if (typeof value === "boolean" || (typeof value === "number" && Number.isInteger(value)))
       headers[`mcp-param-${header.toLowerCase()}`] = String(value);
@@ -123,11 +123,12 @@ export function requestHeaders(
   return headers;
 }
 
-function valueAt(root: unknown, path: readonly string[]): unknown {
+/** The value at a chain of property keys, or undefined when any step is missing (null counts as missing). */
+export function paramValueAt(root: unknown, path: readonly string[]): unknown {
   let value = root;
   for (const key of path) {
     if (!isPlainObject(value) || !Object.hasOwn(value, key)) return undefined;
     value = value[key];
   }
-  return value;
+  return value === null ? undefined : value;
 }

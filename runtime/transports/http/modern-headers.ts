@@ -3,6 +3,7 @@ import { isPlainObject, type JsonObject } from "../../rpc/jsonrpc.js";
 import type { HeaderRecord } from "./server/exchange.js";
 import { METHOD_HEADER, NAME_HEADER, PARAM_HEADER_PREFIX, PROTOCOL_VERSION_HEADER } from "./wire.js";
 import { PROTOCOL_VERSION_META, claimsModernEra as paramsClaimModernEra } from "../../eras/2026-07-28/envelope.js";
+import { paramValueAt } from "../../eras/2026-07-28/request-headers.js";
 
 /**
  * A tool parameter the tool's inputSchema marks with `x-mcp-header`: clients mirror its value into the request
@@ -100,7 +101,7 @@ export function headerMismatch(
   if (mirrors === undefined) return;
   if (!Array.isArray(mirrors)) throw new TypeError("headerParams returned something other than an array");
   for (const { path, header } of mirrors) {
-    const value = valueAt(params.arguments, path);
+    const value = paramValueAt(params.arguments, path);
     const label = `Mcp-Param-${header}`;
     const problem = mirrored(headers, PARAM_HEADER_PREFIX + header.toLowerCase(), label, value, value !== undefined);
     if (problem !== undefined) return problem;
@@ -144,16 +145,6 @@ function sameValue(header: string, body: unknown): boolean {
   if (typeof body === "number") return DECIMAL.test(header) && Number(header) === body;
   // An object or array cannot be mirrored into a header, so no header value matches it.
   return false;
-}
-
-/** The value at a chain of property keys, or undefined when any step is missing (null counts as missing). */
-function valueAt(root: unknown, path: readonly string[]): unknown {
-  let value = root;
-  for (const key of path) {
-    if (!isPlainObject(value) || !Object.hasOwn(value, key)) return undefined;
-    value = value[key];
-  }
-  return value === null ? undefined : value;
 }
 
 function differs(label: string, header: string, body: unknown): string {

@@ -95,13 +95,15 @@ export interface World {
 
 const b64url = (data: Buffer) => data.toString("base64url");
 
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+/** Answers with `body` as JSON (none when undefined) and the given headers. */
+export function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = body === undefined ? "" : JSON.stringify(body);
   res.writeHead(status, { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers });
   res.end(text);
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+/** The request body as text. */
+export async function readBody(req: IncomingMessage): Promise<string> {
   let text = "";
   for await (const chunk of req) text += String(chunk);
   return text;

@@ -10,6 +10,7 @@ import {
   type JWTVerifyGetKey,
 } from "jose";
 import { listenHttp } from "../../../runtime/transports/http/server/listen.js";
+import { readBody, send } from "./helpers.js";
 
 export interface ResourceOptions {
   /** The authorization servers the protected resource metadata names, read on every request (a test may switch them). */
@@ -59,18 +60,6 @@ export interface Resource {
 }
 
 const PRM_PATH = "/meta/prm.json";
-
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = body === undefined ? "" : JSON.stringify(body);
-  res.writeHead(status, { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers });
-  res.end(text);
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  let text = "";
-  for await (const chunk of req) text += String(chunk);
-  return text;
-}
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("base64url");
 
