@@ -8,14 +8,10 @@ import { Session, type SessionOptions } from "../rpc/session/session.js";
 import type { JsonRpcMessage, RequestId } from "../rpc/jsonrpc.js";
 import type { OutboundOperation } from "../rpc/operations.js";
 import { MODERN_PROTOCOL_VERSIONS, SERVER_INFO_META } from "../eras/2026-07-28/envelope.js";
-import { DISCOVER, LISTEN, type RevisionTableMap } from "../eras/2026-07-28/wire.js";
+import { DISCOVER, type RevisionTableMap } from "../eras/2026-07-28/wire.js";
 import { ResponseCache, type ResponseCacheOptions } from "../eras/2026-07-28/response-cache.js";
-import {
-  ListenSubscriptions,
-  type ListChangedKind,
-  type ListenFilter,
-  type ListenOptions,
-} from "../eras/2026-07-28/client-subscriptions.js";
+import type { ListenOptions } from "../eras/2026-07-28/client-subscriptions.js";
+import { ACKNOWLEDGED, ClientListen } from "../eras/2026-07-28/client-listen.js";
 import type { NotificationHandler } from "../rpc/peer.js";
 import { ModernClientWire } from "../eras/2026-07-28/client-wire.js";
 import { ClientRecovery, type ReconnectOptions, type RecoveryHost } from "./client-recovery.js";
@@ -40,21 +36,11 @@ import {
   type EraOption,
   type EraVerdict,
 } from "./negotiation.js";
-import { MAX_TIMER_MS, limitOption } from "../rpc/limits.js";
+import { limitOption } from "../rpc/limits.js";
 
 export type { EraOption, EraVerdict } from "./negotiation.js";
 
 const LOG_MESSAGE = "notifications/message";
-const SUBSCRIBE = "resources/subscribe";
-const UNSUBSCRIBE = "resources/unsubscribe";
-const ACKNOWLEDGED = "notifications/subscriptions/acknowledged";
-const SUBSCRIPTION_ID_META = "io.modelcontextprotocol/subscriptionId";
-/** The list-changed notifications a 2026-07-28 client hears only through subscriptions/listen, by what they list. */
-const LIST_CHANGED: ReadonlyMap<string, ListChangedKind> = new Map([
-  ["notifications/tools/list_changed", "tools"],
-  ["notifications/prompts/list_changed", "prompts"],
-  ["notifications/resources/list_changed", "resources"],
-]);
 
 export interface ClientSessionOptions extends SessionOptions {
   clientInfo: ImplementationInfo;
@@ -143,13 +129,8 @@ export class ClientSession extends Session {
   private respawned = false;
   private readonly hasExtensions: boolean;
   private readonly cache: ResponseCache | undefined;
-  private readonly listenOptions: ListenOptions | undefined;
-  /** The listen stream(s) on 2026-07-28, made when the client first speaks it. */
-  private listener: ListenSubscriptions | undefined;
-  /** The list-changed kinds the app has handlers for. */
-  private readonly listKinds = new Set<ListChangedKind>();
-  /** Each open listen's acknowledgment callback, by the listen request's id (the subscription id). */
-  private readonly acks = new Map<string | number, (ack: ListenFilter) => void>();
+  /** The app's list-changed handlers and resource subscriptions, on subscriptions/listen once the client speaks 2026. */
+  private readonly listen: ClientListen;
 
   constructor(options: ClientSessionOptions) {
     super(withLifecycle(Object.assign({}, options, { uncancellable: [DISCOVER, ...(options.uncancellable ?? [])] })));
@@ -169,8 +150,17 @@ export class ClientSession extends Session {
     this.revisions = options.revisions ?? ownRevision(options.outbound);
     this.maxInputRounds = options.maxInputRounds;
     this.cache = options.cache === false ? undefined : new ResponseCache(options.cache ?? {});
-    this.listenOptions = options.listen;
-    this.hasExtensions = (options.extensions ?? []).length > 0;
+    this.listen = new ClientListen(
+      {
+        wire: () => this.modern,
+        serverCapabilities: () => this.server?.capabilities,
+        nextRequestId: () => this.nextRequestId,
+        send: (method, params, requestOptions) => this.sendUnchecked(method, params, requestOptions),
+        warn: (error) => this.onerror?.(error),
+      },
+      options.listen,
+    );
+    this.hasExtensions = extensions.length > 0;
     checkEraOption(this.eraOption, this.modernVersions(), this.supportedProtocolVersions);
     if (extensions.length > 0 || options.reconnect !== undefined) {
       const settings = options.reconnectOptions ?? extensions.find((e) => e.reconnect !== undefined)?.reconnect;
@@ -198,7 +188,7 @@ export class ClientSession extends Session {
     // no 2025 table has) settles the listen that asked for it.
     this.use({
       accept: (message) => {
-        if (message.method === ACKNOWLEDGED) this.acknowledged(message.params);
+        if (message.method === ACKNOWLEDGED) this.listen.acknowledged(message.params);
         return true;
       },
       notification: (method, params) => this.cache?.invalidate(method, params),
@@ -209,18 +199,12 @@ export class ClientSession extends Session {
   /** A handler for a list-changed notification also asks for it on 2026-07-28 (through subscriptions/listen). */
   override onNotification(method: string, handler: NotificationHandler): void {
     super.onNotification(method, handler);
-    const kind = LIST_CHANGED.get(method);
-    if (kind === undefined) return;
-    this.listKinds.add(kind);
-    if (this.listener !== undefined && this.advertisesListChanged(kind)) this.listener.setListChanged(kind, true);
+    this.listen.handler(method, true);
   }
 
   override removeNotificationHandler(method: string): void {
     super.removeNotificationHandler(method);
-    const kind = LIST_CHANGED.get(method);
-    if (kind === undefined) return;
-    this.listKinds.delete(kind);
-    this.listener?.setListChanged(kind, false);
+    this.listen.handler(method, false);
   }
 
   get serverCapabilities(): JsonObject | undefined {
@@ -263,8 +247,7 @@ export class ClientSession extends Session {
     const modern = this.modern;
     if (modern === undefined) return super.request(method, params, options);
     // This revision subscribes to resources through subscriptions/listen, which the client keeps open.
-    if ((method === SUBSCRIBE || method === UNSUBSCRIBE) && this.listener !== undefined)
-      return this.resourceSubscription(this.listener, method, params);
+    if (ClientListen.isSubscription(method)) return this.listen.subscription(method, params);
     return this.modernRequest(modern, method, params, options);
   }
 
@@ -280,7 +263,7 @@ export class ClientSession extends Session {
 
   /** Closing on purpose also ends any reconnection under way; kept requests fail with ConnectionClosedError. */
   override async close(): Promise<void> {
-    this.listener?.close();
+    this.listen.close();
     const recovering = this.recovery !== undefined && !this.isOpen && this.recovery.isRecovering;
     this.recovery?.stop();
     await super.close();
@@ -293,7 +276,7 @@ export class ClientSession extends Session {
    * change made after it is heard.
    */
   subscriptionsReady(): Promise<void> {
-    return this.listener?.settled() ?? Promise.resolve();
+    return this.listen.settled();
   }
 
   /** Resolves when the session is connected: at once, or after the reconnection under way. */
@@ -429,61 +412,7 @@ export class ClientSession extends Session {
       this.server = { capabilities: undefined, info: undefined, version };
     }
     this.transport?.setProtocolVersion?.(version);
-    if (this.listener === undefined) {
-      this.listener = new ListenSubscriptions(
-        { listen: (filter, options) => this.listen(filter, options), warn: (error) => this.onerror?.(error) },
-        this.listenOptions,
-      );
-      for (const kind of this.listKinds) if (this.advertisesListChanged(kind)) this.listener.setListChanged(kind, true);
-    }
-  }
-
-  /** Whether the server may announce changes of `kind` (unknown capabilities, as when pinned: it may). */
-  private advertisesListChanged(kind: ListChangedKind): boolean {
-    const capabilities = this.server?.capabilities;
-    return capabilities === undefined || hasCapability(capabilities, `${kind}.listChanged`);
-  }
-
-  /** One subscriptions/listen request, open until the server ends it or `signal` (a change of filter) aborts it. */
-  private async listen(
-    filter: ListenFilter,
-    options: { signal: AbortSignal; onAcknowledged: (ack: ListenFilter) => void },
-  ): Promise<void> {
-    const wire = this.modern;
-    if (wire === undefined) throw new ConnectionClosedError("the client no longer speaks MCP 2026-07-28");
-    const params = wire.stamp({ notifications: filter as JsonObject });
-    // The listen request's id is its subscription id, which its acknowledgment names.
-    const id = this.nextRequestId;
-    this.acks.set(id, options.onAcknowledged);
-    try {
-      await this.sendUnchecked(LISTEN, params, {
-        signal: options.signal,
-        timeout: MAX_TIMER_MS,
-        headers: wire.headers(LISTEN, params),
-      });
-    } finally {
-      this.acks.delete(id);
-    }
-  }
-
-  private acknowledged(params: unknown): void {
-    if (!isObject(params) || !isObject(params._meta)) return;
-    const id = params._meta[SUBSCRIPTION_ID_META];
-    if (typeof id !== "string" && typeof id !== "number") return;
-    const notifications = isObject(params.notifications) ? params.notifications : {};
-    this.acks.get(id)?.(notifications as ListenFilter);
-  }
-
-  private async resourceSubscription(
-    listener: ListenSubscriptions,
-    method: string,
-    params: JsonObject | undefined,
-  ): Promise<JsonObject> {
-    const uri = params?.uri;
-    if (typeof uri !== "string") throw new RpcError(ErrorCode.InvalidParams, `${method}: uri must be a string`);
-    if (method === SUBSCRIBE) await listener.subscribe(uri);
-    else await listener.unsubscribe(uri);
-    return {};
+    this.listen.start();
   }
 
   private async modernRequest(
