@@ -248,6 +248,8 @@ export class ClientSession extends Session {
     if (modern === undefined) return super.request(method, params, options);
     // This revision subscribes to resources through subscriptions/listen, which the client keeps open.
     if (ClientListen.isSubscription(method)) return this.listen.subscription(method, params);
+    const ready = this.listen.ready();
+    if (ready !== undefined) return ready.then(() => this.modernRequest(modern, method, params, options));
     return this.modernRequest(modern, method, params, options);
   }
 

@@ -181,7 +181,7 @@ describe("input-required rounds", () => {
 
 /** A hand-written 2026-07-28 server end: answers each request with what `answer` returns, and records headers. */
 async function scripted(
-  answer: (method: string, params: JsonObject, round: number) => JsonObject | { error: JsonObject },
+  answer: (method: string, params: JsonObject, round: number) => JsonObject | { error: JsonObject } | null,
   options: Partial<ClientOptions> = {},
 ) {
   const [clientEnd, serverEnd] = createInMemoryPair();
@@ -199,6 +199,7 @@ async function scripted(
     const round = counts.get(m.method) ?? 0;
     counts.set(m.method, round + 1);
     const out = answer(m.method, m.params ?? {}, round);
+    if (out === null) return;
     void (serverEnd as InMemoryTransport).send(
       "error" in out
         ? ({ jsonrpc: "2.0", id: m.id, error: out.error } as JsonRpcMessage)
@@ -208,7 +209,7 @@ async function scripted(
   await serverEnd.start();
   const client = await Client.connect(spy, { clientInfo: CLIENT_INFO, ...options });
   cleanup(() => client.peer.close());
-  return { client, sent: spy.sent, headers };
+  return { client, sent: spy.sent, headers, serverEnd };
 }
 
 const DISCOVERED = { resultType: "complete", supportedVersions: [MODERN], capabilities: { tools: {} } };
@@ -373,5 +374,58 @@ describe("what the handshake era alone has", () => {
     const c = await connected(server(), { extensions: [resumableClient()] });
     expect(c.client.peer.era).toBe("legacy");
     expect(methods(c.clientSent)[0]).toBe("initialize");
+  });
+});
+
+describe("a request right after asking for changes", () => {
+  it("waits for the listen to be acknowledged, so the change it causes is heard (as on 2025-11-25)", async () => {
+    const events: string[] = [];
+    const { client, serverEnd } = await scripted((method) => {
+      if (method === "server/discover") return { ...DISCOVERED, capabilities: { tools: { listChanged: true } } };
+      if (method === "subscriptions/listen") return null;
+      events.push(method);
+      return { content: [] };
+    });
+    // The acknowledgment comes 100 ms after the listen; the call must not reach the server before it.
+    const inner = serverEnd.onmessage!;
+    serverEnd.onmessage = (raw, info) => {
+      const m = raw as { id?: number; method?: string };
+      if (m.method === "subscriptions/listen")
+        setTimeout(() => {
+          events.push("acknowledged");
+          void serverEnd.send({
+            jsonrpc: "2.0",
+            method: "notifications/subscriptions/acknowledged",
+            params: {
+              _meta: { "io.modelcontextprotocol/subscriptionId": m.id! },
+              notifications: { toolsListChanged: true },
+            },
+          } as JsonRpcMessage);
+        }, 100);
+      inner(raw, info);
+    };
+    client.onToolListChanged(() => undefined);
+    await client.callTool({ name: "t" });
+    expect(events).toEqual(["acknowledged", "tools/call"]);
+  });
+
+  it("waits no longer than maxReadyWaitMs for a listen the server never acknowledges", async () => {
+    for (const wait of [0, 300]) {
+      const { client } = await scripted(
+        (method) =>
+          method === "server/discover"
+            ? { ...DISCOVERED, capabilities: { tools: { listChanged: true } } }
+            : method === "subscriptions/listen"
+              ? null
+              : { content: [] },
+        { listen: { maxReadyWaitMs: wait } },
+      );
+      client.onToolListChanged(() => undefined);
+      const started = performance.now();
+      await client.callTool({ name: "t" });
+      const took = performance.now() - started;
+      if (wait === 0) expect(took).toBeLessThan(250);
+      else expect(took).toBeGreaterThanOrEqual(290);
+    }
   });
 });

@@ -1,7 +1,7 @@
 // A 2026-07-28 client's notifications: the app's list-changed handlers and resource subscriptions carried on subscriptions/listen, and each listen's acknowledgment.
 import { ErrorCode, RpcError, isPlainObject, type JsonObject, type RequestId } from "../../rpc/jsonrpc.js";
 import type { RequestOptions } from "../../rpc/peer.js";
-import { MAX_TIMER_MS } from "../../rpc/limits.js";
+import { MAX_TIMER_MS, limitOption } from "../../rpc/limits.js";
 import { hasCapability } from "../../mcp/capabilities.js";
 import {
   ListenSubscriptions,
@@ -46,10 +46,14 @@ export class ClientListen {
   /** Each open listen's acknowledgment callback, by the listen request's id. */
   private readonly acks = new Map<RequestId, (ack: ListenFilter) => void>();
 
+  private readonly readyWaitMs: number;
+
   constructor(
     private readonly host: ClientListenHost,
     private readonly options: ListenOptions | undefined,
-  ) {}
+  ) {
+    this.readyWaitMs = limitOption("listen.maxReadyWaitMs", options?.maxReadyWaitMs, 2000, MAX_TIMER_MS);
+  }
 
   /** Whether `method` is resources/subscribe or unsubscribe, which this revision carries on the listen stream. */
   static isSubscription(method: string): boolean {
@@ -97,6 +101,22 @@ export class ClientListen {
   /** See ClientSession.subscriptionsReady. */
   settled(): Promise<void> {
     return this.listener?.settled() ?? Promise.resolve();
+  }
+
+  /**
+   * Undefined when every listen asked for is acknowledged; else a promise that resolves when it is or after
+   * `maxReadyWaitMs` (a request made meanwhile waits for it, so that the changes it causes are heard).
+   */
+  ready(): Promise<void> | undefined {
+    const listener = this.listener;
+    if (listener === undefined || listener.isSettled() || this.readyWaitMs === 0) return undefined;
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, this.readyWaitMs);
+      void listener.settled().then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   close(): void {

@@ -34,6 +34,12 @@ export interface ListenOptions {
   maxResourceSubscriptions?: number;
   /** A number in [0, 1) for the jitter; default Math.random (tests pin it). */
   random?: () => number;
+  /**
+   * How long a request made right after the app asked for more (a handler registered, a resource subscribed) waits
+   * for the listen that carries it to be acknowledged, ms, so that a change the request causes is heard as it would
+   * be on 2025-11-25; default 2000, 0 not at all. Past it the request goes anyway.
+   */
+  maxReadyWaitMs?: number;
 }
 
 export type ListChangedKind = "tools" | "prompts" | "resources";
@@ -192,7 +198,8 @@ export class ListenSubscriptions {
     return new Promise<void>((resolve) => this.readyWaiters.add(resolve));
   }
 
-  private isSettled(): boolean {
+  /** Whether the server acknowledged everything wanted so far (true after close). */
+  isSettled(): boolean {
     if (this.closed || this.scheduled) return this.closed;
     const want = this.want();
     return want === undefined || this.serving?.key === JSON.stringify(want);
