@@ -192,6 +192,10 @@ export class ClientSession extends Session {
         return true;
       },
       notification: (method, params) => this.cache?.invalidate(method, params),
+      // Without recovery a lost connection is the end: no listen is tried again on it.
+      closed: () => {
+        if (this.recovery === undefined) this.listen.close();
+      },
     });
     this.onRequest(PING, pong);
   }
@@ -340,7 +344,14 @@ export class ClientSession extends Session {
       if (signal?.aborted === true || (answered && error instanceof RequestTimeoutError)) throw error;
       // A server that exits on a request it does not know is a 2025 one: start it again, once, for initialize.
       const respawn = this.transport?.respawn;
-      if (error instanceof ConnectionClosedError && !this.isOpen && respawn !== undefined && !this.respawned) {
+      // With recovery (a `reconnect` function) the lost child is recovery's to replace, not the probe's.
+      if (
+        error instanceof ConnectionClosedError &&
+        !this.isOpen &&
+        respawn !== undefined &&
+        !this.respawned &&
+        this.recovery === undefined
+      ) {
         this.respawned = true;
         await this.replaceTransport(respawn.call(this.transport));
         return this.handshake(signal, undefined, false);
@@ -492,6 +503,7 @@ export class ClientSession extends Session {
     const modern = this.modern;
     if (modern !== undefined) {
       this.transport?.setProtocolVersion?.(modern.protocolVersion);
+      this.listen.reconnected();
       return;
     }
     await this.handshake(undefined, this.reached?.protocolVersion, true);
@@ -523,7 +535,10 @@ export class ClientSession extends Session {
         session.abandonTransport();
         transport?.close().catch(() => undefined);
       },
-      closedForGood: () => this.onclose?.(),
+      closedForGood: () => {
+        this.listen.close();
+        this.onclose?.();
+      },
     };
   }
 

@@ -429,3 +429,31 @@ describe("a request right after asking for changes", () => {
     }
   });
 });
+
+describe("review fixes", () => {
+  it("ping asks the server every time, whatever the cache holds of server/discover", async () => {
+    const s = makeServer({ cache: { "server/discover": { ttlMs: 60_000 } } });
+    const c = await connected(s);
+    await c.client.ping();
+    await c.client.ping();
+    expect(methods(c.clientSent)).toEqual(["server/discover", "server/discover", "server/discover"]);
+  });
+
+  it("a connection lost without recovery ends the listen: no retries, no warnings after it", async () => {
+    const [clientEnd, serverEnd] = createInMemoryPair();
+    const s = makeServer();
+    await s.connect(serverEnd);
+    const errors: Error[] = [];
+    const client = await Client.connect(clientEnd, {
+      clientInfo: CLIENT_INFO,
+      listen: { initialDelayMs: 10, maxDelayMs: 20 },
+      onerror: (e) => errors.push(e),
+    });
+    cleanup(() => client.peer.close());
+    client.onToolListChanged(() => undefined);
+    await client.peer.subscriptionsReady();
+    await serverEnd.close();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(errors.length).toBeLessThanOrEqual(1);
+  });
+});

@@ -122,13 +122,37 @@ describe("round trips", () => {
     expect(server.responder.received.at(-1)!.info?.headers?.["mcp-protocol-version"]).toBe("2025-06-18");
   });
 
-  it("hands a 4xx whose body is a JSON-RPC error over as the request's answer, code and data kept", async () => {
-    server = await startServer({ supportedProtocolVersions: ["2025-11-25"] });
-    const h = harness({ standaloneStream: "manual" });
-    await connect(h);
-    h.client.setProtocolVersion("1999-01-01");
-    await h.client.send({ jsonrpc: "2.0", id: 5, method: "echo" });
-    expect(h.messages.at(-1)).toMatchObject({ jsonrpc: "2.0", id: 5, error: { code: -32600 } });
+  it("a 4xx with a JSON-RPC error body: the request's answer on 2026-07-28 (and for its codes); else an HTTP error", async () => {
+    const answers: Record<string, { code: number; message: string; data?: unknown }> = {
+      modern: { code: -32022, message: "Unsupported protocol version", data: { supported: ["2026-07-28"] } },
+      legacy: { code: -32600, message: "Bad Request: Server not initialized" },
+    };
+    const plain = createServer((req, res) => {
+      const error = answers[String(req.headers["x-kind"])]!;
+      res
+        .writeHead(400, { "content-type": "application/json" })
+        .end(JSON.stringify({ jsonrpc: "2.0", id: null, error }));
+    });
+    await new Promise<void>((resolve) => plain.listen(0, "127.0.0.1", resolve));
+    cleanup(() => new Promise((resolve) => plain.close(resolve)));
+    const url = `http://127.0.0.1:${(plain.address() as AddressInfo).port}/`;
+    const cases = [
+      ["2025-11-25", "modern", "answer"],
+      ["2025-11-25", "legacy", "HttpStatusError"],
+      ["2026-07-28", "legacy", "answer"],
+    ] as const;
+    for (const [version, kind, expected] of cases) {
+      const client = new StreamableHttpClientTransport({ url, headers: { "x-kind": kind } });
+      cleanup(() => client.close());
+      client.setProtocolVersion(version);
+      const got: unknown[] = [];
+      client.onmessage = (m) => void got.push(m);
+      const sent = client.send({ jsonrpc: "2.0", id: 5, method: "echo" });
+      if (expected === "answer") {
+        await sent;
+        expect(got).toEqual([{ jsonrpc: "2.0", id: 5, error: answers[kind] }]);
+      } else await expect(sent).rejects.toMatchObject({ name: "HttpStatusError", status: 400 });
+    }
   });
 
   it("rejects send with an HTTP error when the refusal carries no JSON-RPC body", async () => {

@@ -110,6 +110,7 @@ export class ClientListen {
   ready(): Promise<void> | undefined {
     const listener = this.listener;
     if (listener === undefined || listener.isSettled() || this.readyWaitMs === 0) return undefined;
+    // A waiter that outlives the wait is harmless: the listener resolves every waiter once nothing is on its way.
     return new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, this.readyWaitMs);
       void listener.settled().then(() => {
@@ -121,6 +122,11 @@ export class ClientListen {
 
   close(): void {
     this.listener?.close();
+  }
+
+  /** A new connection (recovery): the listen is sent again at once. */
+  reconnected(): void {
+    this.listener?.restart();
   }
 
   /** Whether the server may announce changes of `kind` (unknown capabilities, as when pinned: it may). */

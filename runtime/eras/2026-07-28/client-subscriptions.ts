@@ -198,11 +198,25 @@ export class ListenSubscriptions {
     return new Promise<void>((resolve) => this.readyWaiters.add(resolve));
   }
 
-  /** Whether the server acknowledged everything wanted so far (true after close). */
+  /**
+   * Whether no listen asked for is on its way: everything wanted was acknowledged, or the last attempt failed and a
+   * retry waits for its backoff (nothing to wait for then), or the subscriptions were closed.
+   */
   isSettled(): boolean {
     if (this.closed || this.scheduled) return this.closed;
     const want = this.want();
-    return want === undefined || this.serving?.key === JSON.stringify(want);
+    if (want === undefined || this.serving?.key === JSON.stringify(want)) return true;
+    return this.opening === undefined;
+  }
+
+  /** After a new connection: listen again at once, whatever the backoff had reached (the server forgot the old one). */
+  restart(): void {
+    if (this.closed) return;
+    this.stopRetry();
+    this.attempt = 0;
+    this.abort(this.opening);
+    this.abort(this.serving);
+    this.schedule();
   }
 
   /** Aborts every stream and re-listen; pending subscribes reject, pending unsubscribes resolve. */

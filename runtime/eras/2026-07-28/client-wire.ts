@@ -127,7 +127,7 @@ export class ModernClientWire {
     if (method === SET_LEVEL) return this.setLevel(params);
     // The revision has no ping; its cheapest request tells as much about the server being there.
     if (method === PING) {
-      await this.request(DISCOVER, undefined, options);
+      await this.host.send(DISCOVER, this.stamp(undefined), withHeaders(options, this.headers(DISCOVER, undefined)));
       return {};
     }
     const spec = this.spec(method);
@@ -288,6 +288,8 @@ export class ModernClientWire {
 
   /** Every page of tools/list again, for fresh mirrored parameters. */
   private async relistTools(signal: AbortSignal | undefined): Promise<void> {
+    // The server's own answer, not the cache's: the stale list is what failed.
+    this.options.cache?.invalidate("notifications/tools/list_changed", undefined);
     let cursor: unknown;
     do {
       const page = await this.request(TOOLS_LIST, cursor === undefined ? undefined : { cursor }, { signal });
@@ -317,8 +319,12 @@ function withKind(result: JsonObject): JsonObject {
   return result.resultType === undefined ? Object.assign({}, result, { resultType: "complete" }) : result;
 }
 
+/** The options with this revision's headers added to the app's own (the revision's win on a clash). */
 function withHeaders(options: RequestOptions | undefined, headers: Record<string, string>): RequestOptions {
-  return options === undefined ? { headers } : Object.assign({}, options, { headers });
+  if (options === undefined) return { headers };
+  return Object.assign({}, options, {
+    headers: options.headers === undefined ? headers : { ...options.headers, ...headers },
+  });
 }
 
 function isHeaderMismatch(error: unknown): boolean {

@@ -144,7 +144,7 @@ export class StreamableHttpClientTransport implements Transport {
       // A 4xx whose body is a JSON-RPC error answers the request (MCP 2026-07-28 sends -32020..-32022 and -32601
       // so): the caller gets that error, code and data, instead of an HTTP failure.
       const body = await response.text().catch(() => "");
-      const answer = id === undefined ? undefined : rpcErrorAnswer(response, body, id);
+      const answer = id === undefined ? undefined : rpcErrorAnswer(response, body, id, this.modern);
       if (answer !== undefined) {
         this.onmessage?.(answer, this.info());
         return;
@@ -357,11 +357,21 @@ export class StreamableHttpClientTransport implements Transport {
   }
 }
 
+/** The errors of MCP 2026-07-28 a server of that revision answers with a 4xx (-32020..-32022). */
+const MODERN_CODES = new Set([-32020, -32021, -32022]);
+
 /**
  * The JSON-RPC error response a refused POST carries, as the answer to request `id`, or undefined when its body is
- * not one (the status then stands as an HTTP failure). Credentials refused (401, 403) stay HTTP failures.
+ * not one (the status then stands as an HTTP failure). On MCP 2026-07-28 any such body counts; before it, only that
+ * revision's own codes do (a probe's evidence), so a 2025 app keeps its HttpStatusError with status and headers.
+ * Credentials refused (401, 403) stay HTTP failures.
  */
-function rpcErrorAnswer(response: WireResponse, text: string, id: RequestId): JsonRpcErrorResponse | undefined {
+function rpcErrorAnswer(
+  response: WireResponse,
+  text: string,
+  id: RequestId,
+  modern: boolean,
+): JsonRpcErrorResponse | undefined {
   if (response.status < 400 || response.status > 499 || response.status === 401 || response.status === 403) return;
   if (mediaType(response) !== "application/json") return;
   let body: unknown;
@@ -373,6 +383,7 @@ function rpcErrorAnswer(response: WireResponse, text: string, id: RequestId): Js
   if (!isPlainObject(body) || !isPlainObject(body.error)) return;
   const { code, message, data } = body.error;
   if (typeof code !== "number" || !Number.isInteger(code) || typeof message !== "string") return;
+  if (!modern && !MODERN_CODES.has(code)) return;
   if (body.id !== undefined && body.id !== null && body.id !== id) return;
   const error: JsonRpcErrorResponse["error"] = data === undefined ? { code, message } : { code, message, data };
   return { jsonrpc: "2.0", id, error };
