@@ -3,7 +3,7 @@ import { ErrorCode, RpcError, isPlainObject as isObject, type JsonObject } from 
 import type { Transport } from "../rpc/transport.js";
 import type { DispatchTable } from "../rpc/dispatch.js";
 import type { RequestOptions } from "../rpc/peer.js";
-import { CapabilityError, ConnectionClosedError, ProtocolVersionError, RequestTimeoutError } from "../rpc/errors.js";
+import { ConnectionClosedError, ProtocolVersionError, RequestTimeoutError } from "../rpc/errors.js";
 import { Session, type SessionOptions } from "../rpc/session/session.js";
 import type { JsonRpcMessage, RequestId } from "../rpc/jsonrpc.js";
 import type { OutboundOperation } from "../rpc/operations.js";
@@ -17,8 +17,8 @@ import { ModernClientWire } from "../eras/2026-07-28/client-wire.js";
 import { ClientRecovery, type ReconnectOptions, type RecoveryHost } from "./client-recovery.js";
 import type { ClientExtension, ClientSessionHost } from "./client-extension.js";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "./protocol-versions.js";
-import { hasCapability } from "./capabilities.js";
 import {
+  capabilityGate,
   INITIALIZE,
   INITIALIZED_NOTIFICATION,
   PING,
@@ -174,15 +174,14 @@ export class ClientSession extends Session {
     // Before the server said what it offers, capability-gated methods are refused; on 2026-07-28 without a probe
     // (pinned, or a prior verdict) nothing was said, and the server answers for itself.
     const outbound = options.outbound;
+    const gate = capabilityGate(
+      (method) => requiredCapability(outbound, method),
+      () => this.server?.capabilities,
+      "server",
+    );
     this.use({
-      checkOutbound: (method) => {
-        const capability = requiredCapability(outbound, method);
-        if (capability === undefined) return undefined;
-        const advertised = this.server?.capabilities;
-        if (advertised === undefined && this.modern !== undefined) return undefined;
-        if (hasCapability(advertised, capability)) return undefined;
-        return new CapabilityError(method, capability, "server");
-      },
+      checkOutbound: (method) =>
+        this.modern !== undefined && this.server?.capabilities === undefined ? undefined : gate(method),
     });
     // 2026-07-28's notifications: what a change makes stale leaves the cache; a listen's acknowledgment (a notification
     // no 2025 table has) settles the listen that asked for it.

@@ -12,26 +12,41 @@ import {
 
 type Revision = "2026-07-28" | "2025-11-25";
 
+/** The authorization scenarios both revisions require, in the suite's order. */
+const AUTHORIZATION = [
+  "auth/metadata-default",
+  "auth/metadata-var1",
+  "auth/metadata-var2",
+  "auth/metadata-var3",
+  "auth/basic-cimd",
+  "auth/scope-from-www-authenticate",
+  "auth/scope-from-scopes-supported",
+  "auth/scope-omitted-when-undefined",
+  "auth/scope-step-up",
+  "auth/scope-retry-limit",
+  "auth/token-endpoint-auth-basic",
+  "auth/token-endpoint-auth-post",
+  "auth/token-endpoint-auth-none",
+  "auth/pre-registration",
+];
+/** The same in both revisions: extensions, and a scenario added after the release. */
+const NOT_SCORED = [
+  "auth/client-credentials-jwt",
+  "auth/client-credentials-basic",
+  "auth/enterprise-managed-authorization",
+  "auth/dpop",
+  "auth/dpop-nonce",
+  "auth/wif-jwt-bearer",
+  "json-schema-2020-12-preservation",
+];
+
 /** The client scenarios each frozen requirement set runs: `required` are scored, `notScored` run for visibility. */
 const REQUIREMENTS: Record<Revision, { required: readonly string[]; notScored: readonly string[] }> = {
   "2026-07-28": {
     required: [
       "tools_call",
       "request-metadata",
-      "auth/metadata-default",
-      "auth/metadata-var1",
-      "auth/metadata-var2",
-      "auth/metadata-var3",
-      "auth/basic-cimd",
-      "auth/scope-from-www-authenticate",
-      "auth/scope-from-scopes-supported",
-      "auth/scope-omitted-when-undefined",
-      "auth/scope-step-up",
-      "auth/scope-retry-limit",
-      "auth/token-endpoint-auth-basic",
-      "auth/token-endpoint-auth-post",
-      "auth/token-endpoint-auth-none",
-      "auth/pre-registration",
+      ...AUTHORIZATION,
       "auth/resource-mismatch",
       "auth/offline-access-scope",
       "auth/offline-access-not-supported",
@@ -49,46 +64,11 @@ const REQUIREMENTS: Record<Revision, { required: readonly string[]; notScored: r
       "http-invalid-tool-headers",
       "json-schema-ref-no-deref",
     ],
-    notScored: [
-      "auth/client-credentials-jwt",
-      "auth/client-credentials-basic",
-      "auth/enterprise-managed-authorization",
-      "auth/dpop",
-      "auth/dpop-nonce",
-      "auth/wif-jwt-bearer",
-      "json-schema-2020-12-preservation",
-    ],
+    notScored: NOT_SCORED,
   },
   "2025-11-25": {
-    required: [
-      "initialize",
-      "tools_call",
-      "elicitation-sep1034-client-defaults",
-      "sse-retry",
-      "auth/metadata-default",
-      "auth/metadata-var1",
-      "auth/metadata-var2",
-      "auth/metadata-var3",
-      "auth/basic-cimd",
-      "auth/scope-from-www-authenticate",
-      "auth/scope-from-scopes-supported",
-      "auth/scope-omitted-when-undefined",
-      "auth/scope-step-up",
-      "auth/scope-retry-limit",
-      "auth/token-endpoint-auth-basic",
-      "auth/token-endpoint-auth-post",
-      "auth/token-endpoint-auth-none",
-      "auth/pre-registration",
-    ],
-    notScored: [
-      "auth/client-credentials-jwt",
-      "auth/client-credentials-basic",
-      "auth/enterprise-managed-authorization",
-      "auth/dpop",
-      "auth/dpop-nonce",
-      "auth/wif-jwt-bearer",
-      "json-schema-2020-12-preservation",
-    ],
+    required: ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry", ...AUTHORIZATION],
+    notScored: NOT_SCORED,
   },
 };
 

@@ -9,7 +9,7 @@ import { StdioClientTransport } from "../../runtime/transports/stdio/stdio.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 
 const cleanup = closeAfterEach();
-const fixture = fileURLToPath(new URL("./fixtures/exits-on-unknown.mjs", import.meta.url));
+const fixture = (name: string) => fileURLToPath(new URL(`../interop/fixtures/${name}`, import.meta.url));
 
 describe("the stdio probe", () => {
   it("a server that exits on server/discover is started once more, for initialize, and no more", async () => {
@@ -18,7 +18,7 @@ describe("the stdio probe", () => {
     const starts = join(dir, "starts");
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [fixture],
+      args: [fixture("eras-count-starts.mjs"), fixture("eras-strict-server.mjs"), "exit"],
       env: { MCPGEN_STARTS: starts },
       stderr: "ignore",
     });

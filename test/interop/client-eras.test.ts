@@ -188,7 +188,7 @@ describe("our Client -> 2025-only servers over stdio", () => {
     const client = await connect(
       new StdioClientTransport({
         command: process.execPath,
-        args: [runner, fixture("eras-silent-server.mjs")],
+        args: [runner, fixture("eras-strict-server.mjs")],
         env: tap.env,
         stderr: "ignore",
       }),

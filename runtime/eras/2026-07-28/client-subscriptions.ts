@@ -204,9 +204,10 @@ export class ListenSubscriptions {
    */
   isSettled(): boolean {
     if (this.closed || this.scheduled) return this.closed;
+    // Asked on every request of the client: the common answer (nothing on its way) without building the filter.
+    if (this.opening === undefined) return true;
     const want = this.want();
-    if (want === undefined || this.serving?.key === JSON.stringify(want)) return true;
-    return this.opening === undefined;
+    return want === undefined || this.serving?.key === JSON.stringify(want);
   }
 
   /** After a new connection: listen again at once, whatever the backoff had reached (the server forgot the old one). */

@@ -7,8 +7,11 @@ export interface MirroredParam {
   readonly header: string;
 }
 
-/** The params field each method mirrors into `Mcp-Name` (the binding's Standard Request Headers table). */
-const NAME_SOURCES: ReadonlyMap<string, string> = new Map([
+/**
+ * The params field each method mirrors into `Mcp-Name` (the binding's Standard Request Headers table): what the client
+ * sends and the server checks.
+ */
+export const NAME_SOURCES: ReadonlyMap<string, string> = new Map([
   ["tools/call", "name"],
   ["resources/read", "uri"],
   ["prompts/get", "name"],
@@ -18,8 +21,9 @@ const MARK = "x-mcp-header";
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Sent as is: visible ASCII and inner spaces, nothing at either end a proxy could trim. Anything else is Base64. */
 const PLAIN = /^(?:[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?)?$/;
-const SENTINEL_PREFIX = "=?base64?";
-const SENTINEL_SUFFIX = "?=";
+/** The binding's Base64 form of a header value: `=?base64?...?=`. */
+export const SENTINEL_PREFIX = "=?base64?";
+export const SENTINEL_SUFFIX = "?=";
 const PRIMITIVE = new Set(["string", "integer", "boolean"]);
 const encoder = new TextEncoder();
 

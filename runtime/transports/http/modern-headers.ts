@@ -3,7 +3,7 @@ import { isPlainObject, type JsonObject } from "../../rpc/jsonrpc.js";
 import type { HeaderRecord } from "./server/exchange.js";
 import { METHOD_HEADER, NAME_HEADER, PARAM_HEADER_PREFIX, PROTOCOL_VERSION_HEADER } from "./wire.js";
 import { PROTOCOL_VERSION_META, claimsModernEra as paramsClaimModernEra } from "../../eras/2026-07-28/envelope.js";
-import { paramValueAt } from "../../eras/2026-07-28/request-headers.js";
+import { NAME_SOURCES, SENTINEL_PREFIX, SENTINEL_SUFFIX, paramValueAt } from "../../eras/2026-07-28/request-headers.js";
 
 /**
  * A tool parameter the tool's inputSchema marks with `x-mcp-header`: clients mirror its value into the request
@@ -19,19 +19,8 @@ export interface ParamHeader {
 /** The mirrored parameters of a tool by its name; undefined for a tool the server does not know. */
 export type ParamHeadersOf = (toolName: string) => readonly ParamHeader[] | undefined;
 
-/**
- * The params field each method mirrors into `Mcp-Name` (the specification's Standard Request Headers table). The
- * transport knows these three names only because the HTTP binding itself names them.
- */
-const NAME_SOURCES: ReadonlyMap<string, string> = new Map([
-  ["tools/call", "name"],
-  ["resources/read", "uri"],
-  ["prompts/get", "name"],
-]);
 const TOOLS_CALL = "tools/call";
 
-const SENTINEL_PREFIX = "=?base64?";
-const SENTINEL_SUFFIX = "?=";
 /** RFC 9110 field values as the binding allows them: visible ASCII, space and tab (no obs-text). */
 const PLAIN_VALUE = /^[\t\x20-\x7e]*$/;
 const BASE64 = /^[A-Za-z0-9+/]*$/;

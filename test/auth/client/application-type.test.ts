@@ -72,7 +72,7 @@ describe("the application_type sent with dynamic registration", () => {
     },
   );
 
-  it.each(["myapp:/callback", "data:text/plain,x", "file:///tmp/callback", "com.example.app:/cb#frag"])(
+  it.each(["myapp:/callback", "data:text/plain,x", "file:///callback", "com.example.app:/cb#frag"])(
     "still refuses the redirect URI %s",
     (uri) => {
       expect(

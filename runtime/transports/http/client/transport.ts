@@ -9,7 +9,7 @@ import type { ResumptionInfo, StreamableHttpClientOptions } from "./options.js";
 import { SessionRequests, mediaType, statusError } from "./requests.js";
 import { StreamFollower, type StreamContext } from "./sse.js";
 import { SESSION_HEADER, classifyMessage, requestKey, responseId } from "../wire.js";
-import { MODERN_PROTOCOL_VERSIONS } from "../../../eras/2026-07-28/envelope.js";
+import { MODERN_PROTOCOL_VERSIONS, ModernErrorCode } from "../../../eras/2026-07-28/envelope.js";
 
 export { CONNECTION_LOST_CODE, HttpStatusError, SessionExpiredError, StreamLostError } from "./errors.js";
 export { DEFAULT_AUTHORIZATION_RETRIES } from "./options.js";
@@ -358,7 +358,7 @@ export class StreamableHttpClientTransport implements Transport {
 }
 
 /** The errors of MCP 2026-07-28 a server of that revision answers with a 4xx (-32020..-32022). */
-const MODERN_CODES = new Set([-32020, -32021, -32022]);
+const MODERN_CODES: ReadonlySet<number> = new Set(Object.values(ModernErrorCode));
 
 /**
  * The JSON-RPC error response a refused POST carries, as the answer to request `id`, or undefined when its body is
