@@ -23,6 +23,7 @@ export {
   ProgressOrderError,
   ProtocolVersionError,
   RequestCancelledError,
+  RequestRefusedError,
   RequestTimeoutError,
 } from "./rpc/errors.js";
 

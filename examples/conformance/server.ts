@@ -2,7 +2,9 @@
 import { pathToFileURL } from "node:url";
 import {
   CapabilityError,
+  RequestRefusedError,
   Server,
+  TaskReceiver,
   createMcpServer,
   createStreamableHttpServer,
   listenHttp,
@@ -79,6 +81,12 @@ export function createConformanceServer(transports: TransportOf = new WeakMap())
     subscriptions: true,
     // The progress scenario expects every value it is sent, 50 ms apart: no coalescing.
     progressInterval: 0,
+    // Tools that allow tasks run as core tasks for 2025-11-25 clients that ask, and as Tasks-extension tasks for
+    // 2026-07-28 clients that declare it. The suite's cancelled tasks end within seconds: keep them ten minutes.
+    tasks: new TaskReceiver({
+      maxTtlMs: 600_000,
+      onerror: (error) => console.error(`[conformance-server] ${error.message}`),
+    }),
     onsession: (session) => {
       new Server(session).onComplete((params) => {
         const prefix = params.argument.value.toLowerCase();
@@ -95,6 +103,7 @@ export function createConformanceServer(transports: TransportOf = new WeakMap())
   addClientRequestTools(server, transports);
   addDiagnosticTools(server);
   addInputRequiredTools(server);
+  addTaskTools(server);
   addResources(server);
   addPrompts(server);
   return server;
@@ -484,6 +493,105 @@ function addInputRequiredTools(server: McpServer): void {
       return {
         messages: [{ role: "user", content: { type: "text", text: `Context: ${String(answer.content?.context)}` } }],
       };
+    },
+  );
+}
+
+/** Sleeps `ms`, or rejects as soon as `signal` aborts (a cancelled task stops working). */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", stop);
+      resolve();
+    }, ms);
+    const stop = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", stop, { once: true });
+  });
+}
+
+/** The tools the Tasks extension scenarios (SEP-2663) call. */
+function addTaskTools(server: McpServer): void {
+  server.tool(
+    "greet",
+    {
+      description: "Greets by name at once (never a task)",
+      inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+    },
+    ({ name }) => `Hello, ${name}!`,
+  );
+  server.tool(
+    "slow_compute",
+    {
+      description: "Works for the given seconds, as a task where the client takes one",
+      inputSchema: {
+        type: "object",
+        properties: { seconds: { type: "number", minimum: 0 }, label: { type: "string" } },
+        required: ["seconds"],
+      },
+      taskSupport: "optional",
+    },
+    async ({ seconds, label }, ctx) => {
+      ctx.task?.status(`Computing ${label ?? "something"} for ${seconds} s`);
+      await sleep(seconds * 1000, ctx.signal);
+      return `Computed ${label ?? "something"} in ${seconds} s`;
+    },
+  );
+  server.tool(
+    "failing_job",
+    { description: "Runs as a task and ends with a tool error after a second", taskSupport: "required" },
+    async (_args, ctx) => {
+      await sleep(1000, ctx.signal);
+      throw new Error("The job failed (a tool execution error)");
+    },
+  );
+  server.tool(
+    "protocol_error_job",
+    { description: "Runs as a task and fails with a JSON-RPC error", taskSupport: "optional" },
+    async (_args, ctx) => {
+      await sleep(200, ctx.signal);
+      throw new RequestRefusedError(-32603, "Internal error: the job crashed");
+    },
+  );
+  server.tool(
+    "confirm_delete",
+    {
+      description: "Asks the user to confirm deleting a file, as a task",
+      inputSchema: { type: "object", properties: { filename: { type: "string" } }, required: ["filename"] },
+      taskSupport: "optional",
+    },
+    async ({ filename }, ctx) => {
+      const answer = await ctx.elicit(oneField(`Delete ${filename}?`, "confirm", "boolean"));
+      const confirmed = answer.action === "accept" && answer.content?.confirm === true;
+      return confirmed ? `Deleted ${filename}` : `Kept ${filename}`;
+    },
+  );
+  server.tool(
+    "multi_input",
+    { description: "Asks the user two questions at once, as a task", taskSupport: "optional" },
+    async (_args, ctx) => {
+      const [name, confirm] = await Promise.all([
+        ctx.elicit(oneField("What is your name?", "name", "string")),
+        ctx.elicit(oneField("Proceed?", "confirm", "boolean")),
+      ]);
+      return `${String(name.content?.name)}: ${String(confirm.content?.confirm)}`;
+    },
+  );
+  server.tool(
+    "test_tool_with_task",
+    {
+      description: "Asks for a name in a round of the call, then goes on as a task",
+      taskSupport: "required",
+      taskStart: "handler",
+    },
+    async (_args, ctx) => {
+      const answer = await ctx.elicit(oneField("What is your name?", "name", "string"));
+      await ctx.startTask();
+      await sleep(100, ctx.signal);
+      return `Hello, ${String(answer.content?.name)}!`;
     },
   );
 }

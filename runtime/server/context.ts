@@ -90,6 +90,9 @@ export function sendLog(
   return send(LOGGING_MESSAGE_NOTIFICATION, params);
 }
 
+/** @internal Starts the task a call turns into when its handler says so (see McpToolConfig.taskStart). */
+export type TaskStarter = (ctx: McpContext) => Promise<TaskControl | undefined>;
+
 /**
  * Given to every handler McpServer calls. Requests and notifications sent through it are tied to the
  * request being served (HTTP routes them onto that request's stream); capability checks still apply, so
@@ -99,11 +102,31 @@ export class McpContext {
   private peerView: Peer | undefined = undefined;
 
   constructor(
-    private readonly inner: RequestContext,
+    private inner: RequestContext,
     private readonly connection: McpConnection,
     /** The answers a 2025 client gave to the handler's last `inputRequired`, when McpServer ran it again. */
     private readonly round?: { readonly responses: JsonObject; readonly state: string | undefined },
+    private readonly starter?: TaskStarter,
   ) {}
+
+  /**
+   * Go on as a task, when this call may become one and is not yet: the request is answered with the task, and from
+   * here on the handler runs on the task's context (its signal, `ctx.task`; asks park the task as input_required).
+   * Resolves with the task, or undefined when the call runs plainly (the client cannot take a task): the handler then
+   * simply goes on and answers with its result. A tool with `taskStart: "handler"` calls it after the input it asks
+   * for up front (those asks are rounds of the call itself).
+   */
+  startTask(): Promise<TaskControl | undefined> {
+    const current = this.task;
+    if (current !== undefined || this.starter === undefined) return Promise.resolve(current);
+    return this.starter(this);
+  }
+
+  /** @internal The handler goes on under another context (the task its call became). */
+  rebind(inner: RequestContext): void {
+    this.inner = inner;
+    this.peerView = undefined;
+  }
 
   /** The connection's session (client info, client capabilities, protocol version). */
   get session(): ServerSession {

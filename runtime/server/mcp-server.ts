@@ -12,7 +12,7 @@ import { LISTEN, type RevisionTableMap } from "../eras/2026-07-28/wire.js";
 import { Subscriptions } from "../eras/2026-07-28/subscriptions.js";
 import type { ChangeFeed, ServerChange } from "../store/change-feed.js";
 import { limitOption } from "../rpc/limits.js";
-import { McpContext, sendLog, type McpConnection } from "./context.js";
+import { McpContext, sendLog, type McpConnection, type TaskStarter } from "./context.js";
 import { compileSchema as builtInCompiler, type SchemaCheck, type SchemaCompiler } from "./tool-schema.js";
 import {
   LOGGING_LEVELS,
@@ -49,11 +49,12 @@ import {
 export type { McpResourceConfig, McpResourceReadResult, McpResourceReader, McpTemplateReader } from "./resources.js";
 export type { McpPromptConfig, McpPromptHandler, PromptArguments } from "./prompts.js";
 import type { TaskReceiver } from "../eras/2025-11-25/tasks/receiver.js";
+import type { TaskControl } from "../eras/2025-11-25/tasks/task.js";
 import {
   TOOLS_CALL,
   allowsTasks,
-  callsAsTask,
   taskSupportOption,
+  taskWireForCall,
   type TaskSupport,
 } from "../eras/2025-11-25/tasks/tools.js";
 
@@ -148,6 +149,13 @@ export interface McpToolConfig<S extends ObjectJsonSchema> {
    * listed as `execution.taskSupport`. As a task the handler's `ctx.task` is set and the call outlives its connection.
    */
   taskSupport?: TaskSupport;
+  /**
+   * When a call of a tool that allows tasks becomes a task where the server decides (the Tasks extension of MCP
+   * 2026-07-28): `"call"` (default) before the handler runs; `"handler"` when the handler calls
+   * `await ctx.startTask()`, so it can first ask for input in rounds of the call itself (MRTR) and answer at once
+   * when it needs no task. Where the client asked for a task (2025-11-25) the task exists from the start either way.
+   */
+  taskStart?: "call" | "handler";
   /** Text the host may hand the model at once when the tool is called as a task (model-immediate-response). */
   immediateResponse?: string | ((args: ToolArguments<S>) => string);
 }
@@ -166,6 +174,7 @@ interface ToolEntry {
   readonly handler: McpToolHandler<never>;
   readonly scopes: readonly string[];
   readonly taskSupport: TaskSupport | undefined;
+  readonly taskStart: "call" | "handler";
   readonly immediateResponse: string | ((args: never) => string) | undefined;
   /** Its parameters marked `x-mcp-header`, found once at registration (read for every tools/call over HTTP). */
   readonly headerParams: readonly ParamHeader[];
@@ -293,6 +302,7 @@ export class McpServer {
       handler: handler as McpToolHandler<never>,
       scopes,
       taskSupport,
+      taskStart: taskStartOption(name, config.taskStart),
       immediateResponse: config.immediateResponse as ToolEntry["immediateResponse"],
       headerParams: headerParamsOf(definition.inputSchema),
     };
@@ -668,19 +678,68 @@ export class McpServer {
     }
     const args = params!.arguments ?? {};
     const tasks = this.tasks;
-    if (tasks !== undefined && callsAsTask(tasks, connection.session, name as string, tool.taskSupport, params)) {
+    const wire =
+      tasks === undefined
+        ? undefined
+        : taskWireForCall(tasks, connection.session, name as string, tool.taskSupport, params, rctx);
+    if (wire === "extension" && tool.taskStart === "handler")
+      return this.runToolUntilTask(tool, name as string, args, params, rctx, connection, tasks!);
+    if (wire !== undefined) {
       const immediate = tool.immediateResponse;
       const text = typeof immediate === "function" ? immediate(args as never) : immediate;
-      return tasks.create(
+      return tasks!.create(
         connection.session,
         TOOLS_CALL,
         params,
         rctx,
         (taskContext) => this.runTool(tool, name as string, args, taskContext, connection),
-        text === undefined ? {} : { immediateResponse: text },
+        text === undefined ? { wire } : { immediateResponse: text, wire },
       );
     }
     return this.runTool(tool, name as string, args, rctx, connection);
+  }
+
+  /**
+   * A call the handler turns into a task (`taskStart: "handler"`): it runs as the request itself, asking in rounds of
+   * the call, until `ctx.startTask()` answers the request with the task and moves the handler onto the task's
+   * context; a handler that never calls it answers the request with its result.
+   */
+  private runToolUntilTask(
+    tool: ToolEntry,
+    name: string,
+    args: unknown,
+    params: JsonObject | undefined,
+    rctx: RequestContext,
+    connection: Connection,
+    tasks: TaskReceiver,
+  ): Promise<JsonObject> {
+    return new Promise<JsonObject>((answer, fail) => {
+      let run: { resolve: (result: JsonObject) => void; reject: (error: unknown) => void } | undefined;
+      const start = async (ctx: McpContext): Promise<TaskControl | undefined> => {
+        if (run !== undefined) return ctx.task;
+        const outcome = new Promise<JsonObject>((resolve, reject) => (run = { resolve, reject }));
+        let bind!: (context: RequestContext) => void;
+        const bound = new Promise<RequestContext>((resolve) => (bind = resolve));
+        const reply = tasks.create(
+          connection.session,
+          TOOLS_CALL,
+          params,
+          rctx,
+          (taskContext) => {
+            bind(taskContext);
+            return outcome;
+          },
+          { wire: "extension" },
+        );
+        ctx.rebind(await bound);
+        answer(await reply);
+        return ctx.task;
+      };
+      this.runTool(tool, name, args, rctx, connection, start).then(
+        (result) => (run === undefined ? answer(result) : run.resolve(result)),
+        (error: unknown) => (run === undefined ? fail(error) : run.reject(error)),
+      );
+    });
   }
 
   /** Check the arguments, run the handler, check its result (the same whether called plainly or as a task). */
@@ -690,13 +749,14 @@ export class McpServer {
     args: unknown,
     rctx: RequestContext,
     connection: Connection,
+    startTask?: TaskStarter,
   ): Promise<JsonObject> {
     const problems = isObject(args) ? tool.check(args) : ["arguments must be an object"];
     if (problems.length > 0) return toolError(`Invalid arguments for tool ${name}: ${problems.join("; ")}`);
     let result: McpToolResult | string;
     try {
       result = await this.withRounds(rctx, (round) =>
-        tool.handler(args as never, new McpContext(rctx, connection, round)),
+        tool.handler(args as never, new McpContext(rctx, connection, round, startTask)),
       );
     } catch (error) {
       // What ends the request itself (an input-required round, a refusal) is not the tool's failure.
@@ -753,4 +813,9 @@ function collectHeaderParams(schema: unknown, path: string[], out: ParamHeader[]
     if (typeof header === "string") out.push({ path: [...path, name], header });
     collectHeaderParams(property, [...path, name], out);
   }
+}
+
+function taskStartOption(tool: string, value: unknown): "call" | "handler" {
+  if (value === undefined || value === "call" || value === "handler") return value ?? "call";
+  throw new TypeError(`Tool ${JSON.stringify(tool)}: taskStart must be "call" or "handler"`);
 }

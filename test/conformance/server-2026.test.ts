@@ -125,9 +125,19 @@ const REQUIREMENTS: Record<Revision, { required: readonly string[]; notScored: r
  */
 const MUST_PASS: Record<Revision, readonly string[]> = {
   // Every required scenario (each checked for its real reason: refusals now carry the codes they test, the
-  // input-required tools complete with the answer, not an error), and the pending ones but the Tasks extension's.
+  // input-required tools complete with the answer, not an error), the pending ones, and the Tasks extension's but
+  // tasks-status-notifications (the suite skips its only check: a skip is not a pass).
   "2026-07-28": [
     ...REQUIREMENTS["2026-07-28"].required,
+    "tasks-lifecycle",
+    "tasks-capability-negotiation",
+    "tasks-wire-fields",
+    "tasks-request-state-removal",
+    "tasks-mrtr-input",
+    "tasks-request-headers",
+    "tasks-dispatch-and-envelope",
+    "tasks-required-task-error",
+    "tasks-mrtr-composition",
     "json-schema-2020-12",
     "http-header-validation",
     "http-custom-header-server-validation",

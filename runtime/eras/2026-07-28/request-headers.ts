@@ -15,6 +15,10 @@ export const NAME_SOURCES: ReadonlyMap<string, string> = new Map([
   ["tools/call", "name"],
   ["resources/read", "uri"],
   ["prompts/get", "name"],
+  // The Tasks extension routes by task: an intermediary sends every request for one task to the node holding it.
+  ["tasks/get", "taskId"],
+  ["tasks/update", "taskId"],
+  ["tasks/cancel", "taskId"],
 ]);
 const MARK = "x-mcp-header";
 /** RFC 9110 `token` (1*tchar): what a field name may be. */

@@ -2,6 +2,7 @@
 import { ErrorCode, isPlainObject, type JsonObject, type JsonRpcResponse } from "../../rpc/jsonrpc.js";
 import type { DispatchTable, MethodSpec } from "../../rpc/dispatch.js";
 import { MODERN_PROTOCOL_VERSIONS, SERVER_INFO_META } from "./envelope.js";
+import { TASKS_EXTENSION, TASKS_EXTENSION_METHODS, TASKS_UPDATE, TASKS_UPDATE_SPEC } from "./tasks-extension.js";
 
 export const DISCOVER = "server/discover";
 
@@ -35,7 +36,10 @@ const explainProbe = (params: unknown) =>
  */
 export class ModernWire {
   private static readonly made = new WeakMap<RevisionTables, ModernWire>();
-  /** The requests a client of the revision may send; whatever 2025-11-25 had beyond them answers -32601. */
+  /**
+   * The requests a client of the revision may send, and those of the extensions this runtime serves (the Tasks
+   * extension's, answered only where a task receiver is installed); whatever 2025-11-25 had beyond them answers -32601.
+   */
   readonly requests: ReadonlySet<string>;
   /** The requests whose result may be an InputRequiredResult. */
   readonly inputRequired: ReadonlySet<string>;
@@ -45,7 +49,10 @@ export class ModernWire {
 
   private constructor(private readonly tables: RevisionTables) {
     const entries = Object.entries(tables.inbound);
-    this.requests = new Set(entries.filter(([, spec]) => spec.kind === "request").map(([method]) => method));
+    this.requests = new Set([
+      ...entries.filter(([, spec]) => spec.kind === "request").map(([method]) => method),
+      ...TASKS_EXTENSION_METHODS,
+    ]);
     this.inputRequired = new Set(
       entries
         .filter(([, spec]) => spec.resultType?.split(" | ").includes("InputRequiredResult") === true)
@@ -83,6 +90,8 @@ export class ModernWire {
       // and tells a client of any era which revisions the server speaks.
       const discover = added[DISCOVER];
       if (discover !== undefined) added[DISCOVER] = { ...discover, isParams: isProbe, explainParams: explainProbe };
+      // tasks/get and tasks/cancel keep the SDK table's params check (the same shape); tasks/update is the extension's.
+      if (!Object.hasOwn(table, TASKS_UPDATE)) added[TASKS_UPDATE] = TASKS_UPDATE_SPEC;
       extended = { ...added, ...table };
       this.extended.set(table, extended);
     }
@@ -127,9 +136,14 @@ export function modernResponse(
   const result: JsonObject = Object.assign({}, message.result);
   if (result.resultType === undefined) result.resultType = "complete";
   // What only 2025-11-25 has stays out of a 2026 answer: core tasks and async tool calls (the revision moved tasks to
-  // an extension) in the capabilities, and the tools' execution.taskSupport that goes with them.
+  // an extension) in the capabilities, and the tools' execution.taskSupport that goes with them. A server serving
+  // task-augmented tools/call serves the Tasks extension with the same receiver, and says so.
   if (method === DISCOVER && isPlainObject(result.capabilities)) {
-    const { tasks: _tasks, async: _async, ...capabilities } = result.capabilities;
+    const { tasks, async: _async, ...capabilities } = result.capabilities;
+    if (servesToolTasks(tasks)) {
+      const extensions = isPlainObject(capabilities.extensions) ? capabilities.extensions : {};
+      capabilities.extensions = { ...extensions, [TASKS_EXTENSION]: {} };
+    }
     result.capabilities = capabilities;
   }
   if (method === "tools/list" && Array.isArray(result.tools)) {
@@ -150,4 +164,11 @@ export function modernResponse(
     if (result.cacheScope === undefined) result.cacheScope = hint?.scope ?? "private";
   }
   return { jsonrpc: message.jsonrpc, id: message.id, result };
+}
+
+/** Whether a 2025-11-25 `tasks` capability declares task-augmented tools/call. */
+function servesToolTasks(tasks: unknown): boolean {
+  if (!isPlainObject(tasks) || !isPlainObject(tasks.requests)) return false;
+  const tools = tasks.requests.tools;
+  return isPlainObject(tools) && isPlainObject(tools.call);
 }

@@ -25,7 +25,17 @@ import {
   type TaskStatus,
 } from "./protocol.js";
 import { TASK_REQUESTS, taskCapabilities, taskCapabilityOf } from "./methods.js";
-import { Task, lostWithConnection, type ResultWaiter } from "./task.js";
+import { Task, lostWithConnection, type ResultWaiter, type TaskWireKind } from "./task.js";
+import {
+  TASKS_UPDATE,
+  acknowledged,
+  createTaskResult,
+  detailedTask,
+  inputResponsesOf,
+  missingTasksExtension,
+  taskIdOf,
+  taskWireOf,
+} from "../../2026-07-28/tasks-extension.js";
 import { SharedTasks, type SharedTaskOptions } from "./remote.js";
 import { outcomeOf } from "./shared-log.js";
 
@@ -80,6 +90,11 @@ export interface TaskReceiverOptions {
 
 /** Options of one task creation. */
 export interface CreateTaskOptions {
+  /**
+   * The wire the task is created on: "core" (default; a request that asked for a task with `params.task`) or
+   * "extension" (MCP 2026-07-28's Tasks extension: the server decided, and the request declared the extension).
+   */
+  wire?: TaskWireKind;
   /** Text for the host to hand the model at once (the model-immediate-response `_meta` of CreateTaskResult). */
   immediateResponse?: string;
 }
@@ -208,15 +223,25 @@ export class TaskReceiver {
   install(session: Session, methods: readonly string[] = []): void {
     const remote = (method: string, params: JsonObject | undefined, context: RequestContext) =>
       this.shared?.serve(method, params, this.requestorOf(session, context), context);
-    session.onRequest(TASKS_GET, (params, ctx) => remote(TASKS_GET, params, ctx) ?? this.get(session, params, ctx));
+    session.onRequest(TASKS_GET, (params, ctx) =>
+      this.onExtension(ctx, TASKS_GET)
+        ? this.detailed(session, params, ctx)
+        : (remote(TASKS_GET, params, ctx) ?? this.get(session, params, ctx)),
+    );
+    session.onRequest(TASKS_UPDATE, (params, ctx) => {
+      if (!this.onExtension(ctx, TASKS_UPDATE))
+        throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${TASKS_UPDATE}`);
+      return this.update(session, params, ctx);
+    });
     session.onRequest(
       TASKS_RESULT,
       (params, ctx) => remote(TASKS_RESULT, params, ctx) ?? this.result(session, params, ctx),
     );
     session.onRequest(TASKS_LIST, (params, ctx) => remote(TASKS_LIST, params, ctx) ?? this.list(session, params, ctx));
-    session.onRequest(
-      TASKS_CANCEL,
-      (params, ctx) => remote(TASKS_CANCEL, params, ctx) ?? this.cancel(session, params, ctx),
+    session.onRequest(TASKS_CANCEL, (params, ctx) =>
+      this.onExtension(ctx, TASKS_CANCEL)
+        ? this.requestCancel(session, params, ctx)
+        : (remote(TASKS_CANCEL, params, ctx) ?? this.cancel(session, params, ctx)),
     );
     for (const method of methods) {
       const capability = taskCapabilityOf(method);
@@ -259,8 +284,12 @@ export class TaskReceiver {
     run: TaskRunner,
     options: CreateTaskOptions = {},
   ): JsonObject | Promise<JsonObject> {
-    const owner = this.requestorOf(session, origin);
-    const mine = this.byRequestor.get(owner);
+    const wire = options.wire ?? "core";
+    const owner = this.ownerOf(session, origin, wire);
+    const client = clientKey(origin.principal, origin.clientAddress) ?? owner;
+    // Without a principal an extension task belongs to whoever holds its id; it counts against its client.
+    const requestor = wire === "extension" && origin.principal === undefined ? client : owner;
+    const mine = this.byRequestor.get(requestor);
     if (mine !== undefined && mine.active >= this.maxActive) {
       this.stats.refused++;
       throw new RpcError(
@@ -269,7 +298,6 @@ export class TaskReceiver {
         { maxActivePerRequestor: this.maxActive },
       );
     }
-    const client = clientKey(origin.principal, origin.clientAddress) ?? owner;
     if (!this.makeRoomFor(client)) {
       this.stats.refused++;
       throw new RpcError(
@@ -301,17 +329,20 @@ export class TaskReceiver {
       this.pollInterval,
       session,
       origin,
-      readProgressToken(params),
+      wire === "core" ? readProgressToken(params) : undefined,
+      wire,
+      requestor,
     );
     this.engine.add(task);
     const entry = mine ?? { tasks: new Set<Task>(), active: 0 };
     entry.tasks.add(task);
     entry.active++;
-    if (mine === undefined) this.byRequestor.set(owner, entry);
+    if (mine === undefined) this.byRequestor.set(requestor, entry);
     const holds = this.byClient.get(client);
     if (holds === undefined) this.byClient.set(client, { held: 1, finished: new Set() });
     else holds.held++;
-    if (origin.principal === undefined) this.bind(session, owner);
+    // A core task without principal is reachable from its session alone; an extension task by its id from anywhere.
+    if (origin.principal === undefined && wire === "core") this.bind(session, owner);
     this.stats.created++;
     const record: StoredOperation = {
       kind: "task",
@@ -331,14 +362,21 @@ export class TaskReceiver {
       .then(() => run(task.context))
       .then(
         (result) => {
-          const failed = kind?.failed?.(result) === true;
+          // The extension keeps "failed" for JSON-RPC errors: a tool result with isError completes the task.
+          const failed = wire === "core" && kind?.failed?.(result) === true;
           this.finish(task, failed ? "failed" : "completed", result, undefined);
         },
         (error: unknown) => this.finish(task, "failed", undefined, errorOf(error)),
       );
-    const reply: CreateTaskReply = { task: task.state };
-    if (options.immediateResponse !== undefined)
-      reply._meta = { [MODEL_IMMEDIATE_RESPONSE_META]: options.immediateResponse };
+    let reply: JsonObject;
+    if (wire === "extension") reply = createTaskResult(task.state);
+    else {
+      const core: CreateTaskReply = { task: task.state };
+      if (options.immediateResponse !== undefined)
+        core._meta = { [MODEL_IMMEDIATE_RESPONSE_META]: options.immediateResponse };
+      reply = core;
+    }
+    // The task exists for every node before its id is given out (the extension requires it; core Tasks benefits).
     return recorded === undefined ? reply : recorded.then(() => reply);
   }
 
@@ -418,6 +456,50 @@ export class TaskReceiver {
     return task.state;
   }
 
+  // ---- tasks/* on the Tasks extension (MCP 2026-07-28) ----
+
+  /**
+   * Whether a tasks/* request comes on the extension's wire; -32021 when it comes on 2026-07-28 without declaring the
+   * extension. False: a 2025-11-25 request (core Tasks).
+   */
+  private onExtension(context: RequestContext, method: string): boolean {
+    const wire = taskWireOf(context.peerIdentity);
+    if (wire === "gated") throw missingTasksExtension(method);
+    return wire === "extension";
+  }
+
+  /** tasks/get: the Task with what its status carries inlined (inputRequests, result, error). */
+  private detailed(session: Session, params: JsonObject | undefined, context: RequestContext): JsonObject {
+    const task = this.findOn("extension", session, params, context);
+    return detailedTask(task.state, {
+      inputRequests: task.inputRequests,
+      result: task.result,
+      error: task.error?.toJSON() as JsonObject | undefined,
+    });
+  }
+
+  /** tasks/update: answers to outstanding input requests; unknown or answered keys are ignored. */
+  private update(session: Session, params: JsonObject | undefined, context: RequestContext): JsonObject {
+    const task = this.findOn("extension", session, params, context);
+    this.answerInputs(task, inputResponsesOf(params));
+    return acknowledged();
+  }
+
+  /** The requestor's answers to a task's input requests, by key: each settles the ask that is still outstanding. */
+  private answerInputs(task: Task, responses: { readonly [key: string]: JsonObject }): void {
+    for (const input of [...task.inputs]) {
+      if (input.key === undefined || !Object.hasOwn(responses, input.key)) continue;
+      input.resolve(responses[input.key]!);
+    }
+  }
+
+  /** tasks/cancel: acknowledged whatever the task's state (cancelling a finished task changes nothing). */
+  private requestCancel(session: Session, params: JsonObject | undefined, context: RequestContext): JsonObject {
+    const task = this.findOn("extension", session, params, context);
+    this.cancelTask(task, "The task was cancelled by request.");
+    return acknowledged();
+  }
+
   // ---- the task's life ----
 
   /** The handler's outcome: the task ends with it unless it already ended (cancelled stays cancelled). */
@@ -457,11 +539,11 @@ export class TaskReceiver {
       if (to === "completed") this.stats.completed++;
       else if (to === "failed") this.stats.failed++;
       else this.stats.cancelled++;
-      const mine = this.byRequestor.get(task.principal);
+      const mine = this.byRequestor.get(task.requestor);
       if (mine !== undefined) mine.active--;
       this.byClient.get(task.client)?.finished.add(task);
       task.dropInputs(new RequestCancelledError(task.method, `task ${to}`));
-      this.trimKept(task.principal);
+      this.trimKept(task.requestor);
     }
     this.changed(task);
     if (task.terminal) task.wakeAll();
@@ -485,11 +567,13 @@ export class TaskReceiver {
     };
     if (this.shared !== undefined) this.shared.record(task.key, state, task.terminal ? outcomeOf(task) : undefined);
     else this.engine.writes.write(() => this.engine.store.update(task.key, patch));
-    if (this.statusNotifications) this.send(task.session, TASK_STATUS_NOTIFICATION, state);
+    if (this.statusNotifications && task.wire === "core") this.send(task.session, TASK_STATUS_NOTIFICATION, state);
   }
 
   /** Send queued input requests through the tasks/result calls waiting on the task (first one first). */
   private pump(task: Task): void {
+    // On the extension's wire input requests wait in the task for tasks/get to list them.
+    if (task.wire === "extension") return;
     for (const input of task.inputs) {
       if (input.inFlight) continue;
       const waiter = task.waiters.values().next();
@@ -562,8 +646,8 @@ export class TaskReceiver {
     task.freed = true;
     if (task.expiry !== undefined) clearTimeout(task.expiry);
     task.expiry = undefined;
-    const mine = this.byRequestor.get(task.principal);
-    if (mine !== undefined && mine.tasks.delete(task) && mine.tasks.size === 0) this.byRequestor.delete(task.principal);
+    const mine = this.byRequestor.get(task.requestor);
+    if (mine !== undefined && mine.tasks.delete(task) && mine.tasks.size === 0) this.byRequestor.delete(task.requestor);
     const holds = this.byClient.get(task.client);
     if (holds !== undefined) {
       holds.finished.delete(task);
@@ -619,10 +703,26 @@ export class TaskReceiver {
     return session.state(anonymousKey);
   }
 
+  /**
+   * Who a task created by this request belongs to: on the core wire its requestor; on the extension's its principal,
+   * else whoever holds its id (2026-07-28 has no session to bind it to: the unguessable id is the credential).
+   */
+  private ownerOf(session: Session, context: RequestContext, wire: TaskWireKind): string {
+    if (wire === "core") return this.requestorOf(session, context);
+    return context.principal === undefined ? "x:" : `p:${context.principal}`;
+  }
+
+  /** The task `params.taskId` names for this requestor on `wire`; any miss (or a task of the other wire) is -32602. */
+  private findOn(wire: TaskWireKind, session: Session, params: JsonObject | undefined, context: RequestContext): Task {
+    const task = this.engine.find(taskIdOf(params, unknownTask), this.ownerOf(session, context, wire));
+    if (task === undefined || task.wire !== wire) throw unknownTask();
+    return task;
+  }
+
   /** The task `params.taskId` names for this requestor; any miss is the same -32602. */
   private find(session: Session, params: JsonObject | undefined, context: RequestContext): Task {
     const task = this.engine.find(params?.taskId, this.requestorOf(session, context));
-    if (task === undefined) throw unknownTask();
+    if (task === undefined || task.wire !== "core") throw unknownTask();
     // Notifications and input requests now follow the requestor to this connection.
     task.session = session;
     return task;

@@ -1,11 +1,17 @@
 // One task a receiver runs: its state, outcome, waiting tasks/result calls, queued input requests, and the handler's context.
 import { ErrorCode, RpcError, type JsonObject, type RequestId } from "../../../rpc/jsonrpc.js";
-import type { RequestContext, RequestOptions } from "../../../rpc/peer.js";
+import type { PeerIdentity, RequestContext, RequestOptions } from "../../../rpc/peer.js";
 import type { AuthGrant } from "../../../rpc/transport.js";
 import type { DurableOperation } from "../../../durable/engine.js";
 import type { ProgressToken } from "../../../rpc/operations.js";
 import type { Session } from "../../../rpc/session/session.js";
-import { ConnectionClosedError, ProgressOrderError, RequestCancelledError } from "../../../rpc/errors.js";
+import {
+  CapabilityError,
+  ConnectionClosedError,
+  ProgressOrderError,
+  RequestCancelledError,
+} from "../../../rpc/errors.js";
+import { hasCapability } from "../../../mcp/capabilities.js";
 import { PROGRESS_NOTIFICATION } from "../../../rpc/progress.js";
 import { RELATED_TASK_META, isTerminal, type TaskState, type TaskStatus } from "./protocol.js";
 
@@ -25,8 +31,13 @@ export interface ResultWaiter {
   readonly wake: () => void;
 }
 
-/** A request the task's handler sends to the requestor (elicitation, sampling), queued until a tasks/result carries it. */
+/**
+ * A request the task's handler sends to the requestor (elicitation, sampling): on the core wire queued until a
+ * tasks/result carries it; on the extension's, listed under its key in tasks/get until a tasks/update answers it.
+ */
 export interface InputRequest {
+  /** Its key in the task's inputRequests (extension wire): unique over the task's life. */
+  readonly key: string | undefined;
   readonly method: string;
   readonly params: JsonObject;
   readonly options: RequestOptions | undefined;
@@ -55,6 +66,19 @@ export function withRelatedTask(params: JsonObject | undefined, taskId: string):
   return { ...params, _meta: { ...base, [RELATED_TASK_META]: { taskId } } };
 }
 
+/**
+ * Which wire the task was created on: core (2025-11-25: tasks/result carries its input requests, status
+ * notifications follow it) or extension (2026-07-28's Tasks extension: tasks/get lists them, tasks/update answers).
+ */
+export type TaskWireKind = "core" | "extension";
+
+/** The capability a client needs for each request a task may ask of it (what its envelope must declare). */
+const ASK_CAPABILITIES: { readonly [method: string]: string } = {
+  "elicitation/create": "elicitation",
+  "sampling/createMessage": "sampling",
+  "roots/list": "roots",
+};
+
 export class Task implements DurableOperation {
   status: TaskStatus = "working";
   statusMessage: string | undefined = undefined;
@@ -71,6 +95,8 @@ export class Task implements DurableOperation {
   readonly abort = new AbortController();
   expiry: ReturnType<typeof setTimeout> | undefined = undefined;
   readonly context: TaskContext;
+  /** The number in the key of the next input request (extension wire). */
+  nextInputKey = 0;
 
   constructor(
     readonly host: TaskHost,
@@ -90,6 +116,9 @@ export class Task implements DurableOperation {
     session: Session,
     origin: RequestContext,
     progressToken: ProgressToken | undefined,
+    readonly wire: TaskWireKind = "core",
+    /** Whose active and kept tasks it counts among (the limits per requestor); default its principal. */
+    readonly requestor: string = principal,
   ) {
     this.createdAt = this.lastUpdatedAt = Date.now();
     this.session = session;
@@ -121,6 +150,16 @@ export class Task implements DurableOperation {
     for (const waiter of waiters) waiter.wake();
   }
 
+  /** The outstanding input requests by key, as tasks/get lists them (extension wire). */
+  get inputRequests(): JsonObject | undefined {
+    if (this.inputs.length === 0) return undefined;
+    const out: JsonObject = {};
+    for (const input of this.inputs) {
+      if (input.key !== undefined) out[input.key] = { method: input.method, params: input.params };
+    }
+    return out;
+  }
+
   /** Fail every queued or unanswered input request (the task ended). */
   dropInputs(reason: unknown): void {
     const inputs = this.inputs.splice(0);
@@ -141,6 +180,7 @@ export class TaskContext implements RequestContext, TaskControl {
   readonly auth?: AuthGrant;
   readonly sessionId?: string;
   readonly clientAddress?: string;
+  readonly peerIdentity?: PeerIdentity;
   private lastProgress = -Infinity;
 
   constructor(
@@ -154,6 +194,7 @@ export class TaskContext implements RequestContext, TaskControl {
     if (origin.auth !== undefined) this.auth = origin.auth;
     if (origin.sessionId !== undefined) this.sessionId = origin.sessionId;
     if (origin.clientAddress !== undefined) this.clientAddress = origin.clientAddress;
+    if (origin.peerIdentity !== undefined) this.peerIdentity = origin.peerIdentity;
   }
 
   get taskId(): string {
@@ -177,7 +218,9 @@ export class TaskContext implements RequestContext, TaskControl {
 
   progress(progress: number, total?: number, message?: string): Promise<void> {
     const task = this.task;
-    if (this.progressToken === undefined || task.terminal || task.freed) return Promise.resolve();
+    // The extension carries no progress for tasks: tasks/get's statusMessage (ctx.task.status) says how it goes.
+    if (this.progressToken === undefined || task.terminal || task.freed || task.wire === "extension")
+      return Promise.resolve();
     if (typeof progress !== "number" || !Number.isFinite(progress))
       return Promise.reject(new TypeError("Progress must be a finite number"));
     if (progress <= this.lastProgress) return Promise.reject(new ProgressOrderError(progress, this.lastProgress));
@@ -193,10 +236,19 @@ export class TaskContext implements RequestContext, TaskControl {
     const task = this.task;
     if (task.terminal || task.freed)
       return Promise.reject(new RpcError(ErrorCode.InvalidRequest, `Task is ${task.status}: it cannot ask for input`));
+    const extension = task.wire === "extension";
+    if (extension) {
+      // The client's envelope said what it can answer; a request it cannot is refused here, as a round's would be.
+      const capability = Object.hasOwn(ASK_CAPABILITIES, method) ? ASK_CAPABILITIES[method] : undefined;
+      if (capability === undefined || !hasCapability(this.peerIdentity?.capabilities, capability))
+        return Promise.reject(new CapabilityError(method, capability ?? method, "client"));
+    }
     return new Promise<JsonObject>((resolve, reject) => {
       const input: InputRequest = {
+        key: extension ? `input-${task.nextInputKey++}` : undefined,
         method,
-        params: withRelatedTask(params, task.taskId),
+        // The extension's inputRequests sit under their task: no related-task `_meta` is needed there.
+        params: extension ? (params ?? {}) : withRelatedTask(params, task.taskId),
         options,
         inFlight: false,
         resolve: (result) => settle(() => resolve(result)),
@@ -207,6 +259,7 @@ export class TaskContext implements RequestContext, TaskControl {
         if (at >= 0) task.inputs.splice(at, 1);
         // Answered: the task works again once nothing else waits for input.
         if (task.inputs.length === 0 && task.status === "input_required") task.host.transition(task, "working");
+        else if (extension && at >= 0 && !task.terminal) task.host.touched(task);
         then();
       };
       const signal = options?.signal;
@@ -218,13 +271,15 @@ export class TaskContext implements RequestContext, TaskControl {
       }
       task.inputs.push(input);
       if (task.status === "working") task.host.transition(task, "input_required");
+      else if (extension) task.host.touched(task);
       task.host.pump(task);
     });
   }
 
   notify(method: string, params?: JsonObject): Promise<void> {
     const task = this.task;
-    if (task.freed) return Promise.resolve();
+    // The extension has no channel to the requestor but tasks/get (its notifications are the task's own states).
+    if (task.freed || task.wire === "extension") return Promise.resolve();
     task.host.notifyRequestor(task, method, withRelatedTask(params, task.taskId));
     return Promise.resolve();
   }

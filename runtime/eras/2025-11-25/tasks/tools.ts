@@ -2,8 +2,9 @@
 import { ErrorCode, RpcError, type JsonObject } from "../../../rpc/jsonrpc.js";
 import type { Session } from "../../../rpc/session/session.js";
 import type { TaskReceiver } from "./receiver.js";
-import { TaskContext, type TaskControl } from "./task.js";
+import { TaskContext, type TaskControl, type TaskWireKind } from "./task.js";
 import type { RequestContext } from "../../../rpc/peer.js";
+import { missingTasksExtension, taskWireOf } from "../../2026-07-28/tasks-extension.js";
 
 /** A tool's `execution.taskSupport`: whether clients may (optional), must (required) or must not call it as a task. */
 export type TaskSupport = "optional" | "required" | "forbidden";
@@ -45,6 +46,28 @@ export function callsAsTask(
   if (!wanted && mode === "required")
     throw new RpcError(ErrorCode.MethodNotFound, `Tool ${tool} must be called as a task (taskSupport: required)`);
   return wanted;
+}
+
+/**
+ * Which wire a tools/call runs as a task on, or undefined when it runs plainly. A 2025-11-25 call is a task when it
+ * asked (see callsAsTask). On 2026-07-28 the server decides: a tool that allows tasks runs as one when the request
+ * declared the Tasks extension; without that declaration an optional one runs plainly and a required one is refused
+ * with -32021 before its handler runs.
+ */
+export function taskWireForCall(
+  receiver: TaskReceiver,
+  session: Session,
+  tool: string,
+  support: TaskSupport | undefined,
+  params: JsonObject | undefined,
+  context: RequestContext,
+): TaskWireKind | undefined {
+  const wire = taskWireOf(context.peerIdentity);
+  if (wire === "core") return callsAsTask(receiver, session, tool, support, params) ? "core" : undefined;
+  if (!allowsTasks(support)) return undefined;
+  if (wire === "extension") return "extension";
+  if (support === "required") throw missingTasksExtension(`Tool ${tool} (taskSupport: required)`);
+  return undefined;
 }
 
 /** The task a handler's context runs as, when it runs as one. */
