@@ -34,11 +34,17 @@ export function addExampleTools(server: McpServer): void {
         },
         required: ["count", "delayMs"],
       },
-      // Clients may also call it as a task (tasks/get, tasks/result, tasks/list, tasks/cancel).
+      // A task where the client takes one: a 2025-11-25 client asks for it (tasks/get, tasks/result, tasks/list,
+      // tasks/cancel); for a 2026-07-28 client declaring the Tasks extension the server decides (below) and the client
+      // polls tasks/get. One registration serves both.
       taskSupport: "optional",
+      taskStart: "handler",
       immediateResponse: ({ count }) => `Counting to ${String(count)}; the result follows when the task completes.`,
     },
     async ({ count, delayMs }, ctx) => {
+      // A count of a second or more outlives what a client should wait on one request for: it goes on as a task
+      // (a no-op where it already is one, or where the client cannot take one). Shorter counts answer directly.
+      if (count * delayMs >= 1000) await ctx.startTask();
       for (let i = 1; i <= count; i++) {
         await sleep(delayMs, ctx.signal);
         await ctx.progress(i, count, `step ${i} of ${count}`);

@@ -36,8 +36,7 @@ import {
   taskIdOf,
   taskWireOf,
 } from "../../2026-07-28/tasks-extension.js";
-import { SharedTasks, type SharedTaskOptions } from "./remote.js";
-import { outcomeOf } from "./shared-log.js";
+import { SharedTasks, outcomeOf, type SharedTaskOptions } from "./remote.js";
 
 /** Runs the request a task stands for, with the task's context; returns the request's own result. */
 export type TaskRunner = (context: RequestContext) => Promise<JsonObject> | JsonObject;
@@ -172,7 +171,11 @@ export class TaskReceiver {
     this.pageSize = Math.max(1, limitOption("pageSize", options.pageSize, 50));
     this.statusNotifications = options.statusNotifications !== false;
     this.onerror = options.onerror;
-    this.engine = new DurableEngine<Task>(options.store ?? new MemoryOperationStore(), (error) => this.report(error));
+    this.engine = new DurableEngine<Task>(
+      options.store ?? new MemoryOperationStore(),
+      (error) => this.report(error),
+      (task, signal) => this.shared?.signalled(task, signal),
+    );
     this.shared = SharedTasks.over(this.engine, {
       ...options.shared,
       unknown: unknownTask,
@@ -190,6 +193,11 @@ export class TaskReceiver {
         task.waiters.add(waiter);
         this.pump(task);
         return waiter.wake;
+      },
+      inputs: (key, responses) => {
+        const task = this.engine.get(key);
+        // Checked as tasks/update checks them: they crossed from another node.
+        if (task !== undefined) this.answerInputs(task, inputResponsesOf({ inputResponses: responses }));
       },
     });
   }
@@ -353,7 +361,7 @@ export class TaskReceiver {
     };
     if (origin.principal !== undefined) record.principal = origin.principal;
     if (ttl !== null) record.keepFor = Math.ceil(ttl / 1000);
-    const recorded = this.shared?.open({ key, owner, requestId: origin.requestId, state: task.state });
+    const recorded = this.shared?.open(task, origin.requestId, task.state);
     if (recorded === undefined) this.engine.writes.write(() => this.engine.store.create(key, record));
     if (ttl !== null) this.armExpiry(task, task.createdAt + ttl);
     const kind = Object.hasOwn(TASK_REQUESTS, method) ? TASK_REQUESTS[method] : undefined;
@@ -519,7 +527,7 @@ export class TaskReceiver {
     if (!canTransition(task.status, "cancelled")) return;
     task.error = new RpcError(ErrorCode.InvalidRequest, `Task cancelled: ${message}`, { status: "cancelled" });
     this.transition(task, "cancelled", message);
-    task.abort.abort(new RequestCancelledError(task.method, message));
+    task.stop(new RequestCancelledError(task.method, message));
   }
 
   /** The receiver's side of a task's changes (kept apart so tasks never reach the receiver's other members). */

@@ -92,7 +92,10 @@ export class Task implements DurableOperation {
   session: Session;
   readonly waiters = new Set<ResultWaiter>();
   readonly inputs: InputRequest[] = [];
-  readonly abort = new AbortController();
+  /** Made when the handler first reads its signal: most tasks never do, and a controller is a large part of a kept task. */
+  private controller: AbortController | undefined = undefined;
+  /** Why the task was stopped, once it was (cancelled, expired, shut down). */
+  private stopReason: { readonly reason: unknown } | undefined = undefined;
   expiry: ReturnType<typeof setTimeout> | undefined = undefined;
   readonly context: TaskContext;
   /** The number in the key of the next input request (extension wire). */
@@ -141,6 +144,22 @@ export class Task implements DurableOperation {
     if (this.statusMessage !== undefined) state.statusMessage = this.statusMessage;
     if (this.pollInterval !== undefined) state.pollInterval = this.pollInterval;
     return state;
+  }
+
+  /** The signal its handler runs with: aborted once the task is stopped. */
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.stopReason !== undefined) this.controller.abort(this.stopReason.reason);
+    }
+    return this.controller.signal;
+  }
+
+  /** Stop the handler's work: its signal aborts with `reason` (now, or when it is first read). */
+  stop(reason: unknown): void {
+    if (this.stopReason !== undefined) return;
+    this.stopReason = { reason };
+    this.controller?.abort(reason);
   }
 
   /** Wake every tasks/result call waiting (the task ended, or was freed). */
@@ -206,7 +225,7 @@ export class TaskContext implements RequestContext, TaskControl {
   }
 
   get signal(): AbortSignal {
-    return this.task.abort.signal;
+    return this.task.signal;
   }
 
   status(message: string): void {
