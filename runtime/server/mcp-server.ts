@@ -234,6 +234,7 @@ export class McpServer {
   private readonly requestState: RequestStateSealer;
   /** Stops hearing the `changes` feed (on close). */
   private readonly unhear: (() => void) | undefined;
+  private readonly unwatchTasks: (() => void) | undefined;
   /** Runs tools called as tasks (the `tasks` option); outlives connections. */
   readonly tasks: TaskReceiver | undefined;
 
@@ -263,6 +264,10 @@ export class McpServer {
         ? options.requestState
         : new RequestStateSealer(options.requestState);
     this.unhear = options.changes?.subscribe((change) => this.heard(change));
+    // Extension tasks' changes reach the subscriptions/listen streams that follow them (notifications/tasks).
+    this.unwatchTasks = this.tasks?.watch((taskId, detailed) => {
+      if (this.listens.followsTasks) this.listens.taskChanged(taskId, detailed(), (error) => this.report(error));
+    });
     if (options.advertiseTasks === true && this.tasks === undefined)
       throw new TypeError("advertiseTasks needs a task receiver: pass tasks: new TaskReceiver()");
   }
@@ -422,6 +427,7 @@ export class McpServer {
   /** Close every connection (listen streams first get their graceful end). */
   async close(): Promise<void> {
     this.unhear?.();
+    this.unwatchTasks?.();
     if (this.listens.size > 0) {
       this.listens.endAll();
       // One turn for the ended listen requests' results to be handed to their transports before those close.
@@ -539,6 +545,7 @@ export class McpServer {
         prompts: this.listChanged && this.serves("prompts"),
         resources: this.listChanged && this.serves("resources"),
         resourceSubscriptions: this.subscriptions && this.serves("resources"),
+        task: this.tasks === undefined ? undefined : (taskId, ctx) => this.tasks!.follows(taskId, ctx),
       }),
     );
     if (this.logging) {

@@ -2,6 +2,7 @@
 // every change notification tagged with the subscription's id, until the client goes or the server ends it.
 import { isPlainObject, type JsonObject, type RequestId } from "../../rpc/jsonrpc.js";
 import type { RequestContext } from "../../rpc/peer.js";
+import { TASK_NOTIFICATION, missingTasksExtension, taskWireOf } from "./tasks-extension.js";
 
 export const SUBSCRIPTION_ID_META = "io.modelcontextprotocol/subscriptionId";
 const ACKNOWLEDGED = "notifications/subscriptions/acknowledged";
@@ -12,6 +13,8 @@ export interface SubscriptionFilter {
   promptsListChanged?: boolean;
   resourcesListChanged?: boolean;
   resourceSubscriptions?: string[];
+  /** notifications/tasks for these tasks (the Tasks extension). */
+  taskIds?: string[];
 }
 
 /** The change kinds a server can tell of (what it serves), for the acknowledged subset. */
@@ -20,6 +23,11 @@ export interface Offered {
   readonly prompts: boolean;
   readonly resources: boolean;
   readonly resourceSubscriptions: boolean;
+  /**
+   * Whether the listener may follow this task (Tasks extension): a task it can see, whose changes this server hears;
+   * undefined when the server runs no tasks.
+   */
+  readonly task?: (taskId: string, ctx: RequestContext) => boolean;
 }
 
 const LIST_FIELD = {
@@ -58,6 +66,14 @@ export class Subscriptions {
     const uris = requested.resourceSubscriptions;
     if (offered.resourceSubscriptions && Array.isArray(uris))
       filter.resourceSubscriptions = uris.filter((u): u is string => typeof u === "string");
+    const taskIds = requested.taskIds;
+    if (Array.isArray(taskIds) && taskIds.length > 0) {
+      // The extension says: a listen for task notifications from a client that did not declare it is refused.
+      if (taskWireOf(ctx.peerIdentity) !== "extension") throw missingTasksExtension("notifications.taskIds");
+      const follows = offered.task;
+      if (follows !== undefined)
+        filter.taskIds = [...new Set(taskIds.filter((t): t is string => typeof t === "string" && follows(t, ctx)))];
+    }
     const meta = { [SUBSCRIPTION_ID_META]: ctx.requestId };
     return new Promise<JsonObject>((resolve) => {
       const listener: Listener = {
@@ -96,6 +112,20 @@ export class Subscriptions {
       );
     }
     return sends;
+  }
+
+  /** A task changed: every stream following it gets its state as tasks/get would give it now. */
+  taskChanged(taskId: string, detailed: JsonObject, report: (error: unknown) => void): void {
+    for (const l of this.listeners) {
+      if (l.filter.taskIds?.includes(taskId) !== true) continue;
+      l.ctx.notify(TASK_NOTIFICATION, { ...detailed, _meta: { [SUBSCRIPTION_ID_META]: l.id } }).catch(report);
+    }
+  }
+
+  /** Whether any stream follows a task (a change is then worth describing). */
+  get followsTasks(): boolean {
+    for (const l of this.listeners) if (l.filter.taskIds !== undefined && l.filter.taskIds.length > 0) return true;
+    return false;
   }
 
   /** Ends every stream gracefully (the server is closing). */

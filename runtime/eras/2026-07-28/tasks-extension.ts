@@ -9,6 +9,9 @@ export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 
 export const TASKS_UPDATE = "tasks/update";
 
+/** The extension's status notification, sent on subscriptions/listen streams that asked for the task's id. */
+export const TASK_NOTIFICATION = "notifications/tasks";
+
 /** The requests the extension adds to the revision (tasks/result and tasks/list are not among them: -32601). */
 export const TASKS_EXTENSION_METHODS: readonly string[] = ["tasks/get", TASKS_UPDATE, "tasks/cancel"];
 

@@ -147,6 +147,8 @@ export class TaskReceiver {
   private nextSeq = 1;
   /** With a store shared between nodes: tasks recorded there, and served for other nodes' tasks. */
   private readonly shared: SharedTasks | undefined;
+  /** Who hears the changes of extension tasks (see watch). */
+  private readonly watchers = new Set<(taskId: string, detailed: () => JsonObject) => void>();
   /** created/completed/failed/cancelled: transitions into that status; expired: freed at the end of their ttl. */
   readonly stats = { created: 0, refused: 0, completed: 0, failed: 0, cancelled: 0, expired: 0, evicted: 0 };
 
@@ -388,6 +390,21 @@ export class TaskReceiver {
     return recorded === undefined ? reply : recorded.then(() => reply);
   }
 
+  /**
+   * Hear every change of the extension's tasks held here, as tasks/get would describe the task now (for
+   * notifications/tasks on subscriptions/listen streams). Returns the function that stops it.
+   */
+  watch(listener: (taskId: string, detailed: () => JsonObject) => void): () => void {
+    this.watchers.add(listener);
+    return () => void this.watchers.delete(listener);
+  }
+
+  /** Whether the requestor of `context` may follow an extension task held here by its id (listen's taskIds). */
+  follows(taskId: string, context: RequestContext): boolean {
+    const task = this.engine.find(taskId, this.ownerOf(undefined, context, "extension"));
+    return task !== undefined && task.wire === "extension";
+  }
+
   /** Cancel every task and free it (shutdown). */
   close(): void {
     this.shared?.close();
@@ -478,12 +495,7 @@ export class TaskReceiver {
 
   /** tasks/get: the Task with what its status carries inlined (inputRequests, result, error). */
   private detailed(session: Session, params: JsonObject | undefined, context: RequestContext): JsonObject {
-    const task = this.findOn("extension", session, params, context);
-    return detailedTask(task.state, {
-      inputRequests: task.inputRequests,
-      result: task.result,
-      error: task.error?.toJSON() as JsonObject | undefined,
-    });
+    return describe(this.findOn("extension", session, params, context));
   }
 
   /** tasks/update: answers to outstanding input requests; unknown or answered keys are ignored. */
@@ -576,6 +588,12 @@ export class TaskReceiver {
     if (this.shared !== undefined) this.shared.record(task.key, state, task.terminal ? outcomeOf(task) : undefined);
     else this.engine.writes.write(() => this.engine.store.update(task.key, patch));
     if (this.statusNotifications && task.wire === "core") this.send(task.session, TASK_STATUS_NOTIFICATION, state);
+    if (task.wire === "extension" && this.watchers.size > 0) {
+      // Described once, and only when a watcher asks (most changes have nobody following the task).
+      let described: JsonObject | undefined = undefined;
+      const detailed = () => (described ??= describe(task));
+      for (const watcher of this.watchers) watcher(task.taskId, detailed);
+    }
   }
 
   /** Send queued input requests through the tasks/result calls waiting on the task (first one first). */
@@ -715,8 +733,8 @@ export class TaskReceiver {
    * Who a task created by this request belongs to: on the core wire its requestor; on the extension's its principal,
    * else whoever holds its id (2026-07-28 has no session to bind it to: the unguessable id is the credential).
    */
-  private ownerOf(session: Session, context: RequestContext, wire: TaskWireKind): string {
-    if (wire === "core") return this.requestorOf(session, context);
+  private ownerOf(session: Session | undefined, context: RequestContext, wire: TaskWireKind): string {
+    if (wire === "core") return this.requestorOf(session!, context);
     return context.principal === undefined ? "x:" : `p:${context.principal}`;
   }
 
@@ -763,4 +781,13 @@ function textOf(result: JsonObject | undefined): string | undefined {
     }
   }
   return undefined;
+}
+
+/** An extension task as tasks/get (and notifications/tasks) describe it now. */
+function describe(task: Task): JsonObject {
+  return detailedTask(task.state, {
+    inputRequests: task.inputRequests,
+    result: task.result,
+    error: task.error?.toJSON() as JsonObject | undefined,
+  });
 }
