@@ -124,11 +124,16 @@ export class PendingRequests {
     for (const { op } of this.values()) if (outbound.get(op.id) === op) outbound.delete(op.id);
   }
 
-  /** The operation ended: every request still waiting is rejected. */
-  rejectAll(reason: string): void {
+  /**
+   * Every request still waiting is rejected: cancelled for `reason` when the operation ended, or with `reason()`
+   * when only the way they went out is gone (a relay that stopped), so that their caller, telling that error
+   * apart, may send them again another way.
+   */
+  rejectAll(reason: string | (() => Error)): void {
     if (this.size === 0) return;
     const pending = [...this.values()];
     this.map!.clear();
-    for (const { op } of pending) op.reject(new RequestCancelledError(op.method, reason));
+    for (const { op } of pending)
+      op.reject(typeof reason === "string" ? new RequestCancelledError(op.method, reason) : reason());
   }
 }

@@ -17,6 +17,8 @@ export class OperationLog<T extends DurableOperation> {
   nextSeq = 1;
   /** The record in a synchronous store, written through directly. */
   private readonly entry: SyncRecord | undefined;
+  /** The latest store work still to complete on another store (see written()). */
+  private last: Promise<unknown> | undefined = undefined;
 
   constructor(
     private readonly engine: DurableEngine<T>,
@@ -33,7 +35,20 @@ export class OperationLog<T extends DurableOperation> {
 
   /** Run store work after the operation's earlier writes (a replay reads after what was appended before it). */
   chain<R>(work: () => R | Promise<R>): R | Promise<R> {
-    return this.engine.writes.chain(this.operation, work);
+    const done = this.engine.writes.chain(this.operation, work);
+    if (done instanceof Promise) this.last = done;
+    return done;
+  }
+
+  /**
+   * Resolves once every write made so far has landed (a failed one was reported): a protocol that answers its
+   * client only once other nodes can find the operation (its record and first messages) waits for this. Each write
+   * starts after the ones before it, or the store applies them in call order, so the latest one ending means all
+   * have; on a synchronous store they all landed already.
+   */
+  written(): Promise<void> {
+    const last = this.last;
+    return last === undefined ? Promise.resolve() : last.then(ignore, ignore);
   }
 
   /** Queue a message under the seq the caller took from nextSeq (the seq is part of what it stamps). */
@@ -98,3 +113,5 @@ export class OperationLog<T extends DurableOperation> {
     }
   }
 }
+
+function ignore(): void {}

@@ -1,5 +1,5 @@
 // The one store interface for operations that outlive a connection: their state and their per-request message queues.
-import type { JsonRpcMessage, RequestId } from "../rpc/jsonrpc.js";
+import type { JsonObject, JsonRpcMessage, RequestId } from "../rpc/jsonrpc.js";
 
 /** A value now, or later: the in-memory store answers synchronously, a networked store does not. */
 export type Awaitable<T> = T | Promise<T>;
@@ -91,14 +91,20 @@ export interface Following {
 export interface OwnerSignal {
   /**
    * attach/detach/touch: a resume or join on another node started, ended, or checked in. cancel: stop it.
-   * confirm: the client confirmed it received the messages up to `seq`.
+   * confirm: the client confirmed it received the messages up to `seq`. input: the client answered the
+   * operation's input requests on another node (`responses`).
    */
-  type: "attach" | "detach" | "touch" | "cancel" | "delivered" | "answer" | "confirm";
+  type: "attach" | "detach" | "touch" | "cancel" | "delivered" | "answer" | "confirm" | "input";
   /** For attach and confirm: the highest seq the client confirmed. For answer: the answered request's id. */
   seq?: number;
   id?: RequestId;
   /** For answer: the response message (result or error) of a server-to-client request. */
   message?: JsonRpcMessage;
+  /**
+   * For input: the client's answers to the operation's input requests, in one object as its protocol keys them
+   * (a protocol that asks for input in its state rather than by server-to-client requests, each answered alone).
+   */
+  responses?: JsonObject;
   reason?: string;
   /** For touch/attach of async runs: keepAlive asked for, seconds. */
   keepAlive?: number;

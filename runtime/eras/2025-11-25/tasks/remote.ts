@@ -1,6 +1,8 @@
-// Tasks over a shared store (Redis): how any node answers tasks/get|result|list|cancel for a task another node runs.
+// Tasks over a shared store (Redis): the node running a task records it for the others, and any node answers
+// tasks/get|result|list|cancel for a task another node runs.
 import { Buffer } from "node:buffer";
 import { randomInt } from "node:crypto";
+import { ConnectionClosedError } from "../../../rpc/errors.js";
 import {
   ErrorCode,
   RpcError,
@@ -8,16 +10,19 @@ import {
   type JsonObject,
   type JsonRpcErrorObject,
   type JsonRpcMessage,
+  type JsonRpcResponse,
   type RequestId,
 } from "../../../rpc/jsonrpc.js";
-import type { RequestContext } from "../../../rpc/peer.js";
+import type { RequestContext, RequestOptions } from "../../../rpc/peer.js";
 import { limitOption } from "../../../rpc/limits.js";
 import { tokenKey } from "../../../store/key.js";
 import { DURABLE_FAILED_CODE } from "../../../durable/errors.js";
+import { PendingRequests } from "../../../durable/input.js";
 import { isErrorResponse, isResponse, isResultResponse } from "../../../durable/messages.js";
+import { OperationLog, type NewRecord } from "../../../durable/operation.js";
+import { RemoteOperations, answerSignal, type RemoteFollow } from "../../../durable/remote.js";
 import type { DurableEngine, DurableOperation } from "../../../durable/engine.js";
 import type { OwnerSignal, QueuedMessage, SharedOperationStore, StoredOperation } from "../../../store/types.js";
-import { RELAY, RemoteResult, SharedTaskLog, stateMessage, type TaskOutcome } from "./shared-log.js";
 import {
   RELATED_TASK_META,
   TASKS_CANCEL,
@@ -34,6 +39,20 @@ import {
 export const NODE_LOST_STATUS = "The node running this task stopped; the task failed";
 /** statusMessage of a task cancelled by another node after its own node stopped. */
 export const CANCELLED_AFTER_LOSS_STATUS = "The task was cancelled by request (the node running it had stopped)";
+
+/**
+ * Method of the envelope a relayed message travels in through a task's queue (never sent on the wire): it names the
+ * one tasks/result call (by epoch) that passes it on, so two calls waiting on other nodes never both ask the user.
+ */
+const RELAY = "mcpgen/tasks/relay";
+
+/** The final answer of a task's request: exactly what tasks/result returns (a result, or a JSON-RPC error). */
+export type TaskOutcome = { result: JsonObject } | { error: JsonRpcErrorObject };
+
+/** A terminal task's answer as recorded: its error when it has one (failed by a throw, cancelled), else its result. */
+export function outcomeOf(task: { result: JsonObject | undefined; error: RpcError | undefined }): TaskOutcome {
+  return task.error !== undefined ? { error: task.error.toJSON() } : { result: task.result ?? {} };
+}
 
 /** The options an app gives for tasks on a shared store (TaskReceiverOptions.shared). */
 export interface SharedTaskOptions {
@@ -64,6 +83,8 @@ export interface SharedTasksOptions extends SharedTaskOptions {
    * undefined when the task is not held (or already ended).
    */
   attach: (key: string, through: RequestContext) => (() => void) | undefined;
+  /** The requestor answered, through another node, the input requests of a task this node runs (`answerInputs`). */
+  inputs: (key: string, responses: JsonObject) => void;
   /** Store failures that no caller waits for. */
   report: (error: unknown) => void;
   /** Tasks per tasks/list page; default 50. */
@@ -72,15 +93,12 @@ export interface SharedTasksOptions extends SharedTaskOptions {
   maxTtlMs?: number;
 }
 
-/** A task as its own node records it in the store. */
-export interface NewSharedTask {
-  /** The task's store key (the engine's key of its id). */
-  key: string;
-  /** Who the task is bound to: the principal (or whatever the receiver binds ids to). */
-  owner: string;
-  /** The JSON-RPC id of the task-augmented request that created it. */
-  requestId: RequestId;
-  state: TaskState;
+/**
+ * A task as SharedTasks records it: a durable operation bound to its owner (the principal, or whatever the
+ * receiver binds task ids to), which the per-owner index of tasks is kept under.
+ */
+export interface TaskOperation extends DurableOperation {
+  readonly principal: string;
 }
 
 /** What a task's queue says: its latest state, its final answer once there is one, and the last seq read. */
@@ -103,58 +121,213 @@ function isTaskState(value: unknown): value is TaskState {
   );
 }
 
+/** A status message in a task's queue: the task's state as it stands (taskId included, any field kept). */
+function stateMessage(state: TaskState): JsonRpcMessage {
+  return { jsonrpc: "2.0", method: TASK_STATUS_NOTIFICATION, params: { ...state } };
+}
+
+/** The answer a task's final response records. */
+function answerOf(response: JsonRpcResponse): TaskOutcome | undefined {
+  if (isResultResponse(response)) return isPlainObject(response.result) ? { result: response.result } : undefined;
+  return isErrorResponse(response) ? { error: response.error } : undefined;
+}
+
 /** Reads one queued message into `replay` (state messages and the final response; anything else is skipped). */
 function absorb(replay: Replay, item: QueuedMessage): void {
   replay.last = Math.max(replay.last, item.seq);
   const message = item.message;
-  if (!isResponse(message)) {
-    if (message.method === TASK_STATUS_NOTIFICATION && isTaskState(message.params)) replay.state = message.params;
-  } else if (isResultResponse(message)) {
-    if (isPlainObject(message.result)) replay.outcome = { result: message.result };
-  } else if (isErrorResponse(message)) replay.outcome = { error: message.error };
+  if (isResponse(message)) replay.outcome = answerOf(message) ?? replay.outcome;
+  else if (message.method === TASK_STATUS_NOTIFICATION && isTaskState(message.params)) replay.state = message.params;
+}
+
+/**
+ * A task this node runs, as other nodes see it in the store: its record, and a queue (its OperationLog) holding
+ * its latest state, the messages relayed to tasks/result calls waiting on other nodes, then its final answer.
+ */
+class SharedTask {
+  readonly log: OperationLog<TaskOperation>;
+  /** tasks/result calls on other nodes that the task's input requests and notifications go through, by epoch. */
+  readonly relays = new Map<number, RemoteResult>();
+  private ended = false;
+  /** The first relayed message not yet dropped (Infinity: none), and the seq up to which the queue was trimmed. */
+  private relayedFrom = Infinity;
+  private trimmed = 0;
+
+  constructor(
+    engine: DurableEngine<TaskOperation>,
+    operation: TaskOperation,
+    private readonly requestId: RequestId,
+    keepFor: number | undefined,
+    first: TaskState,
+  ) {
+    const record: NewRecord = { kind: "task", requestId, status: "processing", pendingInput: 0 };
+    if (keepFor !== undefined) record.keepFor = keepFor;
+    this.log = new OperationLog(engine, operation, record);
+    this.state(first);
+  }
+
+  /**
+   * Record the task's state (a status change, or a new statusMessage). Only the latest state is read, so the ones
+   * before it go: a task reporting its steps for hours keeps one message in the store, not one per step.
+   */
+  state(state: TaskState): void {
+    if (this.ended) return;
+    const seq = this.log.append(stateMessage(state));
+    // Earlier states go, but relayed messages stay for the node passing them on while one is attached (with none
+    // attached, the requests of relays that ended were cancelled, to be sent again).
+    const relaying = this.relays.size > 0;
+    const upTo = relaying ? Math.min(seq, this.relayedFrom) - 1 : seq - 1;
+    if (!relaying) this.relayedFrom = Infinity;
+    if (upTo > this.trimmed) {
+      this.trimmed = upTo;
+      this.log.confirm(upTo);
+    }
+  }
+
+  /** Queue a message for the tasks/result call `epoch` waiting on another node; returns its seq (0: the task ended). */
+  relay(epoch: number, message: JsonRpcMessage): number {
+    if (this.ended) return 0;
+    const seq = this.log.append({ jsonrpc: "2.0", method: RELAY, params: { epoch, message } });
+    this.relayedFrom = Math.min(this.relayedFrom, seq);
+    return seq;
+  }
+
+  /** Record the terminal state and the final answer; the record then reads as finished. */
+  finish(state: TaskState, outcome: TaskOutcome): void {
+    if (this.ended) return;
+    this.state(state);
+    this.ended = true;
+    const log = this.log;
+    const final: JsonRpcResponse = { jsonrpc: "2.0", id: this.requestId, ...outcome };
+    log.finish(log.nextSeq++, final, state.status === "completed" ? "completed" : "failed");
+  }
+
+  /** The task was freed (ttl over): its record and queue go; its index slot expires on its own. */
+  free(): void {
+    this.ended = true;
+    for (const relay of [...this.relays.values()]) relay.detach();
+    this.log.delete();
+  }
+}
+
+/**
+ * A tasks/result call waiting on another node, as the node running the task sees it: one of the task's waiting
+ * calls, whose input requests and notifications go into the task's queue for that node to pass on to its
+ * requestor; the answers come back as signals.
+ */
+class RemoteResult implements RequestContext {
+  readonly method = TASKS_RESULT;
+  readonly requestId: RequestId;
+  private readonly abort = new AbortController();
+  /** The input requests relayed through it, until answered, or failed as with a closed connection when it detaches. */
+  private readonly inputs = new PendingRequests();
+  /** Removes it from the task's waiting calls. */
+  leave: () => void = () => undefined;
+  /** Date.now() of the last check-in from the node serving the call. */
+  touchedAt = Date.now();
+
+  constructor(
+    private readonly task: SharedTask,
+    readonly epoch: number,
+    /** Its node's check-ins are watched until it detaches. */
+    private readonly watched: Set<RemoteResult>,
+  ) {
+    task.relays.set(epoch, this);
+    watched.add(this);
+    this.requestId = `${TASKS_RESULT}#${epoch}`;
+  }
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  progress(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
+    if (this.abort.signal.aborted) return Promise.reject(new ConnectionClosedError());
+    const { op, promise } = this.inputs.create(method, options?.signal, ignore, noSession);
+    const id = op.id;
+    const message: JsonRpcMessage =
+      params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params };
+    this.inputs.add({ op, message, seq: this.task.relay(this.epoch, message) });
+    return promise;
+  }
+
+  notify(method: string, params?: JsonObject): Promise<void> {
+    this.task.relay(this.epoch, params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params });
+    return Promise.resolve();
+  }
+
+  /** The other node passed on the requestor's answer to an input request. */
+  answered(id: RequestId | undefined, message: unknown): void {
+    this.inputs.answer(id, message);
+  }
+
+  /** The call ended (or its node stopped): its unanswered requests fail as with a closed connection (re-sent later). */
+  detach(): void {
+    if (this.abort.signal.aborted) return;
+    this.abort.abort();
+    this.task.relays.delete(this.epoch);
+    this.watched.delete(this);
+    this.leave();
+    this.inputs.rejectAll(() => new ConnectionClosedError());
+  }
+}
+
+function ignore(): void {}
+
+function noSession(): undefined {
+  return undefined;
 }
 
 /**
  * Tasks in a store shared between nodes. The node running a task keeps its record there (principal, node, status)
- * and a queue of its states and final answer (SharedTaskLog); every principal has an index of its tasks, so any
- * node lists them. Any other node answers tasks/get and tasks/list from that, tasks/result by following the queue,
- * tasks/cancel by signalling the running node. When that node stops renewing its lease the first node to notice
- * (the one whose claim on the record comes first) records the task as failed, so every node then says the same.
+ * and a queue of its states and final answer (SharedTask); every principal has an index of its tasks, so any node
+ * lists them. Any other node answers tasks/get and tasks/list from that, tasks/result by following the queue,
+ * tasks/cancel by signalling the running node (RemoteOperations). When that node stops renewing its lease the
+ * first node to notice (the one whose claim on the record comes first) records the task as failed, so every node
+ * then says the same.
  */
 export class SharedTasks {
-  readonly store: SharedOperationStore;
+  private readonly store: SharedOperationStore;
   private readonly unknownError: () => RpcError;
-  readonly report: (error: unknown) => void;
+  private readonly report: (error: unknown) => void;
+  private readonly cancelTask: SharedTasksOptions["cancel"];
+  private readonly attach: SharedTasksOptions["attach"];
+  private readonly inputs: SharedTasksOptions["inputs"];
   private readonly pageSize: number;
   private readonly maxListScan: number;
   private readonly indexKeepFor: number;
   private readonly cancelWaitMs: number;
-  private readonly remoteKey: (taskId: unknown) => string | undefined;
-  /** The logs of the tasks this node runs (and still holds), by key. */
-  private readonly logs = new Map<string, SharedTaskLog>();
-  private readonly follows = new Set<() => void>();
-  private readonly stopSignals: () => void;
+  /** The tasks this node runs (and still holds), by key. */
+  private readonly running = new Map<string, SharedTask>();
   private readonly relayCheckMs: number;
   /** tasks/result calls on other nodes relaying for tasks of this node, and the timer that drops silent ones. */
   private readonly relays = new Set<RemoteResult>();
   private readonly relayTimer: ReturnType<typeof setInterval>;
 
-  /** SharedTasks over the engine's store when it is shared between nodes, else undefined (one node only). */
-  static over(engine: DurableEngine<DurableOperation>, options: SharedTasksOptions): SharedTasks | undefined {
-    const store = engine.shared;
-    return store === undefined ? undefined : new SharedTasks(store, (taskId) => engine.remoteKey(taskId), options);
+  /**
+   * SharedTasks over the engine's store when it is shared between nodes, else undefined (one node only). The
+   * engine's `signalled` is to call `signalled` here.
+   */
+  static over(engine: DurableEngine<TaskOperation>, options: SharedTasksOptions): SharedTasks | undefined {
+    const remote = RemoteOperations.of(engine);
+    return remote === undefined ? undefined : new SharedTasks(engine, remote, options);
   }
 
-  constructor(
-    store: SharedOperationStore,
-    /** The store key of a presented task id this node does not hold (the engine's remoteKey), else undefined. */
-    remoteKey: (taskId: unknown) => string | undefined,
+  private constructor(
+    private readonly engine: DurableEngine<TaskOperation>,
+    private readonly remote: RemoteOperations<TaskOperation>,
     options: SharedTasksOptions,
   ) {
-    this.store = store;
-    this.remoteKey = remoteKey;
+    this.store = remote.shared;
     this.unknownError = options.unknown;
     this.report = options.report;
+    this.cancelTask = options.cancel;
+    this.attach = options.attach;
+    this.inputs = options.inputs;
     this.pageSize = Math.max(1, limitOption("pageSize", options.pageSize, 50));
     this.maxListScan = Math.max(this.pageSize, limitOption("maxListScan", options.maxListScan, 10 * this.pageSize));
     this.indexKeepFor = Math.ceil(limitOption("maxTtlMs", options.maxTtlMs, 3_600_000) / 1000) + 60;
@@ -165,71 +338,65 @@ export class SharedTasks {
       for (const relay of [...this.relays]) if (relay.touchedAt < silentSince) relay.detach();
     }, this.relayCheckMs);
     this.relayTimer.unref?.();
-    const { cancel, attach } = options;
-    this.stopSignals = this.store.onSignal((key, signal) => {
-      const log = this.logs.get(key);
-      if (log === undefined) return;
-      if (signal.type === "cancel") return cancel(key, signal.reason ?? "Cancelled by request");
-      const epoch = signal.epoch;
-      if (typeof epoch !== "number") return;
-      if (signal.type === "touch") {
-        const relay = log.remote.get(epoch);
-        if (relay !== undefined) relay.touchedAt = Date.now();
-      } else if (signal.type === "attach" && !log.remote.has(epoch)) {
-        const relay = new RemoteResult(log, epoch, this.relays);
-        log.remote.set(epoch, relay);
-        const leave = attach(key, relay);
-        if (leave === undefined) relay.detach();
-        else relay.leave = leave;
-      } else if (signal.type === "answer") log.remote.get(epoch)?.answered(signal.id, signal.message);
-      else if (signal.type === "detach") log.remote.get(epoch)?.detach();
-    });
   }
 
   // ---- the node running a task ----
 
   /**
    * Record a new task (record, first state, index slot); resolves once other nodes can find it (answer the
-   * task-augmented request after that).
+   * task-augmented request after that). `requestId`: the JSON-RPC id of the request that created it.
    */
-  open(task: NewSharedTask): Promise<void> {
-    const store = this.store;
-    const keepFor = task.state.ttl === null ? undefined : Math.ceil(task.state.ttl / 1000);
-    const record: StoredOperation = {
-      kind: "task",
-      requestId: task.requestId,
-      principal: task.owner,
-      status: "processing",
-      pendingInput: 0,
-      node: store.nodeId,
-    };
-    if (keepFor !== undefined) record.keepFor = keepFor;
-    const created = Promise.resolve(store.create(task.key, record));
-    const indexed = this.index(task.owner, task.key, keepFor);
-    // The task exists for other nodes once both its record and its index entry do.
-    // A store failure is reported, not thrown: the task runs here all the same and this node answers for it.
-    const ready = Promise.all([created, indexed]).then(
+  open(task: TaskOperation, requestId: RequestId, state: TaskState): Promise<void> {
+    const keepFor = state.ttl === null ? undefined : Math.ceil(state.ttl / 1000);
+    const shared = new SharedTask(this.engine, task, requestId, keepFor, state);
+    this.running.set(task.key, shared);
+    const indexed = this.index(task.principal, task.key, keepFor);
+    // The task exists for other nodes once its record, its first state and its index entry do. A store failure
+    // is reported, not thrown: the task runs here all the same and this node answers for it.
+    return Promise.all([shared.log.written(), indexed]).then(
       () => undefined,
       (error: unknown) => this.report(error),
     );
-    this.logs.set(task.key, new SharedTaskLog(store, this.report, task.key, task.requestId, ready, task.state));
-    return ready;
   }
 
   /** The task's state changed; `outcome` once it is terminal (what tasks/result answers with). */
   record(key: string, state: TaskState, outcome?: TaskOutcome): void {
-    const log = this.logs.get(key);
-    if (log === undefined) return;
-    if (outcome === undefined || !isTerminal(state.status)) log.state(state);
-    else log.finish(state, outcome);
+    const task = this.running.get(key);
+    if (task === undefined) return;
+    if (outcome === undefined || !isTerminal(state.status)) task.state(state);
+    else task.finish(state, outcome);
   }
 
   /** The task was freed (ttl over, evicted, shutdown): its record and queue go; its index slot expires by itself. */
   free(key: string): void {
-    const log = this.logs.get(key);
-    if (log === undefined) return;
-    this.logs.delete(key);
-    log.free();
+    const task = this.running.get(key);
+    if (task === undefined) return;
+    this.running.delete(key);
+    task.free();
+  }
+
+  /** A signal from a node serving a task this node runs (the engine's `signalled`). */
+  signalled(operation: TaskOperation, signal: OwnerSignal): void {
+    const key = operation.key;
+    const task = this.running.get(key);
+    if (task === undefined) return;
+    if (signal.type === "cancel") return this.cancelTask(key, signal.reason ?? "Cancelled by request");
+    if (signal.type === "input") {
+      if (isPlainObject(signal.responses)) this.inputs(key, signal.responses);
+      return;
+    }
+    const epoch = signal.epoch;
+    if (typeof epoch !== "number") return;
+    if (signal.type === "touch") {
+      const relay = task.relays.get(epoch);
+      if (relay !== undefined) relay.touchedAt = Date.now();
+    } else if (signal.type === "attach" && !task.relays.has(epoch)) {
+      const relay = new RemoteResult(task, epoch, this.relays);
+      const leave = this.attach(key, relay);
+      if (leave === undefined) relay.detach();
+      else relay.leave = leave;
+    } else if (signal.type === "answer") task.relays.get(epoch)?.answered(signal.id, signal.message);
+    else if (signal.type === "detach") task.relays.get(epoch)?.detach();
   }
 
   /**
@@ -244,7 +411,7 @@ export class SharedTasks {
   ): Promise<JsonObject> | undefined {
     if (method === TASKS_LIST) return this.list(owner, params?.cursor) as Promise<JsonObject>;
     const taskId = params?.taskId;
-    const key = this.remoteKey(taskId);
+    const key = this.engine.remoteKey(taskId);
     if (key === undefined) return undefined;
     switch (method) {
       case TASKS_GET:
@@ -313,10 +480,17 @@ export class SharedTasks {
 
   /** tasks/get for a task of `owner` in the store. */
   async get(key: string, owner: string): Promise<TaskState> {
+    return (await this.detailed(key, owner)).state;
+  }
+
+  /**
+   * The latest state a task of `owner` recorded (its params as they were recorded, whatever fields they carry) and
+   * its final answer once there is one. A task whose node stopped renewing its lease is taken over as failed.
+   */
+  async detailed(key: string, owner: string): Promise<{ state: TaskState; outcome: TaskOutcome | undefined }> {
     const { record, replay } = await this.read(key, owner);
-    if (record.lost === true && replay.outcome === undefined)
-      return (await this.takeOver(key, record, replay, "failed")).state;
-    return replay.state!;
+    if (record.lost === true && replay.outcome === undefined) return this.takeOver(key, record, replay, "failed");
+    return { state: replay.state!, outcome: replay.outcome };
   }
 
   /**
@@ -328,13 +502,9 @@ export class SharedTasks {
     const { record, replay } = await this.read(key, owner);
     if (replay.outcome !== undefined) return replay.outcome;
     if (record.lost === true) return (await this.takeOver(key, record, replay, "failed")).outcome;
-    const node = record.node;
     // Tells this call apart from other nodes' calls waiting on the same task.
     const epoch = randomInt(1, 2 ** 47);
-    const tell = (signal: Omit<OwnerSignal, "epoch">) => {
-      if (node !== undefined)
-        void Promise.resolve(this.store.signal(node, key, { ...signal, epoch })).catch((e: unknown) => this.report(e));
-    };
+    const tell = (signal: OwnerSignal) => this.remote.tell(record.node, key, { ...signal, epoch });
     const relay = (queued: JsonRpcMessage) => {
       const envelope =
         !isResponse(queued) && queued.method === RELAY && isPlainObject(queued.params) ? queued.params : undefined;
@@ -343,21 +513,13 @@ export class SharedTasks {
       if (typeof message.method !== "string") return;
       const params = isPlainObject(message.params) ? message.params : undefined;
       if (message.id === undefined) return void context.notify(message.method, params).catch(() => undefined);
-      const id = message.id;
+      const id = message.id as RequestId;
       context.request(message.method, params).then(
-        (result) =>
-          tell({ type: "answer", id: id as RequestId, message: { jsonrpc: "2.0", id: id as RequestId, result } }),
-        (error: unknown) => {
-          const rpc = error instanceof RpcError ? error : new RpcError(ErrorCode.InternalError, String(error));
-          tell({
-            type: "answer",
-            id: id as RequestId,
-            message: { jsonrpc: "2.0", id: id as RequestId, error: rpc.toJSON() },
-          });
-        },
+        (result) => tell(answerSignal(id, { result })),
+        (error: unknown) => tell(answerSignal(id, { error })),
       );
     };
-    const following = this.follow(key, replay, context.signal, (r) => r.outcome !== undefined, relay);
+    const following = this.watch(key, replay, context.signal, (r) => r.outcome !== undefined, relay);
     tell({ type: "attach" });
     const checkIn = setInterval(() => tell({ type: "touch" }), this.relayCheckMs);
     checkIn.unref?.();
@@ -376,12 +538,11 @@ export class SharedTasks {
       new RpcError(ErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${replay.state!.status}'`);
     if (isTerminal(replay.state!.status)) throw terminal();
     if (record.lost === true) return this.cancelledAfterLoss(key, record, replay);
-    if (record.node !== undefined)
-      await Promise.resolve(this.store.signal(record.node, key, { type: "cancel", reason }));
+    this.remote.tell(record.node, key, { type: "cancel", reason });
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.cancelWaitMs);
     try {
-      const outcome = await this.follow(key, replay, controller.signal, (r) => isTerminal(r.state!.status));
+      const outcome = await this.watch(key, replay, controller.signal, (r) => isTerminal(r.state!.status));
       if (outcome === "lost") return await this.cancelledAfterLoss(key, record, replay);
       if (outcome === "stopped")
         throw new RpcError(
@@ -393,6 +554,28 @@ export class SharedTasks {
     }
     if (replay.state!.status !== "cancelled") throw terminal();
     return replay.state!;
+  }
+
+  /**
+   * A cancellation asked for and acknowledged at once: the running node is told, and nothing waits for it to
+   * record the cancellation. A task already terminal stays as it is, without an error; one whose node stopped is
+   * taken over as cancelled.
+   */
+  async requestCancel(key: string, owner: string): Promise<void> {
+    const { record, replay } = await this.read(key, owner);
+    if (isTerminal(replay.state!.status)) return;
+    if (record.lost === true) await this.takeOver(key, record, replay, "cancelled");
+    else this.remote.tell(record.node, key, { type: "cancel", reason: "Cancelled by request" });
+  }
+
+  /**
+   * The requestor's answers to the input requests of a task another node runs: that node gets them (its
+   * `inputs`). Nothing waits for them any more once the task is terminal or its node stopped: they are dropped.
+   */
+  async answerInputs(key: string, owner: string, responses: JsonObject): Promise<void> {
+    const { record, replay } = await this.read(key, owner);
+    if (record.lost === true || isTerminal(replay.state!.status)) return;
+    this.remote.tell(record.node, key, { type: "input", responses });
   }
 
   /** tasks/list: `owner`'s tasks on every node, newest first; the cursor is the index slot to go on from. */
@@ -416,11 +599,9 @@ export class SharedTasks {
     return n > 0 ? { tasks, nextCursor: makeCursor(n) } : { tasks };
   }
 
-  /** Stop hearing signals and end every follow (shutdown); the receiver then frees its tasks. */
+  /** Stop checking relays (shutdown); the engine's close ends signals and follows, the receiver frees its tasks. */
   close(): void {
-    this.stopSignals();
     clearInterval(this.relayTimer);
-    for (const stop of [...this.follows]) stop();
   }
 
   // ---- internals ----
@@ -436,19 +617,20 @@ export class SharedTasks {
     }
   }
 
-  /** The task's record and queue, or the unknown-task error (no record, another owner's, or not a task). */
+  /** The task's record and queue, or the unknown-task error (no record, another owner's, not a task, no state). */
   private async read(key: string, owner: string): Promise<{ record: StoredOperation; replay: Replay }> {
-    const store = this.store;
-    const [record, items] = await Promise.all([store.get(key), store.readAfter(key, 0)]);
-    if (record === undefined || record.kind !== "task" || record.principal !== owner) throw this.unknownError();
+    const { record, queue } = await this.remote.read(key, "task", owner, this.unknownError);
     const replay: Replay = { state: undefined, outcome: undefined, last: 0 };
-    for (const item of items) absorb(replay, item);
+    for (const item of queue) absorb(replay, item);
     if (replay.state === undefined) throw this.unknownError();
     return { record, replay };
   }
 
-  /** Reads the task's queue on from `replay` until `done(replay)`, its node is lost, or `signal` aborts. */
-  private follow(
+  /**
+   * Follows the task's queue on from `replay` until `done(replay)`, its node is lost, `signal` aborts or the
+   * engine closes; messages that do not end it go to `other`.
+   */
+  private watch(
     key: string,
     replay: Replay,
     signal: AbortSignal,
@@ -456,25 +638,24 @@ export class SharedTasks {
     other?: (message: JsonRpcMessage) => void,
   ): Promise<"done" | "lost" | "stopped"> {
     return new Promise((resolve) => {
-      let ended = false;
-      const end = (how: "done" | "lost" | "stopped") => {
-        if (ended) return;
-        ended = true;
-        following.close();
-        this.follows.delete(stop);
-        signal.removeEventListener("abort", stop);
-        resolve(how);
-      };
-      const stop = () => end("stopped");
-      const following = this.store.follow(key, replay.last, {
+      let follow: RemoteFollow | undefined = undefined;
+      const stop = () => follow?.end(() => resolve("stopped"));
+      follow = this.remote.follow(key, replay.last, {
         message: (item) => {
           absorb(replay, item);
-          if (done(replay)) end("done");
-          else other?.(item.message);
+          if (!done(replay)) return other?.(item.message);
+          resolve("done");
+          follow?.end();
         },
-        lost: () => end("lost"),
+        final: (response) => {
+          replay.outcome = answerOf(response) ?? replay.outcome;
+          resolve("done");
+        },
+        lost: () => resolve("lost"),
+        closed: () => resolve("stopped"),
+        ended: () => signal.removeEventListener("abort", stop),
       });
-      this.follows.add(stop);
+      if (follow.ended) return;
       if (signal.aborted) stop();
       else signal.addEventListener("abort", stop, { once: true });
     });
@@ -492,8 +673,8 @@ export class SharedTasks {
 
   /**
    * The task's node stopped before it ended: the first node to claim the record writes the terminal state and
-   * final answer in the node's place (and takes the record, so followers stop reporting it lost); any other node
-   * reads that, or, when it is not there yet, answers with the same failure itself.
+   * final answer in the node's place (RemoteOperations.takeOver); any other node reads that, or, when it is not
+   * there yet, answers with the same failure itself.
    */
   private async takeOver(
     key: string,
@@ -501,26 +682,19 @@ export class SharedTasks {
     replay: Replay,
     status: "failed" | "cancelled",
   ): Promise<{ state: TaskState; outcome: TaskOutcome }> {
-    const store = this.store;
-    const claim = await store.claim(key);
-    if (claim !== 1) {
-      const again: Replay = { state: replay.state, outcome: replay.outcome, last: replay.last };
-      for (const item of await store.readAfter(key, again.last)) absorb(again, item);
-      if (again.outcome !== undefined && isTerminal(again.state!.status))
-        return { state: again.state!, outcome: again.outcome };
-      return ended(replay.state!, "failed");
-    }
     const taken = ended(replay.state!, status);
-    const final = "result" in taken.outcome ? { result: taken.outcome.result } : { error: taken.outcome.error };
-    await Promise.all([
-      store.append(key, { seq: replay.last + 1, message: stateMessage(taken.state) }),
-      store.append(key, { seq: replay.last + 2, message: { jsonrpc: "2.0", id: record.requestId, ...final } }),
-      store.update(key, { status: "failed", node: store.nodeId }),
-    ]);
-    replay.state = taken.state;
-    replay.outcome = taken.outcome;
-    replay.last += 2;
-    return taken;
+    const final: JsonRpcResponse = { jsonrpc: "2.0", id: record.requestId, ...taken.outcome };
+    if (await this.remote.takeOver(key, replay.last, [stateMessage(taken.state), final], "failed")) {
+      replay.state = taken.state;
+      replay.outcome = taken.outcome;
+      replay.last += 2;
+      return taken;
+    }
+    const again: Replay = { ...replay };
+    for (const item of await this.store.readAfter(key, again.last)) absorb(again, item);
+    if (again.outcome !== undefined && isTerminal(again.state!.status))
+      return { state: again.state!, outcome: again.outcome };
+    return ended(replay.state!, "failed");
   }
 }
 
