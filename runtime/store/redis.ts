@@ -319,7 +319,7 @@ export class RedisOperationStore implements SharedOperationStore {
   private parse(hash: Record<string, string>): StoredOperation {
     const status = (STATUSES.has(hash.status) ? hash.status : "failed") as StoredStatus;
     const operation: StoredOperation = {
-      kind: hash.kind === "async" || hash.kind === "task" ? hash.kind : "resumable",
+      kind: hash.kind === "async" || hash.kind === "task" || hash.kind === "extension-task" ? hash.kind : "resumable",
       requestId: JSON.parse(hash.requestId) as RequestId,
       status,
       pendingInput: Number(hash.pendingInput ?? 0),

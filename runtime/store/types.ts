@@ -9,7 +9,8 @@ export type StoredStatus = "processing" | "completed" | "failed";
 
 /** What a store keeps about one operation (resumable request, async tool run or task), besides its queue. */
 export interface StoredOperation {
-  kind: "resumable" | "async" | "task";
+  /** "task": a core task (MCP 2025-11-25); "extension-task": a task of the Tasks extension (MCP 2026-07-28). */
+  kind: "resumable" | "async" | "task" | "extension-task";
   /** The JSON-RPC id of the request (resumable) or of the tools/async/call that started the run. */
   requestId: RequestId;
   /** The authenticated principal that started it, when the app has principals. */

@@ -1,5 +1,6 @@
-// One task node for the multi-node tests: an McpServer whose tools run as tasks on a shared (Redis) store.
+// One task node for the multi-node tests: an McpServer whose tools run as tasks (core and extension) on a shared (Redis) store.
 import { clientToServer, isMessage, serverToClient } from "../../generated/dispatch.js";
+import { revisionTables } from "../../generated/revisions.js";
 import { McpServer } from "../../runtime/server/mcp-server.js";
 import type { OperationStore } from "../../runtime/store/types.js";
 import { TaskReceiver, type TaskReceiverOptions } from "../../runtime/eras/2025-11-25/tasks/receiver.js";
@@ -19,6 +20,8 @@ export function taskNode(store: OperationStore, options: TaskReceiverOptions = {
     inbound: clientToServer,
     outbound: serverToClient,
     isMessage,
+    // Both eras: core Tasks for 2025-11-25 clients, the Tasks extension for 2026-07-28 ones.
+    revisions: revisionTables,
     tasks: new TaskReceiver({ maxTtlMs: 60_000, pollIntervalMs: 50, ...options, store }),
   });
   server.tool(

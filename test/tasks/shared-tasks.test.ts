@@ -57,7 +57,7 @@ async function node(prefix: string) {
   /** Starts recording a task (as its receiver would) and resolves once other nodes find it. */
   const open = async (state: TaskState): Promise<string> => {
     const key = tokenKey(state.taskId);
-    const task: TaskOperation = { key, keptToken: "", principal: OWNER, freed: false };
+    const task: TaskOperation = { key, keptToken: "", principal: OWNER, freed: false, wire: "extension" };
     engine.add(task);
     await tasks.open(task, 42, state);
     return key;
@@ -82,23 +82,24 @@ describe("SharedTasks.detailed", () => {
     const inputRequests = { "elicit-1": { method: "elicitation/create", params: { message: "Which city?" } } };
     const first = working({ statusMessage: "asking", inputRequests });
     const key = await a.open(first);
-    expect(await b.tasks.detailed(key, OWNER)).toEqual({ state: first, outcome: undefined });
+    expect(await b.tasks.detailed(key, OWNER, "extension")).toEqual({ state: first, outcome: undefined });
 
     const done: TaskState = { ...first, status: "completed", statusMessage: "done" };
     a.tasks.record(key, done, { result: { content: [{ type: "text", text: "Lyon" }] } });
-    await expect.poll(async () => (await b.tasks.detailed(key, OWNER)).outcome).toBeDefined();
-    expect(await b.tasks.detailed(key, OWNER)).toEqual({
+    await expect.poll(async () => (await b.tasks.detailed(key, OWNER, "extension")).outcome).toBeDefined();
+    expect(await b.tasks.detailed(key, OWNER, "extension")).toEqual({
       state: done,
       outcome: { result: { content: [{ type: "text", text: "Lyon" }] } },
     });
-    expect(await b.tasks.get(key, OWNER)).toEqual(done);
+    // A task of the extension is not one of core Tasks: tasks/get of the 2025 wire does not find it.
+    await expect(b.tasks.get(key, OWNER)).rejects.toMatchObject(UNKNOWN);
   });
 
   it("answers another owner's task and an unknown one with the same unknown error", async () => {
     const [a, b] = await twoNodes();
     const key = await a.open(working());
-    await expect(b.tasks.detailed(key, "p:bob")).rejects.toMatchObject(UNKNOWN);
-    await expect(b.tasks.detailed(tokenKey("no-such-task"), OWNER)).rejects.toMatchObject(UNKNOWN);
+    await expect(b.tasks.detailed(key, "p:bob", "extension")).rejects.toMatchObject(UNKNOWN);
+    await expect(b.tasks.detailed(tokenKey("no-such-task"), OWNER, "extension")).rejects.toMatchObject(UNKNOWN);
   });
 
   it("takes over a task whose node stopped as failed, and every later read says the same", async () => {
@@ -106,10 +107,10 @@ describe("SharedTasks.detailed", () => {
     const state = working({ statusMessage: "running" });
     const key = await a.open(state);
     await a.store.close();
-    const taken = await b.tasks.detailed(key, OWNER);
+    const taken = await b.tasks.detailed(key, OWNER, "extension");
     expect(taken.state).toMatchObject({ taskId: state.taskId, status: "failed", statusMessage: NODE_LOST_STATUS });
     expect(taken.outcome).toMatchObject({ error: { code: DURABLE_FAILED_CODE } });
-    expect(await b.tasks.detailed(key, OWNER)).toEqual(taken);
+    expect(await b.tasks.detailed(key, OWNER, "extension")).toEqual(taken);
   });
 });
 
@@ -145,7 +146,7 @@ describe("SharedTasks.requestCancel", () => {
     await b.tasks.requestCancel(key, OWNER);
     await until(() => a.cancels.length > 0);
     expect(a.cancels).toEqual([[key, "Cancelled by request"]]);
-    expect((await b.tasks.detailed(key, OWNER)).state).toEqual(state);
+    expect((await b.tasks.detailed(key, OWNER, "extension")).state).toEqual(state);
   });
 
   it("leaves a terminal task as it is, without an error and without telling its node", async () => {
@@ -154,14 +155,14 @@ describe("SharedTasks.requestCancel", () => {
     const key = await a.open(first);
     const done: TaskState = { ...first, status: "completed" };
     a.tasks.record(key, done, { result: {} });
-    await expect.poll(async () => (await b.tasks.get(key, OWNER)).status).toBe("completed");
+    await expect.poll(async () => (await b.tasks.detailed(key, OWNER, "extension")).state.status).toBe("completed");
     await b.tasks.requestCancel(key, OWNER);
     // Signals from one node arrive in order: once this one is heard, a cancel would have been.
     const other = await a.open(working());
     await b.tasks.answerInputs(other, OWNER, { after: {} });
     await until(() => a.inputs.length > 0);
     expect(a.cancels).toEqual([]);
-    expect((await b.tasks.detailed(key, OWNER)).state).toEqual(done);
+    expect((await b.tasks.detailed(key, OWNER, "extension")).state).toEqual(done);
   });
 
   it("takes over a task whose node stopped as cancelled", async () => {
@@ -169,7 +170,7 @@ describe("SharedTasks.requestCancel", () => {
     const key = await a.open(working());
     await a.store.close();
     await b.tasks.requestCancel(key, OWNER);
-    const after = await b.tasks.detailed(key, OWNER);
+    const after = await b.tasks.detailed(key, OWNER, "extension");
     expect(after.state).toMatchObject({ status: "cancelled", statusMessage: CANCELLED_AFTER_LOSS_STATUS });
     expect(after.outcome).toMatchObject({ error: { code: DURABLE_FAILED_CODE, data: { status: "cancelled" } } });
   });
@@ -212,10 +213,12 @@ describe("TaskReceiver over SharedTasks", () => {
     );
     const taskId = String(created.taskId);
     const key = tokenKey(taskId);
-    await expect.poll(async () => (await b.tasks.get(key, OWNER)).status).toBe("input_required");
+    await expect
+      .poll(async () => (await b.tasks.detailed(key, OWNER, "extension")).state.status)
+      .toBe("input_required");
     await b.tasks.answerInputs(key, OWNER, { "input-0": { action: "accept", content: { city: "Lyon" } } });
-    await expect.poll(async () => (await b.tasks.detailed(key, OWNER)).outcome).toBeDefined();
-    expect(await b.tasks.detailed(key, OWNER)).toMatchObject({
+    await expect.poll(async () => (await b.tasks.detailed(key, OWNER, "extension")).outcome).toBeDefined();
+    expect(await b.tasks.detailed(key, OWNER, "extension")).toMatchObject({
       state: { taskId, status: "completed" },
       outcome: { result: { content: [{ type: "text", text: 'city: {"city":"Lyon"}' }] } },
     });

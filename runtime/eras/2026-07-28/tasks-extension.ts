@@ -1,5 +1,5 @@
 // The Tasks extension (io.modelcontextprotocol/tasks, SEP-2663) on MCP 2026-07-28's wire: who opted in, its methods' shapes, its results.
-import { ErrorCode, RpcError, isPlainObject, type JsonObject } from "../../rpc/jsonrpc.js";
+import { ErrorCode, RpcError, isPlainObject, type JsonObject, type JsonRpcErrorObject } from "../../rpc/jsonrpc.js";
 import type { MethodSpec } from "../../rpc/dispatch.js";
 import type { PeerIdentity } from "../../rpc/peer.js";
 import { MODERN_PROTOCOL_VERSIONS, ModernErrorCode } from "./envelope.js";
@@ -55,7 +55,7 @@ export interface TaskDetails {
   readonly inputRequests?: JsonObject;
   /** The request's result (completed) or its JSON-RPC error (failed). */
   readonly result?: JsonObject;
-  readonly error?: JsonObject;
+  readonly error?: JsonRpcErrorObject;
 }
 
 /** The extension's Task: the renamed `ttlMs` / `pollIntervalMs` (integers), the rest as kept. */
@@ -87,7 +87,10 @@ export function detailedTask(state: KeptTaskState, details: TaskDetails): JsonOb
     task.inputRequests = details.inputRequests;
   else if (state.status === "completed") task.result = withoutRelatedTask(details.result ?? {});
   else if (state.status === "failed")
-    task.error = details.error ?? { code: ErrorCode.InternalError, message: state.statusMessage ?? "Task failed" };
+    task.error = (details.error as JsonObject | undefined) ?? {
+      code: ErrorCode.InternalError,
+      message: state.statusMessage ?? "Task failed",
+    };
   return task;
 }
 

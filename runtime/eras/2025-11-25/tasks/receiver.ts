@@ -1,6 +1,6 @@
 // The receiver side of Tasks (MCP 2025-11-25): task-augmented requests run as durable operations; tasks/get|result|list|cancel.
 import { Buffer } from "node:buffer";
-import { ErrorCode, RpcError, type JsonObject } from "../../../rpc/jsonrpc.js";
+import { ErrorCode, RpcError, isPlainObject, type JsonObject } from "../../../rpc/jsonrpc.js";
 import type { RequestContext, RequestHandler } from "../../../rpc/peer.js";
 import { RequestCancelledError } from "../../../rpc/errors.js";
 import { MAX_TIMER_MS, limitOption } from "../../../rpc/limits.js";
@@ -22,6 +22,7 @@ import {
   TASK_STATUS_NOTIFICATION,
   canTransition,
   type CreateTaskReply,
+  type TaskState,
   type TaskStatus,
 } from "./protocol.js";
 import { TASK_REQUESTS, taskCapabilities, taskCapabilityOf } from "./methods.js";
@@ -493,15 +494,47 @@ export class TaskReceiver {
     return wire === "extension";
   }
 
+  /**
+   * The store key and owner of an extension task another node runs (shared store), or undefined when this node
+   * answers for the id itself (it holds the task, or no other node could).
+   */
+  private elsewhere(
+    params: JsonObject | undefined,
+    context: RequestContext,
+  ): { key: string; owner: string } | undefined {
+    const key = this.engine.remoteKey(taskIdOf(params, unknownTask));
+    if (key === undefined || this.shared === undefined) return undefined;
+    return { key, owner: this.ownerOf(undefined, context, "extension") };
+  }
+
   /** tasks/get: the Task with what its status carries inlined (inputRequests, result, error). */
-  private detailed(session: Session, params: JsonObject | undefined, context: RequestContext): JsonObject {
-    return describe(this.findOn("extension", session, params, context));
+  private detailed(
+    session: Session,
+    params: JsonObject | undefined,
+    context: RequestContext,
+  ): JsonObject | Promise<JsonObject> {
+    const remote = this.elsewhere(params, context);
+    if (remote === undefined) return describe(this.findOn("extension", session, params, context));
+    return this.shared!.detailed(remote.key, remote.owner, "extension").then(({ state, outcome }) => {
+      const inputRequests = (state as { inputRequests?: unknown }).inputRequests;
+      return detailedTask(state, {
+        inputRequests: isPlainObject(inputRequests) ? inputRequests : undefined,
+        result: outcome !== undefined && "result" in outcome ? outcome.result : undefined,
+        error: outcome !== undefined && "error" in outcome ? outcome.error : undefined,
+      });
+    });
   }
 
   /** tasks/update: answers to outstanding input requests; unknown or answered keys are ignored. */
-  private update(session: Session, params: JsonObject | undefined, context: RequestContext): JsonObject {
-    const task = this.findOn("extension", session, params, context);
-    this.answerInputs(task, inputResponsesOf(params));
+  private update(
+    session: Session,
+    params: JsonObject | undefined,
+    context: RequestContext,
+  ): JsonObject | Promise<JsonObject> {
+    const responses = inputResponsesOf(params);
+    const remote = this.elsewhere(params, context);
+    if (remote !== undefined) return this.shared!.answerInputs(remote.key, remote.owner, responses).then(acknowledged);
+    this.answerInputs(this.findOn("extension", session, params, context), responses);
     return acknowledged();
   }
 
@@ -514,7 +547,13 @@ export class TaskReceiver {
   }
 
   /** tasks/cancel: acknowledged whatever the task's state (cancelling a finished task changes nothing). */
-  private requestCancel(session: Session, params: JsonObject | undefined, context: RequestContext): JsonObject {
+  private requestCancel(
+    session: Session,
+    params: JsonObject | undefined,
+    context: RequestContext,
+  ): JsonObject | Promise<JsonObject> {
+    const remote = this.elsewhere(params, context);
+    if (remote !== undefined) return this.shared!.requestCancel(remote.key, remote.owner).then(acknowledged);
     const task = this.findOn("extension", session, params, context);
     this.cancelTask(task, "The task was cancelled by request.");
     return acknowledged();
@@ -585,8 +624,12 @@ export class TaskReceiver {
       pendingInput: task.inputs.length,
       task: state,
     };
-    if (this.shared !== undefined) this.shared.record(task.key, state, task.terminal ? outcomeOf(task) : undefined);
-    else this.engine.writes.write(() => this.engine.store.update(task.key, patch));
+    if (this.shared !== undefined) {
+      // Another node answers tasks/get of an extension task from this record: its input requests go with it.
+      const inputs = task.wire === "extension" ? task.inputRequests : undefined;
+      const recorded = inputs === undefined ? state : ({ ...state, inputRequests: inputs } as TaskState);
+      this.shared.record(task.key, recorded, task.terminal ? outcomeOf(task) : undefined);
+    } else this.engine.writes.write(() => this.engine.store.update(task.key, patch));
     if (this.statusNotifications && task.wire === "core") this.send(task.session, TASK_STATUS_NOTIFICATION, state);
     if (task.wire === "extension" && this.watchers.size > 0) {
       // Described once, and only when a watcher asks (most changes have nobody following the task).
@@ -788,6 +831,6 @@ function describe(task: Task): JsonObject {
   return detailedTask(task.state, {
     inputRequests: task.inputRequests,
     result: task.result,
-    error: task.error?.toJSON() as JsonObject | undefined,
+    error: task.error?.toJSON(),
   });
 }

@@ -99,6 +99,16 @@ export interface SharedTasksOptions extends SharedTaskOptions {
  */
 export interface TaskOperation extends DurableOperation {
   readonly principal: string;
+  /**
+   * The wire it was created on: its record's kind says so, so a task of one wire reads as unknown on the other, and
+   * only core tasks are indexed for tasks/list (the extension has none).
+   */
+  readonly wire: "core" | "extension";
+}
+
+/** The record kind of a task of `wire`. */
+function kindOf(wire: TaskOperation["wire"]): "task" | "extension-task" {
+  return wire === "core" ? "task" : "extension-task";
 }
 
 /** What a task's queue says: its latest state, its final answer once there is one, and the last seq read. */
@@ -160,7 +170,7 @@ class SharedTask {
     keepFor: number | undefined,
     first: TaskState,
   ) {
-    const record: NewRecord = { kind: "task", requestId, status: "processing", pendingInput: 0 };
+    const record: NewRecord = { kind: kindOf(operation.wire), requestId, status: "processing", pendingInput: 0 };
     if (keepFor !== undefined) record.keepFor = keepFor;
     this.log = new OperationLog(engine, operation, record);
     this.state(first);
@@ -350,7 +360,7 @@ export class SharedTasks {
     const keepFor = state.ttl === null ? undefined : Math.ceil(state.ttl / 1000);
     const shared = new SharedTask(this.engine, task, requestId, keepFor, state);
     this.running.set(task.key, shared);
-    const indexed = this.index(task.principal, task.key, keepFor);
+    const indexed = task.wire === "core" ? this.index(task.principal, task.key, keepFor) : undefined;
     // The task exists for other nodes once its record, its first state and its index entry do. A store failure
     // is reported, not thrown: the task runs here all the same and this node answers for it.
     return Promise.all([shared.log.written(), indexed]).then(
@@ -487,8 +497,12 @@ export class SharedTasks {
    * The latest state a task of `owner` recorded (its params as they were recorded, whatever fields they carry) and
    * its final answer once there is one. A task whose node stopped renewing its lease is taken over as failed.
    */
-  async detailed(key: string, owner: string): Promise<{ state: TaskState; outcome: TaskOutcome | undefined }> {
-    const { record, replay } = await this.read(key, owner);
+  async detailed(
+    key: string,
+    owner: string,
+    wire: TaskOperation["wire"] = "core",
+  ): Promise<{ state: TaskState; outcome: TaskOutcome | undefined }> {
+    const { record, replay } = await this.read(key, owner, wire);
     if (record.lost === true && replay.outcome === undefined) return this.takeOver(key, record, replay, "failed");
     return { state: replay.state!, outcome: replay.outcome };
   }
@@ -562,7 +576,7 @@ export class SharedTasks {
    * taken over as cancelled.
    */
   async requestCancel(key: string, owner: string): Promise<void> {
-    const { record, replay } = await this.read(key, owner);
+    const { record, replay } = await this.read(key, owner, "extension");
     if (isTerminal(replay.state!.status)) return;
     if (record.lost === true) await this.takeOver(key, record, replay, "cancelled");
     else this.remote.tell(record.node, key, { type: "cancel", reason: "Cancelled by request" });
@@ -573,7 +587,7 @@ export class SharedTasks {
    * `inputs`). Nothing waits for them any more once the task is terminal or its node stopped: they are dropped.
    */
   async answerInputs(key: string, owner: string, responses: JsonObject): Promise<void> {
-    const { record, replay } = await this.read(key, owner);
+    const { record, replay } = await this.read(key, owner, "extension");
     if (record.lost === true || isTerminal(replay.state!.status)) return;
     this.remote.tell(record.node, key, { type: "input", responses });
   }
@@ -618,8 +632,12 @@ export class SharedTasks {
   }
 
   /** The task's record and queue, or the unknown-task error (no record, another owner's, not a task, no state). */
-  private async read(key: string, owner: string): Promise<{ record: StoredOperation; replay: Replay }> {
-    const { record, queue } = await this.remote.read(key, "task", owner, this.unknownError);
+  private async read(
+    key: string,
+    owner: string,
+    wire: TaskOperation["wire"] = "core",
+  ): Promise<{ record: StoredOperation; replay: Replay }> {
+    const { record, queue } = await this.remote.read(key, kindOf(wire), owner, this.unknownError);
     const replay: Replay = { state: undefined, outcome: undefined, last: 0 };
     for (const item of queue) absorb(replay, item);
     if (replay.state === undefined) throw this.unknownError();
