@@ -265,7 +265,7 @@ export class McpServer {
         : new RequestStateSealer(options.requestState);
     this.unhear = options.changes?.subscribe((change) => this.heard(change));
     // Extension tasks' changes reach the subscriptions/listen streams that follow them (notifications/tasks).
-    this.unwatchTasks = this.tasks?.watch((taskId, detailed) => {
+    this.unwatchTasks = this.tasks?.watch((taskId: string, detailed: () => JsonObject) => {
       if (this.listens.followsTasks) this.listens.taskChanged(taskId, detailed(), (error) => this.report(error));
     });
     if (options.advertiseTasks === true && this.tasks === undefined)

@@ -1,6 +1,5 @@
-// The receiver side of Tasks (MCP 2025-11-25): task-augmented requests run as durable operations; tasks/get|result|list|cancel.
-import { Buffer } from "node:buffer";
-import { ErrorCode, RpcError, isPlainObject, type JsonObject } from "../../../rpc/jsonrpc.js";
+// The one task receiver: requests run as durable tasks (quotas, ttl, states, the shared store), served over core Tasks' wire (MCP 2025-11-25) and the Tasks extension's (MCP 2026-07-28).
+import { ErrorCode, RpcError, type JsonObject } from "../../../rpc/jsonrpc.js";
 import type { RequestContext, RequestHandler } from "../../../rpc/peer.js";
 import { RequestCancelledError } from "../../../rpc/errors.js";
 import { MAX_TIMER_MS, limitOption } from "../../../rpc/limits.js";
@@ -12,31 +11,12 @@ import { DurableEngine } from "../../../durable/engine.js";
 import { mintToken } from "../../../durable/token.js";
 import { MemoryOperationStore } from "../../../store/memory.js";
 import type { OperationStore, StoredOperation } from "../../../store/types.js";
-import {
-  MODEL_IMMEDIATE_RESPONSE_META,
-  RELATED_TASK_META,
-  TASKS_CANCEL,
-  TASKS_GET,
-  TASKS_LIST,
-  TASKS_RESULT,
-  TASK_STATUS_NOTIFICATION,
-  canTransition,
-  type CreateTaskReply,
-  type TaskState,
-  type TaskStatus,
-} from "./protocol.js";
-import { TASK_REQUESTS, taskCapabilities, taskCapabilityOf } from "./methods.js";
-import { Task, lostWithConnection, type ResultWaiter, type TaskWireKind } from "./task.js";
-import {
-  TASKS_UPDATE,
-  acknowledged,
-  createTaskResult,
-  detailedTask,
-  inputResponsesOf,
-  missingTasksExtension,
-  taskIdOf,
-  taskWireOf,
-} from "../../2026-07-28/tasks-extension.js";
+import { TASKS_CANCEL, TASKS_GET, TASKS_LIST, TASKS_RESULT, canTransition, type TaskStatus } from "./protocol.js";
+import { taskCapabilities, taskCapabilityOf } from "./methods.js";
+import { Task, type TaskWireKind } from "./task.js";
+import { CoreTaskWire } from "./core-wire.js";
+import { ExtensionTaskWire, type TaskWatcher } from "../../2026-07-28/tasks-wire.js";
+import { TASKS_UPDATE, inputResponsesOf, missingTasksExtension, taskWireOf } from "../../2026-07-28/tasks-extension.js";
 import { SharedTasks, outcomeOf, type SharedTaskOptions } from "./remote.js";
 
 /** Runs the request a task stands for, with the task's context; returns the request's own result. */
@@ -112,8 +92,42 @@ function errorOf(error: unknown): RpcError {
   return new RpcError(ErrorCode.InternalError, error instanceof Error ? error.message : String(error));
 }
 
+/**
+ * Whether a tasks/* request comes on the extension's wire; -32021 when it comes on 2026-07-28 without declaring the
+ * extension. False: a 2025-11-25 request (core Tasks).
+ */
+function onExtension(context: RequestContext, method: string): boolean {
+  const wire = taskWireOf(context.peerIdentity);
+  if (wire === "gated") throw missingTasksExtension(method);
+  return wire === "extension";
+}
+
 /** Per-session identity of a requestor without principal or session id (stdio, in-memory links). */
 const anonymousKey = new SessionStateKey<string>("tasks-requestor", () => `c:${mintToken()}`);
+
+/**
+ * @internal What the receiver is to the wires that serve its tasks (core Tasks, the Tasks extension): the tasks by
+ * token, the shared store, who a request comes from, and the changes only the receiver makes.
+ */
+export interface TaskCore {
+  readonly engine: DurableEngine<Task>;
+  /** With a store shared between nodes: the tasks other nodes run. */
+  readonly shared: SharedTasks | undefined;
+  /** Tasks per tasks/list page. */
+  readonly pageSize: number;
+  /** The one answer to an unknown, expired, or someone else's task id. */
+  unknown(): RpcError;
+  /** Who a core request comes from: its principal, else its session id, else its session. */
+  requestorOf(session: Session, context: RequestContext): string;
+  /** Who a task created or named by this request belongs to, on `wire`. */
+  ownerOf(session: Session | undefined, context: RequestContext, wire: TaskWireKind): string;
+  /** A requestor's tasks, in creation order. */
+  tasksOf(requestor: string): Iterable<Task>;
+  /** Cancel a task that has not ended (its handler's signal aborts). */
+  cancel(task: Task, message: string): void;
+  /** A notification on a session, when it is still open. */
+  send(session: Session, method: string, params: JsonObject): void;
+}
 
 /** What one client holds (see maxTasksPerPrincipal): how many tasks, and the finished ones, longest-finished first. */
 interface ClientTasks {
@@ -137,7 +151,6 @@ export class TaskReceiver {
   private readonly maxTasks: number;
   private readonly maxPerClient: number;
   private readonly pageSize: number;
-  private readonly statusNotifications: boolean;
   private readonly onerror: ((error: Error) => void) | undefined;
   /** Each requestor's tasks in creation order, and how many of them are not terminal. */
   private readonly byRequestor = new Map<string, { tasks: Set<Task>; active: number }>();
@@ -148,8 +161,11 @@ export class TaskReceiver {
   private nextSeq = 1;
   /** With a store shared between nodes: tasks recorded there, and served for other nodes' tasks. */
   private readonly shared: SharedTasks | undefined;
-  /** Who hears the changes of extension tasks (see watch). */
-  private readonly watchers = new Set<(taskId: string, detailed: () => JsonObject) => void>();
+  /** What the receiver is to its two wires (the tasks, who asks, cancelling, the shared store). */
+  private readonly core: TaskCore;
+  /** Core Tasks (MCP 2025-11-25) and the Tasks extension (MCP 2026-07-28) over the tasks held here. */
+  private readonly coreWire: CoreTaskWire;
+  private readonly extensionWire: ExtensionTaskWire;
   /** created/completed/failed/cancelled: transitions into that status; expired: freed at the end of their ttl. */
   readonly stats = { created: 0, refused: 0, completed: 0, failed: 0, cancelled: 0, expired: 0, evicted: 0 };
 
@@ -172,7 +188,6 @@ export class TaskReceiver {
       DEFAULT_MAX_TASKS_PER_PRINCIPAL,
     );
     this.pageSize = Math.max(1, limitOption("pageSize", options.pageSize, 50));
-    this.statusNotifications = options.statusNotifications !== false;
     this.onerror = options.onerror;
     this.engine = new DurableEngine<Task>(
       options.store ?? new MemoryOperationStore(),
@@ -191,18 +206,28 @@ export class TaskReceiver {
       },
       attach: (key, context) => {
         const task = this.engine.get(key);
-        if (task === undefined || task.terminal) return undefined;
-        const waiter: ResultWaiter = { context, session: task.session, wake: () => void task.waiters.delete(waiter) };
-        task.waiters.add(waiter);
-        this.pump(task);
-        return waiter.wake;
+        return task === undefined ? undefined : this.coreWire.attach(task, context);
       },
       inputs: (key, responses) => {
         const task = this.engine.get(key);
         // Checked as tasks/update checks them: they crossed from another node.
-        if (task !== undefined) this.answerInputs(task, inputResponsesOf({ inputResponses: responses }));
+        if (task !== undefined) this.extensionWire.answer(task, inputResponsesOf({ inputResponses: responses }));
       },
     });
+    const receiver = this;
+    this.core = {
+      engine: this.engine,
+      shared: this.shared,
+      pageSize: this.pageSize,
+      unknown: unknownTask,
+      requestorOf: (session, context) => this.requestorOf(session, context),
+      ownerOf: (session, context, wire) => this.ownerOf(session, context, wire),
+      tasksOf: (requestor) => receiver.byRequestor.get(requestor)?.tasks ?? [],
+      cancel: (task, message) => this.cancelTask(task, message),
+      send: (session, method, params) => this.send(session, method, params),
+    };
+    this.coreWire = new CoreTaskWire(this.core, options.statusNotifications !== false);
+    this.extensionWire = new ExtensionTaskWire(this.core);
   }
 
   /** Tasks held: running, or terminal and kept for their result. */
@@ -234,26 +259,29 @@ export class TaskReceiver {
   install(session: Session, methods: readonly string[] = []): void {
     const remote = (method: string, params: JsonObject | undefined, context: RequestContext) =>
       this.shared?.serve(method, params, this.requestorOf(session, context), context);
+    const core = this.coreWire;
+    const extension = this.extensionWire;
+    // tasks/get and tasks/cancel are both wires' methods: the request's own wire says which answers.
     session.onRequest(TASKS_GET, (params, ctx) =>
-      this.onExtension(ctx, TASKS_GET)
-        ? this.detailed(session, params, ctx)
-        : (remote(TASKS_GET, params, ctx) ?? this.get(session, params, ctx)),
+      onExtension(ctx, TASKS_GET)
+        ? extension.get(session, params, ctx)
+        : (remote(TASKS_GET, params, ctx) ?? core.get(session, params, ctx)),
+    );
+    session.onRequest(TASKS_CANCEL, (params, ctx) =>
+      onExtension(ctx, TASKS_CANCEL)
+        ? extension.cancel(session, params, ctx)
+        : (remote(TASKS_CANCEL, params, ctx) ?? core.cancel(session, params, ctx)),
     );
     session.onRequest(TASKS_UPDATE, (params, ctx) => {
-      if (!this.onExtension(ctx, TASKS_UPDATE))
+      if (!onExtension(ctx, TASKS_UPDATE))
         throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${TASKS_UPDATE}`);
-      return this.update(session, params, ctx);
+      return extension.update(session, params, ctx);
     });
     session.onRequest(
       TASKS_RESULT,
-      (params, ctx) => remote(TASKS_RESULT, params, ctx) ?? this.result(session, params, ctx),
+      (params, ctx) => remote(TASKS_RESULT, params, ctx) ?? core.result(session, params, ctx),
     );
-    session.onRequest(TASKS_LIST, (params, ctx) => remote(TASKS_LIST, params, ctx) ?? this.list(session, params, ctx));
-    session.onRequest(TASKS_CANCEL, (params, ctx) =>
-      this.onExtension(ctx, TASKS_CANCEL)
-        ? this.requestCancel(session, params, ctx)
-        : (remote(TASKS_CANCEL, params, ctx) ?? this.cancel(session, params, ctx)),
-    );
+    session.onRequest(TASKS_LIST, (params, ctx) => remote(TASKS_LIST, params, ctx) ?? core.list(session, params, ctx));
     for (const method of methods) {
       const capability = taskCapabilityOf(method);
       if (capability === undefined)
@@ -367,26 +395,19 @@ export class TaskReceiver {
     const recorded = this.shared?.open(task, origin.requestId, task.state);
     if (recorded === undefined) this.engine.writes.write(() => this.engine.store.create(key, record));
     if (ttl !== null) this.armExpiry(task, task.createdAt + ttl);
-    const kind = Object.hasOwn(TASK_REQUESTS, method) ? TASK_REQUESTS[method] : undefined;
     // The request is answered with CreateTaskResult first; the handler starts on the next turn.
     Promise.resolve()
       .then(() => run(task.context))
       .then(
         (result) => {
           // The extension keeps "failed" for JSON-RPC errors: a tool result with isError completes the task.
-          const failed = wire === "core" && kind?.failed?.(result) === true;
+          const failed = wire === "core" && this.coreWire.fails(method, result);
           this.finish(task, failed ? "failed" : "completed", result, undefined);
         },
         (error: unknown) => this.finish(task, "failed", undefined, errorOf(error)),
       );
-    let reply: JsonObject;
-    if (wire === "extension") reply = createTaskResult(task.state);
-    else {
-      const core: CreateTaskReply = { task: task.state };
-      if (options.immediateResponse !== undefined)
-        core._meta = { [MODEL_IMMEDIATE_RESPONSE_META]: options.immediateResponse };
-      reply = core;
-    }
+    const reply =
+      wire === "extension" ? this.extensionWire.created(task) : this.coreWire.created(task, options.immediateResponse);
     // The task exists for every node before its id is given out (the extension requires it; core Tasks benefits).
     return recorded === undefined ? reply : recorded.then(() => reply);
   }
@@ -395,15 +416,13 @@ export class TaskReceiver {
    * Hear every change of the extension's tasks held here, as tasks/get would describe the task now (for
    * notifications/tasks on subscriptions/listen streams). Returns the function that stops it.
    */
-  watch(listener: (taskId: string, detailed: () => JsonObject) => void): () => void {
-    this.watchers.add(listener);
-    return () => void this.watchers.delete(listener);
+  watch(listener: TaskWatcher): () => void {
+    return this.extensionWire.watch(listener);
   }
 
   /** Whether the requestor of `context` may follow an extension task held here by its id (listen's taskIds). */
   follows(taskId: string, context: RequestContext): boolean {
-    const task = this.engine.find(taskId, this.ownerOf(undefined, context, "extension"));
-    return task !== undefined && task.wire === "extension";
+    return this.extensionWire.follows(taskId, context);
   }
 
   /** Cancel every task and free it (shutdown). */
@@ -414,149 +433,6 @@ export class TaskReceiver {
       this.cancelTask(task, "The server is shutting down.");
       this.free(task);
     }
-  }
-
-  // ---- tasks/* ----
-
-  private get(session: Session, params: JsonObject | undefined, context: RequestContext): JsonObject {
-    const task = this.find(session, params, context);
-    return task.state;
-  }
-
-  private async result(session: Session, params: JsonObject | undefined, context: RequestContext): Promise<JsonObject> {
-    let task = this.find(session, params, context);
-    while (!task.terminal) {
-      const waiting = task;
-      await new Promise<void>((resolve) => {
-        const waiter: ResultWaiter = {
-          context,
-          session,
-          wake: () => {
-            context.signal.removeEventListener("abort", waiter.wake);
-            waiting.waiters.delete(waiter);
-            resolve();
-          },
-        };
-        waiting.waiters.add(waiter);
-        context.signal.addEventListener("abort", waiter.wake, { once: true });
-        this.pump(waiting);
-      });
-      if (context.signal.aborted) throw new RequestCancelledError(TASKS_RESULT, context.signal.reason);
-      // Freed while waiting (its ttl ended): unknown from now on.
-      task = this.find(session, params, context);
-    }
-    if (task.error !== undefined) throw task.error;
-    const result = task.result ?? {};
-    const meta = typeof result._meta === "object" && result._meta !== null ? (result._meta as JsonObject) : {};
-    return { ...result, _meta: { ...meta, [RELATED_TASK_META]: { taskId: task.taskId } } };
-  }
-
-  private list(session: Session, params: JsonObject | undefined, context: RequestContext): JsonObject {
-    const owner = this.requestorOf(session, context);
-    let after = 0;
-    const cursor = params?.cursor;
-    if (cursor !== undefined) {
-      const decoded = typeof cursor === "string" ? Buffer.from(cursor, "base64url").toString("latin1") : "";
-      if (!/^t[1-9][0-9]{0,15}$/.test(decoded)) throw new RpcError(ErrorCode.InvalidParams, "Invalid cursor");
-      after = Number(decoded.slice(1));
-    }
-    const tasks: JsonObject[] = [];
-    let nextCursor: string | undefined = undefined;
-    for (const task of this.byRequestor.get(owner)?.tasks ?? []) {
-      if (task.seq <= after || task.freed) continue;
-      if (tasks.length === this.pageSize) {
-        nextCursor = Buffer.from(`t${task.seq - 1}`, "latin1").toString("base64url");
-        break;
-      }
-      tasks.push(task.state);
-      task.session = session;
-    }
-    return nextCursor === undefined ? { tasks } : { tasks, nextCursor };
-  }
-
-  private cancel(session: Session, params: JsonObject | undefined, context: RequestContext): JsonObject {
-    const task = this.find(session, params, context);
-    if (task.terminal)
-      throw new RpcError(ErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${task.status}'`);
-    this.cancelTask(task, "The task was cancelled by request.");
-    return task.state;
-  }
-
-  // ---- tasks/* on the Tasks extension (MCP 2026-07-28) ----
-
-  /**
-   * Whether a tasks/* request comes on the extension's wire; -32021 when it comes on 2026-07-28 without declaring the
-   * extension. False: a 2025-11-25 request (core Tasks).
-   */
-  private onExtension(context: RequestContext, method: string): boolean {
-    const wire = taskWireOf(context.peerIdentity);
-    if (wire === "gated") throw missingTasksExtension(method);
-    return wire === "extension";
-  }
-
-  /**
-   * The store key and owner of an extension task another node runs (shared store), or undefined when this node
-   * answers for the id itself (it holds the task, or no other node could).
-   */
-  private elsewhere(
-    params: JsonObject | undefined,
-    context: RequestContext,
-  ): { key: string; owner: string } | undefined {
-    const key = this.engine.remoteKey(taskIdOf(params, unknownTask));
-    if (key === undefined || this.shared === undefined) return undefined;
-    return { key, owner: this.ownerOf(undefined, context, "extension") };
-  }
-
-  /** tasks/get: the Task with what its status carries inlined (inputRequests, result, error). */
-  private detailed(
-    session: Session,
-    params: JsonObject | undefined,
-    context: RequestContext,
-  ): JsonObject | Promise<JsonObject> {
-    const remote = this.elsewhere(params, context);
-    if (remote === undefined) return describe(this.findOn("extension", session, params, context));
-    return this.shared!.detailed(remote.key, remote.owner, "extension").then(({ state, outcome }) => {
-      const inputRequests = (state as { inputRequests?: unknown }).inputRequests;
-      return detailedTask(state, {
-        inputRequests: isPlainObject(inputRequests) ? inputRequests : undefined,
-        result: outcome !== undefined && "result" in outcome ? outcome.result : undefined,
-        error: outcome !== undefined && "error" in outcome ? outcome.error : undefined,
-      });
-    });
-  }
-
-  /** tasks/update: answers to outstanding input requests; unknown or answered keys are ignored. */
-  private update(
-    session: Session,
-    params: JsonObject | undefined,
-    context: RequestContext,
-  ): JsonObject | Promise<JsonObject> {
-    const responses = inputResponsesOf(params);
-    const remote = this.elsewhere(params, context);
-    if (remote !== undefined) return this.shared!.answerInputs(remote.key, remote.owner, responses).then(acknowledged);
-    this.answerInputs(this.findOn("extension", session, params, context), responses);
-    return acknowledged();
-  }
-
-  /** The requestor's answers to a task's input requests, by key: each settles the ask that is still outstanding. */
-  private answerInputs(task: Task, responses: { readonly [key: string]: JsonObject }): void {
-    for (const input of [...task.inputs]) {
-      if (input.key === undefined || !Object.hasOwn(responses, input.key)) continue;
-      input.resolve(responses[input.key]!);
-    }
-  }
-
-  /** tasks/cancel: acknowledged whatever the task's state (cancelling a finished task changes nothing). */
-  private requestCancel(
-    session: Session,
-    params: JsonObject | undefined,
-    context: RequestContext,
-  ): JsonObject | Promise<JsonObject> {
-    const remote = this.elsewhere(params, context);
-    if (remote !== undefined) return this.shared!.requestCancel(remote.key, remote.owner).then(acknowledged);
-    const task = this.findOn("extension", session, params, context);
-    this.cancelTask(task, "The task was cancelled by request.");
-    return acknowledged();
   }
 
   // ---- the task's life ----
@@ -585,8 +461,10 @@ export class TaskReceiver {
   private readonly host = {
     transition: (task: Task, to: TaskStatus, message?: string) => this.transition(task, to, message),
     touched: (task: Task) => this.changed(task),
-    pump: (task: Task) => this.pump(task),
-    notifyRequestor: (task: Task, method: string, params: JsonObject) => this.notifyRequestor(task, method, params),
+    // On the extension's wire input requests wait in the task for tasks/get to list them.
+    pump: (task: Task) => (task.wire === "core" ? this.coreWire.pump(task) : undefined),
+    notifyRequestor: (task: Task, method: string, params: JsonObject) =>
+      this.coreWire.notifyRequestor(task, method, params),
   };
 
   /** Move `task` to `to` when the spec's status machine allows it; false (nothing changes) when it does not. */
@@ -625,51 +503,11 @@ export class TaskReceiver {
       task: state,
     };
     if (this.shared !== undefined) {
-      // Another node answers tasks/get of an extension task from this record: its input requests go with it.
-      const inputs = task.wire === "extension" ? task.inputRequests : undefined;
-      const recorded = inputs === undefined ? state : ({ ...state, inputRequests: inputs } as TaskState);
+      const recorded = task.wire === "extension" ? this.extensionWire.recorded(task, state) : state;
       this.shared.record(task.key, recorded, task.terminal ? outcomeOf(task) : undefined);
     } else this.engine.writes.write(() => this.engine.store.update(task.key, patch));
-    if (this.statusNotifications && task.wire === "core") this.send(task.session, TASK_STATUS_NOTIFICATION, state);
-    if (task.wire === "extension" && this.watchers.size > 0) {
-      // Described once, and only when a watcher asks (most changes have nobody following the task).
-      let described: JsonObject | undefined = undefined;
-      const detailed = () => (described ??= describe(task));
-      for (const watcher of this.watchers) watcher(task.taskId, detailed);
-    }
-  }
-
-  /** Send queued input requests through the tasks/result calls waiting on the task (first one first). */
-  private pump(task: Task): void {
-    // On the extension's wire input requests wait in the task for tasks/get to list them.
-    if (task.wire === "extension") return;
-    for (const input of task.inputs) {
-      if (input.inFlight) continue;
-      const waiter = task.waiters.values().next();
-      if (waiter.done === true) return;
-      const through = waiter.value;
-      input.inFlight = true;
-      through.context.request(input.method, input.params, input.options).then(input.resolve, (error: unknown) => {
-        input.inFlight = false;
-        // The connection went away under it: the next tasks/result carries it again.
-        if (lostWithConnection(error) && !task.terminal && !task.freed && task.inputs.includes(input)) {
-          task.waiters.delete(through);
-          this.pump(task);
-          return;
-        }
-        input.reject(error);
-      });
-    }
-  }
-
-  /** A notification to the requestor: through a waiting tasks/result when there is one (its stream), else its session. */
-  private notifyRequestor(task: Task, method: string, params: JsonObject): void {
-    const waiter = task.waiters.values().next();
-    if (waiter.done !== true) {
-      waiter.value.context.notify(method, params).catch(() => undefined);
-      return;
-    }
-    this.send(task.session, method, params);
+    if (task.wire === "core") this.coreWire.changed(task, state);
+    else this.extensionWire.changed(task);
   }
 
   private send(session: Session, method: string, params: JsonObject): void {
@@ -781,22 +619,6 @@ export class TaskReceiver {
     return context.principal === undefined ? "x:" : `p:${context.principal}`;
   }
 
-  /** The task `params.taskId` names for this requestor on `wire`; any miss (or a task of the other wire) is -32602. */
-  private findOn(wire: TaskWireKind, session: Session, params: JsonObject | undefined, context: RequestContext): Task {
-    const task = this.engine.find(taskIdOf(params, unknownTask), this.ownerOf(session, context, wire));
-    if (task === undefined || task.wire !== wire) throw unknownTask();
-    return task;
-  }
-
-  /** The task `params.taskId` names for this requestor; any miss is the same -32602. */
-  private find(session: Session, params: JsonObject | undefined, context: RequestContext): Task {
-    const task = this.engine.find(params?.taskId, this.requestorOf(session, context));
-    if (task === undefined || task.wire !== "core") throw unknownTask();
-    // Notifications and input requests now follow the requestor to this connection.
-    task.session = session;
-    return task;
-  }
-
   /** The ttl granted for a requested one: capped by maxTtlMs; the default when none (or nonsense) was asked for. */
   private grant(requested: unknown): number | null {
     if (typeof requested !== "number" || !Number.isFinite(requested) || requested < 0) return this.defaultTtl;
@@ -824,13 +646,4 @@ function textOf(result: JsonObject | undefined): string | undefined {
     }
   }
   return undefined;
-}
-
-/** An extension task as tasks/get (and notifications/tasks) describe it now. */
-function describe(task: Task): JsonObject {
-  return detailedTask(task.state, {
-    inputRequests: task.inputRequests,
-    result: task.result,
-    error: task.error?.toJSON(),
-  });
 }
