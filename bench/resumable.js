@@ -7,8 +7,7 @@
 // for the overhead rows of one transport.
 import { createServer } from "node:http";
 import { fileURLToPath } from "node:url";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
+import { heap } from "./lib/heap.js";
 
 const {
   ClientSession,
@@ -41,13 +40,6 @@ if (process.argv[2] === "--serve-stdio") {
   await new Promise(() => undefined);
 }
 
-setFlagsFromString("--expose-gc");
-const gc = runInNewContext("gc");
-function heap() {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-}
 
 const PARKED = Number(process.env.PARKED ?? 2000);
 const REPLAY = Number(process.env.REPLAY ?? 10_000);

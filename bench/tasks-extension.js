@@ -3,8 +3,7 @@
 // (per HTTP round, default 300), ROUNDS (default 7), KEPT (finished tasks for the memory rows, default 2000).
 // The client side is a bare enveloped JSON-RPC sender, the same for both calls, so the ratio is the server's cost.
 import { createServer } from "node:http";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
+import { heap } from "./lib/heap.js";
 
 const {
   McpServer,
@@ -17,13 +16,6 @@ const {
   revisionTables,
 } = await import("mcpgen");
 
-setFlagsFromString("--expose-gc");
-const gc = runInNewContext("gc");
-function heap() {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-}
 
 const CALLS = Number(process.env.CALLS ?? 2000);
 const WIRE_CALLS = Number(process.env.WIRE_CALLS ?? 300);

@@ -2,8 +2,7 @@
 // Run after `npm run build`: `node bench/tasks.js`. Env: CALLS (calls per in-memory round, default 2000), WIRE_CALLS (per HTTP
 // round, default 300), ROUNDS (default 7), KEPT (finished tasks for the memory row, default 2000).
 import { createServer } from "node:http";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
+import { heap } from "./lib/heap.js";
 
 const {
   ClientSession,
@@ -18,13 +17,6 @@ const {
   isMessage,
 } = await import("mcpgen");
 
-setFlagsFromString("--expose-gc");
-const gc = runInNewContext("gc");
-function heap() {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-}
 
 const CALLS = Number(process.env.CALLS ?? 2000);
 const WIRE_CALLS = Number(process.env.WIRE_CALLS ?? 300);
