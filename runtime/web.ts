@@ -56,6 +56,8 @@ export { ClientSession } from "./mcp/client-session.js";
 export type { ClientSessionOptions, EraOption, EraVerdict } from "./mcp/client-session.js";
 export { DEFAULT_PROBE_TIMEOUT_MS } from "./mcp/negotiation.js";
 export { DEFAULT_MAX_INPUT_ROUNDS, InputRoundsExceededError } from "./eras/2026-07-28/client-wire.js";
+// The Tasks extension, requestor side: the bound on one task's input requests.
+export { DEFAULT_MAX_TASK_INPUTS, TaskInputsExceededError } from "./eras/2026-07-28/client-task.js";
 export type { CacheHint, CacheHints, RevisionTableMap, RevisionTables } from "./eras/2026-07-28/wire.js";
 
 // Transports that need no Node built-ins.
@@ -184,7 +186,8 @@ export { resumableClient, resumerOf } from "./eras/2025-11-25/resumable/client.j
 export type { ClientExtension, ClientSessionHost } from "./mcp/client-extension.js";
 export type { ReconnectOptions as ClientReconnectOptions } from "./mcp/client-recovery.js";
 
-// Tasks (2025-11-25), requestor side: task handles, and tools that require a task called as one.
+// Tasks, requestor side (core Tasks, and the Tasks extension on 2026-07-28): task handles, and tools that require a
+// task called as one.
 export {
   DEFAULT_MAX_TASK_POLL_INTERVAL_MS,
   DEFAULT_MAX_TOOL_LIST_PAGES,

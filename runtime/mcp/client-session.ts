@@ -14,6 +14,7 @@ import type { ListenOptions } from "../eras/2026-07-28/client-subscriptions.js";
 import { ACKNOWLEDGED, ClientListen } from "../eras/2026-07-28/client-listen.js";
 import type { NotificationHandler } from "../rpc/peer.js";
 import { ModernClientWire } from "../eras/2026-07-28/client-wire.js";
+import { DEFAULT_MAX_TASK_INPUTS } from "../eras/2026-07-28/client-task.js";
 import { ClientRecovery, type ReconnectOptions, type RecoveryHost } from "./client-recovery.js";
 import type { ClientExtension, ClientSessionHost } from "./client-extension.js";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "./protocol-versions.js";
@@ -70,6 +71,17 @@ export interface ClientSessionOptions extends SessionOptions {
   /** MCP 2026-07-28: input-required rounds one request may take before it fails; default 10. */
   maxInputRounds?: number;
   /**
+   * MCP 2026-07-28: declare the Tasks extension (`io.modelcontextprotocol/tasks`) in every request's envelope, so a
+   * server may answer tools/call with a task, which the client then follows (a plain call resolves with its result);
+   * default true. `false`: no task is ever taken, and a server that needs one answers -32021.
+   */
+  tasksExtension?: boolean;
+  /**
+   * MCP 2026-07-28 Tasks extension: input requests one task may make of the client over its life; one more cancels
+   * the task and fails its result with TaskInputsExceededError. Default 1000.
+   */
+  maxTaskInputs?: number;
+  /**
    * MCP 2026-07-28: the cache of results the server marks cacheable (`ttlMs`), dropped early by the notification that
    * says they changed; `false` keeps nothing. Default: up to 500 results.
    */
@@ -122,6 +134,8 @@ export class ClientSession extends Session {
   private readonly probeTimeout: number;
   private readonly revisions: RevisionTableMap | undefined;
   private readonly maxInputRounds: number | undefined;
+  private readonly tasksExtension: boolean;
+  private readonly maxTaskInputs: number;
   private server: ServerFacts | undefined;
   /** The 2026-07-28 wire, once the client speaks it. */
   private modern: ModernClientWire | undefined;
@@ -149,6 +163,8 @@ export class ClientSession extends Session {
     this.probeTimeout = limitOption("probeTimeoutMs", options.probeTimeoutMs, DEFAULT_PROBE_TIMEOUT_MS);
     this.revisions = options.revisions ?? ownRevision(options.outbound);
     this.maxInputRounds = options.maxInputRounds;
+    this.tasksExtension = options.tasksExtension !== false;
+    this.maxTaskInputs = limitOption("maxTaskInputs", options.maxTaskInputs, DEFAULT_MAX_TASK_INPUTS, Infinity, 1);
     this.cache = options.cache === false ? undefined : new ResponseCache(options.cache ?? {});
     this.listen = new ClientListen(
       {
@@ -172,7 +188,8 @@ export class ClientSession extends Session {
       this.use(recovery.extension());
     }
     // Before the server said what it offers, capability-gated methods are refused; on 2026-07-28 without a probe
-    // (pinned, or a prior verdict) nothing was said, and the server answers for itself.
+    // (pinned, or a prior verdict) nothing was said, and the server answers for itself. The Tasks extension's
+    // requests there follow a task the server made: no core `tasks` capability is asked for them.
     const outbound = options.outbound;
     const gate = capabilityGate(
       (method) => requiredCapability(outbound, method),
@@ -180,8 +197,11 @@ export class ClientSession extends Session {
       "server",
     );
     this.use({
-      checkOutbound: (method) =>
-        this.modern !== undefined && this.server?.capabilities === undefined ? undefined : gate(method),
+      checkOutbound: (method) => {
+        const modern = this.modern;
+        if (modern === undefined) return gate(method);
+        return this.server?.capabilities === undefined || modern.isExtensionRequest(method) ? undefined : gate(method);
+      },
     });
     // 2026-07-28's notifications: what a change makes stale leaves the cache; a listen's acknowledgment (a notification
     // no 2025 table has) settles the listen that asked for it.
@@ -398,7 +418,13 @@ export class ClientSession extends Session {
         wantsLogs: () => this.hasNotificationHandler(LOG_MESSAGE),
       },
       version,
-      { table: this.revisions?.[version]?.inbound, maxInputRounds: this.maxInputRounds, cache: this.cache },
+      {
+        table: this.revisions?.[version]?.inbound,
+        maxInputRounds: this.maxInputRounds,
+        cache: this.cache,
+        tasksExtension: this.tasksExtension,
+        maxTaskInputs: this.maxTaskInputs,
+      },
     );
   }
 

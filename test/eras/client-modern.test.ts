@@ -113,7 +113,8 @@ describe("the envelope", () => {
     const call = c.clientSent.find((m) => "method" in m && m.method === "tools/call")!;
     expect(metaOf(call)).toEqual({
       [VERSION_KEY]: MODERN,
-      [CAPABILITIES_KEY]: { elicitation: {} },
+      // The client always takes a task answer, so it declares the Tasks extension (tasksExtension: false turns it off).
+      [CAPABILITIES_KEY]: { elicitation: {}, extensions: { "io.modelcontextprotocol/tasks": {} } },
       [INFO_KEY]: CLIENT_INFO,
     });
   });

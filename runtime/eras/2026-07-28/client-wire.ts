@@ -1,8 +1,9 @@
-// A 2026-07-28 client's requests: the envelope and headers on each, the result's resultType, input-required rounds answered by the app's handlers, tools' mirrored parameters.
+// A 2026-07-28 client's requests: the envelope and headers on each, the result's resultType, input-required rounds answered by the app's handlers, tools' mirrored parameters, tasks of the Tasks extension.
 import { ErrorCode, RpcError, isPlainObject, type JsonObject } from "../../rpc/jsonrpc.js";
 import type { DispatchTable, MethodSpec } from "../../rpc/dispatch.js";
 import type { RequestContext, RequestHandler, RequestOptions } from "../../rpc/peer.js";
 import { InvalidResultError } from "../../rpc/errors.js";
+import { limitOption } from "../../rpc/limits.js";
 import { LOGGING_LEVELS } from "../../mcp/logging.js";
 import {
   CLIENT_CAPABILITIES_META,
@@ -15,6 +16,18 @@ import {
 import { DISCOVER } from "./wire.js";
 import { mirroredParams, requestHeaders, type MirroredParam } from "./request-headers.js";
 import type { ResponseCache } from "./response-cache.js";
+import { TASKS_EXTENSION } from "./tasks-extension.js";
+import {
+  DEFAULT_MAX_TASK_INPUTS,
+  ExtensionTask,
+  TASKS_CANCEL,
+  TASKS_GET,
+  TASKS_UPDATE,
+  TaskPace,
+  taskIntentOf,
+  taskView,
+  type TaskLink,
+} from "./client-task.js";
 
 /** Input-required rounds one request may take by default before the client gives up on it. */
 export const DEFAULT_MAX_INPUT_ROUNDS = 10;
@@ -24,6 +37,10 @@ const TOOLS_CALL = "tools/call";
 /** What the app may call on either era that this revision spells differently (see ModernClientWire.request). */
 const SET_LEVEL = "logging/setLevel";
 const PING = "ping";
+/** The Tasks extension's requests: not in the revision's tables, sent only while the client declares it. */
+const TASK_REQUESTS: ReadonlySet<string> = new Set([TASKS_GET, TASKS_UPDATE, TASKS_CANCEL]);
+/** How a task of a plain call is followed when the caller said nothing (a plain call's abort cancels it). */
+const PLAIN_FOLLOW = { pace: new TaskPace({}), cancelOnAbort: true };
 
 /** What the wire needs of the client session it speaks for. */
 export interface ModernClientHost {
@@ -50,6 +67,10 @@ export interface ModernClientOptions {
   readonly maxInputRounds?: number;
   /** Where complete cacheable results are kept for their `ttlMs` (shared across the wires of one session). */
   readonly cache?: ResponseCache;
+  /** Declare the Tasks extension in every envelope and take a task for an answer to tools/call; default true. */
+  readonly tasksExtension?: boolean;
+  /** Input requests one task may make over its life before the client cancels it; default 1000. */
+  readonly maxTaskInputs?: number;
 }
 
 /** Why an input-required request was given up: the server kept asking past the round limit. */
@@ -72,6 +93,10 @@ export class ModernClientWire {
   private readonly maxInputRounds: number;
   /** Mirrored parameters of each tool listed so far, by name. */
   private readonly mirrors = new Map<string, readonly MirroredParam[]>();
+  /** The capabilities every envelope declares: the app's, and the Tasks extension unless it is off. */
+  private readonly declared: JsonObject;
+  /** What the tasks of the extension send through and ask of this wire; undefined while the extension is off. */
+  private readonly tasks: TaskLink | undefined;
 
   constructor(
     private readonly host: ModernClientHost,
@@ -82,13 +107,31 @@ export class ModernClientWire {
     if (!Number.isInteger(rounds) || rounds < 1)
       throw new RangeError(`maxInputRounds must be a positive integer, got ${String(rounds)}`);
     this.maxInputRounds = rounds;
+    const maxInputs = limitOption("maxTaskInputs", options.maxTaskInputs, DEFAULT_MAX_TASK_INPUTS, Infinity, 1);
+    if (options.tasksExtension === false) {
+      this.declared = host.capabilities;
+      this.tasks = undefined;
+    } else {
+      this.declared = withTasksExtension(host.capabilities);
+      this.tasks = {
+        send: (method, params, sendOptions) => this.extensionRequest(method, params, sendOptions),
+        answer: (key, request, signal) => this.answerOne(key, request, signal),
+        complete: (method, result) => this.taskResult(method, result),
+        maxInputs,
+      };
+    }
+  }
+
+  /** Whether `method` is a request of the Tasks extension this client declares (not a core capability's). */
+  isExtensionRequest(method: string): boolean {
+    return this.tasks !== undefined && TASK_REQUESTS.has(method);
   }
 
   /** The envelope every request carries in `_meta`. */
   envelope(): JsonObject {
     const meta: JsonObject = {
       [PROTOCOL_VERSION_META]: this.protocolVersion,
-      [CLIENT_CAPABILITIES_META]: this.host.capabilities,
+      [CLIENT_CAPABILITIES_META]: this.declared,
       [CLIENT_INFO_META]: this.host.clientInfo,
     };
     // A server sends no log messages on a request without a level: an app that listens to them and set no level
@@ -130,6 +173,11 @@ export class ModernClientWire {
       await this.host.send(DISCOVER, this.stamp(undefined), withHeaders(options, this.headers(DISCOVER, undefined)));
       return {};
     }
+    const tasks = this.tasks;
+    if (tasks !== undefined) {
+      taskIntentOf(options)?.link?.(tasks);
+      if (TASK_REQUESTS.has(method)) return this.extensionRequest(method, params ?? {}, options);
+    }
     const spec = this.spec(method);
     if (this.options.table !== undefined && spec === undefined)
       throw new RpcError(ErrorCode.MethodNotFound, `${method} is not a request of MCP ${this.protocolVersion}`, {
@@ -156,6 +204,7 @@ export class ModernClientWire {
         throw error;
       }
       const checked = this.check(method, spec, result);
+      if (checked.resultType === "task") return this.taskCreated(method, checked, options);
       if (result.resultType !== "input_required") {
         // Only an answer to the request as the app made it: a retry's answer depended on its input responses.
         if (cache !== undefined && rounds === 0 && typeof result.ttlMs === "number" && result.ttlMs > 0)
@@ -234,6 +283,11 @@ export class ModernClientWire {
         throw invalid("", "an input_required result carries inputRequests or requestState");
       return result;
     }
+    // The Tasks extension's CreateTaskResult: only where the envelope declared it, only for the request it covers.
+    if (kind === "task" && this.tasks !== undefined && method === TOOLS_CALL) {
+      taskView(method, result, false);
+      return withoutServerInfo(result);
+    }
     if (kind !== undefined && kind !== "complete")
       throw invalid("/resultType", `has resultType ${JSON.stringify(kind)}, which this client does not know`);
     const complete = completed(result);
@@ -243,6 +297,57 @@ export class ModernClientWire {
       throw new InvalidResultError(method, "", result, Array.isArray(issues) ? issues : []);
     }
     return complete;
+  }
+
+  /**
+   * A CreateTaskResult (checked). A caller that follows the task itself (requestAsTask: it was given the link) gets it
+   * as it came; any other call follows it here and resolves with the task's result, as the plain call would have.
+   */
+  private taskCreated(
+    method: string,
+    created: JsonObject,
+    options: RequestOptions | undefined,
+  ): JsonObject | Promise<JsonObject> {
+    const intent = taskIntentOf(options);
+    if (intent?.link !== undefined) return created;
+    const follow = intent?.follow ?? PLAIN_FOLLOW;
+    const task = new ExtensionTask<JsonObject>(this.tasks, method, taskView(method, created, false), {
+      ...follow,
+      ...(options?.signal === undefined ? {} : { signal: options.signal }),
+      ...(options?.timeout === undefined ? {} : { timeout: options.timeout }),
+    });
+    return task.result();
+  }
+
+  /**
+   * tasks/get, tasks/update or tasks/cancel: the envelope and headers as on any request; the answer is the extension's
+   * own (not in the revision's tables), so only its `resultType` ("complete") is checked and taken off, with the
+   * server's identity. Its `ttlMs` is the task's, not a cache hint, and stays.
+   */
+  private async extensionRequest(
+    method: string,
+    params: JsonObject,
+    options: RequestOptions | undefined,
+  ): Promise<JsonObject> {
+    const wireParams = this.stamp(params);
+    const result = await this.host.send(method, wireParams, withHeaders(options, this.headers(method, wireParams)));
+    const kind = result.resultType;
+    if (kind !== undefined && kind !== "complete")
+      throw new InvalidResultError(method, "", result, [
+        { pointer: "/resultType", message: `must be "complete", got ${JSON.stringify(kind)}` },
+      ]);
+    const { resultType: _kind, ...rest } = result;
+    return withoutServerInfo(rest);
+  }
+
+  /** A task's inlined result, as a complete result of `method` answered directly would reach the app. */
+  private taskResult(method: string, result: JsonObject): JsonObject {
+    const kind = result.resultType;
+    if (kind !== undefined && kind !== "complete")
+      throw new InvalidResultError(method, "", result, [
+        { pointer: "/result/resultType", message: `a task's result is complete, not ${JSON.stringify(kind)}` },
+      ]);
+    return this.check(method, this.spec(method), result);
   }
 
   /** This round's answers: each input request given to the app's handler for its method, all at once. */
@@ -305,13 +410,24 @@ export class ModernClientWire {
  */
 function completed(result: JsonObject): JsonObject {
   const { resultType: _kind, ttlMs: _ttl, cacheScope: _scope, ...rest } = result;
-  const meta = rest._meta;
-  if (isPlainObject(meta) && Object.hasOwn(meta, SERVER_INFO_META)) {
-    const { [SERVER_INFO_META]: _info, ...others } = meta;
-    if (Object.keys(others).length === 0) delete rest._meta;
-    else rest._meta = others;
-  }
+  return withoutServerInfo(rest);
+}
+
+/** `result` without the server's identity in `_meta` (a copy when it had one). */
+function withoutServerInfo(result: JsonObject): JsonObject {
+  const meta = result._meta;
+  if (!isPlainObject(meta) || !Object.hasOwn(meta, SERVER_INFO_META)) return result;
+  const { [SERVER_INFO_META]: _info, ...others } = meta;
+  const rest = Object.assign({}, result);
+  if (Object.keys(others).length === 0) delete rest._meta;
+  else rest._meta = others;
   return rest;
+}
+
+/** The app's capabilities with the Tasks extension declared beside its own extensions. */
+function withTasksExtension(capabilities: JsonObject): JsonObject {
+  const extensions = isPlainObject(capabilities.extensions) ? capabilities.extensions : {};
+  return Object.assign({}, capabilities, { extensions: Object.assign({}, extensions, { [TASKS_EXTENSION]: {} }) });
 }
 
 /** A result checked by this revision's own guard: `resultType` present, as the revision's schema requires. */

@@ -110,11 +110,26 @@ const SETTLED = "the task handle settled";
 type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
 
 /**
+ * What follows a task on another era's wire (the Tasks extension of MCP 2026-07-28): a handle built with one hands it
+ * every call, so the app holds the same TaskHandle on either era. The runtime builds these; apps never need to.
+ */
+export interface TaskDriver<R> {
+  readonly state: TaskState;
+  readonly pollInterval: number;
+  onstatus(listener: (state: TaskState) => void): () => void;
+  result(): Promise<R>;
+  refresh(): Promise<TaskState>;
+  cancel(): Promise<TaskState>;
+  addCleanup(cleanup: () => void): void;
+}
+
+/**
  * A task the receiver created for one of our requests. Polling (`tasks/get`, at the receiver's `pollInterval`
  * within the floor and ceiling) runs while someone waits: `result()` or a status listener; status notifications
  * the receiver sends update it early. `result()` fetches `tasks/result` once the task ended, or as soon as it
  * needs input (the receiver delivers its requests through that call), and settles with what the original request
- * would have returned: its result, or its JSON-RPC error as RpcError.
+ * would have returned: its result, or its JSON-RPC error as RpcError. On a client speaking MCP 2026-07-28 the Tasks
+ * extension follows the task instead (eras/2026-07-28/client-task.ts), behind the same methods.
  */
 export class TaskHandle<R> {
   readonly taskId: string;
@@ -140,6 +155,8 @@ export class TaskHandle<R> {
     readonly method: string,
     readonly created: CreateTaskReply,
     private readonly options: TaskWaitOptions = {},
+    /** Who follows the task on another era's wire (see TaskDriver); without one, core Tasks' requests. */
+    private readonly driver?: TaskDriver<R>,
   ) {
     this.fallbackInterval = limitOption(
       "pollIntervalMs",
@@ -159,7 +176,7 @@ export class TaskHandle<R> {
     );
     this.taskId = created.task.taskId;
     this.current = created.task;
-    const signal = options.signal;
+    const signal = driver === undefined ? options.signal : undefined;
     if (signal !== undefined) {
       const onAbort = (): void => this.aborted(signal.reason);
       if (signal.aborted) onAbort();
@@ -172,11 +189,11 @@ export class TaskHandle<R> {
 
   /** The latest state seen (from the CreateTaskResult, a poll, a status notification or `cancel()`). */
   get state(): TaskState {
-    return this.current;
+    return this.driver?.state ?? this.current;
   }
 
   get status(): TaskStatus {
-    return this.current.status;
+    return this.state.status;
   }
 
   /** The text the receiver offered to hand the model while the task runs (model-immediate-response), if any. */
@@ -187,6 +204,7 @@ export class TaskHandle<R> {
 
   /** Milliseconds to the next poll: the receiver's pollInterval (or pollIntervalMs) within the floor and ceiling. */
   get pollInterval(): number {
+    if (this.driver !== undefined) return this.driver.pollInterval;
     const suggested = this.current.pollInterval ?? this.fallbackInterval;
     return Math.min(this.maxInterval, Math.max(this.minInterval, suggested));
   }
@@ -196,6 +214,7 @@ export class TaskHandle<R> {
    * Returns the function that removes it.
    */
   onstatus(listener: (state: TaskState) => void): () => void {
+    if (this.driver !== undefined) return this.driver.onstatus(listener);
     this.listeners.add(listener);
     this.run();
     return () => {
@@ -205,6 +224,7 @@ export class TaskHandle<R> {
 
   /** What the original request returned (or its error), once the task ended; the same promise on every call. */
   result(): Promise<R> {
+    if (this.driver !== undefined) return this.driver.result();
     const outcome = this.outcome;
     if (outcome !== undefined) return outcome.ok ? Promise.resolve(outcome.value) : Promise.reject(outcome.error);
     if (this.waiter === undefined) {
@@ -224,6 +244,7 @@ export class TaskHandle<R> {
 
   /** Ask the receiver for the current state once (`tasks/get`). */
   async refresh(): Promise<TaskState> {
+    if (this.driver !== undefined) return this.driver.refresh();
     const { timeout } = this.options;
     const reply = await this.peer.request(TASKS_GET, { taskId: this.taskId }, timeout === undefined ? {} : { timeout });
     const state = expectTaskState(reply, TASKS_GET);
@@ -233,6 +254,7 @@ export class TaskHandle<R> {
 
   /** Send `tasks/cancel`; resolves with the state the receiver answers (cancelled). `result()` then rejects with TaskCancelledError. */
   async cancel(): Promise<TaskState> {
+    if (this.driver !== undefined) return this.driver.cancel();
     const { timeout } = this.options;
     const reply = await this.peer.request(
       TASKS_CANCEL,
@@ -246,11 +268,12 @@ export class TaskHandle<R> {
 
   /** @internal A state reported before the handle existed (a status notification that overtook the CreateTaskResult). */
   noteState(state: TaskState): void {
-    if (state.taskId === this.taskId) this.update(state);
+    if (this.driver === undefined && state.taskId === this.taskId) this.update(state);
   }
 
   /** @internal Run `cleanup` once the handle is done with the task (settled, or the task ended). */
   addCleanup(cleanup: () => void): void {
+    if (this.driver !== undefined) return this.driver.addCleanup(cleanup);
     if (this.outcome !== undefined) cleanup();
     else this.cleanups.push(cleanup);
   }

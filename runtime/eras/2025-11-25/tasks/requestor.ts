@@ -10,6 +10,7 @@ import { Session } from "../../../rpc/session/session.js";
 import { TaskHandle, canObserve, readCreateTaskReply, readTaskState, type TaskWaitOptions } from "./handle.js";
 import { DEFAULT_MAX_TOOL_LIST_PAGES, DEFAULT_MAX_TRACKED_TOOLS, TOOL_SUPPORT } from "./requestor-tools.js";
 import { TASKS_GET, TASKS_RESULT, TASK_STATUS_NOTIFICATION, type TaskMetadata, type TaskState } from "./protocol.js";
+import { attachExtensionTask, requestExtensionTask, requestOrExtensionTask } from "../../2026-07-28/client-tasks.js";
 
 /** Status notifications kept while a task-augmented request is out (other tasks' too: its id is not known yet). */
 const MAX_EARLY_STATES = 64;
@@ -56,6 +57,11 @@ export function taskCapability(method: string): string {
   return `tasks.requests.${method.replaceAll("/", ".")}`;
 }
 
+/** Whether `peer` is a client speaking MCP 2026-07-28, whose tasks are the Tasks extension's (its own module). */
+function speaksExtension(peer: Peer): boolean {
+  return peer instanceof ClientSession && peer.era === "modern";
+}
+
 /** The capabilities the receiver of our requests on `peer` declared, when the peer is a lifecycle session. */
 function receiver(peer: Peer): { capabilities: JsonObject | undefined; side: "server" | "client" } | undefined {
   if (peer instanceof ClientSession) return { capabilities: peer.serverCapabilities, side: "server" };
@@ -79,7 +85,9 @@ export function watchToolTaskSupport(peer: Peer, options: { maxTools?: number } 
 /**
  * Sends `method` task-augmented (`params.task`); resolves with the handle once the receiver created the task.
  * On a lifecycle session whose peer did not declare tasks.requests.<method>, rejects with CapabilityError
- * without sending (the spec: requestors SHOULD only augment what the receiver declared).
+ * without sending (the spec: requestors SHOULD only augment what the receiver declared). On a client speaking MCP
+ * 2026-07-28 the server decides (the Tasks extension; `task` is not sent): the handle follows the task it made, or is
+ * already completed with the answer it gave at once.
  */
 export async function requestAsTask<R>(
   peer: Peer,
@@ -87,6 +95,10 @@ export async function requestAsTask<R>(
   params: JsonObject | undefined,
   options: TaskRequestOptions,
 ): Promise<TaskHandle<R>> {
+  if (speaksExtension(peer)) {
+    const { task: _decidedByTheServer, ...rest } = options;
+    return requestExtensionTask<R>(peer, method, params, rest);
+  }
   const side = receiver(peer);
   const capability = taskCapability(method);
   if (side !== undefined && !hasCapability(side.capabilities, capability))
@@ -137,13 +149,14 @@ export async function requestAsTask<R>(
 /**
  * A handle on a task created earlier, e.g. before a reconnection or by another process: reads its state with
  * `tasks/get` (the receiver's error, -32602 for an unknown or expired id, passes through). `method` names the
- * original request in errors; default "tasks/result".
+ * original request in errors; default "tasks/result" (on MCP 2026-07-28 "tools/call", whose result guard it then meets).
  */
 export async function attachTask<R>(
   peer: Peer,
   taskId: string,
   options: TaskWaitOptions & { method?: string } = {},
 ): Promise<TaskHandle<R>> {
+  if (speaksExtension(peer)) return attachExtensionTask<R>(peer, taskId, options);
   const { method, ...waitOptions } = options;
   const { timeout, signal } = waitOptions;
   const requestOptions: RequestOptions = {};
@@ -181,7 +194,8 @@ function keepProgress(
  * `execution.taskSupport` is "required" on a server declaring tasks.requests.tools.call then runs as a task, and
  * this resolves with the task's result (what the plain call would have returned). The client learns each tool's
  * taskSupport from the tools/list results it receives; when none named the tool yet it reads the list once.
- * Against a server without the capability, or on a peer that is not a client session, always a plain request.
+ * Against a server without the capability, or on a peer that is not a client session, always a plain request. On a
+ * client speaking MCP 2026-07-28 a plain request whose answer may be a task of the Tasks extension, followed to its end.
  */
 export async function requestOrTask<R>(
   peer: Peer,
@@ -190,6 +204,10 @@ export async function requestOrTask<R>(
   options: RequestOrTaskOptions = {},
 ): Promise<R> {
   const maxPages = limitOption("maxToolListPages", options.maxToolListPages, DEFAULT_MAX_TOOL_LIST_PAGES);
+  if (speaksExtension(peer)) {
+    const { task: _decidedByTheServer, ...rest } = options;
+    return requestOrExtensionTask<R>(peer, method, params, rest);
+  }
   if (await mustRunAsTask(peer, method, params, maxPages)) {
     const { task, ...rest } = options;
     const handle = await requestAsTask<R>(peer, method, params, {
