@@ -722,29 +722,41 @@ export class McpServer {
   ): Promise<JsonObject> {
     return new Promise<JsonObject>((answer, fail) => {
       let run: { resolve: (result: JsonObject) => void; reject: (error: unknown) => void } | undefined;
+      /** The task could not be made (a limit): the call was answered with why, and the handler's end is moot. */
+      let refused = false;
       const start = async (ctx: McpContext): Promise<TaskControl | undefined> => {
-        if (run !== undefined) return ctx.task;
-        const outcome = new Promise<JsonObject>((resolve, reject) => (run = { resolve, reject }));
+        if (run !== undefined || refused) return ctx.task;
+        let settle!: { resolve: (result: JsonObject) => void; reject: (error: unknown) => void };
+        const outcome = new Promise<JsonObject>((resolve, reject) => (settle = { resolve, reject }));
         let bind!: (context: RequestContext) => void;
         const bound = new Promise<RequestContext>((resolve) => (bind = resolve));
-        const reply = tasks.create(
-          connection.session,
-          TOOLS_CALL,
-          params,
-          rctx,
-          (taskContext) => {
-            bind(taskContext);
-            return outcome;
-          },
-          { wire: "extension" },
-        );
+        let reply: JsonObject | Promise<JsonObject>;
+        try {
+          reply = tasks.create(
+            connection.session,
+            TOOLS_CALL,
+            params,
+            rctx,
+            (taskContext) => {
+              bind(taskContext);
+              return outcome;
+            },
+            { wire: "extension" },
+          );
+        } catch (error) {
+          // The client is told as it would be had the task been asked for up front; the handler hears it too.
+          refused = true;
+          fail(error);
+          throw error;
+        }
+        run = settle;
         ctx.rebind(await bound);
         answer(await reply);
         return ctx.task;
       };
       this.runTool(tool, name, args, rctx, connection, start).then(
-        (result) => (run === undefined ? answer(result) : run.resolve(result)),
-        (error: unknown) => (run === undefined ? fail(error) : run.reject(error)),
+        (result) => (refused ? undefined : run === undefined ? answer(result) : run.resolve(result)),
+        (error: unknown) => (refused ? undefined : run === undefined ? fail(error) : run.reject(error)),
       );
     });
   }
