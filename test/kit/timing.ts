@@ -23,6 +23,15 @@ export async function until(
   }
 }
 
+/** `until` for a condition that must be asked asynchronously (a request to a server): asked again every few ms. */
+export async function eventually(predicate: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms`);
+    await sleep(5);
+  }
+}
+
 /** A promise a test opens when it wants: what a handler waits on to be held at a known point. */
 export interface Gate {
   promise: Promise<void>;

@@ -1,21 +1,15 @@
 // The Tasks extension on several nodes sharing one Redis: any node answers tasks/get|update|cancel for a task another runs; a killed node's task reads failed.
-import { rmSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { build } from "esbuild";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RpcError, isPlainObject, type JsonObject, type RequestId } from "../../runtime/rpc/jsonrpc.js";
 import type { Transport } from "../../runtime/rpc/transport.js";
-import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
-import { StdioClientTransport } from "../../runtime/transports/stdio/stdio.js";
 import { DURABLE_FAILED_CODE } from "../../runtime/durable/errors.js";
 import { NODE_LOST_STATUS } from "../../runtime/eras/2025-11-25/tasks/remote.js";
 import { closeAfterEach } from "../kit/cleanup.js";
-import { repoRoot, tempDir } from "../kit/paths.js";
-import { sleep } from "../kit/timing.js";
+import { eventually } from "../kit/timing.js";
 import { redisForTests } from "../store/redis-server.js";
-import { AsPrincipal, taskNode, type TaskNode } from "./redis-nodes-node.js";
+import { LEASE_MS, childNodes, nodesHere, rpcFailure } from "./nodes-kit.js";
+import type { TaskNode } from "./redis-nodes-node.js";
 
-const LEASE_MS = 600;
 const EXTENSION = "io.modelcontextprotocol/tasks";
 const redis = redisForTests();
 const cleanup = closeAfterEach();
@@ -77,38 +71,16 @@ class ModernClient {
   }
 }
 
-async function nodeHere(prefix: string): Promise<TaskNode> {
-  const store = redis.store({ prefix, leaseMs: LEASE_MS });
-  await store.ready();
-  const server = taskNode(store);
-  cleanup(() => server.tasks.close());
-  return server;
-}
+const here = nodesHere(redis, cleanup);
+const nodeHere = here.node;
 
 async function clientOf(node: TaskNode, principal: string): Promise<ModernClient> {
-  const [clientEnd, serverEnd] = createInMemoryPair();
-  await node.connect(new AsPrincipal(serverEnd, principal));
-  const client = await ModernClient.connect(clientEnd);
+  const client = await ModernClient.connect(await here.link(node, principal));
   cleanup(() => client.close());
   return client;
 }
 
-async function eventually(predicate: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms`);
-    await sleep(5);
-  }
-}
-
-async function failure(promise: Promise<unknown>): Promise<RpcError> {
-  const outcome = await promise.then(
-    (value) => new Error(`expected an error, got ${JSON.stringify(value)}`),
-    (error: unknown) => error,
-  );
-  expect(outcome).toBeInstanceOf(RpcError);
-  return outcome as RpcError;
-}
+const failure = rpcFailure;
 
 describe("Tasks extension across nodes (Redis)", () => {
   it("a task created on node A: node B's tasks/get follows it to completed with the result inline, as A's does", async () => {
@@ -185,44 +157,11 @@ describe("Tasks extension across nodes (Redis)", () => {
 });
 
 describe("a node killed mid-task (SIGKILL), Tasks extension", () => {
-  let bundle = "";
-
-  beforeAll(async () => {
-    bundle = join(tempDir("ext-task-node"), "node.mjs");
-    await build({
-      entryPoints: [join(repoRoot, "test/tasks/redis-nodes-child.ts")],
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      target: "node20",
-      external: ["ioredis"],
-      outfile: bundle,
-      logLevel: "silent",
-    });
-  }, 60_000);
-
-  const children: StdioClientTransport[] = [];
-  afterAll(async () => {
-    for (const child of children) await child.close().catch(() => undefined);
-    if (bundle !== "") rmSync(dirname(bundle), { recursive: true, force: true });
-  });
+  const nodes = childNodes(redis);
 
   it("node B's tasks/get reads the task failed within the lease, with the error inline; cancel is then acknowledged", async () => {
     const prefix = `extkilled${prefixes++}:`;
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [bundle],
-      cwd: repoRoot,
-      env: {
-        REDIS_URL: redis.server.url,
-        STORE_PREFIX: prefix,
-        LEASE_MS: String(LEASE_MS),
-        RELAY_CHECK_MS: "100",
-        PRINCIPAL: "alice",
-      },
-      stderr: "inherit",
-    });
-    children.push(transport);
+    const transport = nodes.spawn(prefix);
     const onA = await ModernClient.connect(transport);
     const b = await nodeHere(prefix);
     const onB = await clientOf(b, "alice");

@@ -1,26 +1,17 @@
 // Tasks on several nodes sharing one Redis: any node answers tasks/get|result|list|cancel; a killed node's tasks fail.
-import { rmSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { build } from "esbuild";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RpcError, isPlainObject, type JsonObject, type RequestId } from "../../runtime/rpc/jsonrpc.js";
 import { LATEST_PROTOCOL_VERSION } from "../../runtime/mcp/protocol-versions.js";
 import type { Transport } from "../../runtime/rpc/transport.js";
-import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
-import { StdioClientTransport } from "../../runtime/transports/stdio/stdio.js";
 import { RELATED_TASK_META, type TaskState } from "../../runtime/eras/2025-11-25/tasks/protocol.js";
 import { NODE_LOST_STATUS } from "../../runtime/eras/2025-11-25/tasks/remote.js";
-import type { TaskReceiverOptions } from "../../runtime/eras/2025-11-25/tasks/receiver.js";
 import { tokenKey } from "../../runtime/store/key.js";
 import { closeAfterEach } from "../kit/cleanup.js";
-import { repoRoot, tempDir } from "../kit/paths.js";
-import { sleep } from "../kit/timing.js";
+import { eventually } from "../kit/timing.js";
 import { redisForTests } from "../store/redis-server.js";
-import { AsPrincipal, taskNode, type TaskNode } from "./redis-nodes-node.js";
+import { LEASE_MS, childNodes, nodesHere, rpcFailure } from "./nodes-kit.js";
+import type { TaskNode } from "./redis-nodes-node.js";
 
-const LEASE_MS = 600;
-/** Check-ins of tasks/result calls relayed between nodes (one setting for the whole cluster). */
-const RELAY_CHECK_MS = 100;
 const redis = redisForTests();
 const cleanup = closeAfterEach();
 let prefixes = 0;
@@ -106,42 +97,17 @@ class RawClient {
   }
 }
 
-/** A node in this process: the task server on its own Redis store (one prefix per test, so tests share nothing). */
-async function nodeHere(prefix: string, options: TaskReceiverOptions = {}): Promise<TaskNode> {
-  const store = redis.store({ prefix, leaseMs: LEASE_MS });
-  await store.ready();
-  const server = taskNode(store, { ...options, shared: { relayCheckMs: RELAY_CHECK_MS } });
-  cleanup(() => server.tasks.close());
-  return server;
-}
+const here = nodesHere(redis, cleanup);
+const nodeHere = here.node;
 
 /** A client of `node` authenticated as `principal` (in memory). */
 async function clientOf(node: TaskNode, principal: string): Promise<RawClient> {
-  const [clientEnd, serverEnd] = createInMemoryPair();
-  await node.connect(new AsPrincipal(serverEnd, principal));
-  const client = await RawClient.connect(clientEnd);
+  const client = await RawClient.connect(await here.link(node, principal));
   cleanup(() => client.close());
   return client;
 }
 
-/** Resolves once `predicate` holds (asked again every few ms); `timeoutMs` is only a hang guard. */
-async function eventually(predicate: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms`);
-    await sleep(5);
-  }
-}
-
-/** The thrown error of `promise` (fails the test when it resolves). */
-async function failure(promise: Promise<unknown>): Promise<RpcError> {
-  const outcome = await promise.then(
-    (value) => new Error(`expected an error, got ${JSON.stringify(value)}`),
-    (error: unknown) => error,
-  );
-  expect(outcome).toBeInstanceOf(RpcError);
-  return outcome as RpcError;
-}
+const failure = rpcFailure;
 
 describe("tasks across nodes (Redis)", () => {
   it("a task created on node A: node B answers tasks/get, tasks/list and tasks/result, the same as A", async () => {
@@ -302,44 +268,10 @@ describe("tasks across nodes (Redis)", () => {
 });
 
 describe("a node killed mid-task (SIGKILL)", () => {
-  let bundle = "";
-
-  // The node runs as its own process (plain node), so it is bundled from the sources first.
-  beforeAll(async () => {
-    bundle = join(tempDir("task-node"), "node.mjs");
-    await build({
-      entryPoints: [join(repoRoot, "test/tasks/redis-nodes-child.ts")],
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      target: "node20",
-      external: ["ioredis"],
-      outfile: bundle,
-      logLevel: "silent",
-    });
-  }, 60_000);
-
-  const children: StdioClientTransport[] = [];
-  afterAll(async () => {
-    for (const child of children) await child.close().catch(() => undefined);
-    if (bundle !== "") rmSync(dirname(bundle), { recursive: true, force: true });
-  });
+  const nodes = childNodes(redis);
 
   async function childNode(prefix: string): Promise<{ client: RawClient; pid: number }> {
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [bundle],
-      cwd: repoRoot,
-      env: {
-        REDIS_URL: redis.server.url,
-        STORE_PREFIX: prefix,
-        LEASE_MS: String(LEASE_MS),
-        RELAY_CHECK_MS: String(RELAY_CHECK_MS),
-        PRINCIPAL: "alice",
-      },
-      stderr: "inherit",
-    });
-    children.push(transport);
+    const transport = nodes.spawn(prefix);
     const client = await RawClient.connect(transport);
     return { client, pid: transport.pid! };
   }
