@@ -40,7 +40,6 @@ if (process.argv[2] === "--serve-stdio") {
   await new Promise(() => undefined);
 }
 
-
 const PARKED = Number(process.env.PARKED ?? 2000);
 const REPLAY = Number(process.env.REPLAY ?? 10_000);
 

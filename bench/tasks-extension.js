@@ -16,7 +16,6 @@ const {
   revisionTables,
 } = await import("mcpgen");
 
-
 const CALLS = Number(process.env.CALLS ?? 2000);
 const WIRE_CALLS = Number(process.env.WIRE_CALLS ?? 300);
 const ROUNDS = Number(process.env.ROUNDS ?? 7);

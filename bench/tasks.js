@@ -17,7 +17,6 @@ const {
   isMessage,
 } = await import("mcpgen");
 
-
 const CALLS = Number(process.env.CALLS ?? 2000);
 const WIRE_CALLS = Number(process.env.WIRE_CALLS ?? 300);
 const ROUNDS = Number(process.env.ROUNDS ?? 7);
