@@ -23,12 +23,14 @@ try {
   );
   console.log(`slow_count: ${textOf(counted.content)}`);
 
-  // Cancel a long count after its first progress update.
+  // Cancel a long count a moment after it started. It takes two seconds, so the server runs it as a task (the Tasks
+  // extension on 2026-07-28): the client follows the task, and aborting sends tasks/cancel.
   const controller = new AbortController();
   const long = client.callTool(
     { name: "slow_count", arguments: { count: 100, delayMs: 20 } },
-    { signal: controller.signal, onProgress: () => controller.abort("changed my mind") },
+    { signal: controller.signal },
   );
+  setTimeout(() => controller.abort("changed my mind"), 200);
   const outcome = await long.then(
     () => "finished",
     (error: unknown) => (error instanceof RequestCancelledError ? "cancelled" : `failed: ${String(error)}`),

@@ -90,7 +90,7 @@ export function sendLog(
   return send(LOGGING_MESSAGE_NOTIFICATION, params);
 }
 
-/** @internal Starts the task a call turns into when its handler says so (see McpToolConfig.taskStart). */
+/** Starts the task a call turns into when its handler says so (see McpToolConfig.taskStart). */
 export type TaskStarter = (ctx: McpContext) => Promise<TaskControl | undefined>;
 
 /**

@@ -1,4 +1,4 @@
-// The example servers serve tasks: slow_count is task-optional; tasks are created, listed, cancelled and completed there.
+// The example servers serve tasks: slow_count is task-optional; tasks are created, listed, cancelled and completed there, core tasks for 2025-11-25 clients and the Tasks extension's for 2026-07-28 ones.
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
 import { StreamableHttpClientTransport } from "../../runtime/transports/http/client/transport.js";
@@ -10,6 +10,7 @@ import { startExampleHttpServer } from "../../examples/http-server.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { kit, textOf } from "./helpers.js";
 import type { ClientSession } from "../../runtime/mcp/client-session.js";
+import { Client } from "../../generated/client.js";
 
 const cleanup = closeAfterEach();
 
@@ -69,5 +70,36 @@ describe("example servers", () => {
     await client.connect(clientEnd);
     cleanup(() => client.close());
     await driveTasks(client);
+  });
+
+  it("the HTTP example serves slow_count to a 2026-07-28 client as an extension task when it takes a second or more", async () => {
+    const running = await startExampleHttpServer(0);
+    cleanup(running.stop);
+    const client = await Client.connect(new StreamableHttpClientTransport({ url: running.url }), {
+      clientInfo: { name: "example-test", version: "1" },
+    });
+    cleanup(() => client.peer.close());
+    expect(client.peer.era).toBe("modern");
+    // Short: answered directly, progress and all.
+    const steps: number[] = [];
+    const short = await client.callTool(
+      { name: "slow_count", arguments: { count: 3, delayMs: 10 } },
+      { onProgress: ({ progress }) => void steps.push(progress) },
+    );
+    expect(textOf(short as unknown as JsonObject)).toBe("done 3");
+    expect(steps).toEqual([1, 2, 3]);
+    // Long: the server goes on as a task; the handle shows it, a plain call follows it to the same result.
+    const handle = await client.callTool(
+      { name: "slow_count", arguments: { count: 10, delayMs: 110 } },
+      { task: {}, minPollIntervalMs: 20, pollIntervalMs: 50 },
+    );
+    expect(handle.taskId).not.toBe("");
+    expect(textOf((await handle.result()) as unknown as JsonObject)).toBe("done 10");
+    expect(handle.status).toBe("completed");
+    const plain = await client.callTool(
+      { name: "slow_count", arguments: { count: 10, delayMs: 110 } },
+      { minPollIntervalMs: 20 },
+    );
+    expect(textOf(plain as unknown as JsonObject)).toBe("done 10");
   });
 });

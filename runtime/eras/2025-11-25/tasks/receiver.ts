@@ -106,7 +106,7 @@ function onExtension(context: RequestContext, method: string): boolean {
 const anonymousKey = new SessionStateKey<string>("tasks-requestor", () => `c:${mintToken()}`);
 
 /**
- * @internal What the receiver is to the wires that serve its tasks (core Tasks, the Tasks extension): the tasks by
+ * What the receiver is to the wires that serve its tasks (core Tasks, the Tasks extension): the tasks by
  * token, the shared store, who a request comes from, and the changes only the receiver makes.
  */
 export interface TaskCore {
