@@ -367,11 +367,10 @@ export class TaskReceiver {
       ttl,
       this.pollInterval,
       session,
-      origin,
-      wire === "core" ? readProgressToken(params) : undefined,
       wire,
       requestor,
     );
+    const context = task.contextFor(origin, wire === "core" ? readProgressToken(params) : undefined);
     this.engine.add(task);
     const entry = mine ?? { tasks: new Set<Task>(), active: 0 };
     entry.tasks.add(task);
@@ -397,7 +396,7 @@ export class TaskReceiver {
     if (ttl !== null) this.armExpiry(task, task.createdAt + ttl);
     // The request is answered with CreateTaskResult first; the handler starts on the next turn.
     Promise.resolve()
-      .then(() => run(task.context))
+      .then(() => run(context))
       .then(
         (result) => {
           // The extension keeps "failed" for JSON-RPC errors: a tool result with isError completes the task.

@@ -97,7 +97,6 @@ export class Task implements DurableOperation {
   /** Why the task was stopped, once it was (cancelled, expired, shut down). */
   private stopReason: { readonly reason: unknown } | undefined = undefined;
   expiry: ReturnType<typeof setTimeout> | undefined = undefined;
-  readonly context: TaskContext;
   /** The number in the key of the next input request (extension wire). */
   nextInputKey = 0;
 
@@ -117,15 +116,20 @@ export class Task implements DurableOperation {
     readonly ttl: number | null,
     readonly pollInterval: number | undefined,
     session: Session,
-    origin: RequestContext,
-    progressToken: ProgressToken | undefined,
     readonly wire: TaskWireKind = "core",
     /** Whose active and kept tasks it counts among (the limits per requestor); default its principal. */
     readonly requestor: string = principal,
   ) {
     this.createdAt = this.lastUpdatedAt = Date.now();
     this.session = session;
-    this.context = new TaskContext(this, origin, progressToken);
+  }
+
+  /**
+   * The context its handler runs with, made from the request that created the task. The task does not keep it: once
+   * the handler is done nothing else needs it, and a task is kept long after (for its result) in great numbers.
+   */
+  contextFor(origin: RequestContext, progressToken: ProgressToken | undefined): TaskContext {
+    return new TaskContext(this, origin, progressToken);
   }
 
   get terminal(): boolean {
