@@ -1,17 +1,13 @@
 // One task of the Tasks extension as the client follows it: tasks/get at the server's pace, status events, input requests answered through the app's handlers and sent back with tasks/update, tasks/cancel, the outcome inlined in the terminal state.
 import { ErrorCode, RpcError, isPlainObject, type JsonObject } from "../../rpc/jsonrpc.js";
 import type { RequestOptions } from "../../rpc/peer.js";
-import { InvalidResultError, RequestCancelledError } from "../../rpc/errors.js";
-import { MAX_TIMER_MS, limitOption } from "../../rpc/limits.js";
-import {
-  DEFAULT_MAX_TASK_POLL_INTERVAL_MS,
-  DEFAULT_MIN_TASK_POLL_INTERVAL_MS,
-  DEFAULT_TASK_POLL_INTERVAL_MS,
-  TaskCancelledError,
-  type TaskDriver,
-  type TaskWaitOptions,
-} from "../2025-11-25/tasks/handle.js";
+import { InvalidResultError } from "../../rpc/errors.js";
+import { TaskPace, TaskWait, type NextStep } from "../../mcp/task-wait.js";
+import { TASK_STATUSES, TaskCancelledError, type TaskDriver } from "../2025-11-25/tasks/handle.js";
 import { isTerminal, type TaskState, type TaskStatus } from "../2025-11-25/tasks/protocol.js";
+
+// FollowOptions carries a TaskPace: whoever builds one takes the class from here.
+export { TaskPace } from "../../mcp/task-wait.js";
 
 export const TASKS_GET = "tasks/get";
 export const TASKS_UPDATE = "tasks/update";
@@ -40,32 +36,6 @@ export class TaskInputsExceededError extends RpcError {
       maxTaskInputs: limit,
     });
     this.name = "TaskInputsExceededError";
-  }
-}
-
-/** The poll interval's bounds, checked where the app passed them (the options and defaults of core Tasks). */
-export class TaskPace {
-  private readonly fallback: number;
-  private readonly min: number;
-  private readonly max: number;
-
-  constructor(options: Pick<TaskWaitOptions, "pollIntervalMs" | "minPollIntervalMs" | "maxPollIntervalMs">) {
-    this.fallback = limitOption("pollIntervalMs", options.pollIntervalMs, DEFAULT_TASK_POLL_INTERVAL_MS, MAX_TIMER_MS);
-    this.min = limitOption(
-      "minPollIntervalMs",
-      options.minPollIntervalMs,
-      DEFAULT_MIN_TASK_POLL_INTERVAL_MS,
-      MAX_TIMER_MS,
-    );
-    this.max = Math.max(
-      this.min,
-      limitOption("maxPollIntervalMs", options.maxPollIntervalMs, DEFAULT_MAX_TASK_POLL_INTERVAL_MS, MAX_TIMER_MS),
-    );
-  }
-
-  /** Milliseconds to the next poll: the server's suggestion (or the fallback) within the floor and ceiling. */
-  of(suggested: number | undefined): number {
-    return Math.min(this.max, Math.max(this.min, suggested ?? this.fallback));
   }
 }
 
@@ -116,14 +86,6 @@ export interface TaskView {
   readonly error?: JsonObject;
 }
 
-const STATUSES: ReadonlySet<string> = new Set<TaskStatus>([
-  "working",
-  "input_required",
-  "completed",
-  "failed",
-  "cancelled",
-]);
-
 /**
  * The task in a CreateTaskResult (`detailed` false) or a tasks/get result (true), or the InvalidResultError naming
  * what is wrong. `ttlMs` and `pollIntervalMs` become core Tasks' `ttl` and `pollInterval`, so the app reads one shape.
@@ -134,8 +96,8 @@ export function taskView(method: string, value: unknown, detailed: boolean): Tas
   if (!isPlainObject(value)) throw invalid("", "must be an object");
   const { taskId, status, statusMessage, createdAt, lastUpdatedAt, ttlMs, pollIntervalMs } = value;
   if (typeof taskId !== "string" || taskId === "") throw invalid("/taskId", "must be a non-empty string");
-  if (typeof status !== "string" || !STATUSES.has(status))
-    throw invalid("/status", `must be one of ${[...STATUSES].join(", ")}`);
+  if (typeof status !== "string" || !TASK_STATUSES.has(status))
+    throw invalid("/status", `must be one of ${[...TASK_STATUSES].join(", ")}`);
   if (typeof createdAt !== "string") throw invalid("/createdAt", "must be a string");
   if (typeof lastUpdatedAt !== "string") throw invalid("/lastUpdatedAt", "must be a string");
   if (ttlMs !== undefined && ttlMs !== null && !isDuration(ttlMs))
@@ -179,46 +141,29 @@ function isDuration(value: unknown): boolean {
 /** Why the task's own requests still in flight are dropped; a constant, since abort() would build a DOMException. */
 const SETTLED = "the task was settled";
 
-type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
-
 /**
  * One task of the extension. Polling (`tasks/get` at the server's `pollIntervalMs` within the floor and ceiling) runs
  * while someone waits: `result()` or a status listener. Each `input_required` state's new input keys are answered
  * once, through the app's handlers, and sent with `tasks/update`; an input the client cannot answer cancels the task
  * and fails its result. The terminal state carries the outcome: the result, the JSON-RPC error, or cancelled.
  */
-export class ExtensionTask<R> implements TaskDriver<R> {
+export class ExtensionTask<R> extends TaskWait<R, TaskState> implements TaskDriver<R> {
   readonly taskId: string;
   private view: TaskView;
-  private readonly listeners = new Set<(state: TaskState) => void>();
-  private outcome: Outcome<R> | undefined = undefined;
-  private waiter: { promise: Promise<R>; resolve: (value: R) => void; reject: (error: unknown) => void } | undefined;
-  private running = false;
-  /** Aborted once the task settled: stops the poll pause, the requests in flight and the app's handlers. */
-  private readonly stopper = new AbortController();
-  private wakeUp: (() => void) | undefined = undefined;
-  private readonly cleanups: (() => void)[] = [];
   /** Input keys answered or being answered: the server lists a request until its answer lands, keys are never reused. */
   private readonly answered = new Set<string>();
 
   constructor(
     private readonly link: TaskLink | undefined,
     /** The request the task runs (tools/call), for its result's guard and in errors. */
-    readonly method: string,
+    method: string,
     view: TaskView,
-    private readonly options: FollowOptions,
+    options: FollowOptions,
   ) {
+    super(method, { pace: options.pace, timeout: options.timeout, settledReason: SETTLED });
     this.taskId = view.state.taskId;
     this.view = view;
-    const signal = options.signal;
-    if (signal !== undefined) {
-      const onAbort = (): void => this.aborted(signal.reason);
-      if (signal.aborted) onAbort();
-      else {
-        signal.addEventListener("abort", onAbort, { once: true });
-        this.cleanups.push(() => signal.removeEventListener("abort", onAbort));
-      }
-    }
+    this.stopWith(options.signal, options.cancelOnAbort);
     if (view.detailed && isTerminal(view.state.status)) this.settleFrom(view);
   }
 
@@ -238,36 +183,6 @@ export class ExtensionTask<R> implements TaskDriver<R> {
     return this.view.state;
   }
 
-  get pollInterval(): number {
-    return this.options.pace.of(this.view.state.pollInterval);
-  }
-
-  onstatus(listener: (state: TaskState) => void): () => void {
-    this.listeners.add(listener);
-    this.run();
-    return () => {
-      this.listeners.delete(listener);
-    };
-  }
-
-  result(): Promise<R> {
-    const outcome = this.outcome;
-    if (outcome !== undefined) return outcome.ok ? Promise.resolve(outcome.value) : Promise.reject(outcome.error);
-    if (this.waiter === undefined) {
-      let resolve!: (value: R) => void;
-      let reject!: (error: unknown) => void;
-      const promise = new Promise<R>((res, rej) => {
-        resolve = res;
-        reject = rej;
-      });
-      this.waiter = { promise, resolve, reject };
-      // A poll pause under way (status listeners) may be long: someone now wants the result, look again at once.
-      this.wakeUp?.();
-    }
-    this.run();
-    return this.waiter.promise;
-  }
-
   /** One tasks/get; a terminal state never changes, so it is not asked about again. */
   async refresh(): Promise<TaskState> {
     if (this.final) return this.state;
@@ -281,55 +196,42 @@ export class ExtensionTask<R> implements TaskDriver<R> {
    */
   async cancel(): Promise<TaskState> {
     if (this.final) return this.state;
-    await this.send(TASKS_CANCEL, { taskId: this.taskId }, this.timeoutOptions());
+    await this.sendCancel();
     const seen = await this.get(this.timeoutOptions()).catch(() => undefined);
     if (seen !== undefined) this.update(seen);
     if (!this.final) this.update({ state: { ...this.state, status: "cancelled" }, detailed: true });
     return this.state;
   }
 
-  addCleanup(cleanup: () => void): void {
-    if (this.outcome !== undefined) cleanup();
-    else this.cleanups.push(cleanup);
-  }
-
   /** Whether the state is terminal with its outcome known. */
   private get final(): boolean {
-    return this.outcome !== undefined || (this.view.detailed && isTerminal(this.view.state.status));
+    return this.settled || (this.view.detailed && isTerminal(this.view.state.status));
   }
 
-  private run(): void {
-    if (this.running || this.outcome !== undefined) return;
-    this.running = true;
-    void this.loop().finally(() => {
-      this.running = false;
-    });
+  protected next(): NextStep {
+    const view = this.view;
+    const status = view.state.status;
+    const fresh = status === "input_required" ? this.unanswered(view) : [];
+    if (fresh.length > 0) return this.answer(view.inputRequests!, fresh);
+    // A CreateTaskResult carries no payload: one that ended or waits for input is looked at once, not after a pause.
+    return !view.detailed && (isTerminal(status) || status === "input_required") ? "poll" : "pause";
   }
 
-  private async loop(): Promise<void> {
-    while (this.outcome === undefined) {
-      const view = this.view;
-      const status = view.state.status;
-      const fresh = status === "input_required" ? this.unanswered(view) : [];
-      if (fresh.length > 0) {
-        await this.answer(view.inputRequests!, fresh);
-        continue;
-      }
-      if (this.waiter === undefined && this.listeners.size === 0) return;
-      // A CreateTaskResult carries no payload: one that ended or waits for input is looked at once, not after a pause.
-      const undetailed = !view.detailed && (isTerminal(status) || status === "input_required");
-      // Woken early by news (a result wanted, a cancel): look at it before asking again.
-      if (!undetailed && (await this.pause(this.pollInterval))) continue;
-      if (this.outcome !== undefined) return;
-      let next: TaskView;
-      try {
-        next = await this.get(this.callOptions());
-      } catch (error) {
-        this.settle({ ok: false, error });
-        return;
-      }
-      this.update(next);
-    }
+  protected async poll(options: RequestOptions): Promise<void> {
+    this.update(await this.get(options));
+  }
+
+  protected sendCancel(): Promise<JsonObject> {
+    return this.send(TASKS_CANCEL, { taskId: this.taskId }, this.timeoutOptions());
+  }
+
+  protected ended(): boolean {
+    return isTerminal(this.state.status);
+  }
+
+  /** The app's handlers hold the stop signal while they answer, and may keep it: settling always stops them. */
+  protected inFlight(): boolean {
+    return true;
   }
 
   private unanswered(view: TaskView): string[] {
@@ -345,12 +247,12 @@ export class ExtensionTask<R> implements TaskDriver<R> {
     for (const key of keys) this.answered.add(key);
     const responses: JsonObject = {};
     try {
-      const answers = await Promise.all(keys.map((key) => link.answer(key, requests[key], this.stopper.signal)));
+      const answers = await Promise.all(keys.map((key) => link.answer(key, requests[key], this.stopSignal)));
       keys.forEach((key, i) => (responses[key] = answers[i]!));
     } catch (error) {
       return this.abandon(error);
     }
-    if (this.outcome !== undefined) return;
+    if (this.settled) return;
     try {
       await this.send(TASKS_UPDATE, { taskId: this.taskId, inputResponses: responses }, this.callOptions());
     } catch (error) {
@@ -363,8 +265,8 @@ export class ExtensionTask<R> implements TaskDriver<R> {
    * ends the task: the server would wait for it until the ttl. It is cancelled first, then the result fails.
    */
   private async abandon(error: unknown): Promise<void> {
-    if (this.outcome !== undefined) return;
-    await this.send(TASKS_CANCEL, { taskId: this.taskId }, this.timeoutOptions()).catch(() => undefined);
+    if (this.settled) return;
+    await this.sendCancel().catch(() => undefined);
     this.settle({ ok: false, error });
   }
 
@@ -389,17 +291,10 @@ export class ExtensionTask<R> implements TaskDriver<R> {
     const previous = this.view.state;
     if (Date.parse(next.state.lastUpdatedAt) < Date.parse(previous.lastUpdatedAt)) return;
     this.view = next;
-    if (next.state.status !== previous.status || next.state.statusMessage !== previous.statusMessage) {
-      for (const listener of [...this.listeners]) {
-        try {
-          listener(next.state);
-        } catch {
-          // A listener's failure is its own; the others and the wait go on.
-        }
-      }
-    }
+    if (next.state.status !== previous.status || next.state.statusMessage !== previous.statusMessage)
+      this.notify(next.state);
     if (next.detailed && isTerminal(next.state.status)) this.settleFrom(next);
-    this.wakeUp?.();
+    this.wake();
   }
 
   /** The outcome a terminal tasks/get carries. */
@@ -415,49 +310,5 @@ export class ExtensionTask<R> implements TaskDriver<R> {
     } catch (error) {
       this.settle({ ok: false, error });
     }
-  }
-
-  /** Resolves true when woken before `ms` passed. */
-  private pause(ms: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      const done = (early: boolean): void => {
-        clearTimeout(timer);
-        this.wakeUp = undefined;
-        resolve(early);
-      };
-      const timer = setTimeout(done, ms, false);
-      this.wakeUp = () => done(true);
-    });
-  }
-
-  private aborted(reason: unknown): void {
-    if (this.outcome !== undefined) return;
-    const cancel = this.options.cancelOnAbort && !isTerminal(this.state.status);
-    this.settle({ ok: false, error: new RequestCancelledError(this.method, reason) });
-    // Best effort: the caller has already been told the wait ended; a failed cancel has no one left to tell.
-    if (cancel) this.send(TASKS_CANCEL, { taskId: this.taskId }, this.timeoutOptions()).catch(() => undefined);
-  }
-
-  private settle(outcome: Outcome<R>): void {
-    if (this.outcome !== undefined) return;
-    this.outcome = outcome;
-    this.stopper.abort(SETTLED);
-    this.wakeUp?.();
-    for (const cleanup of this.cleanups.splice(0)) cleanup();
-    const waiter = this.waiter;
-    if (waiter === undefined) return;
-    if (outcome.ok) waiter.resolve(outcome.value);
-    else waiter.reject(outcome.error);
-  }
-
-  /** For the polls and updates: they stop when the task settles. */
-  private callOptions(): RequestOptions {
-    const { timeout } = this.options;
-    return timeout === undefined ? { signal: this.stopper.signal } : { signal: this.stopper.signal, timeout };
-  }
-
-  private timeoutOptions(): RequestOptions {
-    const { timeout } = this.options;
-    return timeout === undefined ? {} : { timeout };
   }
 }

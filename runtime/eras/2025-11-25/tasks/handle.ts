@@ -1,8 +1,8 @@
 // A task the receiver created for one of our requests: its latest state, status events, its result, cancel.
 import { RpcError, isPlainObject, type JsonObject } from "../../../rpc/jsonrpc.js";
 import type { Peer, RequestOptions } from "../../../rpc/peer.js";
-import { LocalErrorCode, RequestCancelledError, RequestTimeoutError } from "../../../rpc/errors.js";
-import { MAX_TIMER_MS, limitOption } from "../../../rpc/limits.js";
+import { LocalErrorCode, RequestTimeoutError } from "../../../rpc/errors.js";
+import { TaskPace, TaskWait, type NextStep } from "../../../mcp/task-wait.js";
 import {
   MODEL_IMMEDIATE_RESPONSE_META,
   TASKS_CANCEL,
@@ -15,12 +15,11 @@ import {
   type TaskStatus,
 } from "./protocol.js";
 
-/** Milliseconds between polls when the receiver suggests no pollInterval. */
-export const DEFAULT_TASK_POLL_INTERVAL_MS = 1_000;
-/** Floor on the poll interval: a receiver suggesting 0 must not make us spin. */
-export const DEFAULT_MIN_TASK_POLL_INTERVAL_MS = 100;
-/** Ceiling on the poll interval: a receiver suggesting an hour must not leave a finished task unnoticed that long. */
-export const DEFAULT_MAX_TASK_POLL_INTERVAL_MS = 30_000;
+export {
+  DEFAULT_MAX_TASK_POLL_INTERVAL_MS,
+  DEFAULT_MIN_TASK_POLL_INTERVAL_MS,
+  DEFAULT_TASK_POLL_INTERVAL_MS,
+} from "../../../mcp/task-wait.js";
 
 /** How a requestor waits on a task. */
 export interface TaskWaitOptions {
@@ -37,8 +36,9 @@ export interface TaskWaitOptions {
   /** Milliseconds for each `tasks/get` and `tasks/cancel`; defaults to the session's request timeout. */
   timeout?: number;
   /**
-   * Milliseconds one `tasks/result` may block (the receiver holds it until the task ends); defaults to the session's
-   * request timeout. When it passes before the task ended, polling goes on and `tasks/result` is asked again later.
+   * Milliseconds one `tasks/result` may block (the receiver holds it until the task ends); defaults to `timeout`, else
+   * the session's request timeout. When it passes before the task ended, polling goes on and `tasks/result` is asked
+   * again later.
    */
   resultTimeout?: number;
 }
@@ -55,7 +55,8 @@ export class TaskCancelledError extends RpcError {
   }
 }
 
-const STATUSES: ReadonlySet<string> = new Set<TaskStatus>([
+/** @internal The statuses a task may report (the same five on both eras' wires). */
+export const TASK_STATUSES: ReadonlySet<string> = new Set<TaskStatus>([
   "working",
   "input_required",
   "completed",
@@ -67,7 +68,7 @@ const STATUSES: ReadonlySet<string> = new Set<TaskStatus>([
 export function readTaskState(value: unknown): TaskState | undefined {
   if (!isPlainObject(value)) return undefined;
   const { taskId, status, statusMessage, createdAt, lastUpdatedAt, ttl, pollInterval } = value;
-  if (typeof taskId !== "string" || typeof status !== "string" || !STATUSES.has(status)) return undefined;
+  if (typeof taskId !== "string" || typeof status !== "string" || !TASK_STATUSES.has(status)) return undefined;
   if (typeof createdAt !== "string" || typeof lastUpdatedAt !== "string") return undefined;
   if (ttl !== undefined && ttl !== null && typeof ttl !== "number") return undefined;
   const state: TaskState = { taskId, status: status as TaskStatus, createdAt, lastUpdatedAt, ttl: ttl ?? null };
@@ -104,14 +105,13 @@ export function canObserve(peer: Peer): peer is Peer & Observable {
   return typeof (peer as Partial<Observable>).observe === "function";
 }
 
-/** Why the handle's own requests still in flight are dropped; a constant, since abort() would build a DOMException. */
+/** Why the task's own requests still in flight are dropped; a constant, since abort() would build a DOMException. */
 const SETTLED = "the task handle settled";
 
-type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
-
 /**
- * What follows a task on another era's wire (the Tasks extension of MCP 2026-07-28): a handle built with one hands it
- * every call, so the app holds the same TaskHandle on either era. The runtime builds these; apps never need to.
+ * What follows a task for a TaskHandle, which hands it every call: core Tasks' requests (CoreTask, below), or another
+ * era's wire (the Tasks extension of MCP 2026-07-28), so the app holds the same TaskHandle on either era. The runtime
+ * builds these; apps never need to.
  */
 export interface TaskDriver<R> {
   readonly state: TaskState;
@@ -133,63 +133,25 @@ export interface TaskDriver<R> {
  */
 export class TaskHandle<R> {
   readonly taskId: string;
-  private current: TaskState;
-  private readonly listeners = new Set<(state: TaskState) => void>();
-  private outcome: Outcome<R> | undefined = undefined;
-  private waiter: { promise: Promise<R>; resolve: (value: R) => void; reject: (error: unknown) => void } | undefined;
-  private running = false;
-  private resultInFlight = false;
-  private pollInFlight = false;
-  /** Aborted once the handle settled: stops the poll pause and the requests in flight. */
-  private readonly stopper = new AbortController();
-  private wakeUp: (() => void) | undefined = undefined;
-  private unobserve: (() => void) | undefined = undefined;
-  private readonly cleanups: (() => void)[] = [];
-  private readonly fallbackInterval: number;
-  private readonly minInterval: number;
-  private readonly maxInterval: number;
+  /** Who follows the task: core Tasks' requests (CoreTask), or the driver of another era's wire. */
+  private readonly follower: TaskDriver<R>;
 
   constructor(
-    private readonly peer: Peer,
+    peer: Peer,
     /** The method the task runs (e.g. tools/call). */
     readonly method: string,
     readonly created: CreateTaskReply,
-    private readonly options: TaskWaitOptions = {},
+    options: TaskWaitOptions = {},
     /** Who follows the task on another era's wire (see TaskDriver); without one, core Tasks' requests. */
-    private readonly driver?: TaskDriver<R>,
+    driver?: TaskDriver<R>,
   ) {
-    this.fallbackInterval = limitOption(
-      "pollIntervalMs",
-      options.pollIntervalMs,
-      DEFAULT_TASK_POLL_INTERVAL_MS,
-      MAX_TIMER_MS,
-    );
-    this.minInterval = limitOption(
-      "minPollIntervalMs",
-      options.minPollIntervalMs,
-      DEFAULT_MIN_TASK_POLL_INTERVAL_MS,
-      MAX_TIMER_MS,
-    );
-    this.maxInterval = Math.max(
-      this.minInterval,
-      limitOption("maxPollIntervalMs", options.maxPollIntervalMs, DEFAULT_MAX_TASK_POLL_INTERVAL_MS, MAX_TIMER_MS),
-    );
     this.taskId = created.task.taskId;
-    this.current = created.task;
-    const signal = driver === undefined ? options.signal : undefined;
-    if (signal !== undefined) {
-      const onAbort = (): void => this.aborted(signal.reason);
-      if (signal.aborted) onAbort();
-      else {
-        signal.addEventListener("abort", onAbort, { once: true });
-        this.cleanups.push(() => signal.removeEventListener("abort", onAbort));
-      }
-    }
+    this.follower = driver ?? new CoreTask<R>(peer, method, created, options);
   }
 
   /** The latest state seen (from the CreateTaskResult, a poll, a status notification or `cancel()`). */
   get state(): TaskState {
-    return this.driver?.state ?? this.current;
+    return this.follower.state;
   }
 
   get status(): TaskStatus {
@@ -204,9 +166,7 @@ export class TaskHandle<R> {
 
   /** Milliseconds to the next poll: the receiver's pollInterval (or pollIntervalMs) within the floor and ceiling. */
   get pollInterval(): number {
-    if (this.driver !== undefined) return this.driver.pollInterval;
-    const suggested = this.current.pollInterval ?? this.fallbackInterval;
-    return Math.min(this.maxInterval, Math.max(this.minInterval, suggested));
+    return this.follower.pollInterval;
   }
 
   /**
@@ -214,73 +174,136 @@ export class TaskHandle<R> {
    * Returns the function that removes it.
    */
   onstatus(listener: (state: TaskState) => void): () => void {
-    if (this.driver !== undefined) return this.driver.onstatus(listener);
-    this.listeners.add(listener);
-    this.run();
-    return () => {
-      this.listeners.delete(listener);
-    };
+    return this.follower.onstatus(listener);
   }
 
-  /** What the original request returned (or its error), once the task ended; the same promise on every call. */
+  /** What the original request returned (or its error), once the task ended: every call settles the same way. */
   result(): Promise<R> {
-    if (this.driver !== undefined) return this.driver.result();
-    const outcome = this.outcome;
-    if (outcome !== undefined) return outcome.ok ? Promise.resolve(outcome.value) : Promise.reject(outcome.error);
-    if (this.waiter === undefined) {
-      let resolve!: (value: R) => void;
-      let reject!: (error: unknown) => void;
-      const promise = new Promise<R>((res, rej) => {
-        resolve = res;
-        reject = rej;
-      });
-      this.waiter = { promise, resolve, reject };
-      // A poll pause under way (status listeners) may be long: someone now wants the result, look again at once.
-      this.wakeUp?.();
-    }
-    this.run();
-    return this.waiter.promise;
+    return this.follower.result();
   }
 
   /** Ask the receiver for the current state once (`tasks/get`). */
+  refresh(): Promise<TaskState> {
+    return this.follower.refresh();
+  }
+
+  /** Send `tasks/cancel`; resolves with the state the receiver answers (cancelled). `result()` then rejects with TaskCancelledError. */
+  cancel(): Promise<TaskState> {
+    return this.follower.cancel();
+  }
+
+  /** @internal A state reported before the handle existed (a status notification that overtook the CreateTaskResult). */
+  noteState(state: TaskState): void {
+    if (this.follower instanceof CoreTask) this.follower.noteState(state);
+  }
+
+  /** @internal Run `cleanup` once the handle is done with the task (settled, or the task ended). */
+  addCleanup(cleanup: () => void): void {
+    this.follower.addCleanup(cleanup);
+  }
+}
+
+/** A task followed with core Tasks' requests: tasks/get polls, status notifications, tasks/result, tasks/cancel. */
+class CoreTask<R> extends TaskWait<R, TaskState> implements TaskDriver<R> {
+  private readonly taskId: string;
+  private current: TaskState;
+  private resultInFlight = false;
+  private unobserve: (() => void) | undefined = undefined;
+
+  constructor(
+    private readonly peer: Peer,
+    method: string,
+    created: CreateTaskReply,
+    private readonly options: TaskWaitOptions,
+  ) {
+    super(method, { pace: new TaskPace(options), timeout: options.timeout, settledReason: SETTLED });
+    this.taskId = created.task.taskId;
+    this.current = created.task;
+    this.addCleanup(() => this.unwatch());
+    this.stopWith(options.signal, options.cancelOnAbort === true);
+  }
+
+  get state(): TaskState {
+    return this.current;
+  }
+
   async refresh(): Promise<TaskState> {
-    if (this.driver !== undefined) return this.driver.refresh();
-    const { timeout } = this.options;
-    const reply = await this.peer.request(TASKS_GET, { taskId: this.taskId }, timeout === undefined ? {} : { timeout });
+    const reply = await this.peer.request(TASKS_GET, { taskId: this.taskId }, this.timeoutOptions());
     const state = expectTaskState(reply, TASKS_GET);
     this.update(state);
     return this.current;
   }
 
-  /** Send `tasks/cancel`; resolves with the state the receiver answers (cancelled). `result()` then rejects with TaskCancelledError. */
   async cancel(): Promise<TaskState> {
-    if (this.driver !== undefined) return this.driver.cancel();
-    const { timeout } = this.options;
-    const reply = await this.peer.request(
-      TASKS_CANCEL,
-      { taskId: this.taskId },
-      timeout === undefined ? {} : { timeout },
-    );
-    const state = expectTaskState(reply, TASKS_CANCEL);
+    const state = expectTaskState(await this.sendCancel(), TASKS_CANCEL);
     this.update(state);
     return state;
   }
 
-  /** @internal A state reported before the handle existed (a status notification that overtook the CreateTaskResult). */
   noteState(state: TaskState): void {
-    if (this.driver === undefined && state.taskId === this.taskId) this.update(state);
+    if (state.taskId === this.taskId) this.update(state);
   }
 
-  /** @internal Run `cleanup` once the handle is done with the task (settled, or the task ended). */
-  addCleanup(cleanup: () => void): void {
-    if (this.driver !== undefined) return this.driver.addCleanup(cleanup);
-    if (this.outcome !== undefined) cleanup();
-    else this.cleanups.push(cleanup);
+  protected next(): NextStep {
+    const status = this.current.status;
+    if (status === "cancelled") {
+      this.settle({ ok: false, error: new TaskCancelledError(this.current) });
+      return "stop";
+    }
+    // The spec: on input_required the requestor SHOULD call tasks/result at once; the receiver's requests come on it.
+    if (this.wanted && !this.resultInFlight && (isTerminal(status) || status === "input_required")) this.fetchResult();
+    return isTerminal(status) ? "stop" : "pause";
   }
 
-  /** For the handle's own polls and result fetch: they stop when it settles. */
-  private callOptions(timeout = this.options.timeout): RequestOptions {
-    return timeout === undefined ? { signal: this.stopper.signal } : { signal: this.stopper.signal, timeout };
+  protected async poll(options: RequestOptions): Promise<void> {
+    const reply = await this.peer.request(TASKS_GET, { taskId: this.taskId }, options);
+    this.update(expectTaskState(reply, TASKS_GET));
+  }
+
+  protected sendCancel(): Promise<JsonObject> {
+    return this.peer.request(TASKS_CANCEL, { taskId: this.taskId }, this.timeoutOptions());
+  }
+
+  protected ended(): boolean {
+    return isTerminal(this.current.status);
+  }
+
+  protected inFlight(): boolean {
+    return this.resultInFlight;
+  }
+
+  /** Status notifications update the task between polls while the loop runs. */
+  protected override loopStarted(): void {
+    if (this.unobserve === undefined && canObserve(this.peer)) {
+      this.unobserve = this.peer.observe(TASK_STATUS_NOTIFICATION, (params) => {
+        const state = readTaskState(params);
+        if (state !== undefined && state.taskId === this.taskId) this.update(state);
+      });
+    }
+  }
+
+  protected override loopEnded(): void {
+    if (!this.resultInFlight && !this.settled && !this.wanted) this.unwatch();
+  }
+
+  private fetchResult(): void {
+    this.resultInFlight = true;
+    this.peer.request(TASKS_RESULT, { taskId: this.taskId }, this.callOptions(this.options.resultTimeout)).then(
+      async (result) => {
+        // The answer means the task ended; a last look shows listeners the final status polling may have missed.
+        if (!isTerminal(this.current.status) && this.listened) await this.refresh().catch(() => undefined);
+        this.resultInFlight = false;
+        this.settle({ ok: true, value: result as unknown as R });
+      },
+      (error: unknown) => {
+        this.resultInFlight = false;
+        if (this.settled) return;
+        if (this.current.status === "cancelled")
+          this.settle({ ok: false, error: new TaskCancelledError(this.current) });
+        else if (error instanceof RequestTimeoutError && !isTerminal(this.current.status)) this.run();
+        else this.settle({ ok: false, error });
+      },
+    );
   }
 
   /** Take a newer state in: terminal states are final, and an older report (a poll racing a notification) is ignored. */
@@ -290,127 +313,14 @@ export class TaskHandle<R> {
     if (Date.parse(next.lastUpdatedAt) < Date.parse(previous.lastUpdatedAt)) return;
     this.current = next;
     if (next.status === previous.status && next.statusMessage === previous.statusMessage) return;
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(next);
-      } catch {
-        // A listener's failure is its own; the others and the wait go on.
-      }
-    }
-    if (isTerminal(next.status) && this.waiter === undefined && this.outcome === undefined) this.quiet();
-    this.wakeUp?.();
+    this.notify(next);
+    if (isTerminal(next.status) && !this.wanted && !this.settled) this.unwatch();
+    this.wake();
   }
 
-  private run(): void {
-    if (this.running || this.outcome !== undefined) return;
-    this.running = true;
-    if (this.unobserve === undefined && canObserve(this.peer)) {
-      this.unobserve = this.peer.observe(TASK_STATUS_NOTIFICATION, (params) => {
-        const state = readTaskState(params);
-        if (state !== undefined && state.taskId === this.taskId) this.update(state);
-      });
-    }
-    void this.loop().finally(() => {
-      this.running = false;
-      if (!this.resultInFlight && this.outcome === undefined && this.waiter === undefined) this.quiet();
-    });
-  }
-
-  private async loop(): Promise<void> {
-    while (this.outcome === undefined) {
-      const status = this.current.status;
-      if (status === "cancelled") {
-        this.settle({ ok: false, error: new TaskCancelledError(this.current) });
-        return;
-      }
-      // The spec: on input_required the requestor SHOULD call tasks/result at once; the receiver's requests come on it.
-      if (this.waiter !== undefined && !this.resultInFlight && (isTerminal(status) || status === "input_required"))
-        this.fetchResult();
-      if (isTerminal(status)) return;
-      if (this.waiter === undefined && this.listeners.size === 0) return;
-      // Woken early by news (a status notification, a result): look at it before asking again.
-      if (await this.pause(this.pollInterval)) continue;
-      let state: TaskState;
-      this.pollInFlight = true;
-      try {
-        state = expectTaskState(
-          await this.peer.request(TASKS_GET, { taskId: this.taskId }, this.callOptions()),
-          TASKS_GET,
-        );
-      } catch (error) {
-        if (this.outcome === undefined) this.settle({ ok: false, error });
-        return;
-      } finally {
-        this.pollInFlight = false;
-      }
-      this.update(state);
-    }
-  }
-
-  private fetchResult(): void {
-    this.resultInFlight = true;
-    this.peer.request(TASKS_RESULT, { taskId: this.taskId }, this.callOptions(this.options.resultTimeout)).then(
-      async (result) => {
-        // The answer means the task ended; a last look shows listeners the final status polling may have missed.
-        if (!isTerminal(this.current.status) && this.listeners.size > 0) await this.refresh().catch(() => undefined);
-        this.resultInFlight = false;
-        this.settle({ ok: true, value: result as unknown as R });
-      },
-      (error: unknown) => {
-        this.resultInFlight = false;
-        if (this.outcome !== undefined) return;
-        if (this.current.status === "cancelled")
-          this.settle({ ok: false, error: new TaskCancelledError(this.current) });
-        else if (error instanceof RequestTimeoutError && !isTerminal(this.current.status)) this.run();
-        else this.settle({ ok: false, error });
-      },
-    );
-  }
-
-  /** Resolves true when woken before `ms` passed. */
-  private pause(ms: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      const done = (early: boolean): void => {
-        clearTimeout(timer);
-        this.wakeUp = undefined;
-        resolve(early);
-      };
-      const timer = setTimeout(done, ms, false);
-      this.wakeUp = () => done(true);
-    });
-  }
-
-  private aborted(reason: unknown): void {
-    if (this.outcome !== undefined) return;
-    this.settle({ ok: false, error: new RequestCancelledError(this.method, reason) });
-    if (this.options.cancelOnAbort === true && !isTerminal(this.current.status)) {
-      const { timeout } = this.options;
-      // Best effort: the caller has already been told the wait ended; a failed cancel has no one left to tell.
-      this.peer
-        .request(TASKS_CANCEL, { taskId: this.taskId }, timeout === undefined ? {} : { timeout })
-        .catch(() => undefined);
-    }
-  }
-
-  private settle(outcome: Outcome<R>): void {
-    if (this.outcome !== undefined) return;
-    this.outcome = outcome;
-    // Aborting costs an event dispatch; the usual way here (the result arrived) has nothing left to stop.
-    if (this.pollInFlight || this.resultInFlight) this.stopper.abort(SETTLED);
-    this.wakeUp?.();
-    this.quiet();
-    const waiter = this.waiter;
-    if (waiter !== undefined) {
-      if (outcome.ok) waiter.resolve(outcome.value);
-      else waiter.reject(outcome.error);
-    }
-  }
-
-  /** Stop listening: notifications, the caller's signal, anything the requestor attached. */
-  private quiet(): void {
+  /** Stop listening to status notifications. */
+  private unwatch(): void {
     this.unobserve?.();
     this.unobserve = undefined;
-    if (this.outcome === undefined) return;
-    for (const cleanup of this.cleanups.splice(0)) cleanup();
   }
 }
