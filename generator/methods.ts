@@ -206,17 +206,41 @@ export function receiverCapabilities(direction: Direction): string[] {
 }
 
 /**
- * The capability each method needs, by its category: the part of the name before the first `/` naming a member of
- * the receiver's capabilities (tools/call -> tools, roots/list -> roots). A method going both ways needs it only
- * when both sides have the member; a name without a category (ping) or with one no capability names needs none.
+ * The methods whose capability the MCP specification names in prose, not by their category: completion/complete
+ * needs `completions` (its category names none), resources/(un)subscribe `resources.subscribe`, tasks/cancel and
+ * tasks/list their own members of `tasks`. Taken where the receiver's capabilities have the member, so a schema (an
+ * official revision, or a user's) without a sidecar derives the same table as one whose sidecar states them, and a
+ * diff between the two sees no change.
+ */
+const SPECIFIED_CAPABILITIES: { readonly [method: string]: string } = {
+  "completion/complete": "completions",
+  "resources/subscribe": "resources.subscribe",
+  "resources/unsubscribe": "resources.subscribe",
+  "tasks/cancel": "tasks.cancel",
+  "tasks/list": "tasks.list",
+};
+
+/**
+ * The capability each method needs: the specification's own exceptions (SPECIFIED_CAPABILITIES), else its category:
+ * the part of the name before the first `/` naming a member of the receiver's capabilities (tools/call -> tools,
+ * roots/list -> roots). A method going both ways needs it only when both sides have the member; a name without a
+ * category (ping) or with one no capability names needs none.
  */
 function deriveCapabilities(defs: Defs, entries: Map<string, MethodEntry>, prefix: string): void {
   for (const entry of entries.values()) {
+    const receivers = receiverCapabilities(entry.direction);
+    const has = (path: string) => receivers.every((c) => capabilityNode(defs, c, path, prefix) !== undefined);
+    const specified = Object.hasOwn(SPECIFIED_CAPABILITIES, entry.method)
+      ? SPECIFIED_CAPABILITIES[entry.method]
+      : undefined;
+    if (specified !== undefined && has(specified)) {
+      entry.capability = specified;
+      continue;
+    }
     const slash = entry.method.indexOf("/");
     if (slash <= 0) continue;
     const category = entry.method.slice(0, slash);
-    const receivers = receiverCapabilities(entry.direction);
-    if (receivers.every((c) => capabilityNode(defs, c, category, prefix) !== undefined)) entry.capability = category;
+    if (has(category)) entry.capability = category;
   }
 }
 

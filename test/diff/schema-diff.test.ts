@@ -332,6 +332,15 @@ describe("our combined schema against its base", () => {
     expect([c.clients, c.servers]).toEqual(["compatible", "breaking"]);
     expect(c.reason).toContain("type boolean|integer|string -> boolean|number|string");
   });
+
+  it("a method's capability is the same fact from either side: the official file (derived) and ours (sidecar) agree", () => {
+    // OLD has no sidecar, so its capabilities are derived; the specification's exceptions (completion/complete,
+    // resources/(un)subscribe, tasks/cancel, tasks/list) must come out as our sidecar-backed table has them.
+    const r = diff("schema/base/2025-11-25.schema.json", "schema/schema.json");
+    expect(r.changes.filter((c) => c.kind.startsWith("method-capability"))).toEqual([]);
+    const breaking = r.changes.filter((c) => c.clients === "breaking" || c.servers === "breaking");
+    expect(breaking.map((c) => [c.subject, c.kind])).toEqual([["elicitation/create", "type-widened"]]);
+  });
 });
 
 describe("schemas with keywords the model does not represent", () => {
@@ -375,7 +384,8 @@ describe("negotiation: a method's capability and task-augmentability", () => {
         method,
         result: "EmptyResult",
       })),
-      { method: "completion/complete", capability: "completions" },
+      // A capability the schema does not tie to the method (its category names none that the derivation would take).
+      { method: "initialize", capability: "logging" },
       { method: "resources/read", capability: false },
       { method: "tools/list", capability: "prompts" },
       { method: "tools/call", task: "tasks" },
@@ -393,7 +403,7 @@ describe("negotiation: a method's capability and task-augmentability", () => {
 
   it("reports each change of what must be declared, and whom it breaks", () => {
     expect(rows(pair(undefined, sidecar))).toEqual([
-      ["completion/complete", "capability", "method-capability-added", "compatible", "breaking", true],
+      ["initialize", "capability", "method-capability-added", "compatible", "breaking", true],
       ["resources/read", "capability", "method-capability-removed", "breaking", "compatible", true],
       ["sampling/createMessage", "task", "task-augmentation-removed", "compatible", "breaking", true],
       ["tools/call", "task", "task-augmentation-changed", "breaking", "compatible", true],
@@ -404,7 +414,7 @@ describe("negotiation: a method's capability and task-augmentability", () => {
   it("the other way round: what was taken away comes back, compatibly for task augmentation", () => {
     const r = pair(sidecar, undefined);
     expect(rows(r).map(([subject, , kind, clients, servers]) => [subject, kind, clients, servers])).toEqual([
-      ["completion/complete", "method-capability-removed", "breaking", "compatible"],
+      ["initialize", "method-capability-removed", "breaking", "compatible"],
       ["resources/read", "method-capability-added", "compatible", "breaking"],
       ["sampling/createMessage", "task-augmentation-added", "compatible", "compatible"],
       ["tools/call", "task-augmentation-changed", "breaking", "compatible"],

@@ -202,7 +202,7 @@ describe("the generated SDKs", () => {
     expect(inputRequests["roots/list"]!.isResult({ roots: "nope" })).toBe(false);
   });
 
-  it("derive each method's capability from its category naming a member of the receiver's capabilities", async () => {
+  it("derive each method's capability from its category naming a member of the receiver's capabilities, and the specification's exceptions", async () => {
     const listed = ["prompts/get", "prompts/list", "resources/list", "resources/read", "resources/templates/list"];
     const common = {
       ...Object.fromEntries(listed.map((m) => [m, m.split("/")[0]])),
@@ -212,26 +212,28 @@ describe("the generated SDKs", () => {
     const before2026 = {
       ...common,
       "logging/setLevel": "logging",
-      // Without a sidecar nothing says these need resources.subscribe rather than resources.
-      "resources/subscribe": "resources",
-      "resources/unsubscribe": "resources",
+      // The specification says so in prose, not by the category: the derivation knows (no sidecar needed).
+      "resources/subscribe": "resources.subscribe",
+      "resources/unsubscribe": "resources.subscribe",
       "roots/list": "roots",
       "sampling/createMessage": "sampling",
     };
-    const withElicitation = { ...before2026, "elicitation/create": "elicitation" };
+    // completions (the capability of completion/complete, whose category names none) came with 2025-03-26.
+    const withCompletions = { ...before2026, "completion/complete": "completions" };
+    const withElicitation = { ...withCompletions, "elicitation/create": "elicitation" };
     const expected: Record<Revision, Record<string, string>> = {
       "2024-11-05": before2026,
-      "2025-03-26": before2026,
+      "2025-03-26": withCompletions,
       "2025-06-18": withElicitation,
       "2025-11-25": {
         ...withElicitation,
-        "tasks/cancel": "tasks",
+        "tasks/cancel": "tasks.cancel",
         "tasks/get": "tasks",
-        "tasks/list": "tasks",
+        "tasks/list": "tasks.list",
         "tasks/result": "tasks",
       },
-      "2026-07-28": common,
-      draft: common,
+      "2026-07-28": { ...common, "completion/complete": "completions" },
+      draft: { ...common, "completion/complete": "completions" },
     };
     for (const revision of REVISIONS) {
       const { model } = await sdk(revision);
@@ -239,8 +241,6 @@ describe("the generated SDKs", () => {
         model.messages.filter((m) => m.capability).map((m) => [m.method, m.capability]),
       );
       expect(derived, revision).toEqual(expected[revision]);
-      // Its category is "completion" and the capability "completions": only a sidecar can say so.
-      expect(model.messages.find((m) => m.method === "completion/complete")!.capability, revision).toBeUndefined();
     }
   });
 
