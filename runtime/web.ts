@@ -139,9 +139,14 @@ export type {
   McpTextResourceContents,
   McpToolAnnotations,
   McpToolResult,
+  McpToolResultFor,
   ObjectJsonSchema,
   ToolArguments,
+  ToolInput,
+  ToolSchema,
+  ToolStructuredContent,
 } from "./server/types.js";
+export type { StandardJsonSchemaV1, StandardSchemaV1 } from "./server/standard-schema.js";
 export { compileSchema } from "./server/tool-schema.js";
 export type { SchemaCheck, SchemaCompiler } from "./server/tool-schema.js";
 export { LoggingDisabledError, McpContext, requestPeer } from "./server/context.js";

@@ -13,7 +13,9 @@ import { Subscriptions } from "../eras/2026-07-28/subscriptions.js";
 import type { ChangeFeed, ServerChange } from "../store/change-feed.js";
 import { limitOption } from "../rpc/limits.js";
 import { McpContext, sendLog, type McpConnection, type TaskStarter } from "./context.js";
-import { compileSchema as builtInCompiler, type SchemaCheck, type SchemaCompiler } from "./tool-schema.js";
+import { compileSchema as builtInCompiler, type SchemaCompiler } from "./tool-schema.js";
+import { toolContract, type Checked, type ToolContract } from "./tool-contract.js";
+import type { StandardSchemaV1 } from "./standard-schema.js";
 import {
   LOGGING_LEVELS,
   type McpIcon,
@@ -21,8 +23,11 @@ import {
   type McpPromptArgument,
   type McpToolAnnotations,
   type McpToolResult,
+  type McpToolResultFor,
   type ObjectJsonSchema,
   type ToolArguments,
+  type ToolInput,
+  type ToolSchema,
 } from "./types.js";
 import { defined, errorMessage, handlerResult } from "./results.js";
 import {
@@ -78,8 +83,18 @@ export interface McpServerInit extends Omit<McpSessionSettings, "capabilities"> 
   logging?: boolean;
   /** Advertise resources.subscribe and answer resources/subscribe and unsubscribe; default false. */
   subscriptions?: boolean;
-  /** How tool schemas become argument checks; default: a small built-in checker (type, required, enum...). */
+  /**
+   * How JSON Schema tool schemas become argument and result checks; default: a small built-in checker (type,
+   * required, enum...). Standard Schemas are checked by their own `~standard.validate`.
+   */
   compileSchema?: SchemaCompiler;
+  /**
+   * Turns a tool's Standard Schema into the JSON Schema tools/list shows, for schemas that do not give one
+   * themselves through Standard JSON Schema (`~standard.jsonSchema`; zod 4 does): e.g. Valibot's `toJsonSchema`
+   * from `@valibot/to-json-schema`. A tool's own `toJsonSchema` comes first. Default: none (such a tool is refused).
+   */
+  // Method syntax on purpose: a converter typed for one library's schemas is accepted (parameter bivariance).
+  toJsonSchema?(schema: StandardSchemaV1): object;
   /** Called with every new session before its transport starts (to add handlers of your own). */
   onsession?: (session: ServerSession) => void;
   /**
@@ -127,15 +142,38 @@ export type McpServerOptions = McpServerInit &
     | { createSession: (settings: McpSessionSettings) => ServerSession; inbound?: undefined }
   );
 
-export type McpToolHandler<A> = (args: A, ctx: McpContext) => McpToolResult | string | Promise<McpToolResult | string>;
+/**
+ * A tool's handler: `args` as validation gave them, and a result whose structuredContent fits the outputSchema `O`
+ * (when the tool has one), or a string as shorthand for one text block.
+ */
+export type McpToolHandler<A, O = undefined> = (
+  args: A,
+  ctx: McpContext,
+) => McpToolResultFor<O> | string | Promise<McpToolResultFor<O> | string>;
 
-export interface McpToolConfig<S extends ObjectJsonSchema> {
+export interface McpToolConfig<
+  S extends ToolSchema = ToolSchema,
+  O extends ToolSchema | undefined = ToolSchema | undefined,
+> {
   title?: string;
   description?: string;
-  /** JSON Schema of the arguments; written as a literal, it also types the handler's `args`. Default: any object. */
+  /**
+   * The arguments' schema: a JSON Schema with type "object" (written as a literal it types the handler's `args`), or a
+   * Standard Schema v1 (zod 4, Valibot, ArkType; `args` is its output type). Checked before the handler runs; the
+   * handler gets the validated value. Default: any object.
+   */
   inputSchema?: S;
-  /** When present, every successful result must carry structuredContent that fits it. */
-  outputSchema?: ObjectJsonSchema;
+  /**
+   * When present, every successful result must carry structuredContent that fits it (checked before it is sent,
+   * typed for the handler). A Standard Schema's validated output is what is sent.
+   */
+  outputSchema?: O;
+  /**
+   * Turns this tool's Standard Schemas into JSON Schema, before their own Standard JSON Schema interface and the
+   * server's `toJsonSchema`. Not needed for JSON Schemas, nor for libraries that implement Standard JSON Schema.
+   */
+  // Method syntax on purpose: a converter typed for one library's schemas is accepted (parameter bivariance).
+  toJsonSchema?(schema: StandardSchemaV1): object;
   annotations?: McpToolAnnotations;
   icons?: McpIcon[];
   _meta?: JsonObject;
@@ -156,8 +194,11 @@ export interface McpToolConfig<S extends ObjectJsonSchema> {
    * when it needs no task. Where the client asked for a task (2025-11-25) the task exists from the start either way.
    */
   taskStart?: "call" | "handler";
-  /** Text the host may hand the model at once when the tool is called as a task (model-immediate-response). */
-  immediateResponse?: string | ((args: ToolArguments<S>) => string);
+  /**
+   * Text the host may hand the model at once when the tool is called as a task (model-immediate-response); a function
+   * gets the arguments as sent, not yet validated.
+   */
+  immediateResponse?: string | ((args: ToolInput<S>) => string);
 }
 
 /** Returned by every registration; `remove()` withdraws it (and announces the change to connected clients). */
@@ -169,8 +210,8 @@ type Category = "tools" | "resources" | "prompts";
 
 interface ToolEntry {
   readonly definition: JsonObject;
-  readonly check: SchemaCheck;
-  readonly outputCheck: SchemaCheck | undefined;
+  readonly input: ToolContract;
+  readonly output: ToolContract | undefined;
   readonly handler: McpToolHandler<never>;
   readonly scopes: readonly string[];
   readonly taskSupport: TaskSupport | undefined;
@@ -274,11 +315,14 @@ export class McpServer {
 
   // ---- registration -----------------------------------------------------------------------------------
 
-  /** Register a tool. A throwing handler becomes a result with isError: true; bad arguments too. */
-  tool<const S extends ObjectJsonSchema = ObjectJsonSchema>(
+  /**
+   * Register a tool. A throwing handler becomes a result with isError: true; bad arguments too. A Standard Schema
+   * that gives no JSON Schema (see `toJsonSchema`) is a TypeError.
+   */
+  tool<const S extends ToolSchema = ObjectJsonSchema, const O extends ToolSchema | undefined = undefined>(
     name: string,
-    config: McpToolConfig<S>,
-    handler: McpToolHandler<ToolArguments<S>>,
+    config: McpToolConfig<S, O>,
+    handler: McpToolHandler<ToolArguments<S>, O>,
   ): McpRegistration {
     if (this.tools.has(name)) throw new Error(`Tool ${JSON.stringify(name)} is already registered`);
     const scopes = scopeList(`Tool ${JSON.stringify(name)}`, config.scopes);
@@ -288,13 +332,22 @@ export class McpServer {
         `Tool ${JSON.stringify(name)} allows tasks (taskSupport: ${taskSupport}): create the server with tasks: new TaskReceiver()`,
       );
     }
-    const inputSchema: ObjectJsonSchema = config.inputSchema ?? ANY_OBJECT;
+    const contract = (schema: ToolSchema, member: "inputSchema" | "outputSchema"): ToolContract =>
+      toolContract(schema, {
+        tool: name,
+        member,
+        compile: this.compile,
+        toolConverter: config.toJsonSchema === undefined ? undefined : (s) => config.toJsonSchema!(s),
+        serverConverter: this.options.toJsonSchema === undefined ? undefined : (s) => this.options.toJsonSchema!(s),
+      });
+    const input = contract(config.inputSchema ?? ANY_OBJECT, "inputSchema");
+    const output = config.outputSchema === undefined ? undefined : contract(config.outputSchema, "outputSchema");
     const definition = defined({
       name,
       title: config.title,
       description: config.description,
-      inputSchema,
-      outputSchema: config.outputSchema,
+      inputSchema: input.json,
+      outputSchema: output?.json,
       annotations: config.annotations,
       icons: config.icons,
       execution: taskSupport === undefined ? undefined : { taskSupport },
@@ -302,8 +355,8 @@ export class McpServer {
     });
     const entry: ToolEntry = {
       definition,
-      check: this.compile(inputSchema),
-      outputCheck: config.outputSchema === undefined ? undefined : this.compile(config.outputSchema),
+      input,
+      output,
       handler: handler as McpToolHandler<never>,
       scopes,
       taskSupport,
@@ -770,12 +823,21 @@ export class McpServer {
     connection: Connection,
     startTask?: TaskStarter,
   ): Promise<JsonObject> {
-    const problems = isObject(args) ? tool.check(args) : ["arguments must be an object"];
-    if (problems.length > 0) return toolError(`Invalid arguments for tool ${name}: ${problems.join("; ")}`);
+    if (!isObject(args)) return toolError(`Invalid arguments for tool ${name}: arguments must be an object`);
+    let checked: Checked;
+    try {
+      const pending = tool.input.check(args);
+      checked = pending instanceof Promise ? await pending : pending;
+    } catch (error) {
+      // A validator that throws fails like the handler would: the tool's failure, not the caller's mistake.
+      return toolError(errorMessage(error));
+    }
+    if (!checked.ok) return toolError(`Invalid arguments for tool ${name}: ${checked.problems.join("; ")}`);
+    const value = checked.value;
     let result: McpToolResult | string;
     try {
       result = await this.withRounds(rctx, (round) =>
-        tool.handler(args as never, new McpContext(rctx, connection, round, startTask)),
+        tool.handler(value as never, new McpContext(rctx, connection, round, startTask)),
       );
     } catch (error) {
       // What ends the request itself (an input-required round, a refusal) is not the tool's failure.
@@ -794,18 +856,22 @@ export class McpServer {
       () => `Tool ${name} returned something other than a CallToolResult`,
     );
     if (typeof result === "string") return answer;
-    const outputCheck = tool.outputCheck;
-    if (outputCheck !== undefined && result.isError !== true) {
-      const structured = result.structuredContent;
-      const issues = structured === undefined ? ["structuredContent is missing"] : outputCheck(structured);
-      if (issues.length > 0) {
-        throw new RpcError(
-          ErrorCode.InternalError,
-          `Tool ${name} returned output that does not fit its outputSchema: ${issues.join("; ")}`,
-        );
-      }
+    const output = tool.output;
+    if (output === undefined || result.isError === true) return answer;
+    const structured = result.structuredContent;
+    let fit: Checked = { ok: false, problems: ["structuredContent is missing"] };
+    if (structured !== undefined) {
+      const pending = output.check(structured);
+      fit = pending instanceof Promise ? await pending : pending;
     }
-    return answer;
+    if (!fit.ok) {
+      throw new RpcError(
+        ErrorCode.InternalError,
+        `Tool ${name} returned output that does not fit its outputSchema: ${fit.problems.join("; ")}`,
+      );
+    }
+    // A Standard Schema's output (defaults, transforms) is what its JSON Schema describes, so that is what is sent.
+    return fit.value === structured ? answer : { ...answer, structuredContent: fit.value };
   }
 }
 

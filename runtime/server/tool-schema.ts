@@ -1,4 +1,4 @@
-// A small JSON Schema checker for tool arguments (type, required, properties, items, enum, const); pluggable for a full validator.
+// A small JSON Schema checker for tool arguments (type, required, properties, items, enum, const, anyOf, oneOf); pluggable for a full validator.
 import type { JsonSchema } from "./types.js";
 
 /** Checks one value; returns human-readable problems, empty when the value is acceptable. */
@@ -24,7 +24,8 @@ function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-function pointerPart(key: string | number): string {
+/** One JSON Pointer reference token (RFC 6901), with its leading slash. */
+export function pointerPart(key: string | number): string {
   return "/" + String(key).replace(/~/g, "~0").replace(/\//g, "~1");
 }
 
@@ -42,6 +43,15 @@ function check(schema: JsonSchema, value: unknown, at: string, out: string[]): v
     out.push(`${at || "/"}: must be ${JSON.stringify(schema.const)}`);
   if (schema.enum !== undefined && !schema.enum.some((e) => sameJson(e, value))) {
     out.push(`${at || "/"}: must be one of ${JSON.stringify(schema.enum)}`);
+  }
+  // The argument types infer anyOf and oneOf as unions, so the handler must never see a value outside them.
+  const anyOf = branches(schema.anyOf);
+  if (anyOf !== undefined && !anyOf.some((branch) => fits(branch, value)))
+    out.push(`${at || "/"}: must match a schema of anyOf`);
+  const oneOf = branches(schema.oneOf);
+  if (oneOf !== undefined) {
+    const matched = oneOf.filter((branch) => fits(branch, value)).length;
+    if (matched !== 1) out.push(`${at || "/"}: must match exactly one schema of oneOf, matches ${matched}`);
   }
   if (typeof value === "object" && value !== null && !Array.isArray(value)) {
     const object = value as { [key: string]: unknown };
@@ -61,6 +71,19 @@ function check(schema: JsonSchema, value: unknown, at: string, out: string[]): v
   } else if (Array.isArray(value) && schema.items !== undefined) {
     for (let i = 0; i < value.length; i++) check(schema.items, value[i], at + pointerPart(i), out);
   }
+}
+
+function branches(keyword: unknown): readonly unknown[] | undefined {
+  return Array.isArray(keyword) ? keyword : undefined;
+}
+
+/** Whether a value fits one branch; `true`/`false` are schemas too, and what is not a schema does not restrict. */
+function fits(branch: unknown, value: unknown): boolean {
+  if (typeof branch === "boolean") return branch;
+  if (typeof branch !== "object" || branch === null) return true;
+  const out: string[] = [];
+  check(branch as JsonSchema, value, "", out);
+  return out.length === 0;
 }
 
 const NO_PROBLEMS: readonly string[] = Object.freeze([]);

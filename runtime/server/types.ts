@@ -1,5 +1,6 @@
-// Structural MCP shapes the high-level server works with, and argument types inferred from a tool's JSON Schema.
+// Structural MCP shapes the high-level server works with, and the argument and result types a tool's schemas imply.
 import type { JsonObject } from "../rpc/jsonrpc.js";
+import type { StandardInput, StandardOutput, StandardSchemaV1 } from "./standard-schema.js";
 
 // These mirror the schema's types closely enough that the generated SDK's values fit them, without the runtime
 // importing generated/. They carry no index signatures, so object literals are checked for misspelled members.
@@ -54,10 +55,13 @@ export type McpContent =
     }
   | { type: "resource"; resource: McpResourceContents; annotations?: McpAnnotations; _meta?: JsonObject };
 
-/** What a tool handler returns: a CallToolResult, or a string as shorthand for one text block. */
-export interface McpToolResult {
+/**
+ * What a tool handler returns: a CallToolResult, or a string as shorthand for one text block. `T` is the type of its
+ * structuredContent, inferred from the tool's outputSchema.
+ */
+export interface McpToolResult<T = JsonObject> {
   content: McpContent[];
-  structuredContent?: JsonObject;
+  structuredContent?: T;
   isError?: boolean;
   _meta?: JsonObject;
 }
@@ -194,28 +198,80 @@ type ObjectFromProperties<P, R> = Simplify<
   { -readonly [K in keyof P & R]: FromSchema<P[K]> } & { -readonly [K in Exclude<keyof P, R>]?: FromSchema<P[K]> }
 >;
 
+/** What `type` (with properties, items) says, ignoring const, enum and the combinators. */
+type FromType<S> = S extends { type: "object"; properties: infer P }
+  ? ObjectFromProperties<P, S extends { required: readonly (infer R)[] } ? R : never>
+  : S extends { type: "array"; items: infer I }
+    ? FromSchema<I>[]
+    : S extends { type: infer N }
+      ? N extends readonly (infer M)[]
+        ? TypeFromName<M>
+        : TypeFromName<N>
+      : unknown;
+
+type LooseObject = { [key: string]: unknown };
+
+/**
+ * A schema with anyOf/oneOf: the union of its branches, narrowed by what its own `type` says. Branches that say
+ * nothing a type can express (`{ required: ["a"] }`, the usual "a or b" pattern) leave the schema's own type as is.
+ */
+type FromBranches<S, Branches> = unknown extends Branches
+  ? FromType<S>
+  : unknown extends FromType<S>
+    ? Branches
+    : LooseObject extends FromType<S>
+      ? Branches
+      : FromType<S> & Branches;
+
 /**
  * The TypeScript type of values a schema accepts, for schemas written as literals (a `const` type parameter
- * keeps them literal). Covers type, properties/required, items, enum and const; anything else is `unknown`.
+ * keeps them literal). Covers type, properties/required, items, enum, const, anyOf and oneOf (as unions);
+ * anything else is `unknown`.
  */
 export type FromSchema<S> = S extends { const: infer C }
   ? C
   : S extends { enum: readonly (infer E)[] }
     ? E
-    : S extends { type: "object"; properties: infer P }
-      ? ObjectFromProperties<P, S extends { required: readonly (infer R)[] } ? R : never>
-      : S extends { type: "array"; items: infer I }
-        ? FromSchema<I>[]
-        : S extends { type: infer N }
-          ? N extends readonly (infer M)[]
-            ? TypeFromName<M>
-            : TypeFromName<N>
-          : unknown;
+    : S extends { anyOf: readonly (infer B)[] }
+      ? FromBranches<S, FromSchema<B>>
+      : S extends { oneOf: readonly (infer B)[] }
+        ? FromBranches<S, FromSchema<B>>
+        : FromType<S>;
 
-/** A tool's argument type: inferred from a literal schema, else any JSON object. */
-export type ToolArguments<S> =
-  unknown extends FromSchema<S>
-    ? { [key: string]: unknown }
-    : FromSchema<S> extends { [key: string]: unknown }
-      ? FromSchema<S>
-      : { [key: string]: unknown };
+/** The object type a JSON Schema describes, else any JSON object (a schema typed `JsonSchema`, not a literal). */
+type JsonArguments<S> =
+  unknown extends FromSchema<S> ? LooseObject : FromSchema<S> extends LooseObject ? FromSchema<S> : LooseObject;
+
+/** What a tool's inputSchema or outputSchema may be: a JSON Schema, or a Standard Schema v1 (zod 4, Valibot...). */
+export type ToolSchema = JsonSchema | StandardSchemaV1;
+
+/**
+ * A tool handler's argument type: a Standard Schema's output type (what its validation gives back), else inferred
+ * from a literal JSON Schema, else any JSON object.
+ */
+export type ToolArguments<S> = S extends StandardSchemaV1
+  ? unknown extends StandardOutput<S>
+    ? LooseObject
+    : StandardOutput<S>
+  : JsonArguments<S>;
+
+/** The arguments as a client sends them, before validation: a Standard Schema's input type, else as ToolArguments. */
+export type ToolInput<S> = S extends StandardSchemaV1
+  ? unknown extends StandardInput<S>
+    ? LooseObject
+    : StandardInput<S>
+  : JsonArguments<S>;
+
+/**
+ * The structuredContent a handler returns for a tool with this outputSchema: a Standard Schema's input type (its
+ * validation runs on it before it is sent), else inferred from a literal JSON Schema; any JSON object without one.
+ */
+export type ToolStructuredContent<O> = O extends undefined ? JsonObject : ToolInput<O>;
+
+/**
+ * A tool handler's result for this outputSchema: a successful result's structuredContent is typed from it, an error
+ * result's is not (the schema does not apply to it). Without an outputSchema, any McpToolResult.
+ */
+export type McpToolResultFor<O> = [O] extends [undefined]
+  ? McpToolResult
+  : (McpToolResult<ToolStructuredContent<O>> & { isError?: false }) | (McpToolResult & { isError: true });

@@ -97,6 +97,7 @@ describe("tools", () => {
     }));
     server.tool("bad", { outputSchema }, () => ({
       content: [{ type: "text", text: "3" }],
+      // @ts-expect-error: this tool breaks its outputSchema on purpose (the types refuse it; the runtime must too)
       structuredContent: { sum: "3" },
     }));
     const { client } = await connected(server);
