@@ -341,6 +341,21 @@ describe("input requests by key", () => {
     expect(await c.until(taskId, "completed")).toMatchObject({ result: { content: [{ text: "hello bob" }] } });
   });
 
+  it("an answer that is not a valid result of its ask's method is refused with -32602 naming the key; nothing is taken", async () => {
+    const c = await modernClient(extensionServer().server);
+    const taskId = await c.start("ask");
+    const parked = await c.until(taskId, "input_required");
+    const refused = await c.error("tasks/update", { taskId, inputResponses: { "input-0": { action: "maybe" } } });
+    expect(refused.code).toBe(-32602);
+    expect(refused.message).toContain('inputResponses["input-0"]');
+    expect(refused.data).toEqual({ inputKey: "input-0" });
+    const after = await c.get(taskId);
+    expect(after.status).toBe("input_required");
+    expect(after.inputRequests).toEqual(parked.inputRequests);
+    await c.result("tasks/update", { taskId, inputResponses: { "input-0": accept("bob") } });
+    expect(await c.until(taskId, "completed")).toMatchObject({ result: { content: [{ text: "hello bob" }] } });
+  });
+
   it("two asks at once: a partial answer leaves only the other key outstanding; the last one completes the task", async () => {
     const c = await modernClient(extensionServer().server);
     const taskId = await c.start("ask-two");

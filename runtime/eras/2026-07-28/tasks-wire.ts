@@ -1,5 +1,5 @@
 // The Tasks extension's wire (MCP 2026-07-28) over the one task receiver: CreateTaskResult, tasks/get|update|cancel here or for another node's task, input requests by key, changes for listen streams.
-import { isPlainObject, type JsonObject } from "../../rpc/jsonrpc.js";
+import { ErrorCode, RpcError, isPlainObject, type JsonObject } from "../../rpc/jsonrpc.js";
 import type { RequestContext } from "../../rpc/peer.js";
 import type { Session } from "../../rpc/session/session.js";
 import type { Task } from "../2025-11-25/tasks/task.js";
@@ -72,7 +72,11 @@ export class ExtensionTaskWire {
     const remote = this.elsewhere(params, context);
     if (remote !== undefined)
       return this.core.shared!.answerInputs(remote.key, remote.owner, responses).then(acknowledged);
-    this.answer(this.find(session, params, context), responses);
+    const task = this.find(session, params, context);
+    const invalid = this.invalid(task, responses);
+    // Refused whole, so the client can send them again right; nothing of it was taken.
+    if (invalid !== undefined) throw invalid;
+    this.answer(task, responses);
     return acknowledged();
   }
 
@@ -84,12 +88,33 @@ export class ExtensionTaskWire {
     return acknowledged();
   }
 
-  /** The requestor's answers to a task's input requests, by key: each settles the ask that is still outstanding. */
+  /**
+   * The requestor's answers to a task's input requests, by key: each settles the ask that is still outstanding. An
+   * answer that is not a valid result of its ask's method (answers relayed from another node are checked only here)
+   * is left out, and the ask stays outstanding.
+   */
   answer(task: Task, responses: { readonly [key: string]: JsonObject }): void {
     for (const input of [...task.inputs]) {
       if (input.key === undefined || !Object.hasOwn(responses, input.key)) continue;
-      input.resolve(responses[input.key]!);
+      const answer = responses[input.key]!;
+      if (!fits(task, input.method, answer)) continue;
+      input.resolve(answer);
     }
+  }
+
+  /** -32602 naming the first answer to an outstanding ask that is not a valid result of its method, if any. */
+  private invalid(task: Task, responses: { readonly [key: string]: JsonObject }): RpcError | undefined {
+    for (const input of task.inputs) {
+      if (input.key === undefined || !Object.hasOwn(responses, input.key)) continue;
+      if (fits(task, input.method, responses[input.key]!)) continue;
+      const spec = task.session.outboundSpec(input.method);
+      return new RpcError(
+        ErrorCode.InvalidParams,
+        `Invalid params: inputResponses["${input.key}"] is not a valid ${spec?.resultType ?? "result"} for ${input.method}`,
+        { inputKey: input.key },
+      );
+    }
+    return undefined;
   }
 
   /**
@@ -121,4 +146,10 @@ function describe(task: Task): JsonObject {
     result: task.result,
     error: task.error?.toJSON(),
   });
+}
+
+/** Whether `answer` is a valid result of `method` as the task's session knows the method (unknown: accepted). */
+function fits(task: Task, method: string, answer: JsonObject): boolean {
+  const isResult = task.session.outboundSpec(method)?.isResult;
+  return isResult === undefined || isResult(answer);
 }
