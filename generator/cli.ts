@@ -1,9 +1,9 @@
-// The mcpgen command line: generate, check, schema init and build; errors become exit codes (1 drift, 2 bad input).
+// The mcpgen command line: generate, check, schema init and build, diff, tools; errors become exit codes (1 drift, 2 bad input).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { HEADER_LINES } from "./emit/header.js";
-import { SchemaError } from "./errors.js";
+import { SchemaError, UsageError } from "./errors.js";
 import { compareWithDisk, type Drift, writeFiles } from "./files.js";
 import { projectRoot } from "./load.js";
 import { rerunCommand, shownPath } from "./rerun.js";
@@ -13,6 +13,7 @@ import { registerDiffCommands, registerRebaseCommand } from "./diff/cli.js";
 import { configFor, registerConfig, revisionsFor, type RevisionConfig } from "./config.js";
 import { startValidators, type PendingValidators } from "./emit/validators-parallel.js";
 import { registerWatch } from "./watch.js";
+import { registerToolsCommands } from "./tools/cli.js";
 
 interface Io {
   out: (line: string) => void;
@@ -20,9 +21,6 @@ interface Io {
 }
 
 const defaultIo: Io = { out: (l) => process.stdout.write(l + "\n"), err: (l) => process.stderr.write(l + "\n") };
-
-/** Exit code 2 with a message: the input was bad (missing file, invalid JSON, dangling $ref, unmapped method). */
-class UsageError extends Error {}
 
 function requireFile(path: string, what: string): void {
   if (!existsSync(path)) throw new SchemaError(path, `${what}: no such file`);
@@ -316,6 +314,7 @@ export function program(io: Io = defaultIo): Command {
     });
   registerRebaseCommand(schema, io);
   registerDiffCommands(cmd, io);
+  registerToolsCommands(cmd, io);
   registerConfig(cmd);
   registerWatch(cmd, io, takePrestarted);
   return cmd;

@@ -31,3 +31,11 @@ export class SchemaErrors extends SchemaError {
     return this.errors.map((e) => e.format()).join("\n");
   }
 }
+
+/** Bad input that is not a file's content (an option, a command line, a server that cannot be reached): exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "UsageError";
+  }
+}

@@ -10,7 +10,7 @@ export const DEFAULT_RERUN = "mcpgen generate";
  * `--watch` is left out (it does not change the output), and so is anything a config file supplied:
  * rerunning the command reads the same file.
  */
-const OPTIONS: { key: string; flag: string; path: boolean }[] = [
+const OPTIONS: RerunOption[] = [
   { key: "config", flag: "--config", path: true },
   { key: "schema", flag: "--schema", path: true },
   { key: "methods", flag: "--methods", path: true },
@@ -39,13 +39,30 @@ function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
-/** `mcpgen generate` with the options given on the command line of `command` (generate or check). */
-export function rerunCommand(command: Command, cwd = process.cwd()): string {
-  const words = ["mcpgen", "generate"];
-  for (const option of OPTIONS) {
+/** An option that decides what a command writes: its key in commander, its flag, and whether it names a path. */
+export interface RerunOption {
+  key: string;
+  flag: string;
+  path: boolean;
+}
+
+/** `words` followed by those of `options` that were given on the command line of `command`, in their order. */
+export function commandWith(
+  words: readonly string[],
+  options: readonly RerunOption[],
+  command: Command,
+  cwd = process.cwd(),
+): string {
+  const out = [...words];
+  for (const option of options) {
     if (command.getOptionValueSource(option.key) !== "cli") continue;
     const value = String(command.getOptionValue(option.key));
-    words.push(option.flag, shellWord(option.path ? projectPath(value, cwd) : value));
+    out.push(option.flag, shellWord(option.path ? projectPath(value, cwd) : value));
   }
-  return words.join(" ");
+  return out.join(" ");
+}
+
+/** `mcpgen generate` with the options given on the command line of `command` (generate or check). */
+export function rerunCommand(command: Command, cwd = process.cwd()): string {
+  return commandWith(["mcpgen", "generate"], OPTIONS, command, cwd);
 }

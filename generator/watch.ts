@@ -34,7 +34,7 @@ export interface WatchIo {
 }
 
 /** One watched directory and the file names in it that matter (undefined: every file, as for templates). */
-interface Target {
+export interface Target {
   dir: string;
   names?: Set<string>;
 }
@@ -146,6 +146,22 @@ export async function startWatch(options: WatchOptions, io: WatchIo): Promise<()
     }
   };
 
+  await run([]);
+  const { stop, watching } = watchTargets(byDir.values(), run, options.debounceMs);
+  io.out(`watching ${watching}`);
+  return stop;
+}
+
+/**
+ * Watches each target directory (for the names listed, or every file) and calls `run` with the files changed, sorted,
+ * once a burst of saves has been quiet for `debounceMs`; runs never overlap. Returns how to stop, and what is
+ * watched as one line.
+ */
+export function watchTargets(
+  targets: Iterable<Target>,
+  run: (changed: string[]) => Promise<void>,
+  debounceMs = 100,
+): { stop: () => void; watching: string } {
   let pending = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
@@ -156,12 +172,11 @@ export async function startWatch(options: WatchOptions, io: WatchIo): Promise<()
       const batch = [...pending].sort();
       pending = new Set();
       running = running.then(() => run(batch));
-    }, options.debounceMs ?? 100);
+    }, debounceMs);
   };
-
-  await run([]);
+  const all = [...targets];
   const watchers: FSWatcher[] = [];
-  for (const target of byDir.values()) {
+  for (const target of all) {
     if (!existsSync(target.dir)) continue;
     watchers.push(
       watch(target.dir, (_event, name) => {
@@ -172,13 +187,26 @@ export async function startWatch(options: WatchOptions, io: WatchIo): Promise<()
       }),
     );
   }
-  io.out(
-    `watching ${[...byDir.values()].map((t) => (t.names ? [...t.names].map((n) => join(t.dir, n)) : [t.dir + "/"]).join(", ")).join(", ")}`,
-  );
-  return () => {
-    if (timer) clearTimeout(timer);
-    for (const w of watchers) w.close();
+  return {
+    stop: () => {
+      if (timer) clearTimeout(timer);
+      for (const w of watchers) w.close();
+    },
+    watching: all.map((t) => (t.names ? [...t.names].map((n) => join(t.dir, n)) : [t.dir + "/"]).join(", ")).join(", "),
   };
+}
+
+/** Runs until SIGINT or SIGTERM, then stops watching and exits 0 (a watch is ended by the user, not by failing). */
+export async function untilInterrupted(stop: () => void): Promise<void> {
+  await new Promise<void>((done) => {
+    const finish = (): void => {
+      stop();
+      done();
+      process.exit(0);
+    };
+    process.once("SIGINT", finish);
+    process.once("SIGTERM", finish);
+  });
 }
 
 /**
@@ -210,14 +238,6 @@ export function registerWatch(
       },
       io,
     );
-    await new Promise<void>((done) => {
-      const finish = (): void => {
-        stop();
-        done();
-        process.exit(0);
-      };
-      process.once("SIGINT", finish);
-      process.once("SIGTERM", finish);
-    });
+    await untilInterrupted(stop);
   });
 }

@@ -10,6 +10,8 @@ import { diffSides } from "./diff.js";
 import { exitCodeFor, formatReport, type DiffFormat, type FailOn } from "./format.js";
 import { rebase } from "./rebase.js";
 import { loadSide } from "./source.js";
+import { catalogueDiff } from "../tools/diff-command.js";
+import { catalogueExitCode, formatCatalogueReport } from "../tools/report-format.js";
 
 export interface DiffIo {
   out: (line: string) => void;
@@ -30,7 +32,7 @@ export function registerDiffCommands(program: Command, io: DiffIo): void {
   program
     .command("diff")
     .description(
-      "compare two MCP schemas (files or git:REV:path) and classify each change for clients and servers; with --api, two generated packages",
+      "compare two MCP schemas (files or git:REV:path) and classify each change for clients and servers; two tool catalogues (mcpgen tools pull) tool by tool, for callers; with --api, two generated packages",
     )
     .argument(
       "<old>",
@@ -69,6 +71,13 @@ export function registerDiffCommands(program: Command, io: DiffIo): void {
         const { diffApi } = await import("./api.js");
         report = diffApi(oldSpec, newSpec);
       } else {
+        // Two tool catalogues (mcpgen tools pull) are compared tool by tool, for their callers.
+        const catalogues = catalogueDiff(oldSpec, newSpec, opts);
+        if (catalogues !== undefined) {
+          io.out(formatCatalogueReport(catalogues, opts.format));
+          process.exitCode = catalogueExitCode(catalogues, opts.failOn);
+          return;
+        }
         const revisions = revisionsNamed([oldSpec, newSpec], self);
         const side = (spec: string, who: "OLD" | "NEW", methods: string | undefined) => {
           const revision = revisions.get(spec);

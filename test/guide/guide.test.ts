@@ -7,6 +7,7 @@ import { PUBLISHED } from "../../packages/published.mjs";
 import { follow } from "../kit/streams.js";
 import { repoRoot, tempDir } from "../kit/paths.js";
 import type { CliResult } from "../kit/cli.js";
+import { splitCommandLine } from "../../generator/tools/command-line.js";
 
 const guide = readFileSync(join(repoRoot, "docs/guide.md"), "utf8");
 const fixtures = join(repoRoot, "test/fixtures/guide");
@@ -291,4 +292,59 @@ describe("a project built from the guide", () => {
       expect(await exited).toBe(0);
     });
   });
+});
+
+describe("section 6: typed tools from a server's catalogue", () => {
+  /** The `npx mcpgen` lines of a block, split as a shell would quote them (the --server value is one word). */
+  const toolCommands = (text: string): string[][] =>
+    text
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => l.startsWith("npx mcpgen "))
+      .map((l) => splitCommandLine(l).slice(2));
+  const catalogue = () => readFileSync(join(project, "tools/everything.json"), "utf8");
+
+  beforeAll(() => {
+    // What `npm install -D @modelcontextprotocol/server-everything` gives the project: the package, found by npx.
+    mkdirSync(join(project, "node_modules/@modelcontextprotocol"), { recursive: true });
+    symlinkSync(
+      join(repoRoot, "node_modules/@modelcontextprotocol/server-everything"),
+      join(project, "node_modules/@modelcontextprotocol/server-everything"),
+      "dir",
+    );
+  });
+
+  it("pulls the catalogue with the guide's command, the same bytes twice, and generates the bindings", () => {
+    for (const args of toolCommands(block("run", "tools-pull"))) {
+      const r = installedCli(args);
+      expect(r.status, `mcpgen ${args.join(" ")}\n${r.stderr}`).toBe(0);
+      expect(r.stdout).toMatch(/^wrote {5}tools\/everything\.json \(\d+ tools/);
+    }
+    const first = catalogue();
+    for (const args of toolCommands(block("run", "tools-pull"))) expect(installedCli(args).status).toBe(0);
+    expect(catalogue()).toBe(first);
+    for (const args of toolCommands(block("run", "tools-generate"))) {
+      const r = installedCli(args);
+      expect(r.status, `mcpgen ${args.join(" ")}\n${r.stderr}`).toBe(0);
+    }
+    const bindings = readFileSync(join(project, "src/tools/index.ts"), "utf8");
+    expect(bindings).toContain("Do not edit");
+    expect(bindings).toContain("export function bindTools(");
+  }, 120_000);
+
+  it("passes the CI job's check against the live server, and reports a narrowed input as the guide shows", () => {
+    const workflow = block("file", ".github/workflows/mcp-tools.yml");
+    const [check] = toolCommands(workflow.match(/npx mcpgen tools check .*/)![0]);
+    const passed = installedCli(check!);
+    expect(passed.stderr).toBe("");
+    expect(passed.status).toBe(0);
+    // The snapshot from before the server made echo's message required.
+    const snapshot = JSON.parse(catalogue()) as { tools: { name: string; inputSchema: { required?: string[] } }[] };
+    const echo = snapshot.tools.find((t) => t.name === "echo")!;
+    echo.inputSchema.required = (echo.inputSchema.required ?? []).filter((p) => p !== "message");
+    writeFileSync(join(project, "tools/everything.json"), JSON.stringify(snapshot, null, 2) + "\n");
+    const drifted = installedCli(check!);
+    expect(drifted.status).toBe(1);
+    expectExcerpt(drifted.stdout, block("excerpt", "tools-check"));
+  }, 120_000);
 });

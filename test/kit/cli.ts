@@ -1,5 +1,5 @@
 // Running the compiled `mcpgen` CLI as a separate process.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { repoRoot } from "./paths.js";
 
@@ -13,4 +13,19 @@ export interface CliResult {
 export function runCli(args: string[], cwd = repoRoot): CliResult {
   const r = spawnSync(process.execPath, [join(repoRoot, "bin/mcpgen.js"), ...args], { cwd, encoding: "utf8" });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/**
+ * Runs `mcpgen` without blocking this process, for a CLI that talks to a server the test serves in process (a
+ * spawnSync would stop that server from answering).
+ */
+export function runCliAsync(args: string[], cwd = repoRoot): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(repoRoot, "bin/mcpgen.js"), ...args], { cwd });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    child.once("close", (status) => resolve({ status, stdout, stderr }));
+  });
 }

@@ -1,0 +1,280 @@
+// The structured-result checker written into every bindings file: plain TypeScript, no dependency, one issue per JSON pointer.
+
+/**
+ * Checks a value against a JSON Schema document the catalogue holds (draft-07 or 2020-12): types, const, enum,
+ * bounds, lengths, patterns, properties, required, additional and pattern properties, property names, item and
+ * tuple schemas, contains, unique items, dependencies, allOf, anyOf, oneOf, not, if/then/else, and `$ref` inside
+ * the document (never fetched). Formats are annotations and are not asserted. The source is emitted as text, so it
+ * is written for the strictest settings an app may compile it with (noUncheckedIndexedAccess,
+ * exactOptionalPropertyTypes, noPropertyAccessFromIndexSignature, noUnusedLocals) and an ES2020 library.
+ */
+export const CHECKER_SOURCE = `/** A place where a tool's structured result breaks its outputSchema: a JSON pointer into the result, and why. */
+export interface ToolResultIssue {
+  pointer: string;
+  message: string;
+}
+
+type _Schema = { readonly [keyword: string]: unknown };
+type _Fail = (message: string) => void;
+
+const _patterns = new Map<string, RegExp>();
+
+function _isObject(value: unknown): value is { readonly [key: string]: unknown } {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function _has(object: { readonly [key: string]: unknown }, key: string): boolean {
+  return Object.prototype.hasOwnProperty.call(object, key);
+}
+
+function _hasType(value: unknown, type: unknown): boolean {
+  switch (type) {
+    case "integer":
+      return typeof value === "number" && Number.isInteger(value);
+    case "number":
+      return typeof value === "number";
+    case "object":
+      return _isObject(value);
+    case "array":
+      return Array.isArray(value);
+    case "null":
+      return value === null;
+    default:
+      return typeof value === type;
+  }
+}
+
+/** JSON equality: 1 and 1.0 are equal, key order does not matter. */
+function _equal(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    const right: readonly unknown[] = b;
+    return a.length === right.length && a.every((item: unknown, i: number) => _equal(item, right[i]));
+  }
+  if (_isObject(a) && _isObject(b)) {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => _has(b, k) && _equal(a[k], b[k]));
+  }
+  return false;
+}
+
+function _pointer(at: string, key: string | number): string {
+  return at + "/" + String(key).replace(/~/g, "~0").replace(/\\//g, "~1");
+}
+
+/** The subschema a local reference names ("#" or "#/..."), or undefined: other documents are never fetched. */
+function _resolve(root: unknown, ref: string): unknown {
+  if (ref === "#") return root;
+  if (!ref.startsWith("#/")) return undefined;
+  let node: unknown = root;
+  for (const token of decodeURIComponent(ref.slice(2)).split("/")) {
+    const key = token.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (Array.isArray(node)) {
+      const list: readonly unknown[] = node;
+      node = list[Number(key)];
+    } else if (_isObject(node) && _has(node, key)) node = node[key];
+    else return undefined;
+  }
+  return node;
+}
+
+function _regex(pattern: string): RegExp {
+  let compiled = _patterns.get(pattern);
+  if (compiled === undefined) {
+    compiled = new RegExp(pattern, "u");
+    _patterns.set(pattern, compiled);
+  }
+  return compiled;
+}
+
+function _number(schema: _Schema, keyword: string): number | undefined {
+  const value = schema[keyword];
+  return typeof value === "number" ? value : undefined;
+}
+
+function _matches(schema: unknown, value: unknown, root: unknown, followed: readonly unknown[]): boolean {
+  const issues: ToolResultIssue[] = [];
+  _check(schema, value, root, "", issues, followed);
+  return issues.length === 0;
+}
+
+function _checkNumber(s: _Schema, value: number, fail: _Fail): void {
+  const minimum = _number(s, "minimum");
+  const maximum = _number(s, "maximum");
+  const exclusiveMinimum = _number(s, "exclusiveMinimum");
+  const exclusiveMaximum = _number(s, "exclusiveMaximum");
+  const multipleOf = _number(s, "multipleOf");
+  if (minimum !== undefined && (s["exclusiveMinimum"] === true ? value <= minimum : value < minimum))
+    fail((s["exclusiveMinimum"] === true ? "must be > " : "must be >= ") + minimum);
+  if (maximum !== undefined && (s["exclusiveMaximum"] === true ? value >= maximum : value > maximum))
+    fail((s["exclusiveMaximum"] === true ? "must be < " : "must be <= ") + maximum);
+  if (exclusiveMinimum !== undefined && value <= exclusiveMinimum) fail("must be > " + exclusiveMinimum);
+  if (exclusiveMaximum !== undefined && value >= exclusiveMaximum) fail("must be < " + exclusiveMaximum);
+  if (multipleOf !== undefined && multipleOf > 0 && !Number.isInteger(value / multipleOf))
+    fail("must be a multiple of " + multipleOf);
+}
+
+function _checkString(s: _Schema, value: string, fail: _Fail): void {
+  const minLength = _number(s, "minLength");
+  const maxLength = _number(s, "maxLength");
+  // Lengths count code points, as JSON Schema says, not UTF-16 units.
+  const length = minLength !== undefined || maxLength !== undefined ? Array.from(value).length : 0;
+  if (minLength !== undefined && length < minLength) fail("must NOT have fewer than " + minLength + " characters");
+  if (maxLength !== undefined && length > maxLength) fail("must NOT have more than " + maxLength + " characters");
+  const pattern = s["pattern"];
+  if (typeof pattern === "string" && !_regex(pattern).test(value)) fail("must match pattern " + JSON.stringify(pattern));
+}
+
+function _checkArray(
+  s: _Schema,
+  value: readonly unknown[],
+  root: unknown,
+  at: string,
+  out: ToolResultIssue[],
+  fail: _Fail,
+): void {
+  const minItems = _number(s, "minItems");
+  const maxItems = _number(s, "maxItems");
+  if (minItems !== undefined && value.length < minItems) fail("must NOT have fewer than " + minItems + " items");
+  if (maxItems !== undefined && value.length > maxItems) fail("must NOT have more than " + maxItems + " items");
+  if (s["uniqueItems"] === true)
+    for (let i = 1; i < value.length; i++)
+      for (let j = 0; j < i; j++)
+        if (_equal(value[i], value[j])) {
+          fail("must NOT have duplicate items (items " + j + " and " + i + " are equal)");
+          i = value.length;
+          break;
+        }
+  const items = s["items"];
+  const prefixItems = s["prefixItems"];
+  // draft-07 writes a tuple as an items list (then additionalItems); 2020-12 as prefixItems (then items).
+  const prefix: readonly unknown[] = Array.isArray(prefixItems) ? prefixItems : Array.isArray(items) ? items : [];
+  const rest = Array.isArray(items) ? s["additionalItems"] : items;
+  value.forEach((item, i) => {
+    const schema = i < prefix.length ? prefix[i] : rest;
+    if (schema !== undefined) _check(schema, item, root, _pointer(at, i), out, []);
+  });
+  const contains = s["contains"];
+  if (contains !== undefined) {
+    const found = value.filter((item) => _matches(contains, item, root, [])).length;
+    const least = _number(s, "minContains") ?? 1;
+    const most = _number(s, "maxContains");
+    if (found < least) fail("must contain at least " + least + " item(s) matching contains");
+    if (most !== undefined && found > most) fail("must contain at most " + most + " item(s) matching contains");
+  }
+}
+
+function _checkObject(
+  s: _Schema,
+  value: { readonly [key: string]: unknown },
+  root: unknown,
+  at: string,
+  out: ToolResultIssue[],
+  fail: _Fail,
+): void {
+  const required = s["required"];
+  if (Array.isArray(required))
+    for (const name of required)
+      if (typeof name === "string" && !_has(value, name))
+        out.push({ pointer: _pointer(at, name), message: "must be present (required)" });
+  const keys = Object.keys(value);
+  const minProperties = _number(s, "minProperties");
+  const maxProperties = _number(s, "maxProperties");
+  if (minProperties !== undefined && keys.length < minProperties)
+    fail("must NOT have fewer than " + minProperties + " properties");
+  if (maxProperties !== undefined && keys.length > maxProperties)
+    fail("must NOT have more than " + maxProperties + " properties");
+  const properties = _isObject(s["properties"]) ? s["properties"] : {};
+  const patterns = _isObject(s["patternProperties"]) ? s["patternProperties"] : {};
+  const additional = s["additionalProperties"];
+  const names = s["propertyNames"];
+  for (const key of keys) {
+    const here = _pointer(at, key);
+    let known = false;
+    if (_has(properties, key)) {
+      known = true;
+      _check(properties[key], value[key], root, here, out, []);
+    }
+    for (const pattern of Object.keys(patterns))
+      if (_regex(pattern).test(key)) {
+        known = true;
+        _check(patterns[pattern], value[key], root, here, out, []);
+      }
+    if (!known && additional === false) out.push({ pointer: here, message: "must NOT be here (additionalProperties is false)" });
+    else if (!known && additional !== undefined) _check(additional, value[key], root, here, out, []);
+    if (names !== undefined && !_matches(names, key, root, []))
+      out.push({ pointer: here, message: "property name must match propertyNames" });
+  }
+  const dependentRequired = _isObject(s["dependentRequired"]) ? s["dependentRequired"] : {};
+  const dependentSchemas = _isObject(s["dependentSchemas"]) ? s["dependentSchemas"] : {};
+  const dependencies = _isObject(s["dependencies"]) ? s["dependencies"] : {};
+  for (const key of keys) {
+    for (const source of [dependentRequired, dependentSchemas, dependencies]) {
+      if (!_has(source, key)) continue;
+      const dependency = source[key];
+      if (Array.isArray(dependency)) {
+        for (const other of dependency)
+          if (typeof other === "string" && !_has(value, other))
+            fail("must have property " + JSON.stringify(other) + " when " + JSON.stringify(key) + " is present");
+      } else _check(dependency, value, root, at, out, []);
+    }
+  }
+}
+
+function _check(
+  schema: unknown,
+  value: unknown,
+  root: unknown,
+  at: string,
+  out: ToolResultIssue[],
+  followed: readonly unknown[],
+): void {
+  if (schema === false) {
+    out.push({ pointer: at, message: "must NOT be here (the schema allows nothing)" });
+    return;
+  }
+  if (!_isObject(schema)) return;
+  const s: _Schema = schema;
+  const fail: _Fail = (message) => {
+    out.push({ pointer: at, message });
+  };
+  const ref = s["$ref"];
+  if (typeof ref === "string") {
+    const target = _resolve(root, ref);
+    // A reference back to a schema already applied to this same value adds nothing, and would not end.
+    if (target !== undefined && !followed.includes(target)) _check(target, value, root, at, out, [...followed, target]);
+  }
+  const type = s["type"];
+  if (type !== undefined) {
+    const types: readonly unknown[] = Array.isArray(type) ? type : [type];
+    if (!types.some((t) => _hasType(value, t))) {
+      fail("must be " + types.join(" or "));
+      return;
+    }
+  }
+  if (s["const"] !== undefined && !_equal(s["const"], value)) fail("must be " + JSON.stringify(s["const"]));
+  const values = s["enum"];
+  if (Array.isArray(values) && !values.some((v: unknown) => _equal(v, value)))
+    fail("must be one of " + JSON.stringify(values));
+  if (typeof value === "number") _checkNumber(s, value, fail);
+  else if (typeof value === "string") _checkString(s, value, fail);
+  else if (Array.isArray(value)) _checkArray(s, value, root, at, out, fail);
+  else if (_isObject(value)) _checkObject(s, value, root, at, out, fail);
+  const allOf = s["allOf"];
+  if (Array.isArray(allOf)) for (const sub of allOf) _check(sub, value, root, at, out, followed);
+  const anyOf = s["anyOf"];
+  if (Array.isArray(anyOf) && !anyOf.some((sub: unknown) => _matches(sub, value, root, followed)))
+    fail("must match a schema of anyOf");
+  const oneOf = s["oneOf"];
+  if (Array.isArray(oneOf)) {
+    const matching = oneOf.filter((sub: unknown) => _matches(sub, value, root, followed)).length;
+    if (matching !== 1) fail("must match exactly one schema of oneOf (matches " + matching + ")");
+  }
+  if (s["not"] !== undefined && _matches(s["not"], value, root, followed)) fail("must NOT match the schema of not");
+  const condition = s["if"];
+  if (condition !== undefined) {
+    const branch = _matches(condition, value, root, followed) ? s["then"] : s["else"];
+    if (branch !== undefined) _check(branch, value, root, at, out, followed);
+  }
+}
+`;
