@@ -16,6 +16,17 @@ export interface RevisionConfig {
   sdk?: true;
 }
 
+/** One server whose tool catalogue the project keeps (see `mcpgen tools`); paths relative to the working directory. */
+export interface ToolsConfig {
+  catalogue: string;
+  server?: string;
+  url?: string;
+  header?: string[];
+  env?: string[];
+  out?: string;
+  sdkImport?: string;
+}
+
 export interface McpgenConfig {
   schema?: string;
   out?: string;
@@ -26,6 +37,8 @@ export interface McpgenConfig {
   emit?: { runtimeImport?: string };
   /** Several revisions, each with its schema, in place of `schema` and `methods`. */
   revisions?: RevisionConfig[];
+  /** The servers whose tool catalogues `mcpgen tools` pulls, generates bindings for and checks. */
+  tools?: ToolsConfig[];
 }
 
 export const CONFIG_FILE = "mcpgen.config.json";
@@ -54,6 +67,14 @@ export function loadConfig(file: string): McpgenConfig {
     if (v !== undefined) out[key] = v;
   }
   if (config.emit) out.emit = { ...config.emit };
+  if (config.tools) {
+    // The command line of a server is run from the working directory as typed; only files move with the config.
+    out.tools = config.tools.map((t) => ({
+      ...t,
+      catalogue: resolve(base, t.catalogue),
+      ...(t.out !== undefined ? { out: resolve(base, t.out) } : {}),
+    }));
+  }
   if (config.revisions) {
     // The SDK revision is always marked, so nothing downstream repeats the default.
     const marked = config.revisions.findIndex((r) => r.sdk);

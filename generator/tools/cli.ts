@@ -3,7 +3,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import type { DiffFormat, FailOn } from "../diff/format.js";
-import { SchemaError } from "../errors.js";
+import { SchemaError, UsageError } from "../errors.js";
+import { CONFIG_FILE, configFor, type ToolsConfig } from "../config.js";
 import { writeFiles } from "../files.js";
 import { readText } from "../json.js";
 import { projectRoot } from "../root.js";
@@ -136,6 +137,48 @@ function generateOnce(opts: GenerateOpts, command: string, io: ToolsIo): void {
   );
 }
 
+/**
+ * The servers a command runs for: the one its own flags name, else every entry of the config's `tools` (so a project
+ * lists its servers once and CI runs `mcpgen tools check`). `needs` names the flag an entry must then supply.
+ */
+function targets<T>(
+  self: Command,
+  own: T | undefined,
+  fromConfig: (entry: ToolsConfig) => T | undefined,
+  needs: string,
+): T[] {
+  if (own !== undefined) return [own];
+  const config = configFor(self);
+  const file = (self.getOptionValue("config") as string | undefined) ?? CONFIG_FILE;
+  if (config?.tools === undefined)
+    throw new UsageError(`${needs} is required (or list servers under "tools" in ${CONFIG_FILE})`);
+  return config.tools.map((entry, i) => {
+    const target = fromConfig(entry);
+    if (target === undefined)
+      throw new SchemaError(
+        file,
+        `tools entry ${i} has no ${needs.replace(/^--/, "")} for this command`,
+        `/tools/${i}`,
+      );
+    return target;
+  });
+}
+
+/** A config entry's connection, with the command's own limits (--timeout-ms, --max-pages). */
+function entryConnection(entry: ToolsConfig, opts: ConnectionOpts): ConnectionOpts | undefined {
+  if (entry.server === undefined && entry.url === undefined) return undefined;
+  return {
+    ...(entry.server !== undefined ? { server: entry.server } : {}),
+    ...(entry.url !== undefined ? { url: entry.url } : {}),
+    header: entry.header ?? [],
+    env: entry.env ?? [],
+    timeoutMs: opts.timeoutMs,
+    maxPages: opts.maxPages,
+  };
+}
+
+const CONFIG_OPTION = `settings file listing the servers under "tools" (default: ${CONFIG_FILE} in the working directory, if present); used when the command's own flags name no server`;
+
 export function registerToolsCommands(program: Command, io: ToolsIo): void {
   const tools = program
     .command("tools")
@@ -149,19 +192,33 @@ export function registerToolsCommands(program: Command, io: ToolsIo): void {
         "connect to a server and write its catalogue (tools, prompts, resource templates) as canonical JSON: sorted, no timestamps, the same bytes for the same server",
       ),
   )
-    .requiredOption("--out <file>", "the catalogue file to write")
-    .action(async (opts: ConnectionOpts & { out: string }) => {
-      const catalogue = await pullCatalogue(pullOptions(opts));
-      const text = catalogueText(catalogue);
-      const changed = !existsSync(opts.out) || readFileSync(opts.out, "utf8") !== text;
-      if (changed) {
-        mkdirSync(dirname(resolve(opts.out)), { recursive: true });
-        writeFileSync(opts.out, text);
-      }
-      const server = `${catalogue.server.name} ${catalogue.server.version}`.trim();
-      io.out(
-        `${changed ? "wrote    " : "unchanged"} ${opts.out} (${describeCounts(catalogue)} of ${server || "the server"})`,
+    .option("--out <file>", "the catalogue file to write")
+    .option("--config <file>", CONFIG_OPTION)
+    .action(async (opts: ConnectionOpts & { out?: string }, self: Command) => {
+      const own = opts.out === undefined ? undefined : { out: opts.out, connection: opts };
+      const jobs = targets(
+        self,
+        own,
+        (entry) => {
+          const connection = entryConnection(entry, opts);
+          return connection === undefined ? undefined : { out: entry.catalogue, connection };
+        },
+        "--out",
       );
+      for (const job of jobs) {
+        const catalogue = await pullCatalogue(pullOptions(job.connection));
+        const text = catalogueText(catalogue);
+        const out = job.out;
+        const changed = !existsSync(out) || readFileSync(out, "utf8") !== text;
+        if (changed) {
+          mkdirSync(dirname(resolve(out)), { recursive: true });
+          writeFileSync(out, text);
+        }
+        const server = `${catalogue.server.name} ${catalogue.server.version}`.trim();
+        io.out(
+          `${changed ? "wrote    " : "unchanged"} ${shown(out)} (${describeCounts(catalogue)} of ${server || "the server"})`,
+        );
+      }
     });
 
   tools
@@ -169,16 +226,43 @@ export function registerToolsCommands(program: Command, io: ToolsIo): void {
     .description(
       "write typed bindings for a catalogue's tools into --out/index.ts: bindTools(client) with one method per tool, arguments typed from inputSchema, structured results typed and checked against outputSchema",
     )
-    .requiredOption("--catalogue <file>", "the catalogue to read (written by mcpgen tools pull)")
-    .requiredOption("--out <dir>", "the directory to write index.ts into")
+    .option("--catalogue <file>", "the catalogue to read (written by mcpgen tools pull)")
+    .option("--out <dir>", "the directory to write index.ts into")
+    .option("--config <file>", CONFIG_OPTION)
     .option(
       "--sdk-import <specifier>",
       "module the bindings import Client, CallToolResult and RpcError from (default: mcpgen; your own generated sdk.js works too)",
     )
     .option("--watch", "generate again whenever the catalogue changes")
     .exitOverride()
-    .action(async (opts: GenerateOpts, self: Command) => {
+    .action(async (flags: Partial<GenerateOpts>, self: Command) => {
       const command = commandWith(["mcpgen", "tools", "generate"], GENERATE_OPTIONS, self);
+      if ((flags.catalogue === undefined) !== (flags.out === undefined))
+        throw new UsageError(
+          "--catalogue and --out go together (or neither, to generate every server the config lists)",
+        );
+      if (flags.catalogue === undefined) {
+        if (flags.watch) throw new UsageError("--watch needs --catalogue and --out");
+        const jobs = targets<GenerateOpts>(
+          self,
+          undefined,
+          (entry) =>
+            entry.out === undefined
+              ? undefined
+              : {
+                  catalogue: entry.catalogue,
+                  out: entry.out,
+                  ...(entry.sdkImport !== undefined ? { sdkImport: entry.sdkImport } : {}),
+                },
+          "--out",
+        );
+        for (const job of jobs) {
+          const rerun = `mcpgen tools generate --catalogue ${shown(job.catalogue)} --out ${shown(job.out)}`;
+          generateOnce(job, rerun, io);
+        }
+        return;
+      }
+      const opts = flags as GenerateOpts;
       if (!opts.watch) return generateOnce(opts, command, io);
       const run = async (changed: string[]): Promise<void> => {
         if (changed.length) io.out(`changed  ${changed.join(", ")}`);
@@ -204,30 +288,56 @@ export function registerToolsCommands(program: Command, io: ToolsIo): void {
         "pull the server's catalogue and compare it with a snapshot: exit 0 when equal, 1 with a report classified for callers when it drifted, 2 on bad input",
       ),
   )
-    .requiredOption("--catalogue <file>", "the snapshot to compare with (written by mcpgen tools pull)")
+    .option("--catalogue <file>", "the snapshot to compare with (written by mcpgen tools pull)")
+    .option("--config <file>", CONFIG_OPTION)
     .addOption(new Option("--format <format>", "report format").choices(["text", "json", "markdown"]).default("text"))
     .addOption(
       new Option("--fail-on <what>", "exit 1 when the server drifted at all, only when it breaks callers, or never")
         .choices(["any", "breaking", "none"])
         .default("any"),
     )
-    .action(async (opts: ConnectionOpts & { catalogue: string; format: DiffFormat; failOn: FailOn }) => {
-      // The snapshot is read first: a bad file is reported without starting the server.
-      const snapshot = loadCatalogue(opts.catalogue);
-      const live = await pullCatalogue(pullOptions(opts));
-      const report = diffCatalogues(
-        { info: sideInfo(opts.catalogue, snapshot.catalogue), catalogue: snapshot.catalogue },
-        { info: sideInfo(`live ${targetOf(opts)}`, live), catalogue: live },
-      );
-      if (report.changes.length === 0 && opts.format === "text") {
-        io.out(`${opts.catalogue} matches ${targetOf(opts)} (${describeCounts(live)})`);
-        return;
-      }
-      io.out(formatCatalogueReport(report, opts.format));
-      process.exitCode = catalogueExitCode(report, opts.failOn);
-      if (report.changes.length > 0)
-        io.err(
-          `${opts.catalogue} differs from ${targetOf(opts)}: review the report, then pull again (mcpgen tools pull ... --out ${opts.catalogue}) and regenerate the bindings`,
+    .action(
+      async (opts: ConnectionOpts & { catalogue?: string; format: DiffFormat; failOn: FailOn }, self: Command) => {
+        const own = opts.catalogue === undefined ? undefined : { catalogue: opts.catalogue, connection: opts };
+        const jobs = targets(
+          self,
+          own,
+          (entry) => {
+            const connection = entryConnection(entry, opts);
+            return connection === undefined ? undefined : { catalogue: entry.catalogue, connection };
+          },
+          "--catalogue",
         );
-    });
+        // Every snapshot is read first: a bad file is reported without starting any server.
+        const snapshots = jobs.map((job) => loadCatalogue(job.catalogue));
+        let exit = 0;
+        for (const [i, job] of jobs.entries()) {
+          const file = shown(job.catalogue);
+          const snapshot = snapshots[i]!;
+          const target = targetOf(job.connection);
+          const live = await pullCatalogue(pullOptions(job.connection));
+          const report = diffCatalogues(
+            { info: sideInfo(file, snapshot.catalogue), catalogue: snapshot.catalogue },
+            { info: sideInfo(`live ${target}`, live), catalogue: live },
+          );
+          if (report.changes.length === 0 && opts.format === "text") {
+            io.out(`${file} matches ${target} (${describeCounts(live)})`);
+            continue;
+          }
+          io.out(formatCatalogueReport(report, opts.format));
+          exit = Math.max(exit, catalogueExitCode(report, opts.failOn));
+          if (report.changes.length > 0)
+            io.err(
+              `${file} differs from ${target}: review the report, then pull again (mcpgen tools pull ... --out ${file}) and regenerate the bindings`,
+            );
+        }
+        if (exit !== 0) process.exitCode = exit;
+      },
+    );
+}
+
+/** A path as messages show it: relative to the working directory when it lies below it (config paths are absolute). */
+function shown(file: string): string {
+  const rel = relative(process.cwd(), file);
+  return rel !== "" && !rel.startsWith("..") && !rel.startsWith(sep) ? rel.split(sep).join("/") : file;
 }
