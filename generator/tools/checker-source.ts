@@ -3,7 +3,8 @@
 /**
  * Checks a value against a JSON Schema document the catalogue holds (draft-07 or 2020-12): types, const, enum,
  * bounds, lengths, patterns, properties, required, additional and pattern properties, property names, item and
- * tuple schemas, contains, unique items, dependencies, allOf, anyOf, oneOf, not, if/then/else, and `$ref` inside
+ * tuple schemas, contains, unique items, dependencies, allOf, anyOf, oneOf, not, if/then/else, unevaluatedProperties
+ * and unevaluatedItems (what the applicators that apply evaluated), and `$ref` inside
  * the document (never fetched). Formats are annotations and are not asserted. The source is emitted as text, so it
  * is written for the strictest settings an app may compile it with (noUncheckedIndexedAccess,
  * exactOptionalPropertyTypes, noPropertyAccessFromIndexSignature, noUnusedLocals) and an ES2020 library.
@@ -162,6 +163,65 @@ function _checkArray(
     if (found < least) fail("must contain at least " + least + " item(s) matching contains");
     if (most !== undefined && found > most) fail("must contain at most " + most + " item(s) matching contains");
   }
+  const unevaluated = s["unevaluatedItems"];
+  if (unevaluated !== undefined) {
+    const seen = _evaluatedItems(s, value, root, [], true);
+    value.forEach((item, i) => {
+      if (seen.has(i)) return;
+      if (unevaluated === false)
+        out.push({ pointer: _pointer(at, i), message: "must NOT be here (unevaluatedItems is false)" });
+      else _check(unevaluated, item, root, _pointer(at, i), out, []);
+    });
+  }
+}
+
+/**
+ * The indexes of an array that \`s\` evaluates (prefixItems, items, contains), with those of the subschemas that apply
+ * to it: $ref, allOf, the anyOf/oneOf branches and the if/then/else parts that match, as unevaluatedItems counts them.
+ */
+function _evaluatedItems(
+  s: unknown,
+  value: readonly unknown[],
+  root: unknown,
+  followed: readonly unknown[],
+  own = false,
+): Set<number> {
+  const seen = new Set<number>();
+  if (!_isObject(s)) return seen;
+  const items = s["items"];
+  const prefixItems = s["prefixItems"];
+  const prefix: readonly unknown[] = Array.isArray(prefixItems) ? prefixItems : Array.isArray(items) ? items : [];
+  const rest = Array.isArray(items) ? s["additionalItems"] : items;
+  value.forEach((item, i) => {
+    // A nested unevaluatedItems evaluates what it is given; the schema asking (own) must not count its own.
+    if (i < prefix.length || rest !== undefined || (!own && s["unevaluatedItems"] !== undefined)) seen.add(i);
+    else if (s["contains"] !== undefined && _matches(s["contains"], item, root, [])) seen.add(i);
+  });
+  for (const sub of _applied(s, value, root, followed)) for (const i of _evaluatedItems(sub, value, root, followed)) seen.add(i);
+  return seen;
+}
+
+/** The subschemas of \`s\` that apply to \`value\` in place: $ref, allOf, matching anyOf/oneOf branches, if and its branch. */
+function _applied(s: _Schema, value: unknown, root: unknown, followed: readonly unknown[]): unknown[] {
+  const applied: unknown[] = [];
+  const ref = s["$ref"];
+  if (typeof ref === "string") {
+    const target = _resolve(root, ref);
+    if (target !== undefined && !followed.includes(target)) applied.push(target);
+  }
+  for (const key of ["allOf", "anyOf", "oneOf"]) {
+    const list = s[key];
+    if (!Array.isArray(list)) continue;
+    for (const sub of list) if (key === "allOf" || _matches(sub, value, root, followed)) applied.push(sub);
+  }
+  const condition = s["if"];
+  if (condition !== undefined) {
+    if (_matches(condition, value, root, followed)) {
+      applied.push(condition);
+      if (s["then"] !== undefined) applied.push(s["then"]);
+    } else if (s["else"] !== undefined) applied.push(s["else"]);
+  }
+  return applied;
 }
 
 function _checkObject(
@@ -219,6 +279,43 @@ function _checkObject(
       } else _check(dependency, value, root, at, out, []);
     }
   }
+  const unevaluated = s["unevaluatedProperties"];
+  if (unevaluated !== undefined) {
+    const seen = _evaluatedProperties(s, value, root, [], true);
+    for (const key of keys) {
+      if (seen.has(key)) continue;
+      if (unevaluated === false)
+        out.push({ pointer: _pointer(at, key), message: "must NOT be here (unevaluatedProperties is false)" });
+      else _check(unevaluated, value[key], root, _pointer(at, key), out, []);
+    }
+  }
+}
+
+/**
+ * The property names of an object that \`s\` evaluates (properties, patternProperties, additionalProperties, the
+ * dependent schemas that apply), with those of the subschemas that apply to it in place, as unevaluatedProperties
+ * counts them.
+ */
+function _evaluatedProperties(
+  s: unknown,
+  value: { readonly [key: string]: unknown },
+  root: unknown,
+  followed: readonly unknown[],
+  own = false,
+): Set<string> {
+  const seen = new Set<string>();
+  if (!_isObject(s)) return seen;
+  const properties = _isObject(s["properties"]) ? s["properties"] : {};
+  const patterns = _isObject(s["patternProperties"]) ? Object.keys(s["patternProperties"]) : [];
+  // A nested unevaluatedProperties evaluates what it is given; the schema asking (own) must not count its own.
+  const everything = s["additionalProperties"] !== undefined || (!own && s["unevaluatedProperties"] !== undefined);
+  for (const key of Object.keys(value))
+    if (everything || _has(properties, key) || patterns.some((p) => _regex(p).test(key))) seen.add(key);
+  const applied = _applied(s, value, root, followed);
+  const dependentSchemas = _isObject(s["dependentSchemas"]) ? s["dependentSchemas"] : {};
+  for (const key of Object.keys(value)) if (_has(dependentSchemas, key)) applied.push(dependentSchemas[key]);
+  for (const sub of applied) for (const key of _evaluatedProperties(sub, value, root, followed)) seen.add(key);
+  return seen;
 }
 
 function _check(

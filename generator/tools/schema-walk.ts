@@ -49,12 +49,7 @@ export const ANNOTATION_KEYWORDS = new Set([
 ]);
 
 /** Keywords the generated checker cannot assert (they need the evaluation state of the whole document). */
-export const UNCHECKED_KEYWORDS = new Set([
-  "unevaluatedProperties",
-  "unevaluatedItems",
-  "$dynamicRef",
-  "$recursiveRef",
-]);
+export const UNCHECKED_KEYWORDS = new Set(["$dynamicRef", "$recursiveRef"]);
 
 export type Tokens = (string | number)[];
 
