@@ -4,7 +4,8 @@
  * Checks a value against a JSON Schema document the catalogue holds (draft-07 or 2020-12): types, const, enum,
  * bounds, lengths, patterns, properties, required, additional and pattern properties, property names, item and
  * tuple schemas, contains, unique items, dependencies, allOf, anyOf, oneOf, not, if/then/else, unevaluatedProperties
- * and unevaluatedItems (what the applicators that apply evaluated), and `$ref` inside
+ * and unevaluatedItems (what the applicators that apply evaluated), and `$ref`, `$dynamicRef` and `$recursiveRef`
+ * (pointers and `$anchor`/`$dynamicAnchor` names, resolved statically: one document is the whole dynamic scope) inside
  * the document (never fetched). Formats are annotations and are not asserted. The source is emitted as text, so it
  * is written for the strictest settings an app may compile it with (noUncheckedIndexedAccess,
  * exactOptionalPropertyTypes, noPropertyAccessFromIndexSignature, noUnusedLocals) and an ES2020 library.
@@ -63,9 +64,13 @@ function _pointer(at: string, key: string | number): string {
   return at + "/" + String(key).replace(/~/g, "~0").replace(/\\//g, "~1");
 }
 
-/** The subschema a local reference names ("#" or "#/..."), or undefined: other documents are never fetched. */
+/**
+ * The subschema a local reference names ("#", "#/..." or "#name" of a $anchor or $dynamicAnchor in the document), or
+ * undefined: other documents are never fetched.
+ */
 function _resolve(root: unknown, ref: string): unknown {
   if (ref === "#") return root;
+  if (/^#[A-Za-z_][-A-Za-z0-9._]*$/.test(ref)) return _anchor(root, ref.slice(1));
   if (!ref.startsWith("#/")) return undefined;
   let node: unknown = root;
   for (const token of decodeURIComponent(ref.slice(2)).split("/")) {
@@ -77,6 +82,26 @@ function _resolve(root: unknown, ref: string): unknown {
     else return undefined;
   }
   return node;
+}
+
+/** The subschema whose $anchor (or $dynamicAnchor) is \`name\`, searched through the whole document. */
+function _anchor(node: unknown, name: string): unknown {
+  if (Array.isArray(node)) {
+    for (const item of node) {
+      const found = _anchor(item, name);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (!_isObject(node)) return undefined;
+  if (node["$anchor"] === name || node["$dynamicAnchor"] === name) return node;
+  for (const key of Object.keys(node)) {
+    // Values of these keywords are data, not schemas: an anchor-shaped string there names nothing.
+    if (key === "const" || key === "enum" || key === "default" || key === "examples") continue;
+    const found = _anchor(node[key], name);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 function _regex(pattern: string): RegExp {
@@ -204,8 +229,9 @@ function _evaluatedItems(
 /** The subschemas of \`s\` that apply to \`value\` in place: $ref, allOf, matching anyOf/oneOf branches, if and its branch. */
 function _applied(s: _Schema, value: unknown, root: unknown, followed: readonly unknown[]): unknown[] {
   const applied: unknown[] = [];
-  const ref = s["$ref"];
-  if (typeof ref === "string") {
+  for (const keyword of ["$ref", "$dynamicRef", "$recursiveRef"]) {
+    const ref = s[keyword];
+    if (typeof ref !== "string") continue;
     const target = _resolve(root, ref);
     if (target !== undefined && !followed.includes(target)) applied.push(target);
   }
@@ -335,8 +361,10 @@ function _check(
   const fail: _Fail = (message) => {
     out.push({ pointer: at, message });
   };
-  const ref = s["$ref"];
-  if (typeof ref === "string") {
+  // A $dynamicRef is resolved as a $ref: within one document, whose anchors are all that its dynamic scope can hold.
+  for (const keyword of ["$ref", "$dynamicRef", "$recursiveRef"]) {
+    const ref = s[keyword];
+    if (typeof ref !== "string") continue;
     const target = _resolve(root, ref);
     // A reference back to a schema already applied to this same value adds nothing, and would not end.
     if (target !== undefined && !followed.includes(target)) _check(target, value, root, at, out, [...followed, target]);

@@ -48,9 +48,6 @@ export const ANNOTATION_KEYWORDS = new Set([
   "contentSchema",
 ]);
 
-/** Keywords the generated checker cannot assert (they need the evaluation state of the whole document). */
-export const UNCHECKED_KEYWORDS = new Set(["$dynamicRef", "$recursiveRef"]);
-
 export type Tokens = (string | number)[];
 
 /** Calls `visit` on every subschema object (the root first), with its path from the root. */

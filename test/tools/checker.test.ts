@@ -89,3 +89,22 @@ describe("unevaluatedItems", () => {
     expect(check(schema, ["a", true])).toEqual([{ pointer: "/1", message: "must be number" }]);
   });
 });
+
+describe("references inside the document", () => {
+  it("a $ref to a $anchor, and a $dynamicRef to a $dynamicAnchor, check what they name; anchor-shaped data is not one", () => {
+    const schema = {
+      $defs: {
+        point: { $anchor: "point", type: "object", properties: { x: { type: "number" } }, required: ["x"] },
+        node: { $dynamicAnchor: "node", type: "object", properties: { next: { $dynamicRef: "#node" } } },
+        decoy: { const: { $anchor: "point" } },
+      },
+      type: "object",
+      properties: { at: { $ref: "#point" }, list: { $ref: "#/$defs/node" } },
+    };
+    expect(check(schema, { at: { x: 1 }, list: { next: { next: {} } } })).toEqual([]);
+    expect(check(schema, { at: {}, list: { next: { next: 3 } } })).toEqual([
+      { pointer: "/at/x", message: "must be present (required)" },
+      { pointer: "/list/next/next", message: "must be object" },
+    ]);
+  });
+});
