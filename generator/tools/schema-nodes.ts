@@ -1,7 +1,7 @@
 // A tool's JSON Schema as mcpgen's model nodes, so the schema diff's comparison (diff/compare.ts) can walk it.
 import type { Env, Pos } from "../diff/compare.js";
 import { canonicalJson, isObject } from "../json.js";
-import type { SchemaNode } from "../model.js";
+import { VALUE_KEYWORDS, type SchemaNode } from "../model.js";
 import { normalizeSchema, toNode } from "../normalize/index.js";
 import { escapeToken, getAt, toPointer, unescapeToken } from "../pointer.js";
 import { ANNOTATION_KEYWORDS, localTarget, walkSchema, type RawSchemaObject } from "./schema-walk.js";
@@ -21,19 +21,7 @@ const COMPARED = new Set([
   "allOf",
   "$defs",
   "definitions",
-  "minimum",
-  "maximum",
-  "exclusiveMinimum",
-  "exclusiveMaximum",
-  "multipleOf",
-  "minLength",
-  "maxLength",
-  "minItems",
-  "maxItems",
-  "minProperties",
-  "maxProperties",
-  "pattern",
-  "uniqueItems",
+  ...VALUE_KEYWORDS,
   "propertyNames",
   "dependentRequired",
   "not",

@@ -92,3 +92,21 @@ export async function pollTask(
 export function pollStatus(get: () => Promise<JsonObject>, status: string, timeoutMs?: number): Promise<JsonObject> {
   return pollTask(get, (task) => task.status === status, timeoutMs);
 }
+
+/** Waits for `release` or for the handler's signal to abort, recording the abort's reason in `seen.aborted`. */
+export function heldUntil(
+  release: Promise<void>,
+  ctx: { readonly signal: AbortSignal },
+  seen: { readonly aborted: unknown[] },
+): Promise<"released" | "aborted"> {
+  const signal = ctx.signal;
+  return new Promise((resolve) => {
+    void release.then(() => resolve("released"));
+    const aborted = () => {
+      seen.aborted.push(signal.reason);
+      resolve("aborted");
+    };
+    if (signal.aborted) aborted();
+    else signal.addEventListener("abort", aborted, { once: true });
+  });
+}

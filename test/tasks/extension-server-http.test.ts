@@ -3,7 +3,6 @@ import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
 import type { ServerSession } from "../../runtime/mcp/lifecycle.js";
 import type { TaskReceiverOptions } from "../../runtime/eras/2025-11-25/tasks/receiver.js";
-import type { McpContext } from "../../runtime/server/context.js";
 import { createStreamableHttpServer } from "../../runtime/transports/http/server/server.js";
 import type { StreamableHttpServerOptions } from "../../runtime/transports/http/server/options.js";
 import { listenHttp } from "../../runtime/transports/http/server/listen.js";
@@ -13,6 +12,7 @@ import {
   TASKS_EXTENSION_ID,
   errorOf,
   expectCreateTaskResult,
+  heldUntil,
   modernMeta,
   pollStatus,
   resultOf,
@@ -32,20 +32,6 @@ const form = (message: string) => ({
 interface Seen {
   aborted: unknown[];
   taskIds: (string | undefined)[];
-}
-
-/** Waits for `release` or for the handler's signal to abort (recording why). */
-function heldUntil(release: Promise<void>, ctx: McpContext, seen: Seen): Promise<string> {
-  const signal = ctx.signal;
-  return new Promise((resolve) => {
-    void release.then(() => resolve("released"));
-    const aborted = () => {
-      seen.aborted.push(signal.reason);
-      resolve("aborted");
-    };
-    if (signal.aborted) aborted();
-    else signal.addEventListener("abort", aborted, { once: true });
-  });
 }
 
 /**

@@ -3,7 +3,6 @@ import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
 import { RequestCancelledError, RequestRefusedError } from "../../runtime/rpc/errors.js";
 import type { TaskReceiverOptions } from "../../runtime/eras/2025-11-25/tasks/receiver.js";
-import type { McpContext } from "../../runtime/server/context.js";
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
 import { closeAfterEach } from "../kit/cleanup.js";
 import { eventually, gate, until } from "../kit/timing.js";
@@ -11,6 +10,7 @@ import {
   TASKS_EXTENSION_ID,
   errorOf,
   expectCreateTaskResult,
+  heldUntil,
   modernMeta,
   pollStatus,
   pollTask,
@@ -37,20 +37,6 @@ interface Seen {
   runs: { [tool: string]: number };
   aborted: unknown[];
   taskIds: (string | undefined)[];
-}
-
-/** Waits for `release` or for the handler's signal to abort (recording why). */
-function heldUntil(release: Promise<void>, ctx: McpContext, seen: Seen): Promise<"released" | "aborted"> {
-  const signal = ctx.signal;
-  return new Promise((resolve) => {
-    void release.then(() => resolve("released"));
-    const aborted = () => {
-      seen.aborted.push(signal.reason);
-      resolve("aborted");
-    };
-    if (signal.aborted) aborted();
-    else signal.addEventListener("abort", aborted, { once: true });
-  });
 }
 
 /** A server whose tools run as extension tasks where the client opted in; `release` lets the held ones end. */

@@ -2,10 +2,9 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { main } from "../../generator/cli.js";
 import { runCliAsync } from "../kit/cli.js";
 import { tempDir } from "../kit/paths.js";
-import { EVERYTHING } from "./helpers.js";
+import { cliIn, EVERYTHING } from "./helpers.js";
 
 type Json = { [key: string]: unknown };
 type Tool = { name: string; description?: string; inputSchema: Json; outputSchema?: Json };
@@ -19,19 +18,7 @@ interface Report {
 let work: string;
 let everything: { tools: Tool[] } & Json;
 
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const cwd = process.cwd();
-  process.chdir(work);
-  try {
-    const code = await main(["node", "mcpgen", ...args], { out: (l) => out.push(l), err: (l) => err.push(l) });
-    return { code, out: out.join("\n"), err: err.join("\n") };
-  } finally {
-    process.chdir(cwd);
-    process.exitCode = 0;
-  }
-}
+const cli = (args: string[]) => cliIn(work, args);
 
 function write(name: string, value: unknown): string {
   writeFileSync(join(work, name), JSON.stringify(value, null, 2) + "\n");

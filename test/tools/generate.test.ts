@@ -5,30 +5,17 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startExampleHttpServer } from "../../examples/http-server.js";
-import { main } from "../../generator/cli.js";
 import { runCliAsync } from "../kit/cli.js";
 import { repoRoot } from "../kit/paths.js";
 import { follow } from "../kit/streams.js";
-import { consumerProject, EVERYTHING, everythingBin, run, tsc } from "./helpers.js";
+import { cliIn, consumerProject, EVERYTHING, everythingBin, run, tsc } from "./helpers.js";
 
 type Json = { [key: string]: unknown };
 
 let project: string;
 let everything: Json;
 
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const cwd = process.cwd();
-  process.chdir(project);
-  try {
-    const code = await main(["node", "mcpgen", ...args], { out: (l) => out.push(l), err: (l) => err.push(l) });
-    return { code, out: out.join("\n"), err: err.join("\n") };
-  } finally {
-    process.chdir(cwd);
-    process.exitCode = 0;
-  }
-}
+const cli = (args: string[]) => cliIn(project, args);
 
 function writeJson(name: string, value: unknown): void {
   writeFileSync(join(project, name), JSON.stringify(value, null, 2) + "\n");

@@ -5,6 +5,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { PUBLISHED } from "../../packages/published.mjs";
 import type { CliResult } from "../kit/cli.js";
+import { main } from "../../generator/cli.js";
 import { repoRoot, tempDir } from "../kit/paths.js";
 
 /** @modelcontextprotocol/server-everything over stdio, as a --server command line. */
@@ -69,4 +70,22 @@ export function run(command: string, args: string[], cwd: string): Promise<CliRe
     child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
     child.once("close", (status) => resolve({ status, stdout, stderr }));
   });
+}
+
+/**
+ * Runs the CLI in this process with `dir` as the working directory (faster than a child process, and its exit code
+ * as the CLI reports it); the process's own exit code is left as it was.
+ */
+export async function cliIn(dir: string, args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const cwd = process.cwd();
+  process.chdir(dir);
+  try {
+    const code = await main(["node", "mcpgen", ...args], { out: (l) => out.push(l), err: (l) => err.push(l) });
+    return { code, out: out.join("\n"), err: err.join("\n") };
+  } finally {
+    process.chdir(cwd);
+    process.exitCode = 0;
+  }
 }
