@@ -6,6 +6,7 @@ import { HEADER_LINES } from "./emit/header.js";
 import { SchemaError, UsageError } from "./errors.js";
 import { compareWithDisk, type Drift, writeFiles } from "./files.js";
 import { projectRoot } from "./load.js";
+import { isObject } from "./json.js";
 import { rerunCommand, shownPath } from "./rerun.js";
 import { buildCombinedText, defaultSources } from "./schema-build.js";
 import { DEFAULT_DIFF_LINES, unifiedDiff } from "./unified-diff.js";
@@ -78,6 +79,37 @@ function driftReport(outDir: string, drift: Drift): string[] {
   for (const e of drift.extra) problems.push(`extra    ${join(outDir, e)}`);
   return problems;
 }
+
+/**
+ * mcpgen-cli's version, read when asked for: from the package's own package.json in an install, from
+ * packages/mcpgen-cli/package.json in this repository (whose root package.json is the workspace's).
+ */
+export function cliVersion(root: string = projectRoot): string {
+  const candidates = [join(root, "package.json"), join(root, "packages", "mcpgen-cli", "package.json")];
+  for (const file of candidates) {
+    if (!existsSync(file)) continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(readFileSync(file, "utf8"));
+    } catch {
+      continue;
+    }
+    if (isObject(value) && value.name === "mcpgen-cli" && typeof value.version === "string") return value.version;
+  }
+  throw new Error(`mcpgen-cli's package.json is not where it belongs: looked at ${candidates.join(" and ")}`);
+}
+
+/** What the root help says after the commands: which stream carries what, and the exit codes. */
+const OUTPUT_HELP = `
+Output:
+  stdout  the report you ran the command for, with its summary line: check's and diff's
+          reports and diffs, tools check's report, the files generate, schema build and
+          tools pull write, and each --watch regeneration
+  stderr  diagnostics: errors (with the file and JSON pointer or line:column), notes,
+          advice that follows a report, and --watch status (watching, changed, still watching)
+
+Exit codes: 0 ok; 1 check, diff or tools check found a difference; 2 bad input; 3 internal error.
+Run \`mcpgen help <command>\` (e.g. \`mcpgen help tools pull\`) for a command's options.`;
 
 function diffLinesOption(value: string): number {
   const n = Number(value);
@@ -192,7 +224,15 @@ export function program(io: Io = defaultIo): Command {
     .description("Generate a typed TypeScript SDK from the Model Context Protocol schema.")
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
-    .showHelpAfterError(false);
+    .showHelpAfterError(false)
+    .helpCommand(false)
+    .addHelpText("after", OUTPUT_HELP);
+  // Read only when asked for, so a missing package.json cannot break the other commands.
+  cmd.option("-V, --version", "print the version of mcpgen-cli and exit").on("option:version", () => {
+    const version = cliVersion();
+    io.out(version);
+    throw new CommanderError(0, "commander.version", version);
+  });
 
   const common = (c: Command) =>
     c
@@ -255,10 +295,11 @@ export function program(io: Io = defaultIo): Command {
       const drift = compareWithDisk(opts.out, files, { diffLines: opts.diffLines, headerLines: HEADER_LINES });
       problems.push(...driftReport(shownOut(opts, self), drift));
       if (problems.length) {
-        for (const p of problems) io.err(p);
+        // The report, diffs and its summary line are what check is run for: stdout, like the all-clear line.
+        for (const p of problems) io.out(p);
         const count = drift.stale.length + drift.missing.length + drift.extra.length + schemaDrifts.length;
         const fix = [...schemaDrifts.map((d) => `\`${d.fix}\``), `\`${command}\``].join(", then ");
-        io.err(`${count} file${count === 1 ? " differs" : "s differ"}: run ${fix}`);
+        io.out(`${count} file${count === 1 ? " differs" : "s differ"}: run ${fix}`);
         process.exitCode = 1;
         return;
       }
@@ -317,7 +358,33 @@ export function program(io: Io = defaultIo): Command {
   registerToolsCommands(cmd, io);
   registerConfig(cmd);
   registerWatch(cmd, io, takePrestarted);
+  registerHelpCommand(cmd, io);
   return cmd;
+}
+
+/**
+ * `mcpgen help [command...]`: the help of any command, subcommands included (`mcpgen help tools pull`), on stdout.
+ * Commander's own help command takes one name and falls back to the root help for a name it does not know.
+ */
+function registerHelpCommand(program: Command, io: Io): void {
+  program
+    .command("help")
+    .description("show the help of a command, e.g. `mcpgen help schema build`")
+    .argument("[command...]", "the command, and its subcommand")
+    .exitOverride()
+    .action((names: string[]) => {
+      let target = program;
+      const path: string[] = [];
+      for (const name of names) {
+        path.push(name);
+        const next = target.commands.find((c) => c.name() === name || c.aliases().includes(name));
+        if (next === undefined)
+          throw new UsageError(`no command \`mcpgen ${path.join(" ")}\` (\`mcpgen --help\` lists the commands)`);
+        target = next;
+      }
+      // outputHelp, not helpInformation: the same text as --help, with what addHelpText adds.
+      target.outputHelp();
+    });
 }
 
 /** Runs the CLI; resolves to the exit code. */

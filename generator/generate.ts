@@ -77,11 +77,15 @@ function emitIndex(model: Model, revisionTables: boolean): string {
  * shapes the schema also defines; for those the schema's (same shape, richer docs) are the ones exported.
  */
 const SHARED_WITH_RUNTIME = ["ProgressToken", "RequestId"];
-function emitSdk(model: Model, runtimeImport: string): string {
+function emitSdk(
+  model: Model,
+  runtimeImport: string,
+  what = "The runtime and the generated SDK in one module.",
+): string {
   const defined = new Set(model.definitions.map((d) => d.name));
   const shared = SHARED_WITH_RUNTIME.filter((n) => defined.has(n));
   return [
-    header(model, "The runtime and the generated SDK in one module."),
+    header(model, what),
     `export * from "${runtimeImport}";`,
     `export * from "./index.js";`,
     ...(shared.length ? [`export { ${shared.map((n) => `is${n}, type ${n}`).join(", ")} } from "./index.js";`] : []),
@@ -160,9 +164,20 @@ export async function generate(options: GenerateOptions): Promise<Generated> {
       { path: "index.ts", content: emitIndex(model, tables) },
       { path: "sdk.ts", content: emitSdk(model, runtimeImport) },
       { path: "server.ts", content: emitStub(model, "server", template, stubRuntimeImport, tables) },
+      // The package's own SDK (generated/ beside runtime/, in the repository and in the package's dist/) is the
+      // package's root entry. It imports the runtime by path, which export conditions cannot redirect, so the
+      // package's browser and worker conditions point at a second entry on the web runtime. An SDK elsewhere imports
+      // the runtime as a package ("mcpgen/runtime"), where the conditions choose the web runtime: it needs none.
+      ...(options.runtimeImport === undefined && runtimeImport === PACKAGE_RUNTIME
+        ? [{ path: "sdk-web.ts", content: emitSdk(model, stubRuntimeImport, WEB_SDK) }]
+        : []),
     ];
   });
 }
+
+/** How the package's own SDK imports the runtime: its sibling folder. */
+const PACKAGE_RUNTIME = "../runtime/index.js";
+const WEB_SDK = "The runtime's web part (no Node built-ins) and the generated SDK in one module: the browser entry.";
 
 /** The entry point of a revision's wire module: no stubs (the SDK's are one set, made from the SDK revision). */
 function emitWireIndex(model: Model, revision: string): string {

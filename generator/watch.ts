@@ -1,10 +1,11 @@
 // `mcpgen generate --watch`: regenerates when the schema, overlay, patches, sidecar or templates change, and keeps going on errors.
-import { existsSync, readFileSync, watch, writeFileSync, type FSWatcher } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, watch, writeFileSync, type FSWatcher } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import type { Command } from "commander";
+import { InvalidArgumentError, type Command } from "commander";
 import { configFor, revisionsFor, type RevisionConfig } from "./config.js";
 import type { PendingValidators } from "./emit/validators-parallel.js";
-import { SchemaError } from "./errors.js";
+import { SchemaError, UsageError } from "./errors.js";
 import { writeFiles } from "./files.js";
 import { defaultMethodsFile, projectRoot } from "./load.js";
 import { rerunCommand, shownPath } from "./rerun.js";
@@ -20,13 +21,19 @@ export interface WatchOptions {
   patches?: string;
   /** The command the headers name to regenerate the files (see rerun.ts). */
   command?: string;
-  /** Quiet period before a burst of saves is acted on. */
+  /** Quiet period before a burst of saves is acted on (default DEFAULT_DEBOUNCE_MS). */
   debounceMs?: number;
   /** A validators worker started already, for the first generation (see generate's option of that name). */
   validators?: PendingValidators;
   /** The config's revisions, generated together in place of `schema` and `methods`. */
   revisions?: RevisionConfig[];
 }
+
+/**
+ * How long the watched files must be quiet before a save is acted on: an editor's save is often several writes
+ * (truncate, write; or write a copy, rename), and one save should make one run.
+ */
+export const DEFAULT_DEBOUNCE_MS = 100;
 
 export interface WatchIo {
   out: (line: string) => void;
@@ -88,9 +95,11 @@ export async function startWatch(options: WatchOptions, io: WatchIo): Promise<()
 
   let lastNotes = "";
   let firstValidators = options.validators;
-  const run = async (changed: string[]): Promise<void> => {
-    if (changed.length) io.out(`changed  ${changed.join(", ")}`);
+  const run = async (changed: string[]): Promise<string[]> => {
+    if (changed.length) io.err(`changed  ${changed.map(shownPath).join(", ")}`);
     const start = performance.now();
+    // The combined schemas this run rebuilds: watched files, whose own change events the watcher must not act on.
+    const rebuilt: string[] = [];
     try {
       for (const s of schemas) {
         const sources = s.sources;
@@ -102,6 +111,7 @@ export async function startWatch(options: WatchOptions, io: WatchIo): Promise<()
           );
         if (!existsSync(s.schemaFile) || readFileSync(s.schemaFile, "utf8") !== text) {
           writeFileSync(s.schemaFile, text);
+          rebuilt.push(s.schemaFile);
           io.out(`rebuilt  ${s.shown}`);
         }
       }
@@ -144,24 +154,55 @@ export async function startWatch(options: WatchOptions, io: WatchIo): Promise<()
       io.err(`error    ${describeError(error)}`);
       io.err("still watching; fix the file and save again");
     }
+    return rebuilt;
   };
 
   await run([]);
   const { stop, watching } = watchTargets(byDir.values(), run, options.debounceMs);
-  io.out(`watching ${watching}`);
+  io.err(`watching ${watching}`);
   return stop;
+}
+
+/** What a file holds, as a digest; "" for a file that is not there (or is a directory). */
+function contentOf(file: string): string {
+  try {
+    return createHash("sha256").update(readFileSync(file)).digest("hex");
+  } catch {
+    return "";
+  }
 }
 
 /**
  * Watches each target directory (for the names listed, or every file) and calls `run` with the files changed, sorted,
- * once a burst of saves has been quiet for `debounceMs`; runs never overlap. Returns how to stop, and what is
- * watched as one line.
+ * once a burst of saves has been quiet for `debounceMs`; runs never overlap. A file counts as changed only when its
+ * content differs from the last seen: the several events of one save, a save that writes the same bytes, and the
+ * files `run` itself writes (it returns them) make no run of their own. Returns how to stop, and what is watched as
+ * one line.
  */
 export function watchTargets(
   targets: Iterable<Target>,
-  run: (changed: string[]) => Promise<void>,
-  debounceMs = 100,
+  run: (changed: string[]) => Promise<readonly string[] | void>,
+  debounceMs: number = DEFAULT_DEBOUNCE_MS,
 ): { stop: () => void; watching: string } {
+  const all = [...targets];
+  const seen = new Map<string, string>();
+  for (const target of all) {
+    if (!existsSync(target.dir)) continue;
+    const names = target.names ?? readdirSync(target.dir);
+    for (const name of names) seen.set(join(target.dir, name), contentOf(join(target.dir, name)));
+  }
+  // Decided when the previous run has finished, so the files it wrote are already recorded as seen.
+  const act = async (batch: string[]): Promise<void> => {
+    const changed = batch.filter((file) => {
+      const now = contentOf(file);
+      if (now === (seen.get(file) ?? "")) return false;
+      seen.set(file, now);
+      return true;
+    });
+    if (changed.length === 0) return;
+    const wrote = await run(changed);
+    for (const file of wrote ?? []) seen.set(file, contentOf(file));
+  };
   let pending = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
@@ -171,10 +212,9 @@ export function watchTargets(
     timer = setTimeout(() => {
       const batch = [...pending].sort();
       pending = new Set();
-      running = running.then(() => run(batch));
+      running = running.then(() => act(batch));
     }, debounceMs);
   };
-  const all = [...targets];
   const watchers: FSWatcher[] = [];
   for (const target of all) {
     if (!existsSync(target.dir)) continue;
@@ -192,8 +232,17 @@ export function watchTargets(
       if (timer) clearTimeout(timer);
       for (const w of watchers) w.close();
     },
-    watching: all.map((t) => (t.names ? [...t.names].map((n) => join(t.dir, n)) : [t.dir + "/"]).join(", ")).join(", "),
+    watching: all
+      .map((t) => (t.names ? [...t.names].map((n) => shownPath(join(t.dir, n))) : [`${shownPath(t.dir)}/`]).join(", "))
+      .join(", "),
   };
+}
+
+/** A --debounce-ms value: a whole number of milliseconds, 0 or more. */
+export function debounceOption(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError("a whole number of milliseconds, 0 or more");
+  return n;
 }
 
 /** Runs until SIGINT or SIGTERM, then stops watching and exits 0 (a watch is ended by the user, not by failing). */
@@ -220,10 +269,20 @@ export function registerWatch(
 ): void {
   const generateCommand = program.commands.find((c) => c.name() === "generate");
   if (!generateCommand) return;
-  generateCommand.option("--watch", "regenerate whenever the schema, overlay, patches, sidecar or templates change");
+  generateCommand
+    .option("--watch", "regenerate whenever the schema, overlay, patches, sidecar or templates change")
+    .option(
+      "--debounce-ms <ms>",
+      "with --watch: how long the files must be quiet after a save before it regenerates",
+      debounceOption,
+      DEFAULT_DEBOUNCE_MS,
+    );
   generateCommand.hook("preAction", async (self) => {
     const opts = self.opts() as WatchOptions & { watch?: boolean };
-    if (!opts.watch) return;
+    if (!opts.watch) {
+      if (self.getOptionValueSource("debounceMs") === "cli") throw new UsageError("--debounce-ms needs --watch");
+      return;
+    }
     const config = configFor(self);
     const revisions = revisionsFor(self, config);
     const validators = takeValidators();

@@ -30,6 +30,9 @@ export {
 // The contracts a transport, a dispatch table (generated code) and a handler see.
 export type { AuthGrant, InboundInfo, ReplyChannel, SendOptions, Transport } from "./rpc/transport.js";
 export type { DispatchTable, Explanation, MethodSpec, ValidationIssue } from "./rpc/dispatch.js";
+// Why a value does not match a JSON Schema: what the generated explainers (mcpgen/validators) run, for any schema.
+export { DEFAULT_MAX_EXPLAIN_DEPTH, DEFAULT_MAX_EXPLAINED_ISSUES, explainSchema } from "./validation/explain.js";
+export type { ExplainOptions } from "./validation/explain.js";
 export type {
   NotificationContext,
   NotificationHandler,
@@ -59,6 +62,19 @@ export { DEFAULT_MAX_INPUT_ROUNDS, InputRoundsExceededError } from "./eras/2026-
 // The Tasks extension, requestor side: the bound on one task's input requests.
 export { DEFAULT_MAX_TASK_INPUTS, TaskInputsExceededError } from "./eras/2026-07-28/client-task.js";
 export type { CacheHint, CacheHints, RevisionTableMap, RevisionTables } from "./eras/2026-07-28/wire.js";
+// Trace context (W3C traceparent, tracestate, baggage) in `_meta`, and OpenTelemetry through the API the app passes in.
+export {
+  formatBaggage,
+  formatTraceparent,
+  formatTracestate,
+  parseBaggage,
+  parseTraceparent,
+  parseTracestate,
+  readTraceContext,
+  withTraceContext,
+} from "./mcp/trace-context.js";
+export type { BaggageEntry, TraceContext, TraceContextLimits, TraceParent } from "./mcp/trace-context.js";
+export type { OpenTelemetryApi, TelemetryOption, TelemetryOptions } from "./mcp/telemetry.js";
 
 // Transports that need no Node built-ins.
 export { InMemoryLink, InMemoryTransport, createInMemoryPair } from "./transports/in-memory.js";

@@ -9,7 +9,7 @@ import { writeFiles } from "../files.js";
 import { readText } from "../json.js";
 import { projectRoot } from "../root.js";
 import { commandWith, shownPath, type RerunOption } from "../rerun.js";
-import { untilInterrupted, watchTargets } from "../watch.js";
+import { DEFAULT_DEBOUNCE_MS, debounceOption, untilInterrupted, watchTargets } from "../watch.js";
 import { catalogueText, describeCounts, parseCatalogue, type Catalogue, type LoadedCatalogue } from "./catalogue.js";
 import { diffCatalogues } from "./compare-catalogues.js";
 import { emitBindings } from "./emit-bindings.js";
@@ -119,6 +119,7 @@ interface GenerateOpts {
   out: string;
   sdkImport?: string;
   watch?: boolean;
+  debounceMs?: number;
 }
 
 function generateOnce(opts: GenerateOpts, command: string, io: ToolsIo): void {
@@ -234,6 +235,12 @@ export function registerToolsCommands(program: Command, io: ToolsIo): void {
       "module the bindings import Client, CallToolResult and RpcError from (default: mcpgen; your own generated sdk.js works too)",
     )
     .option("--watch", "generate again whenever the catalogue changes")
+    .option(
+      "--debounce-ms <ms>",
+      "with --watch: how long the catalogue must be quiet after a save before it generates again",
+      debounceOption,
+      DEFAULT_DEBOUNCE_MS,
+    )
     .exitOverride()
     .action(async (flags: Partial<GenerateOpts>, self: Command) => {
       const command = commandWith(["mcpgen", "tools", "generate"], GENERATE_OPTIONS, self);
@@ -263,9 +270,12 @@ export function registerToolsCommands(program: Command, io: ToolsIo): void {
         return;
       }
       const opts = flags as GenerateOpts;
+      if (!opts.watch && self.getOptionValueSource("debounceMs") === "cli")
+        throw new UsageError("--debounce-ms needs --watch");
       if (!opts.watch) return generateOnce(opts, command, io);
       const run = async (changed: string[]): Promise<void> => {
-        if (changed.length) io.out(`changed  ${changed.join(", ")}`);
+        // Watch status is a diagnostic (stderr); what a run writes is its report (stdout).
+        if (changed.length) io.err(`changed  ${changed.map(shownPath).join(", ")}`);
         try {
           generateOnce(opts, command, io);
         } catch (error) {
@@ -276,8 +286,12 @@ export function registerToolsCommands(program: Command, io: ToolsIo): void {
       };
       await run([]);
       const file = resolve(opts.catalogue);
-      const { stop, watching } = watchTargets([{ dir: dirname(file), names: new Set([basename(file)]) }], run);
-      io.out(`watching ${watching}`);
+      const { stop, watching } = watchTargets(
+        [{ dir: dirname(file), names: new Set([basename(file)]) }],
+        run,
+        opts.debounceMs,
+      );
+      io.err(`watching ${watching}`);
       await untilInterrupted(stop);
     });
 

@@ -12,7 +12,8 @@ import { DISCOVER, type RevisionTableMap } from "../eras/2026-07-28/wire.js";
 import { ResponseCache, type ResponseCacheOptions } from "../eras/2026-07-28/response-cache.js";
 import type { ListenOptions } from "../eras/2026-07-28/client-subscriptions.js";
 import { ACKNOWLEDGED, ClientListen } from "../eras/2026-07-28/client-listen.js";
-import type { NotificationHandler } from "../rpc/peer.js";
+import type { NotificationHandler, RequestHandler } from "../rpc/peer.js";
+import { Telemetry, traceReader, withParamsTrace, type TelemetryOption } from "./telemetry.js";
 import { ModernClientWire } from "../eras/2026-07-28/client-wire.js";
 import { DEFAULT_MAX_TASK_INPUTS } from "../eras/2026-07-28/client-task.js";
 import { ClientRecovery, type ReconnectOptions, type RecoveryHost } from "./client-recovery.js";
@@ -106,6 +107,14 @@ export interface ClientSessionOptions extends SessionOptions {
    * (e.g. `resumableClient()` for SEP-975 resumable requests).
    */
   extensions?: readonly ClientExtension[];
+  /**
+   * Trace context and OpenTelemetry: the API object (`import * as otel from "@opentelemetry/api"`) or
+   * `{ api, tracerName, maxTracestateLength, maxBaggageBytes, maxBaggageMembers }`. With the API each request the app
+   * sends gets a client span whose context travels in `_meta` (`traceparent`, `tracestate`, `baggage`), and each
+   * handler of a server request runs in a server span under the context that request carried. Default: no spans; trace
+   * context goes out where the caller put it in `_meta`.
+   */
+  telemetry?: TelemetryOption;
 }
 
 interface ServerFacts {
@@ -145,9 +154,12 @@ export class ClientSession extends Session {
   private readonly cache: ResponseCache | undefined;
   /** The app's list-changed handlers and resource subscriptions, on subscriptions/listen once the client speaks 2026. */
   private readonly listen: ClientListen;
+  private readonly telemetry: Telemetry | undefined;
 
   constructor(options: ClientSessionOptions) {
     super(withLifecycle(Object.assign({}, options, { uncancellable: [DISCOVER, ...(options.uncancellable ?? [])] })));
+    this.telemetry = Telemetry.of(options.telemetry);
+    this.use(traceReader(this.telemetry?.limits));
     this.clientInfo = options.clientInfo;
     const extensions = options.extensions ?? [];
     let capabilities = options.capabilities ?? {};
@@ -219,6 +231,12 @@ export class ClientSession extends Session {
     this.onRequest(PING, pong);
   }
 
+  /** With OpenTelemetry, a handler of the server's requests runs in a span of its own (see `telemetry`). */
+  override onRequest(method: string, handler: RequestHandler): void {
+    const spans = this.telemetry?.spans;
+    super.onRequest(method, spans === undefined ? handler : spans.handler(method, handler));
+  }
+
   /** A handler for a list-changed notification also asks for it on 2026-07-28 (through subscriptions/listen). */
   override onNotification(method: string, handler: NotificationHandler): void {
     super.onNotification(method, handler);
@@ -267,6 +285,17 @@ export class ClientSession extends Session {
    * rounds as the server needs; a -32022 naming other revisions makes the client settle again and retry it once.
    */
   override request(method: string, params: JsonObject | undefined, options?: RequestOptions): Promise<JsonObject> {
+    const spans = this.telemetry?.spans;
+    if (spans === undefined) return this.requestUntraced(method, params, options);
+    const facts = { protocolVersion: this.protocolVersion, sessionId: this.transport?.sessionId };
+    return spans.outgoing(method, params, facts, (traced) => this.requestUntraced(method, traced, options));
+  }
+
+  private requestUntraced(
+    method: string,
+    params: JsonObject | undefined,
+    options: RequestOptions | undefined,
+  ): Promise<JsonObject> {
     const modern = this.modern;
     if (modern === undefined) return super.request(method, params, options);
     // This revision subscribes to resources through subscriptions/listen, which the client keeps open.
@@ -411,7 +440,10 @@ export class ClientSession extends Session {
         clientInfo: this.clientInfo as JsonObject,
         capabilities: this.capabilities,
         send: (method, params, options) => this.sendUnchecked(method, params, options),
-        handler: (method) => this.requestHandler(method),
+        handler: (method) => {
+          const handler = this.requestHandler(method);
+          return handler === undefined ? undefined : withParamsTrace(handler, this.telemetry?.limits);
+        },
         inboundSpec: (method) => this.inboundSpec(method),
         resultSpec: (method) => this.outboundSpec(method),
         warn: (error) => session.onerror?.(error),

@@ -4,6 +4,7 @@ import { isPlainObject as isObject } from "../rpc/jsonrpc.js";
 import type { Transport } from "../rpc/transport.js";
 import type { DispatchTable } from "../rpc/dispatch.js";
 import type { PeerIdentity, RequestHandler, RequestOptions } from "../rpc/peer.js";
+import { Telemetry, traceReader, type TelemetryOption } from "./telemetry.js";
 import { ServerEra } from "../eras/server-era.js";
 import { MODERN_PROTOCOL_VERSIONS } from "../eras/2026-07-28/envelope.js";
 import { ModernWire, type RevisionTableMap } from "../eras/2026-07-28/wire.js";
@@ -128,6 +129,13 @@ export interface ServerSessionOptions extends SessionOptions {
    * `createMcpServer` pass them.
    */
   revisions?: RevisionTableMap;
+  /**
+   * Trace context and OpenTelemetry: the API object (`import * as otel from "@opentelemetry/api"`) or
+   * `{ api, tracerName, maxTracestateLength, maxBaggageBytes, maxBaggageMembers }`. With the API each handler runs in
+   * a server span under the trace context its request carried in `_meta`, and the requests it sends the client carry
+   * that span's context back. Default: no spans; handlers read what arrived as `ctx.trace`.
+   */
+  telemetry?: TelemetryOption;
 }
 
 /** The server side: answers initialize and ping; server-to-client requests need the client's capability. */
@@ -145,12 +153,14 @@ export class ServerSession extends Session {
   private initializedNotified = false;
   /** The connection's era, pinned by its first request (see ServerEra). */
   private readonly eras: ServerEra;
+  private readonly telemetry: Telemetry | undefined;
 
   constructor(options: ServerSessionOptions) {
     // server/discover is answered on every connection, whichever revision the tables were generated from.
     const modern = ModernWire.of(options.revisions);
     const inbound = modern === undefined ? options.inbound : modern.extend(options.inbound);
     super(withLifecycle(options, inbound));
+    this.telemetry = Telemetry.of(options.telemetry);
     this.serverInfo = options.serverInfo;
     this.advertised = options.capabilities ?? {};
     this.outboundTable = options.outbound;
@@ -186,6 +196,7 @@ export class ServerSession extends Session {
           : new RequestStateSealer(options.requestState),
     });
     this.use(this.eras);
+    this.use(traceReader(this.telemetry?.limits));
     this.use({
       notification: (method) => {
         if (method === INITIALIZED_NOTIFICATION && !this.initializedNotified) {
@@ -205,7 +216,24 @@ export class ServerSession extends Session {
   override onRequest(method: string, handler: RequestHandler): void {
     if (method === INITIALIZE)
       throw new Error("ServerSession answers initialize itself; configure serverInfo/capabilities instead");
-    super.onRequest(method, handler);
+    // With OpenTelemetry each handler runs in a span of its own, a child of the context its request carried.
+    const spans = this.telemetry?.spans;
+    super.onRequest(method, spans === undefined ? handler : spans.handler(method, handler));
+  }
+
+  /** @internal With OpenTelemetry a request to the client gets a span whose context it carries in `_meta`. */
+  override sendRequest(
+    method: string,
+    params: JsonObject | undefined,
+    options: RequestOptions | undefined,
+    relatedRequestId: RequestId | undefined,
+  ): Promise<JsonObject> {
+    const spans = this.telemetry?.spans;
+    if (spans === undefined) return super.sendRequest(method, params, options, relatedRequestId);
+    const facts = { protocolVersion: this.client?.version, sessionId: this.transport?.sessionId };
+    return spans.outgoing(method, params, facts, (traced) =>
+      super.sendRequest(method, traced, options, relatedRequestId),
+    );
   }
 
   get capabilities(): JsonObject {

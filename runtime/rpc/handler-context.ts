@@ -1,7 +1,7 @@
 // The context a request handler receives: the request's identity, progress, and sends related to the request.
 import type { JsonObject, RequestId } from "./jsonrpc.js";
 import { SENT, type AuthGrant, type InboundInfo, type ReplyChannel } from "./transport.js";
-import type { PeerIdentity, RequestContext, RequestOptions } from "./peer.js";
+import type { PeerIdentity, RequestContext, RequestOptions, TraceContext } from "./peer.js";
 import { InboundOperation } from "./operations.js";
 import { PROGRESS_NOTIFICATION, type ProgressSink } from "./progress.js";
 import type { Session } from "./session/session.js";
@@ -24,6 +24,8 @@ export class HandlerContext extends InboundOperation implements RequestContext, 
   readonly clientAddress?: string;
   /** Set by the protocol layer when the request is admitted (see SessionExtension.admit, requestStarted). */
   peerIdentity?: PeerIdentity;
+  /** Set by the protocol layer when the request carried a trace context in its `_meta`. */
+  trace?: TraceContext;
   /**
    * @internal Where this request's asks of its peer are answered when the protocol carries them in rounds of the
    * request itself (MCP 2026-07-28's input-required results) instead of requests of its own.

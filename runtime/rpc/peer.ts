@@ -44,6 +44,16 @@ export interface PeerIdentity {
   readonly logLevel?: string;
 }
 
+/**
+ * W3C Trace Context and Baggage as a request carries them in `_meta` (`traceparent`, `tracestate`, `baggage`): the
+ * header values, each present only when it arrived well-formed.
+ */
+export interface TraceContext {
+  readonly traceparent?: string;
+  readonly tracestate?: string;
+  readonly baggage?: string;
+}
+
 /** What a request handler is given besides its params. */
 export interface RequestContext {
   readonly requestId: RequestId;
@@ -65,6 +75,8 @@ export interface RequestContext {
   readonly clientAddress?: string;
   /** What the peer said of itself for this request; undefined before it said anything (no handshake yet). */
   readonly peerIdentity?: PeerIdentity;
+  /** The trace context the request carried in its `_meta`, when it carried a well-formed one. */
+  readonly trace?: TraceContext;
 }
 
 export type RequestHandler = (

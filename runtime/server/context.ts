@@ -7,6 +7,7 @@ import type {
   RequestContext,
   RequestHandler,
   RequestOptions,
+  TraceContext,
 } from "../rpc/peer.js";
 import type { ServerSession } from "../mcp/lifecycle.js";
 import type { AuthGrant } from "../rpc/transport.js";
@@ -100,6 +101,12 @@ export type TaskStarter = (ctx: McpContext) => Promise<TaskControl | undefined>;
  */
 export class McpContext {
   private peerView: Peer | undefined = undefined;
+  /**
+   * The W3C trace context (`traceparent`, `tracestate`, `baggage`) the request carried in its `_meta`, each value
+   * present only when well-formed; undefined when it carried none. Read with or without OpenTelemetry: pass it on in
+   * the `_meta` of what the handler sends (`ctx.elicit({ ..., _meta: { ...ctx.trace } })`) to keep one trace.
+   */
+  readonly trace: TraceContext | undefined;
 
   constructor(
     private inner: RequestContext,
@@ -107,7 +114,10 @@ export class McpContext {
     /** The answers a 2025 client gave to the handler's last `inputRequired`, when McpServer ran it again. */
     private readonly round?: { readonly responses: JsonObject; readonly state: string | undefined },
     private readonly starter?: TaskStarter,
-  ) {}
+  ) {
+    // Kept from the request itself: a call that becomes a task goes on under the task's context.
+    this.trace = inner.trace;
+  }
 
   /**
    * Go on as a task, when this call may become one and is not yet: the request is answered with the task, and from

@@ -568,6 +568,7 @@ export class McpServer {
       maxDetachedRequests: options.maxDetachedRequests,
       requestState: this.requestState,
       cache: options.cache,
+      telemetry: options.telemetry,
       onerror: options.onerror,
       ondebug: options.ondebug,
     };

@@ -25,7 +25,7 @@ describe("mcpgen generate --watch", () => {
     const stdout = follow(child.stdout);
     const stderr = follow(child.stderr);
     await stdout(/regenerated 8 files, 8 changed/);
-    await stdout(/watching .*schema\.json/);
+    await stderr(/watching .*schema\.json/);
 
     const good = readFileSync(schemaFile, "utf8");
     const edited = good.replace(
@@ -34,7 +34,7 @@ describe("mcpgen generate --watch", () => {
     );
     expect(edited).not.toBe(good);
     writeFileSync(schemaFile, edited);
-    await stdout(/changed {2}\S*schema\.json/);
+    await stderr(/changed {2}\S*schema\.json/);
     expect(await stdout(/regenerated 8 files, \d+ changed[^\n]*/)).toContain("types.ts");
     expect(readFileSync(join(out, "types.ts"), "utf8")).toContain("Who speaks.");
 

@@ -77,11 +77,11 @@ describe("generate and check with the config's revisions", () => {
     writeFileSync(join(dir, "sdk/2026-07-28/leftover.ts"), "export {};\n");
     const r = runCli(["check"], dir);
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/^stale +sdk\/2026-07-28\/types\.ts\n--- /m);
-    expect(r.stderr).toMatch(/^-\s+ttlMs: string$/m);
-    expect(r.stderr).toMatch(/^missing +sdk\/eras\.ts$/m);
-    expect(r.stderr).toMatch(/^extra +sdk\/2026-07-28\/leftover\.ts$/m);
-    expect(r.stderr.trimEnd().split("\n").at(-1)).toBe("3 files differ: run `mcpgen generate`");
+    expect(r.stdout).toMatch(/^stale +sdk\/2026-07-28\/types\.ts\n--- /m);
+    expect(r.stdout).toMatch(/^-\s+ttlMs: string$/m);
+    expect(r.stdout).toMatch(/^missing +sdk\/eras\.ts$/m);
+    expect(r.stdout).toMatch(/^extra +sdk\/2026-07-28\/leftover\.ts$/m);
+    expect(r.stdout.trimEnd().split("\n").at(-1)).toBe("3 files differ: run `mcpgen generate`");
     writeFileSync(types, original);
     writeFileSync(join(dir, "sdk/eras.ts"), eras);
     rmSync(join(dir, "sdk/2026-07-28/leftover.ts"));
@@ -97,18 +97,18 @@ describe("generate and check with the config's revisions", () => {
     writeFileSync(overlayFile, JSON.stringify(overlay));
     const r = runCli(["check"], stale);
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/^stale +schema\/2026-07-28\/schema\.json: differs from base \+ patches \+ overlay$/m);
-    expect(r.stderr).toMatch(/^\+\s+"RegionHint": \{$/m);
-    expect(r.stderr.trimEnd().split("\n").at(-1)).toBe(
+    expect(r.stdout).toMatch(/^stale +schema\/2026-07-28\/schema\.json: differs from base \+ patches \+ overlay$/m);
+    expect(r.stdout).toMatch(/^\+\s+"RegionHint": \{$/m);
+    expect(r.stdout.trimEnd().split("\n").at(-1)).toBe(
       "1 file differs: run `mcpgen schema build --dir schema/2026-07-28`, then `mcpgen generate`",
     );
     expect(runCli(["schema", "build", "--dir", "schema/2026-07-28"], stale).status).toBe(0);
     // The rebuilt schema has a new hash and a new type: the 2026-07-28 files and the era map are stale now.
     const after = runCli(["check"], stale);
     expect(after.status).toBe(1);
-    expect(after.stderr).toMatch(/^stale +sdk\/2026-07-28\/types\.ts\n/m);
-    expect(after.stderr).toContain("sdk/eras.ts");
-    expect(after.stderr).not.toMatch(/^stale +sdk\/types\.ts/m);
+    expect(after.stdout).toMatch(/^stale +sdk\/2026-07-28\/types\.ts\n/m);
+    expect(after.stdout).toContain("sdk/eras.ts");
+    expect(after.stdout).not.toMatch(/^stale +sdk\/types\.ts/m);
   });
 
   it("a revision without a sidecar is derived from its schema, and the note names the revision", () => {
@@ -273,8 +273,9 @@ describe("mcpgen generate --watch with the config's revisions", () => {
     const dir = project();
     child = spawn(process.execPath, [join(repoRoot, "bin/mcpgen.js"), "generate", "--watch"], { cwd: dir });
     const stdout = follow(child.stdout);
+    const stderr = follow(child.stderr);
     await stdout(/regenerated 15 files, 15 changed/);
-    await stdout(/watching .*2026-07-28\/overlay\.json/);
+    await stderr(/watching .*2026-07-28\/overlay\.json/);
     const overlayFile = join(dir, "schema/2026-07-28/overlay.json");
     const overlay = JSON.parse(readFileSync(overlayFile, "utf8"));
     overlay.definitions.RegionHint = { type: "string", description: "Where to run." };

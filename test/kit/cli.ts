@@ -9,9 +9,12 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `mcpgen` (the compiled CLI) as a separate process. */
-export function runCli(args: string[], cwd = repoRoot): CliResult {
-  const r = spawnSync(process.execPath, [join(repoRoot, "bin/mcpgen.js"), ...args], { cwd, encoding: "utf8" });
+/** The repository's launcher of the compiled CLI. */
+export const REPO_LAUNCHER = join(repoRoot, "bin/mcpgen.js");
+
+/** Runs `mcpgen` (the compiled CLI) as a separate process; `launcher` picks another bin, e.g. the package's. */
+export function runCli(args: string[], cwd = repoRoot, launcher = REPO_LAUNCHER): CliResult {
+  const r = spawnSync(process.execPath, [launcher, ...args], { cwd, encoding: "utf8" });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -422,9 +422,9 @@ describe("mcpgen tools generate", () => {
       const stdout = follow(child.stdout);
       const stderr = follow(child.stderr);
       await stdout(/wrote {5}src\/watched\/index\.ts/);
-      await stdout(/watching \S*watched\.json/);
+      await stderr(/watching \S*watched\.json/);
       writeFileSync(file, good.replace('"Draws shapes."', '"Draws shapes, better."'));
-      await stdout(/changed {2}\S*watched\.json/);
+      await stderr(/changed {2}\S*watched\.json/);
       await stdout(/wrote {5}src\/watched\/index\.ts/);
       expect(readFileSync(join(project, "src/watched/index.ts"), "utf8")).toContain("Draws shapes, better.");
       // The header names the command without --watch, so it is the same as a plain generate's.

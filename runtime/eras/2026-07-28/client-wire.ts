@@ -447,8 +447,6 @@ function isHeaderMismatch(error: unknown): boolean {
   return error instanceof RpcError && error.code === ModernErrorCode.HeaderMismatch;
 }
 
-const NEVER = new AbortController().signal;
-
 /** What an app handler answering an input request is given: its key as the id; it can send nothing itself. */
 function inputContext(key: string, method: string, signal: AbortSignal | undefined): RequestContext {
   const refuse = () =>
@@ -456,7 +454,8 @@ function inputContext(key: string, method: string, signal: AbortSignal | undefin
   return {
     requestId: key,
     method,
-    signal: signal ?? NEVER,
+    // Made per call, not once at load: workerd refuses an AbortController in a module's global scope.
+    signal: signal ?? new AbortController().signal,
     progress: () => Promise.resolve(),
     request: refuse,
     notify: refuse,

@@ -293,9 +293,10 @@ abstract class StdioEnd implements Transport, LineSink {
     return written;
   }
 
-  protected readonly ondata = (chunk: Buffer | string): void => {
+  // Uint8Array (what Node's Buffer is) keeps Buffer, a Node-only global, out of the declarations.
+  protected readonly ondata = (chunk: Uint8Array | string): void => {
     this.busyPoll.arrived();
-    this.decoder.push(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk);
+    this.decoder.push(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : (chunk as Buffer));
   };
 
   protected readonly onstreamerror = (error: Error): void => {

@@ -1,6 +1,6 @@
 // One task a receiver runs: its state, outcome, waiting tasks/result calls, queued input requests, and the handler's context.
 import { ErrorCode, RpcError, type JsonObject, type RequestId } from "../../../rpc/jsonrpc.js";
-import type { PeerIdentity, RequestContext, RequestOptions } from "../../../rpc/peer.js";
+import type { PeerIdentity, RequestContext, RequestOptions, TraceContext } from "../../../rpc/peer.js";
 import type { AuthGrant } from "../../../rpc/transport.js";
 import type { DurableOperation } from "../../../durable/engine.js";
 import type { ProgressToken } from "../../../rpc/operations.js";
@@ -204,6 +204,8 @@ export class TaskContext implements RequestContext, TaskControl {
   readonly sessionId?: string;
   readonly clientAddress?: string;
   readonly peerIdentity?: PeerIdentity;
+  /** The trace context of the request the task came from. */
+  readonly trace?: TraceContext;
   private lastProgress = -Infinity;
 
   constructor(
@@ -218,6 +220,7 @@ export class TaskContext implements RequestContext, TaskControl {
     if (origin.sessionId !== undefined) this.sessionId = origin.sessionId;
     if (origin.clientAddress !== undefined) this.clientAddress = origin.clientAddress;
     if (origin.peerIdentity !== undefined) this.peerIdentity = origin.peerIdentity;
+    if (origin.trace !== undefined) this.trace = origin.trace;
   }
 
   get taskId(): string {

@@ -5,6 +5,35 @@ import type { ClientAddressOf } from "./remote-address.js";
 
 export type HeaderRecord = Readonly<Record<string, string | undefined>>;
 
+/*
+ * Node's request and response (node:http IncomingMessage and ServerResponse) as the public declarations name them:
+ * structural, so that an app importing the package typechecks without Node's types (a browser app imports the
+ * same declarations), while Node's own objects, and the frameworks' that extend them, fit.
+ */
+
+/** A node:http request: what `nodeListener` is handed by node:http, Express, Fastify (`request.raw`), Koa (`ctx.req`). */
+export interface NodeRequest {
+  readonly method?: string | undefined;
+  readonly url?: string | undefined;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  on(event: string, listener: (...args: never[]) => void): unknown;
+}
+
+/** A node:http response (ServerResponse), the other argument of a request listener. */
+export interface NodeResponse {
+  writeHead(status: number, headers?: Record<string, string>): unknown;
+  write(chunk: string): unknown;
+  end(): unknown;
+  on(event: string, listener: (...args: never[]) => void): unknown;
+}
+
+/**
+ * A node:http request listener. Declared through a method so its parameters are compared both ways: a listener
+ * written for Node's own classes (an Express app, `(req: IncomingMessage, res: ServerResponse) => ...`) fits
+ * where one is asked for, and one of these fits `http.createServer`.
+ */
+export type NodeRequestListener = { listener(req: NodeRequest, res: NodeResponse): void }["listener"];
+
 /** A response body being streamed (SSE). */
 export interface StreamSink {
   write(chunk: string): void;
@@ -120,10 +149,13 @@ function nodeHeaders(req: IncomingMessage): HeaderRecord {
 
 /** `clientAddressOf`: how the client's address is read from the socket's peer and the headers. */
 export function nodeExchange(
-  req: IncomingMessage,
-  res: ServerResponse,
+  request: NodeRequest,
+  response: NodeResponse,
   clientAddressOf: ClientAddressOf = (peer) => peer,
 ): HttpExchange {
+  // Node's own objects: the structural types only keep Node's types out of the declarations.
+  const req = request as IncomingMessage;
+  const res = response as ServerResponse;
   const headers = nodeHeaders(req);
   let responded = false;
   const socket = req.socket;

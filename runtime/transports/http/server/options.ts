@@ -59,9 +59,10 @@ export interface StreamableHttpServerOptions extends HostOriginPolicy {
    * Called when an initialize request opens a session (stateful), and for every POST that carries one message on
    * its own: each POST when stateless, and each MCP 2026-07-28 request (its params' `_meta` names a protocol
    * version), in either mode. Connect the MCP server session to the transport here; the message is delivered once
-   * this settles. `transport.perRequest` tells the second kind: no handshake comes on it.
+   * this settles. `transport.perRequest` tells the second kind: no handshake comes on it. What the promise resolves
+   * to is ignored, so `(t) => server.connect(t)` fits as it is (connect resolves to the session it opened).
    */
-  onSession: (transport: HttpServerTransport) => void | Promise<void>;
+  onSession: (transport: HttpServerTransport) => void | PromiseLike<unknown>;
   /**
    * No sessions: every POST gets a fresh transport, no Mcp-Session-Id, GET and DELETE answer 405. MCP 2026-07-28
    * requests are served the same way with or without it.

@@ -1,7 +1,6 @@
 // Streamable HTTP server (MCP 2025-11-25 with SEP-1699 polling, 2026-07-28): the public entry, Node listener, fetch.
-import type { IncomingMessage, ServerResponse } from "node:http";
 import { ServerCore } from "./endpoint.js";
-import { nodeExchange, webExchange } from "./exchange.js";
+import { nodeExchange, webExchange, type NodeRequestListener } from "./exchange.js";
 import { clientAddressResolver } from "./remote-address.js";
 import type { StreamableHttpServerOptions } from "./options.js";
 import type { HttpServerTransport } from "./session-transport.js";
@@ -41,7 +40,7 @@ export interface StreamableHttpServer {
    * A Node request listener: `listenHttp(server.nodeListener)` or `createHttpServer(...)` (which set request
    * timeouts), `http.createServer(...)`, or call it from any router.
    */
-  readonly nodeListener: (req: IncomingMessage, res: ServerResponse) => void;
+  readonly nodeListener: NodeRequestListener;
   /**
    * A web-standard handler for fetch-style runtimes. Pass `info.localAddress` when the adapter knows the
    * address the request arrived on; without it the Host/Origin allow-list applies (see dnsRebindingProtection).

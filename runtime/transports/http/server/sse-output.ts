@@ -28,7 +28,7 @@ export interface OutStream {
   readonly pending: Set<string>;
   /** The current connection, if any. */
   sink?: StreamSink;
-  closeTimer?: NodeJS.Timeout;
+  closeTimer?: ReturnType<typeof setTimeout>;
   /** JSON mode, before anything forced SSE: the POST still waiting for its single JSON reply. */
   jsonReply?: HttpExchange;
   /** Headers for the reply that opens this stream (Mcp-Session-Id). */
