@@ -34,9 +34,9 @@ for (const [name, entries] of Object.entries(LAYOUT)) {
 }
 
 /**
- * The detailed validators are most of the runtime package's bytes (Ajv's standalone code, about 2.8 MB) and only a
- * message that fails its fast guard loads them, so the package ships them minified (about 1 MB), headed as generated.
- * The repository's generated/ keeps the readable source.
+ * The detailed validators (each revision's definitions table, about 80 KB) load only when a message fails its fast
+ * guard; the package ships them minified (about 50 KB: unquoted keys, no comments), headed as generated. The
+ * repository's generated/ keeps the readable source.
  */
 function minifyValidators(dir) {
   for (const name of readdirSync(dir, { withFileTypes: true })) {
@@ -56,3 +56,26 @@ function minifyValidators(dir) {
   }
 }
 minifyValidators(join(root, "packages", "mcpgen", "dist", "generated"));
+
+/**
+ * A few declarations of the Node entry (stdio streams, the node:http server of listenHttp) name Node's own types.
+ * The root entry's declarations are the ones a browser project gets too (TypeScript applies no `browser` condition),
+ * and it has no Node types: each import of a node: module is marked so that there it reads as `any` instead of
+ * failing the project's typecheck. Projects with Node's types get Node's types.
+ */
+const NODE_IMPORT = /^import [^;]* from "node:[^"]+";$/gm;
+function markNodeImports(dir) {
+  for (const name of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, name.name);
+    if (name.isDirectory()) markNodeImports(path);
+    else if (name.name.endsWith(".d.ts")) {
+      const source = readFileSync(path, "utf8");
+      const marked = source.replace(
+        NODE_IMPORT,
+        (line) => `// @ts-ignore: Node's types, absent from a browser project\n${line}`,
+      );
+      if (marked !== source) writeFileSync(path, marked);
+    }
+  }
+}
+markNodeImports(join(root, "packages", "mcpgen", "dist"));

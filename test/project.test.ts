@@ -11,9 +11,9 @@ const runtimePkg = manifest("packages/mcpgen");
 const cliPkg = manifest("packages/mcpgen-cli");
 
 describe("package", () => {
-  it("declares Node 20 and ESM; the runtime package both entry points with types, the CLI package the mcpgen bin", () => {
-    for (const p of [runtimePkg, cliPkg]) {
-      expect(p.engines.node, p.name).toBe(">=20");
+  it("declares the Node versions with require(esm) and ESM; the runtime package both entry points with types, the CLI package the mcpgen bin", () => {
+    for (const p of [pkg, runtimePkg, cliPkg]) {
+      expect(p.engines.node, p.name).toBe("^20.19.0 || >=22.12.0");
       expect(p.type, p.name).toBe("module");
     }
     expect(cliPkg.bin.mcpgen).toBe("bin/mcpgen.js");

@@ -77,7 +77,7 @@ export function emitDispatch(model: Model, runtimeImport: string): string {
     `import type { ${sorted(typeNames).join(", ")} } from "./types.js";`,
     `export { isJSONRPCMessage as isMessage } from "./guards.js";`,
     "",
-    "// The detailed validators are most of the SDK's code and only a message that fails its fast guard needs them:",
+    "// Only a message that fails its fast guard needs the detailed validators (the schema's table and its interpreter):",
     "// they load on first use, through import(), so bundlers put them in a chunk of their own, off the entry.",
     `type Explainers = typeof import("./validators.js");`,
     "let explainers: Promise<Explainers> | undefined;",

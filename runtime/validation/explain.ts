@@ -265,15 +265,7 @@ function checkArray(
   }
 }
 
-function checkObject(
-  run: Run,
-  s: Schema,
-  v: Schema,
-  at: string,
-  depth: number,
-  out: Found[],
-  fail: Fail,
-): void {
+function checkObject(run: Run, s: Schema, v: Schema, at: string, depth: number, out: Found[], fail: Fail): void {
   for (const name of list(s["required"]))
     if (typeof name === "string" && v[name] === undefined)
       fail("required", `missing required property ${JSON.stringify(name)}`);
@@ -314,7 +306,10 @@ function checkObject(
       else
         for (const other of dependency)
           if (typeof other === "string" && v[other] === undefined)
-            fail("dependentRequired", `must have property ${JSON.stringify(other)} when property ${JSON.stringify(key)} is present`);
+            fail(
+              "dependentRequired",
+              `must have property ${JSON.stringify(other)} when property ${JSON.stringify(key)} is present`,
+            );
     }
   }
 }
@@ -347,6 +342,5 @@ function explainUnion(
   const candidates = explained.filter((found) => !found.some(ruledOut));
   if (candidates.length === 1) {
     for (const issue of candidates[0]!) if (out.length < run.limit) out.push(issue);
-  } else if (out.length < run.limit)
-    out.push({ pointer: at, message: `must match a schema in ${keyword}`, keyword });
+  } else if (out.length < run.limit) out.push({ pointer: at, message: `must match a schema in ${keyword}`, keyword });
 }

@@ -18,6 +18,9 @@ console.log(await client.callTool({ name: "add", arguments: { a: 2, b: 3 } }, { 
       "runtime/transports/http/client/fetch-requester.ts",
       "runtime/transports/http/sse.ts",
       "generated/client.ts",
+      // The detailed validators come in a one-file bundle too: the table and its interpreter, from the web entry.
+      "generated/validators.ts",
+      "runtime/validation/explain.ts",
     ],
   },
   "fetch handler with McpServer": {
@@ -38,6 +41,8 @@ globalThis.handle = (request) => mcp.fetch(request);
       "runtime/transports/http/server/exchange.ts",
       "runtime/transports/http/server/cors.ts",
       "runtime/server/mcp-server.ts",
+      "generated/validators.ts",
+      "runtime/validation/explain.ts",
     ],
   },
 };

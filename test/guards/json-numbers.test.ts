@@ -124,13 +124,15 @@ describe("numbers JSON text can carry", () => {
 });
 
 describe("values JSON cannot carry (documented, not wire-reachable)", () => {
-  test("NaN in an unbounded number: the guard rejects it, Ajv (strictNumbers off) and the explainer accept it", () => {
+  test("NaN in an unbounded number: the guard and the explainer reject it, Ajv (strictNumbers off) accepts it", () => {
     // Outside JSON: recorded so a change on either side is noticed. With minimum/maximum, Ajv rejects NaN too
     // (every comparison with NaN is false), and then all three agree.
     const params = { progressToken: 1, progress: NaN };
     expect(guardFor("ProgressNotificationParams")(params)).toBe(false);
     expect(oracleFor("ProgressNotificationParams")(params)).toBe(true);
-    expect(explainFor("ProgressNotificationParams")(params)).toEqual([]);
+    expect(explainFor("ProgressNotificationParams")(params)).toEqual([
+      { pointer: "/progress", message: "must be number" },
+    ]);
     const bounded = { priority: NaN };
     expect([
       guardFor("Annotations")(bounded),
