@@ -8,7 +8,7 @@ import { formatMessage } from "publint/utils";
 import { beforeAll, describe, expect, it } from "vitest";
 import { isRepoOnlyFile, PUBLISHED } from "../../packages/published.mjs";
 import { repoRoot, tempDir } from "../kit/paths.js";
-import { packTarballs } from "../kit/user-project.js";
+import { packTarballs, runNode } from "../kit/user-project.js";
 
 const run = promisify(execFile);
 const tsc = join(repoRoot, "node_modules/typescript/bin/tsc");
@@ -106,21 +106,6 @@ function consumerProject(manifest: Manifest, unpacked: string): string {
   return dir;
 }
 
-/** stdout of a command that may fail; a failure's output is what the assertion shows. */
-async function output(file: string, args: string[], cwd: string): Promise<{ ok: boolean; out: string }> {
-  try {
-    const { stdout } = await run(process.execPath, [file, ...args], {
-      cwd,
-      encoding: "utf8",
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    return { ok: true, out: stdout };
-  } catch (error) {
-    const e = error as { stdout?: string; stderr?: string };
-    return { ok: false, out: `${e.stdout ?? ""}${e.stderr ?? String(error)}` };
-  }
-}
-
 for (const { dir, tarball: which, consumer: typechecked, dependencies: mayDepend } of PACKAGES) {
   const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Manifest;
 
@@ -147,7 +132,7 @@ for (const { dir, tarball: which, consumer: typechecked, dependencies: mayDepend
       if (!typechecked) return;
       consumer = consumerProject(manifest, unpacked);
       for (const resolution of Object.keys(RESOLUTIONS))
-        typechecks.set(resolution, output(tsc, ["-p", `tsconfig.${resolution}.json`], consumer));
+        typechecks.set(resolution, runNode(tsc, ["-p", `tsconfig.${resolution}.json`], consumer));
     }, timeout);
 
     it("the tarball holds no tests, examples, fixtures or scripts that only this repository needs", () => {
@@ -197,7 +182,7 @@ for (const { dir, tarball: which, consumer: typechecked, dependencies: mayDepend
     it(
       "attw finds no problem with the tarball (under the package's .attw.json)",
       async () => {
-        const result = await output(attw, [tarball, "--no-color", "--no-emoji"], dir);
+        const result = await runNode(attw, [tarball, "--no-color", "--no-emoji"], dir);
         expect(result.ok, result.out).toBe(true);
       },
       timeout,

@@ -95,11 +95,9 @@ describe("tools", () => {
       content: [{ type: "text", text: "3" }],
       structuredContent: { sum: 3 },
     }));
-    server.tool("bad", { outputSchema }, () => ({
-      content: [{ type: "text", text: "3" }],
-      // @ts-expect-error: this tool breaks its outputSchema on purpose (the types refuse it; the runtime must too)
-      structuredContent: { sum: "3" },
-    }));
+    const broken = { content: [{ type: "text" as const, text: "3" }], structuredContent: { sum: "3" } };
+    // @ts-expect-error: this tool breaks its outputSchema on purpose (the types refuse it; the runtime must too)
+    server.tool("bad", { outputSchema }, () => broken);
     const { client } = await connected(server);
     expect((await client.callTool({ name: "good" })).structuredContent).toEqual({ sum: 3 });
     await expect(client.callTool({ name: "bad" })).rejects.toMatchObject({ code: -32603 });

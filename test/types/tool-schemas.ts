@@ -102,11 +102,9 @@ export function jsonSchemaVariables(server: McpServer): void {
 export function jsonSchemaOutput(server: McpServer): void {
   const outputSchema = { type: "object", properties: { sum: { type: "number" } }, required: ["sum"] } as const;
   server.tool("sum", { outputSchema }, () => ({ content: [], structuredContent: { sum: 3 } }));
-  server.tool("sum-bad", { outputSchema }, () => ({
-    content: [],
-    // @ts-expect-error: sum is a number
-    structuredContent: { sum: "3" },
-  }));
+  const notANumber = { content: [], structuredContent: { sum: "3" } };
+  // @ts-expect-error: sum is a number
+  server.tool("sum-bad", { outputSchema }, () => notANumber);
   // An error result is not held to the output schema.
   server.tool("sum-error", { outputSchema }, () => ({
     content: [{ type: "text", text: "no" }],
@@ -143,17 +141,13 @@ export function zodTools(server: McpServer): void {
     },
   );
 
-  server.tool("forecast-bad", { inputSchema: Forecast, outputSchema: Temps }, () => ({
-    content: [],
-    // @ts-expect-error: temps are numbers
-    structuredContent: { temps: ["warm"] },
-  }));
+  const wordsNotNumbers = { content: [], structuredContent: { temps: ["warm"] } };
+  // @ts-expect-error: temps are numbers
+  server.tool("forecast-bad", { inputSchema: Forecast, outputSchema: Temps }, () => wordsNotNumbers);
 
-  server.tool("forecast-missing", { outputSchema: Temps }, () => ({
-    content: [],
-    // @ts-expect-error: unit must be "C" or "F"
-    structuredContent: { temps: [], unit: "K" },
-  }));
+  const kelvin = { content: [], structuredContent: { temps: [], unit: "K" } };
+  // @ts-expect-error: unit must be "C" or "F"
+  server.tool("forecast-missing", { outputSchema: Temps }, () => kelvin);
 }
 
 export function valibotTools(server: McpServer): void {
