@@ -141,6 +141,55 @@ describe("mounting", () => {
   });
 });
 
+describe("a body read before the endpoint", () => {
+  // A stand-in for a framework whose body parser drains the stream and keeps the value to itself (Fastify's default).
+  it.each([
+    ["nodeListener", "node"],
+    ["fetch", "fetch"],
+  ] as const)(
+    "%s answers 500 with a JSON-RPC error that says to mount the endpoint before body parsers",
+    async (_, kind) => {
+      const mcp = createStreamableHttpServer({ onSession: makeResponder().attach });
+      const http = createServer((req, res) => {
+        req.resume();
+        req.on("end", () => {
+          if (kind === "node") return mcp.nodeListener(req, res);
+          const request = new Request(`http://${req.headers.host}${req.url}`, {
+            method: req.method,
+            headers: req.headers as Record<string, string>,
+            body: "{}",
+          });
+          void request.text().then(async () => {
+            const response = await mcp.fetch(request, { localAddress: "127.0.0.1" });
+            res.writeHead(response.status, Object.fromEntries(response.headers));
+            res.end(await response.text());
+          });
+        });
+      });
+      const listening = await listen(http);
+      try {
+        const url = `${listening.origin}/mcp`;
+        const response = await post(url, initializeMessage(1));
+        expect(response.status).toBe(500);
+        const body = (await response.json()) as { error: { code: number; message: string } };
+        expect(body.error.code).toBe(-32603);
+        expect(body.error.message).toMatch(/body parser ran first/);
+        // The endpoint goes on: a request whose body it reads itself is served.
+        const direct = createServer((req, res) => mcp.nodeListener(req, res));
+        const other = await listen(direct);
+        try {
+          expect((await post(`${other.origin}/mcp`, initializeMessage(2))).status).toBe(200);
+        } finally {
+          await other.close();
+        }
+      } finally {
+        await mcp.close();
+        await listening.close();
+      }
+    },
+  );
+});
+
 describe("stateless mode", () => {
   it("gives every POST a fresh transport, no session id, and closes it after the reply", async () => {
     const server = await start({ stateless: true });

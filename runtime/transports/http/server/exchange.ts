@@ -126,8 +126,11 @@ export interface HttpExchange {
    * reports), or the entry a trusted proxy wrote (see clientAddressHeader); undefined when unknown.
    */
   readonly clientAddress: string | undefined;
-  /** The body, or "too-large" once more than `limit` bytes arrived (the rest is discarded). */
-  readBody(limit: number): Promise<Uint8Array | "too-large">;
+  /**
+   * The body, or "too-large" once more than `limit` bytes arrived (the rest is discarded), or "consumed" when
+   * something before the endpoint (a framework's body parser) already read the stream and left no parsed body.
+   */
+  readBody(limit: number): Promise<Uint8Array | "too-large" | "consumed">;
   respond(status: number, headers: Record<string, string>, body?: string): void;
   openStream(status: number, headers: Record<string, string>): StreamSink;
   readonly responded: boolean;
@@ -182,6 +185,8 @@ export function nodeExchange(
           : Buffer.from(typeof parsed === "string" ? parsed : JSON.stringify(parsed));
         return Promise.resolve(bytes.length > limit ? "too-large" : bytes);
       }
+      // Drained and nothing left on req.body: waiting for "end" would wait forever.
+      if (req.readableEnded) return Promise.resolve("consumed");
       return new Promise((resolve, reject) => {
         const declared = Number(headers["content-length"]);
         const drain = () => {
@@ -286,6 +291,7 @@ export function webExchange(
       return responded;
     },
     async readBody(limit) {
+      if (request.bodyUsed) return "consumed";
       const declared = Number(headers["content-length"]);
       if (Number.isFinite(declared) && declared > limit) {
         await request.body?.cancel().catch(() => undefined);

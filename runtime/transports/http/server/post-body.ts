@@ -27,6 +27,16 @@ export async function readPostedMessage(ex: HttpExchange, maxBody: number): Prom
     });
     return undefined;
   }
+  if (body === "consumed") {
+    // A mounting mistake, not the client's: say what to change (the guide's framework recipes show the order).
+    fail(
+      ex,
+      500,
+      ErrorCode.InternalError,
+      "Internal error: the request body was read before it reached the MCP endpoint (a body parser ran first); mount the endpoint before body parsers, or leave the parsed body on req.body",
+    );
+    return undefined;
+  }
   let value: unknown;
   try {
     value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
