@@ -14,6 +14,8 @@
 // and @modelcontextprotocol/server), whatever versions are installed.
 // Targets (gzip -9, ours, node): one file, the stdio client at most 40 KB and the stdio server at most 45 KB; split
 // entry, the stdio client at most 12 KB and the stdio server at most 15 KB. The run exits 1 when one is missed.
+// Beside each one-file target a "floor" row bundles the same program without the validators' tables: the code
+// every run loads, which no choice of explain path can go below.
 // The smoke runs start our bundled server from our bundled client (split, then one file), call a tool, and send
 // params that fail the guard, so the detailed validators must load and the -32602 error carry JSON-pointer details.
 import { spawnSync } from "node:child_process";
@@ -142,10 +144,10 @@ const PLATFORMS = {
  * Bundles one program, split or as one file; returns entry and lazy sizes (raw and gzip; one file is all entry) and
  * the entry's path, or the first error when the build fails.
  */
-async function measure(dir, name, source, platform, splitting) {
+async function measure(dir, name, source, platform, splitting, leaveOut) {
   const file = join(dir, `${name}.mjs`);
   writeFileSync(file, source);
-  const outdir = join(dir, `out-${name}-${platform}-${splitting ? "split" : "one"}`);
+  const outdir = join(dir, `out-${name}-${platform}-${splitting ? "split" : "one"}${leaveOut ? "-floor" : ""}`);
   let result;
   try {
     result = await build({
@@ -159,6 +161,15 @@ async function measure(dir, name, source, platform, splitting) {
       outdir,
       metafile: true,
       logLevel: "silent",
+      // The floor: modules matching `leaveOut` stay out of the bundle (imports of them are left as they are).
+      plugins: leaveOut
+        ? [
+            {
+              name: "leave-out",
+              setup: (b) => b.onResolve({ filter: leaveOut }, (a) => ({ path: a.path, external: true })),
+            },
+          ]
+        : [],
       // Lets a bundle for Node require() built-ins from ESM (the official SDK's dependencies do).
       banner:
         platform === "node"
@@ -286,6 +297,14 @@ try {
           ["split", split],
         ])
           if (m.failed) console.log(`  ${label}, ${program} for ${platform} (${how}): ${m.failed}`);
+      }
+      // What the one-file targets are up against: the same program with the detailed validators' tables left out,
+      // which is only the code every run loads (the runtime, both revisions' guards and dispatch tables).
+      if (TARGETS["one file"][program] !== undefined && platform === "node") {
+        const floor = await measure(dir, `floor-${slug}`, sources.ours, platform, false, /validators\.js$/);
+        console.log(
+          `${pad("", 24)}${pad("mcpgen, floor", 18)}${pad(cell(floor), 22)}${pad("", 44)}one file without the validators' tables (not shippable: the bound for any explain path)`,
+        );
       }
     }
   }
