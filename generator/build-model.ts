@@ -13,7 +13,7 @@ import {
 } from "./methods.js";
 import {
   resolveRef,
-  VALUE_KEYWORDS,
+  MODEL_KEYWORDS,
   type Definition,
   type Direction,
   type MessageModel,
@@ -24,8 +24,7 @@ import { normalizeSchema, toNode } from "./normalize/index.js";
 import { toPointer } from "./pointer.js";
 
 /** Keywords the model represents; anything else that asserts would be silently ignored, so it is refused. */
-const SUPPORTED = new Set([
-  "$ref",
+const SUPPORTED = new Set<string>([
   "$schema",
   "$comment",
   "$id",
@@ -36,26 +35,8 @@ const SUPPORTED = new Set([
   "deprecated",
   "readOnly",
   "writeOnly",
-  "type",
-  "const",
-  "enum",
   "format",
-  "properties",
-  "required",
-  "additionalProperties",
-  "items",
-  "anyOf",
-  "oneOf",
-  "allOf",
-  "$defs",
-  "definitions",
-  ...VALUE_KEYWORDS,
-  "propertyNames",
-  "dependentRequired",
-  "not",
-  "if",
-  "then",
-  "else",
+  ...MODEL_KEYWORDS,
 ]);
 const DATA = new Set(["const", "enum", "default", "examples", "required", "dependentRequired"]);
 

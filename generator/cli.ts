@@ -12,7 +12,6 @@ import { buildCombinedText, defaultSources } from "./schema-build.js";
 import { DEFAULT_DIFF_LINES, unifiedDiff } from "./unified-diff.js";
 import { registerDiffCommands, registerRebaseCommand } from "./diff/cli.js";
 import { configFor, registerConfig, revisionsFor, type RevisionConfig } from "./config.js";
-import { startValidators, type PendingValidators } from "./emit/validators-parallel.js";
 import { registerWatch } from "./watch.js";
 import { registerToolsCommands } from "./tools/cli.js";
 
@@ -155,18 +154,6 @@ interface GenerateOpts {
   runtimeImport?: string;
 }
 
-/**
- * The validators worker of a `generate` or `check` run, started by main() before the options are parsed: the
- * worker takes longer to start (Node and Ajv load in it) than the model takes to build, and then it compiles the
- * longest emitter's output, so every millisecond it starts earlier is one the whole run saves.
- */
-let prestarted: PendingValidators | undefined;
-function takePrestarted(): PendingValidators | undefined {
-  const taken = prestarted;
-  prestarted = undefined;
-  return taken;
-}
-
 /** The schemas one generate or check run covers: the config's revisions, or the one --schema names. */
 interface Run {
   /** Each schema with its sidecar, as the user named them (for messages). */
@@ -198,13 +185,11 @@ function runOf(opts: GenerateOpts, self: Command): Run {
 async function generateFrom(opts: GenerateOpts, command: string, run: Run) {
   // Loaded here, not at the top: `schema build`, `diff` and `--help` do not need the emitters.
   const { generate, generateRevisions } = await import("./generate.js");
-  const validators = takePrestarted();
   const shared = {
     outDir: opts.out,
     templatesDir: opts.templates,
     runtimeImport: opts.runtimeImport,
     command,
-    ...(validators ? { validators } : {}),
   };
   if (run.revisions)
     return generateRevisions({
@@ -357,7 +342,7 @@ export function program(io: Io = defaultIo): Command {
   registerDiffCommands(cmd, io);
   registerToolsCommands(cmd, io);
   registerConfig(cmd);
-  registerWatch(cmd, io, takePrestarted);
+  registerWatch(cmd, io);
   registerHelpCommand(cmd, io);
   return cmd;
 }
@@ -390,7 +375,6 @@ function registerHelpCommand(program: Command, io: Io): void {
 /** Runs the CLI; resolves to the exit code. */
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
   process.exitCode = 0;
-  if (argv[2] === "generate" || argv[2] === "check") prestarted = startValidators();
   try {
     await program(io).parseAsync(argv);
     return Number(process.exitCode ?? 0);
@@ -414,8 +398,5 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
     }
     io.err(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     return 3;
-  } finally {
-    // Not taken: the command failed before generating, or only printed its help.
-    takePrestarted()?.cancel();
   }
 }

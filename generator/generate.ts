@@ -7,7 +7,7 @@ import { deriveEras, type RevisionModel } from "./eras.js";
 import { emitGuards } from "./emit/guards.js";
 import { header } from "./emit/header.js";
 import { compareCodeUnits } from "./json.js";
-import { startValidators, type PendingValidators } from "./emit/validators-parallel.js";
+import { emitValidators } from "./emit/validators.js";
 import { loadSchema, projectRoot } from "./load.js";
 import { derivationNote, deriveMethods } from "./methods.js";
 import type { Model } from "./model.js";
@@ -24,11 +24,6 @@ export interface GenerateOptions {
   runtimeImport?: string;
   /** The command that regenerates these files, named in every header (default `mcpgen generate`). */
   command?: string;
-  /**
-   * A validators worker started earlier, which generate takes over (the CLI starts one before it parses its options,
-   * so the worker's start-up overlaps theirs); by default generate starts its own.
-   */
-  validators?: PendingValidators;
   /** Other revisions are generated beside the SDK's: its stubs and index take their tables from revisions.ts. */
   revisionTables?: boolean;
 }
@@ -127,25 +122,16 @@ async function generateModule(
   options: GenerateOptions,
   more: (model: Model, runtimeImport: string) => Promise<GeneratedFile[]>,
 ): Promise<Generated> {
-  const validators = options.validators ?? startValidators();
-  let model: Model;
-  let notes: string[];
-  try {
-    ({ model, notes } = loadModel(options));
-  } catch (error) {
-    validators.cancel();
-    throw error;
-  }
+  const { model, notes } = loadModel(options);
   const runtimeImport = options.runtimeImport ?? defaultRuntimeImport(options.outDir);
-  const validatorsContent = validators.emit(model, runtimeImport);
-  // Loaded only now, while the worker compiles the validators (the longest emitter): json-schema-to-typescript (and
-  // Handlebars, for the stubs) take longer to load than the model takes to build, and the worker waits for the model.
+  // Loaded only when generating: json-schema-to-typescript (and Handlebars, for the stubs) take longer to load than
+  // the model takes to build, and commands that never generate should not pay for them.
   const [{ emitTypes }, extra] = await Promise.all([import("./emit/types.js"), more(model, runtimeImport)]);
   const files: GeneratedFile[] = [
     { path: "dispatch.ts", content: emitDispatch(model, runtimeImport) },
     { path: "guards.ts", content: emitGuards(model) },
     { path: "types.ts", content: await emitTypes(model) },
-    { path: "validators.ts", content: await validatorsContent },
+    { path: "validators.ts", content: emitValidators(model, runtimeImport) },
     ...extra,
   ];
   files.sort((a, b) => compareCodeUnits(a.path, b.path));
@@ -230,7 +216,7 @@ const REVISION_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
  * module in `<revision>/`, and eras.ts, the era map derived from all their models.
  */
 export async function generateRevisions(options: GenerateRevisionsOptions): Promise<GeneratedRevisions> {
-  const { revisions, validators, ...shared } = options;
+  const { revisions, ...shared } = options;
   const sdkCount = revisions.filter((r) => r.sdk).length;
   const problem =
     revisions.length === 0
@@ -240,7 +226,6 @@ export async function generateRevisions(options: GenerateRevisionsOptions): Prom
         : revisions.find((r) => !REVISION_NAME.test(r.revision))?.revision;
   const names = new Set(revisions.map((r) => r.revision));
   if (problem !== undefined || names.size !== revisions.length) {
-    validators?.cancel();
     throw new Error(
       problem === undefined
         ? "a revision is listed twice"
@@ -249,12 +234,12 @@ export async function generateRevisions(options: GenerateRevisionsOptions): Prom
           : problem,
     );
   }
-  // Every revision at once: each has its validators worker, the longest part of a run.
+  // Every revision at once: their emitters await module loads, which overlap.
   const settled = await Promise.allSettled(
     revisions.map((r) => {
       const own = { ...shared, schemaFile: r.schemaFile, methodsFile: r.methodsFile, sourceName: r.sourceName };
       return r.sdk
-        ? generate({ ...own, revisionTables: revisions.length > 1, ...(validators ? { validators } : {}) })
+        ? generate({ ...own, revisionTables: revisions.length > 1 })
         : generateWire({ ...own, outDir: join(shared.outDir, r.revision), revision: r.revision });
     }),
   );

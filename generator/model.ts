@@ -197,3 +197,27 @@ export const NUMBER_KEYWORDS = [
 
 /** Every node field that holds its keyword's value unchanged: the numbers, `pattern` and `uniqueItems`. */
 export const VALUE_KEYWORDS = [...NUMBER_KEYWORDS, "pattern", "uniqueItems"] as const;
+
+/** The keywords a SchemaNode represents (oneOf as anyOf): what the model reads, and what comparing two schemas compares. */
+export const MODEL_KEYWORDS = [
+  "$ref",
+  "type",
+  "const",
+  "enum",
+  "properties",
+  "required",
+  "additionalProperties",
+  "items",
+  "anyOf",
+  "oneOf",
+  "allOf",
+  "$defs",
+  "definitions",
+  ...VALUE_KEYWORDS,
+  "propertyNames",
+  "dependentRequired",
+  "not",
+  "if",
+  "then",
+  "else",
+] as const;

@@ -4,7 +4,6 @@ import { existsSync, readdirSync, readFileSync, watch, writeFileSync, type FSWat
 import { basename, dirname, join, resolve } from "node:path";
 import { InvalidArgumentError, type Command } from "commander";
 import { configFor, revisionsFor, type RevisionConfig } from "./config.js";
-import type { PendingValidators } from "./emit/validators-parallel.js";
 import { SchemaError, UsageError } from "./errors.js";
 import { writeFiles } from "./files.js";
 import { defaultMethodsFile, projectRoot } from "./load.js";
@@ -23,8 +22,6 @@ export interface WatchOptions {
   command?: string;
   /** Quiet period before a burst of saves is acted on (default DEFAULT_DEBOUNCE_MS). */
   debounceMs?: number;
-  /** A validators worker started already, for the first generation (see generate's option of that name). */
-  validators?: PendingValidators;
   /** The config's revisions, generated together in place of `schema` and `methods`. */
   revisions?: RevisionConfig[];
 }
@@ -94,7 +91,6 @@ export async function startWatch(options: WatchOptions, io: WatchIo): Promise<()
   if (existsSync(templatesDir)) byDir.set(templatesDir, { dir: templatesDir });
 
   let lastNotes = "";
-  let firstValidators = options.validators;
   const run = async (changed: string[]): Promise<string[]> => {
     if (changed.length) io.err(`changed  ${changed.map(shownPath).join(", ")}`);
     const start = performance.now();
@@ -116,14 +112,11 @@ export async function startWatch(options: WatchOptions, io: WatchIo): Promise<()
         }
       }
       const { generate, generateRevisions } = await import("./generate.js");
-      const validators = firstValidators;
-      firstValidators = undefined;
       const shared = {
         outDir: options.out,
         ...(options.templates ? { templatesDir } : {}),
         ...(options.runtimeImport ? { runtimeImport: options.runtimeImport } : {}),
         ...(options.command ? { command: options.command } : {}),
-        ...(validators ? { validators } : {}),
       };
       const { files, notes } = options.revisions
         ? await generateRevisions({
@@ -258,15 +251,8 @@ export async function untilInterrupted(stop: () => void): Promise<void> {
   });
 }
 
-/**
- * Adds --watch to generate: the command then keeps running until interrupted. Register after the config hook.
- * `takeValidators` hands over a validators worker the CLI started already, for the first generation.
- */
-export function registerWatch(
-  program: Command,
-  io: WatchIo,
-  takeValidators: () => PendingValidators | undefined = () => undefined,
-): void {
+/** Adds --watch to generate: the command then keeps running until interrupted. Register after the config hook. */
+export function registerWatch(program: Command, io: WatchIo): void {
   const generateCommand = program.commands.find((c) => c.name() === "generate");
   if (!generateCommand) return;
   generateCommand
@@ -285,7 +271,6 @@ export function registerWatch(
     }
     const config = configFor(self);
     const revisions = revisionsFor(self, config);
-    const validators = takeValidators();
     const stop = await startWatch(
       {
         ...opts,
@@ -293,7 +278,6 @@ export function registerWatch(
         command: rerunCommand(self),
         ...(config?.overlay ? { overlay: config.overlay } : {}),
         ...(config?.patches ? { patches: config.patches } : {}),
-        ...(validators ? { validators } : {}),
       },
       io,
     );

@@ -1,34 +1,13 @@
 // A tool's JSON Schema as mcpgen's model nodes, so the schema diff's comparison (diff/compare.ts) can walk it.
 import type { Env, Pos } from "../diff/compare.js";
 import { canonicalJson, isObject } from "../json.js";
-import { VALUE_KEYWORDS, type SchemaNode } from "../model.js";
+import { MODEL_KEYWORDS, type SchemaNode } from "../model.js";
 import { normalizeSchema, toNode } from "../normalize/index.js";
 import { escapeToken, getAt, toPointer, unescapeToken } from "../pointer.js";
 import { ANNOTATION_KEYWORDS, localTarget, walkSchema, type RawSchemaObject } from "./schema-walk.js";
 
-/** Keywords the model represents and compares (as generator/build-model.ts accepts them, plus oneOf as anyOf). */
-const COMPARED = new Set([
-  "$ref",
-  "type",
-  "const",
-  "enum",
-  "properties",
-  "required",
-  "additionalProperties",
-  "items",
-  "anyOf",
-  "oneOf",
-  "allOf",
-  "$defs",
-  "definitions",
-  ...VALUE_KEYWORDS,
-  "propertyNames",
-  "dependentRequired",
-  "not",
-  "if",
-  "then",
-  "else",
-]);
+/** Keywords the model represents and compares. */
+const COMPARED = new Set<string>(MODEL_KEYWORDS);
 
 /** The synthetic definitions' place: every reported pointer under it is mapped back into the catalogue. */
 const DEFS = "$defs";

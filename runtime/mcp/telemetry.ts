@@ -394,15 +394,7 @@ function spanName(method: string, params: JsonObject | undefined): string {
 }
 
 function serverFacts(ctx: RequestContext): SpanFacts {
-  const version = ctx.peerIdentity?.protocolVersion;
-  const sessionId = ctx.sessionId;
-  return sessionId === undefined
-    ? version === undefined
-      ? {}
-      : { protocolVersion: version }
-    : version === undefined
-      ? { sessionId }
-      : { sessionId, protocolVersion: version };
+  return { sessionId: ctx.sessionId, protocolVersion: ctx.peerIdentity?.protocolVersion };
 }
 
 /** The MCP semantic conventions' attributes of a request's span. */

@@ -2,7 +2,8 @@
 import { isPlainObject as isObject, type JsonObject } from "../rpc/jsonrpc.js";
 import { errorMessage } from "./results.js";
 import type { StandardIssue, StandardSchemaProps, StandardSchemaV1 } from "./standard-schema.js";
-import { pointerPart, type SchemaCompiler } from "./tool-schema.js";
+import type { SchemaCompiler } from "./tool-schema.js";
+import { pointerPart } from "../validation/explain.js";
 
 /** A checked value: the one to use from here on (a Standard Schema's output), or what is wrong with it. */
 export type Checked =

@@ -1,5 +1,6 @@
 // A small JSON Schema checker for tool arguments (type, required, properties, items, enum, const, anyOf, oneOf); pluggable for a full validator.
 import type { JsonSchema } from "./types.js";
+import { pointerPart } from "../validation/explain.js";
 
 /** Checks one value; returns human-readable problems, empty when the value is acceptable. */
 export type SchemaCheck = (value: unknown) => readonly string[];
@@ -22,11 +23,6 @@ function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
   return JSON.stringify(a) === JSON.stringify(b);
-}
-
-/** One JSON Pointer reference token (RFC 6901), with its leading slash. */
-export function pointerPart(key: string | number): string {
-  return "/" + String(key).replace(/~/g, "~0").replace(/\//g, "~1");
 }
 
 function check(schema: JsonSchema, value: unknown, at: string, out: string[]): void {

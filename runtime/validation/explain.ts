@@ -32,8 +32,11 @@ const isObject = (v: unknown): v is Schema => typeof v === "object" && v !== nul
 const list = (v: unknown): readonly unknown[] => (Array.isArray(v) ? v : []);
 const num = (s: Schema, keyword: string): number | undefined =>
   typeof s[keyword] === "number" ? (s[keyword] as number) : undefined;
-const child = (at: string, key: string | number): string =>
-  `${at}/${String(key).replace(/~/g, "~0").replace(/\//g, "~1")}`;
+/** One JSON Pointer reference token (RFC 6901), with its leading slash. */
+export function pointerPart(key: string | number): string {
+  return "/" + String(key).replace(/~/g, "~0").replace(/\//g, "~1");
+}
+const child = (at: string, key: string | number): string => at + pointerPart(key);
 /** A value in a message, written out only when short: a long enum would bury the issue. */
 const shown = (v: unknown): string => {
   const text = JSON.stringify(v);
