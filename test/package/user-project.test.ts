@@ -7,6 +7,13 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "../kit/paths.js";
 import { packTarballs, runNode, typescripts, userProject, type Tarballs } from "../kit/user-project.js";
 
+/** `tsc -p <config>` of one TypeScript in `project` prints nothing and succeeds. */
+async function expectTypechecks(version: keyof typeof typescripts, config: string, project: string): Promise<void> {
+  const result = await runNode(typescripts[version], ["-p", config], project);
+  expect(result.out).toBe("");
+  expect(result.ok).toBe(true);
+}
+
 interface Manifest {
   name: string;
   description?: string;
@@ -152,11 +159,7 @@ describe("a Node project that installs both tarballs", () => {
 
   it.each(Object.keys(typescripts) as (keyof typeof typescripts)[])(
     "strict tsc with skipLibCheck off passes over an app importing every export path and the README's examples (TypeScript %s)",
-    async (version) => {
-      const result = await runNode(typescripts[version], ["-p", "tsconfig.json"], project);
-      expect(result.out).toBe("");
-      expect(result.ok).toBe(true);
-    },
+    (version) => expectTypechecks(version, "tsconfig.json", project),
     timeout,
   );
 
@@ -230,21 +233,13 @@ describe("a browser project (no Node types) that installs both tarballs", () => 
 
   it.each(Object.keys(typescripts) as (keyof typeof typescripts)[])(
     "tsc typechecks the root import of Client and StreamableHttpClientTransport, skipLibCheck off (TypeScript %s)",
-    async (version) => {
-      const result = await runNode(typescripts[version], ["-p", "tsconfig.json"], project);
-      expect(result.out).toBe("");
-      expect(result.ok).toBe(true);
-    },
+    (version) => expectTypechecks(version, "tsconfig.json", project),
     timeout,
   );
 
   it(
     "mcpgen/web and everything its declarations reach typecheck without Node types",
-    async () => {
-      const result = await runNode(typescripts["5.9"], ["-p", "tsconfig.web.json"], project);
-      expect(result.out).toBe("");
-      expect(result.ok).toBe(true);
-    },
+    () => expectTypechecks("5.9", "tsconfig.web.json", project),
     timeout,
   );
 
