@@ -9,6 +9,7 @@ import type { InboundInfo, SendOptions, Transport } from "../../runtime/rpc/tran
 import { createInMemoryPair } from "../../runtime/transports/in-memory.js";
 import type { JsonObject } from "../../runtime/rpc/jsonrpc.js";
 import { until } from "../kit/timing.js";
+import { afterEach } from "vitest";
 
 /** An McpServer over the generated method tables, as the package's users build it. */
 export function makeServer(init: Partial<McpServerInit> = {}): McpServer {
@@ -120,5 +121,18 @@ export async function rawPeer(cleanup: (close: () => unknown) => void, s: McpSer
     notify: (method: string, params?: JsonObject) =>
       clientEnd.send(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params }),
     logs: () => received.filter((m) => m.method === "notifications/message").map((m) => (m.params as JsonObject).data),
+  };
+}
+
+/** `connect` for a test file whose connections all close after each test: registers the afterEach, returns the connector. */
+export function closedAfterEach(): (server: McpServer, options?: Partial<ClientOptions>) => Promise<Connected> {
+  const open: Connected[] = [];
+  afterEach(async () => {
+    for (const c of open.splice(0)) await c.close();
+  });
+  return async (server, options) => {
+    const c = await connect(server, options);
+    open.push(c);
+    return c;
   };
 }

@@ -1,17 +1,9 @@
 // McpServer round trips through the generated Client: tools, resources, templates and prompts, with their error cases.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RpcError } from "../../runtime/rpc/jsonrpc.js";
-import { connect, makeServer, type Connected } from "./helpers.js";
+import { closedAfterEach, makeServer } from "./helpers.js";
 
-const open: Connected[] = [];
-afterEach(async () => {
-  for (const c of open.splice(0)) await c.close();
-});
-async function connected(server: ReturnType<typeof makeServer>): Promise<Connected> {
-  const c = await connect(server);
-  open.push(c);
-  return c;
-}
+const connected = closedAfterEach();
 
 /** The "add" tool's registration: tools/list must give back each of these fields. */
 const ADD = {
@@ -182,8 +174,7 @@ describe("resources", () => {
       ["legacy", -32002],
       ["auto", -32602],
     ] as const) {
-      const c = await connect(resourceServer(), { era });
-      open.push(c);
+      const c = await connected(resourceServer(), { era });
       await expect(c.client.readResource({ uri: "memo://notes/x/y" })).rejects.toMatchObject({
         code,
         data: { uri: "memo://notes/x/y" },
@@ -262,8 +253,7 @@ describe("many connections", () => {
     ]);
     expect(a.content).toEqual([{ type: "text", text: "2" }]);
     expect(b.content).toEqual([{ type: "text", text: "4" }]);
-    await one.close();
-    open.splice(open.indexOf(one), 1);
+    await one.close(); // closing again after the test is a no-op
     expect(server.sessions).toEqual([two.session]);
   });
 });

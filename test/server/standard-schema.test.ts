@@ -1,20 +1,12 @@
 // McpServer tools whose schemas are Standard Schemas (zod 4, Valibot) beside JSON Schema ones: listing, argument and result checks.
 import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import type { StandardSchemaV1 } from "../../runtime/server/standard-schema.js";
-import { connect, makeServer, type Connected } from "./helpers.js";
+import { closedAfterEach, makeServer } from "./helpers.js";
 
-const open: Connected[] = [];
-afterEach(async () => {
-  for (const c of open.splice(0)) await c.close();
-});
-async function connected(server: ReturnType<typeof makeServer>): Promise<Connected> {
-  const c = await connect(server);
-  open.push(c);
-  return c;
-}
+const connected = closedAfterEach();
 
 const Forecast = z.object({ city: z.string(), days: z.number().int().default(3) });
 const Temps = z.object({ temps: z.array(z.number()), unit: z.enum(["C", "F"]).default("C") });
